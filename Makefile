@@ -1,0 +1,38 @@
+# netloadgen: `make demo` runs a real scenario end to end, `make test` the whole suite.
+GO ?= go
+BIN := bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/netloadgen/netloadgen/pkg/version.Version=$(VERSION)
+GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
+
+.PHONY: all build test test-short proto demo fuzz vet fmt clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/loadgend ./cmd/sutproxy
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+# Regenerates the committed gRPC code. Needs protoc (Debian: protobuf-compiler).
+proto:
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+	PATH="$(GOBIN_DIR):$$PATH" protoc -I kserve/inferencepb \
+		--go_out=kserve/inferencepb --go_opt=paths=source_relative \
+		--go-grpc_out=kserve/inferencepb --go-grpc_opt=paths=source_relative \
+		kserve/inferencepb/inference.proto
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -l -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN)
