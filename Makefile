@@ -21,7 +21,7 @@ test-short:
 
 # Regenerates the committed gRPC code. Needs protoc (Debian: protobuf-compiler).
 proto:
-	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 	PATH="$(GOBIN_DIR):$$PATH" protoc -I kserve/inferencepb \
 		--go_out=kserve/inferencepb --go_opt=paths=source_relative \
