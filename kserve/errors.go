@@ -45,6 +45,11 @@ var (
 // ErrMalformed marks a message that could not be decoded.
 var ErrMalformed = errors.New("malformed message")
 
+// ErrTransport marks a failure below the protocol: a refused or reset
+// connection, an unexpected close. A load generator counts it as a failed
+// request, never as a success.
+var ErrTransport = errors.New("transport error")
+
 // Errorf builds a server-side *Error with the given code.
 func Errorf(code codes.Code, format string, args ...any) *Error {
 	return &Error{Code: code, HTTPStatus: HTTPStatus(code), Message: fmt.Sprintf(format, args...)}
