@@ -107,16 +107,17 @@ func TestShuffleDrawCount(t *testing.T) {
 		g := NewMT19937(9)
 		Shuffle(g, make([]int, tc.n))
 		ref := NewMT19937(9)
-		// Lemire rejections add draws (often when the range nears 2^32).
+		// Lemire rejections add draws: rarely for small ranges, for up to half
+		// the draws when the range is between 2^31 and 2^32 (n near 65535).
 		next := g.Uint32()
 		found := -1
-		for i := 0; i <= tc.draws+tc.draws/10+8; i++ {
+		for i := 0; i <= 2*tc.draws+8; i++ {
 			if ref.Uint32() == next && i >= tc.draws {
 				found = i
 				break
 			}
 		}
-		if found < tc.draws || found > tc.draws+tc.draws/10+8 {
+		if found < tc.draws || found > 2*tc.draws+8 {
 			t.Errorf("n=%d: engine advanced %d draws, want about %d", tc.n, found, tc.draws)
 		}
 	}
