@@ -1,0 +1,68 @@
+package stats
+
+import (
+	"time"
+)
+
+// PercentileEstimate is LoadGen's early-stopping estimate of a latency
+// percentile for SingleStream (sample latencies) and MultiStream (query
+// latencies) (results.cc EarlyStopping; LOADGEN-REFERENCE.md §5).
+type PercentileEstimate struct {
+	// Met is false when fewer than MinQueries queries were processed; the
+	// other fields but Queries and MinQueries are then zero.
+	Met bool
+	// Queries is n, the number of latencies.
+	Queries int64
+	// MinQueries is h(1)+1: 64 for p = 0.90, 662 for p = 0.99.
+	MinQueries int64
+	// Discarded is t−1, the "Would discard N highest latency queries".
+	Discarded int64
+	// Latency is sorted[n − t]: early_stopping_latency_ss / _ms.
+	Latency time.Duration
+}
+
+// EstimatePercentile returns the early-stopping estimate of f's percentile
+// over l. With t the largest count such that n ≥ h(t)+t, the estimate is
+// the t-th highest latency: whatever the true distribution, the percentile
+// is at most this value with the finder's confidence.
+func (f *MinPassingFinder) EstimatePercentile(l Latencies) PercentileEstimate {
+	n := int64(l.Len())
+	est := PercentileEstimate{Queries: n, MinQueries: f.MinPassing(1) + 1}
+	if n < est.MinQueries {
+		return est
+	}
+	// LoadGen scans i = 2, 3, … and stops at the first n < h(i)+i, taking
+	// t = i−1 (t = 1 if it never stops); that is MaxOverLatency(n), ≥ 1 here.
+	t := f.MaxOverLatency(n)
+	est.Met = true
+	est.Discarded = t - 1
+	est.Latency = l.sorted[n-t]
+	return est
+}
+
+// ServerEarlyStopping is LoadGen's Server early-stopping verdict.
+type ServerEarlyStopping struct {
+	Met bool
+	// Queries is the number of queries issued.
+	Queries int64
+	// OverLatency is t, the queries over the latency bound (failed included).
+	OverLatency int64
+	// Required is h(t)+t, the queries the run needed for its t.
+	Required int64
+}
+
+// MoreNeeded returns how many more queries, all under the bound, the run
+// would have needed ("Would need to run at least N more queries").
+func (s ServerEarlyStopping) MoreNeeded() int64 { return max(s.Required-s.Queries, 0) }
+
+// Server returns the Server verdict: pass iff queries ≥ h(t)+t with t the
+// over-latency count.
+func (f *MinPassingFinder) Server(queries, overLatency int64) ServerEarlyStopping {
+	req := f.MinPassing(overLatency) + max(overLatency, 0)
+	return ServerEarlyStopping{
+		Met:         queries >= req,
+		Queries:     queries,
+		OverLatency: overLatency,
+		Required:    req,
+	}
+}
