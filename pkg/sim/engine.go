@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// engine runs one version of one model: a FIFO queue of jobs in front of
+// spec.Instances executors. It owns no goroutine: a job starts in the call
+// that finds an instance free (an arrival, or the completion of an earlier
+// execution), and an execution ends on a timer, so an idle engine costs
+// nothing and a waiting caller blocks on a channel, never spins.
+type engine struct {
+	spec    *ModelSpec
+	version string
+	clk     clock
+	// allOutputs lists every output's index: what a request that names none gets.
+	allOutputs []int
+
+	mu         sync.Mutex
+	head, tail *job // waiting jobs, oldest first
+	queued     int  // jobs in the queue
+	idle       int  // free instances
+	closed     bool
+	timerArmed bool // a dynamic-batching timer will call dispatch
+	lat        *sampler
+	exec       execStats
+
+	req requestStats
+
+	// onQueue, when set (by tests), is called under mu after a job joins the
+	// queue without starting.
+	onQueue func()
+}
+
+type jobState uint8
+
+const (
+	queued jobState = iota
+	running
+	finished
+	abandoned // its caller gave up while it waited
+)
+
+// job is one request's passage through the engine. start, end and batch are
+// written under the engine's lock before done is closed.
+type job struct {
+	n          int // samples
+	arrival    time.Time
+	start, end time.Time
+	batch      int // samples in the execution that ran it
+	state      jobState
+	err        error
+	done       chan struct{} // nil if it finished within enqueue
+	prev, next *job
+}
+
+func newEngine(spec *ModelSpec, version string, clk clock) *engine {
+	return &engine{
+		spec:    spec,
+		version: version,
+		clk:     clk,
+		idle:    spec.Instances,
+		allOutputs: func() []int {
+			all := make([]int, len(spec.Outputs))
+			for i := range all {
+				all[i] = i
+			}
+			return all
+		}(),
+		lat:     newSampler(spec.Latency, spec.Seed, spec.Name+"/"+version),
+		exec:    execStats{bySize: map[int]*batchStat{}},
+	}
+}
+
+var errClosed = kserve.Errorf(codes.Unavailable, "sutproxy is shutting down")
+
+// enqueue admits a job of n samples that arrived at arrival (its checks done)
+// and starts what can start.
+func (e *engine) enqueue(n int, arrival time.Time) (*job, error) {
+	j := &job{n: n, arrival: arrival}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errClosed
+	}
+	e.push(j)
+	e.dispatch()
+	switch j.state {
+	case finished:
+	case queued:
+		j.done = make(chan struct{})
+		if e.onQueue != nil {
+			e.onQueue()
+		}
+	default:
+		j.done = make(chan struct{})
+	}
+	return j, nil
+}
+
+// wait blocks until j has run, or ctx is done; a job still queued is then
+// taken out of the queue. A job already running keeps its instance until its
+// execution ends, as a real model would, but its caller is not kept waiting.
+func (e *engine) wait(ctx context.Context, j *job) error {
+	if j.done == nil {
+		return j.err
+	}
+	select {
+	case <-j.done:
+		return j.err
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch j.state {
+	case finished:
+		return j.err
+	case queued:
+		e.remove(j)
+	}
+	j.state = abandoned
+	return ctx.Err()
+}
+
+func (e *engine) push(j *job) {
+	j.prev = e.tail
+	if e.tail != nil {
+		e.tail.next = j
+	} else {
+		e.head = j
+	}
+	e.tail = j
+	e.queued++
+}
+
+func (e *engine) remove(j *job) {
+	if j.prev != nil {
+		j.prev.next = j.next
+	} else {
+		e.head = j.next
+	}
+	if j.next != nil {
+		j.next.prev = j.prev
+	} else {
+		e.tail = j.prev
+	}
+	j.prev, j.next = nil, nil
+	e.queued--
+}
+
+// dispatch starts executions while an instance is free and the queue holds a
+// batch ready to go. Called with mu held.
+func (e *engine) dispatch() {
+	for e.idle > 0 && e.head != nil {
+		now := e.clk.Now()
+		k, samples, ready := e.nextBatch(now)
+		if !ready {
+			return
+		}
+		e.launch(k, samples, now)
+	}
+}
+
+// nextBatch is how many jobs from the head of the queue the next execution
+// takes and their samples; ready is false when dynamic batching should wait
+// for more (it then arms the timer that calls dispatch again).
+func (e *engine) nextBatch(now time.Time) (k, samples int, ready bool) {
+	b := e.spec.DynamicBatching
+	if b == nil {
+		return 1, e.head.n, true
+	}
+	j := e.head
+	for ; j != nil && (k == 0 || samples+j.n <= b.MaxBatchSize); j = j.next {
+		k++
+		samples += j.n
+	}
+	// Full when the batch is at its cap or the next job does not fit; a job
+	// bigger than the cap runs alone.
+	if samples >= b.MaxBatchSize || j != nil {
+		return k, samples, true
+	}
+	deadline := e.head.arrival.Add(b.MaxQueueDelay.D())
+	if !now.Before(deadline) {
+		return k, samples, true
+	}
+	if !e.timerArmed {
+		// The head only gets older, so a timer armed for an earlier head fires
+		// no later than needed; dispatch then re-arms for the new head.
+		e.timerArmed = true
+		e.clk.AfterFunc(deadline.Sub(now), func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.timerArmed = false
+			e.dispatch()
+		})
+	}
+	return 0, 0, false
+}
+
+// launch starts an execution of the first k queued jobs. A zero-time
+// execution finishes at once without taking an instance or a timer: that is
+// what lets the null model measure the load generator and not the simulator.
+func (e *engine) launch(k, samples int, now time.Time) {
+	first := e.head
+	last := first
+	for range k - 1 {
+		last = last.next
+	}
+	e.head = last.next
+	if e.head != nil {
+		e.head.prev = nil
+	} else {
+		e.tail = nil
+	}
+	last.next = nil
+	e.queued -= k
+	for j := first; j != nil; j = j.next {
+		j.state, j.start, j.batch = running, now, samples
+	}
+	d := e.lat.draw(samples)
+	if d <= 0 {
+		e.finish(first, samples, now, now)
+		return
+	}
+	e.idle--
+	e.clk.AfterFunc(d, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.finish(first, samples, now, e.clk.Now())
+		e.idle++
+		e.dispatch()
+	})
+}
+
+// finish ends an execution: records it and releases its callers.
+func (e *engine) finish(first *job, samples int, start, end time.Time) {
+	e.exec.record(samples, end.Sub(start))
+	for j := first; j != nil; {
+		next := j.next
+		j.next, j.prev = nil, nil
+		j.end = end
+		if j.state == running {
+			j.state = finished
+		}
+		if j.done != nil {
+			close(j.done)
+		}
+		j = next
+	}
+}
+
+// close fails every queued job; running executions end on their own timers.
+func (e *engine) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	e.closed = true
+	for j := e.head; j != nil; {
+		next := j.next
+		j.prev, j.next = nil, nil
+		j.state, j.err = finished, errClosed
+		if j.done != nil {
+			close(j.done)
+		}
+		j = next
+	}
+	e.head, e.tail, e.queued = nil, nil, 0
+}

@@ -1,0 +1,255 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/triton"
+)
+
+// ServerName is the name a Server reports in its metadata.
+const ServerName = "sutproxy"
+
+// Server is a simulated inference server: a set of models, each version with
+// its own queue and instances. It implements kserve/server.Backend.
+type Server struct {
+	version string
+	clk     clock
+	models  map[string]*model
+	names   []string // in the order given to New
+	closed  atomic.Bool
+}
+
+// model is one ModelSpec and an engine per version.
+type model struct {
+	spec     ModelSpec
+	versions map[string]*engine
+	def      *engine // the last version listed
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithVersion sets the version the server reports in its metadata (default
+// "dev").
+func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
+
+// withClock replaces the clock, for tests.
+func withClock(c clock) Option { return func(s *Server) { s.clk = c } }
+
+// New validates specs, applies their defaults and returns a Server for them.
+func New(specs []ModelSpec, opts ...Option) (*Server, error) {
+	s := &Server{version: "dev", clk: realClock{}, models: map[string]*model{}}
+	for _, o := range opts {
+		o(s)
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("sim: no model to serve")
+	}
+	for _, spec := range specs {
+		n, err := spec.normalized()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := s.models[n.Name]; dup {
+			return nil, fmt.Errorf("sim: model %q: name: defined twice", n.Name)
+		}
+		m := &model{spec: n, versions: map[string]*engine{}}
+		for _, v := range n.Versions {
+			m.def = newEngine(&m.spec, v, s.clk)
+			m.versions[v] = m.def
+		}
+		s.models[n.Name] = m
+		s.names = append(s.names, n.Name)
+	}
+	return s, nil
+}
+
+// Close stops admitting requests and fails the queued ones with UNAVAILABLE;
+// executions already running end on their own. It is safe to call twice.
+func (s *Server) Close() error {
+	s.closed.Store(true)
+	for _, name := range s.names {
+		for _, e := range s.models[name].versions {
+			e.close()
+		}
+	}
+	return nil
+}
+
+// Models returns the normalized specs served, in the order given to New.
+func (s *Server) Models() []ModelSpec {
+	out := make([]ModelSpec, len(s.names))
+	for i, name := range s.names {
+		out[i] = s.models[name].spec
+	}
+	return out
+}
+
+func (s *Server) model(name string) (*model, error) {
+	m := s.models[name]
+	if m == nil {
+		return nil, kserve.Errorf(codes.NotFound, "unknown model %q", name)
+	}
+	return m, nil
+}
+
+// engine finds a model's version; "" is the default version.
+func (s *Server) engine(name, version string) (*engine, error) {
+	m, err := s.model(name)
+	if err != nil {
+		return nil, err
+	}
+	if version == "" {
+		return m.def, nil
+	}
+	e := m.versions[version]
+	if e == nil {
+		return nil, kserve.Errorf(codes.NotFound, "model %q has no version %q", name, version)
+	}
+	return e, nil
+}
+
+// ServerLive is always true: the process answers.
+func (s *Server) ServerLive(context.Context) bool { return true }
+
+// ServerReady is true until Close.
+func (s *Server) ServerReady(context.Context) bool { return !s.closed.Load() }
+
+// ServerMetadata names the server and the protocol extensions it serves.
+func (s *Server) ServerMetadata(context.Context) kserve.ServerMetadata {
+	return kserve.ServerMetadata{
+		Name:       ServerName,
+		Version:    s.version,
+		Extensions: []string{kserve.ExtBinaryTensorData, kserve.ExtStatistics, kserve.ExtModelConfiguration},
+	}
+}
+
+// ModelReady is true for a known model version until Close.
+func (s *Server) ModelReady(_ context.Context, name, version string) (bool, error) {
+	if _, err := s.engine(name, version); err != nil {
+		return false, err
+	}
+	return !s.closed.Load(), nil
+}
+
+// ModelMetadata describes a model's tensors as its spec does.
+func (s *Server) ModelMetadata(_ context.Context, name, version string) (kserve.ModelMetadata, error) {
+	e, err := s.engine(name, version)
+	if err != nil {
+		return kserve.ModelMetadata{}, err
+	}
+	spec := e.spec
+	return kserve.ModelMetadata{
+		Name:     spec.Name,
+		Versions: slices.Clone(spec.Versions),
+		Platform: spec.Platform,
+		Inputs:   tensorMetadata(spec.Inputs),
+		Outputs:  tensorMetadata(spec.Outputs),
+	}, nil
+}
+
+func tensorMetadata(ts []TensorSpec) []kserve.TensorMetadata {
+	out := make([]kserve.TensorMetadata, len(ts))
+	for i, t := range ts {
+		out[i] = kserve.TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: slices.Clone(t.Shape)}
+	}
+	return out
+}
+
+// ModelStatistics answers for one version, every version of a model (version
+// ""), or every model (name "").
+func (s *Server) ModelStatistics(_ context.Context, name, version string) (triton.StatisticsResponse, error) {
+	var engines []*engine
+	switch {
+	case name == "":
+		for _, n := range s.names {
+			engines = append(engines, s.models[n].sorted()...)
+		}
+	case version == "":
+		m, err := s.model(name)
+		if err != nil {
+			return triton.StatisticsResponse{}, err
+		}
+		engines = m.sorted()
+	default:
+		e, err := s.engine(name, version)
+		if err != nil {
+			return triton.StatisticsResponse{}, err
+		}
+		engines = []*engine{e}
+	}
+	resp := triton.StatisticsResponse{ModelStats: make([]triton.ModelStatistics, len(engines))}
+	for i, e := range engines {
+		resp.ModelStats[i] = e.statistics()
+	}
+	return resp, nil
+}
+
+// sorted is the model's engines in the order of its versions.
+func (m *model) sorted() []*engine {
+	out := make([]*engine, len(m.spec.Versions))
+	for i, v := range m.spec.Versions {
+		out[i] = m.versions[v]
+	}
+	return out
+}
+
+// Infer checks a request against its model, waits for an instance (and, with
+// dynamic batching, for a batch), waits out the execution and answers the
+// outputs.
+func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
+	e, err := s.engine(req.Model, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	clk := e.clk
+	t0 := clk.Now()
+	c, err := e.check(req)
+	if err != nil {
+		e.req.fail.add(clk.Now().Sub(t0))
+		return nil, err
+	}
+	arrival := clk.Now()
+	j, err := e.enqueue(c.n, arrival)
+	if err == nil {
+		err = e.wait(ctx, j)
+	}
+	if err != nil {
+		e.req.fail.add(clk.Now().Sub(t0))
+		return nil, contextError(err)
+	}
+	outs, err := compute(e.spec, c.ins, c.n, c.want)
+	if err != nil {
+		e.req.fail.add(clk.Now().Sub(t0))
+		return nil, invalid("%v", err)
+	}
+	t3 := clk.Now()
+	r := &e.req
+	r.computeInput.add(arrival.Sub(t0))
+	r.queue.add(j.start.Sub(arrival))
+	r.computeInfer.add(j.end.Sub(j.start))
+	r.computeOutput.add(t3.Sub(j.end))
+	r.success.add(t3.Sub(t0))
+	r.inferences.Add(uint64(c.n))
+	r.lastMS.Store(t3.UnixMilli())
+	return &kserve.InferResponse{Model: e.spec.Name, Version: e.version, ID: req.ID, Outputs: outs}, nil
+}
+
+// contextError gives a caller's cancellation the gRPC code it maps to, still
+// matching context.Canceled or context.DeadlineExceeded.
+func contextError(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", kserve.Errorf(codes.DeadlineExceeded, "deadline exceeded while queued or running"), err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: %w", kserve.Errorf(codes.Canceled, "request cancelled while queued or running"), err)
+	}
+	return err
+}
