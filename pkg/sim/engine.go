@@ -73,8 +73,8 @@ func newEngine(spec *ModelSpec, version string, clk clock) *engine {
 			}
 			return all
 		}(),
-		lat:     newSampler(spec.Latency, spec.Seed, spec.Name+"/"+version),
-		exec:    execStats{bySize: map[int]*batchStat{}},
+		lat:  newSampler(spec.Latency, spec.Seed, spec.Name+"/"+version),
+		exec: execStats{bySize: map[int]*batchStat{}},
 	}
 }
 

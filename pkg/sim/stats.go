@@ -49,8 +49,8 @@ func (d *duration) load() triton.Duration {
 // For a successful request, success = compute_input (its checks) + queue +
 // compute_infer (its execution) + compute_output (building its outputs).
 type requestStats struct {
-	inferences atomic.Uint64 // samples of successful requests
-	lastMS     atomic.Int64
+	inferences                                                      atomic.Uint64 // samples of successful requests
+	lastMS                                                          atomic.Int64
 	success, fail, queue, computeInput, computeInfer, computeOutput duration
 }
 
