@@ -1,0 +1,228 @@
+package stats
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Storage is split into chunks so the record can grow while recorders write:
+// a chunk, once published, never moves. 2^15 samples (256 KiB) per chunk
+// keeps growth to one allocation per 32,768 samples.
+const (
+	chunkShift = 15
+	chunkLen   = 1 << chunkShift
+	chunkMask  = chunkLen - 1
+	// maxGrowIndex caps a growing record (32 GiB of latencies) so that a
+	// corrupt index is an error, not an out-of-memory crash.
+	maxGrowIndex = 1 << 32
+)
+
+// Slot encoding: 0 = not recorded yet (so fresh memory needs no fill),
+// slotFailed = failed, otherwise latency+1.
+const slotFailed = -1
+
+// LatencyRecord is the exact latency of every sample of a run, indexed by the
+// sample's sequence number: no sampling, no buckets. MLPERF.md computes
+// validity from exact latencies, not from a histogram.
+//
+// It is built for a load generator's completion path: 8 bytes per sample,
+// allocated up front (the trace is known before the run), and Record is a
+// bounds check plus one store (about 2 ns, no allocation, no lock; see
+// BenchmarkRecord). Any number of goroutines may call Record and Fail at the
+// same time provided each index is recorded by one of them only: distinct
+// indices are distinct memory, so they do not race.
+//
+// Reading (Latencies, Missing, Histogram) requires every recorder to have
+// finished and that to happen-before the read, e.g. by sync.WaitGroup.Wait
+// or a channel receive: the slots are plain memory, not atomics. Over and
+// Failed are atomic and may be read at any time.
+//
+// A record built with WithGrowth accepts indices past its initial size,
+// allocating a 256 KiB chunk per 32,768 new samples (for Offline or closed
+// loops whose count is not known in advance); that also costs at most one
+// partly used chunk of memory.
+type LatencyRecord struct {
+	chunks   atomic.Pointer[[][]int64]
+	size     int // initial size; also the only size without growth
+	growable bool
+	growMu   sync.Mutex
+
+	bound  time.Duration
+	over   atomic.Int64
+	failed atomic.Int64
+}
+
+// RecordOption configures a LatencyRecord.
+type RecordOption func(*LatencyRecord)
+
+// WithBound makes the record count, as it records, the samples over a
+// latency bound (d > bound), so a running trial can tell when its verdict is
+// settled (see Over and Decide).
+func WithBound(bound time.Duration) RecordOption {
+	return func(r *LatencyRecord) { r.bound = bound }
+}
+
+// WithGrowth lets the record accept indices beyond its initial size.
+func WithGrowth() RecordOption {
+	return func(r *LatencyRecord) { r.growable = true }
+}
+
+// NewLatencyRecord returns a record with room for samples 0 … n−1.
+func NewLatencyRecord(n int, opts ...RecordOption) (*LatencyRecord, error) {
+	if n < 0 || n > maxGrowIndex {
+		return nil, fmt.Errorf("%w: record size %d", ErrInvalidArgument, n)
+	}
+	r := &LatencyRecord{size: n, bound: FailedLatency}
+	for _, o := range opts {
+		o(r)
+	}
+	nChunks := (n + chunkLen - 1) / chunkLen
+	backing := make([]int64, n)
+	if r.growable {
+		// Growth appends whole chunks; a short last chunk could never be
+		// extended without moving it under a concurrent writer.
+		backing = make([]int64, nChunks*chunkLen)
+	}
+	chunks := make([][]int64, nChunks)
+	for c := range chunks {
+		chunks[c] = backing[c*chunkLen : min((c+1)*chunkLen, len(backing)) : min((c+1)*chunkLen, len(backing))]
+	}
+	r.chunks.Store(&chunks)
+	return r, nil
+}
+
+// slot returns the storage of sample i, growing the record if allowed.
+func (r *LatencyRecord) slot(i int) (*int64, error) {
+	if i >= 0 {
+		cs := *r.chunks.Load()
+		if c := i >> chunkShift; c < len(cs) {
+			if ch, o := cs[c], i&chunkMask; o < len(ch) {
+				return &ch[o], nil
+			}
+		}
+	}
+	return r.grow(i)
+}
+
+func (r *LatencyRecord) grow(i int) (*int64, error) {
+	if i < 0 || !r.growable || i >= maxGrowIndex {
+		return nil, fmt.Errorf("%w: index %d, record size %d", ErrOutOfRange, i, r.Len())
+	}
+	r.growMu.Lock()
+	defer r.growMu.Unlock()
+	cs := *r.chunks.Load()
+	c := i >> chunkShift
+	if c >= len(cs) {
+		// append may reuse spare capacity past len(cs): no reader indexes
+		// there, and the Store below publishes the new elements.
+		for len(cs) <= c {
+			cs = append(cs, make([]int64, chunkLen))
+		}
+		r.chunks.Store(&cs)
+	}
+	return &cs[c][i&chunkMask], nil
+}
+
+// Record stores the latency of sample i. It fails if i is outside a fixed
+// record, d is negative (or FailedLatency), or i was already recorded.
+func (r *LatencyRecord) Record(i int, d time.Duration) error {
+	if d < 0 || d == FailedLatency {
+		return fmt.Errorf("%w: sample %d latency %d ns", ErrInvalidLatency, i, d)
+	}
+	s, err := r.slot(i)
+	if err != nil {
+		return err
+	}
+	if *s != 0 {
+		return fmt.Errorf("%w: sample %d", ErrAlreadyRecorded, i)
+	}
+	*s = int64(d) + 1
+	if d > r.bound {
+		r.over.Add(1)
+	}
+	return nil
+}
+
+// Fail marks sample i failed: it will count as over every bound.
+func (r *LatencyRecord) Fail(i int) error {
+	s, err := r.slot(i)
+	if err != nil {
+		return err
+	}
+	if *s != 0 {
+		return fmt.Errorf("%w: sample %d", ErrAlreadyRecorded, i)
+	}
+	*s = slotFailed
+	r.failed.Add(1)
+	return nil
+}
+
+// Over returns the samples recorded so far over the WithBound bound, failed
+// samples included. Safe to call while recording.
+func (r *LatencyRecord) Over() int64 { return r.over.Load() + r.failed.Load() }
+
+// Failed returns the samples marked failed so far. Safe to call while recording.
+func (r *LatencyRecord) Failed() int64 { return r.failed.Load() }
+
+// Len returns the record's size: n for a fixed record; for a growing one,
+// the larger of n and the highest recorded index + 1. Read after recording.
+func (r *LatencyRecord) Len() int {
+	if !r.growable {
+		return r.size
+	}
+	cs := *r.chunks.Load()
+	for c := len(cs) - 1; c >= 0; c-- {
+		for o := len(cs[c]) - 1; o >= 0; o-- {
+			if cs[c][o] != 0 {
+				return max(r.size, c*chunkLen+o+1)
+			}
+		}
+	}
+	return r.size
+}
+
+// Missing returns how many of the first Len() samples were never recorded
+// (neither a latency nor a failure). Read after recording.
+func (r *LatencyRecord) Missing() int {
+	n, missing := r.Len(), 0
+	r.each(0, n, func(v int64) {
+		if v == 0 {
+			missing++
+		}
+	})
+	return missing
+}
+
+// each calls fn with the raw slot value of samples from … to−1 (within Len).
+func (r *LatencyRecord) each(from, to int, fn func(v int64)) {
+	cs := *r.chunks.Load()
+	for i := from; i < to; {
+		ch := cs[i>>chunkShift]
+		o := i & chunkMask
+		end := min(len(ch), o+(to-i))
+		for _, v := range ch[o:end] {
+			fn(v)
+		}
+		i += end - o
+	}
+}
+
+// Latencies returns the recorded latencies sorted, failed samples as
+// FailedLatency, unrecorded samples left out (see Missing). It allocates a
+// copy: another 8 bytes per sample, once, at the end of the run. Read after
+// recording.
+func (r *LatencyRecord) Latencies() Latencies {
+	n := r.Len()
+	out := make([]time.Duration, 0, n)
+	r.each(0, n, func(v int64) {
+		switch {
+		case v == slotFailed:
+			out = append(out, FailedLatency)
+		case v != 0:
+			out = append(out, time.Duration(v-1))
+		}
+	})
+	return sortedLatencies(out)
+}

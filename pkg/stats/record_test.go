@@ -1,0 +1,182 @@
+package stats
+
+import (
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestRecordRoundTrip(t *testing.T) {
+	r, err := NewLatencyRecord(5, WithBound(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		i    int
+		d    time.Duration
+		fail bool
+	}{{3, 300, false}, {0, 0, false}, {1, 100, false}, {4, 0, true}}
+	for _, s := range steps {
+		if s.fail {
+			err = r.Fail(s.i)
+		} else {
+			err = r.Record(s.i, s.d)
+		}
+		if err != nil {
+			t.Fatalf("step %+v: %v", s, err)
+		}
+	}
+	// 300 > 100 and the failure are over; 100 is not (strictly greater).
+	if r.Over() != 2 || r.Failed() != 1 {
+		t.Errorf("Over = %d, Failed = %d, want 2, 1", r.Over(), r.Failed())
+	}
+	if r.Missing() != 1 || r.Len() != 5 {
+		t.Errorf("Missing = %d, Len = %d, want 1, 5", r.Missing(), r.Len())
+	}
+	l := r.Latencies()
+	if want := []time.Duration{0, 100, 300, FailedLatency}; !slices.Equal(l.Sorted(), want) {
+		t.Errorf("Latencies = %v, want %v", l.Sorted(), want)
+	}
+	if l.Failed() != 1 {
+		t.Errorf("Latencies.Failed = %d", l.Failed())
+	}
+}
+
+func TestRecordErrors(t *testing.T) {
+	r, _ := NewLatencyRecord(2)
+	_ = r.Record(0, 5)
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"index past end", r.Record(2, 1), ErrOutOfRange},
+		{"negative index", r.Record(-1, 1), ErrOutOfRange},
+		{"fail past end", r.Fail(7), ErrOutOfRange},
+		{"negative latency", r.Record(1, -1), ErrInvalidLatency},
+		{"latency of a failure", r.Record(1, FailedLatency), ErrInvalidLatency},
+		{"twice", r.Record(0, 6), ErrAlreadyRecorded},
+		{"fail after record", r.Fail(0), ErrAlreadyRecorded},
+	}
+	for _, tc := range tests {
+		if !errors.Is(tc.err, tc.want) {
+			t.Errorf("%s: error = %v, want %v", tc.name, tc.err, tc.want)
+		}
+	}
+	g, _ := NewLatencyRecord(0, WithGrowth())
+	if err := g.Record(maxGrowIndex, 1); !errors.Is(err, ErrOutOfRange) {
+		t.Errorf("growth past the cap: %v", err)
+	}
+	if _, err := NewLatencyRecord(-1); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("negative size: %v", err)
+	}
+	if l := r.Latencies().Sorted(); !slices.Equal(l, []time.Duration{5}) {
+		t.Errorf("failed calls changed the record: %v", l)
+	}
+}
+
+func TestRecordGrowth(t *testing.T) {
+	r, _ := NewLatencyRecord(10, WithGrowth())
+	idx := []int{0, 9, 10, chunkLen - 1, chunkLen, 3*chunkLen + 17}
+	for _, i := range idx {
+		if err := r.Record(i, time.Duration(i)); err != nil {
+			t.Fatalf("Record(%d): %v", i, err)
+		}
+	}
+	if want := 3*chunkLen + 18; r.Len() != want {
+		t.Errorf("Len = %d, want %d", r.Len(), want)
+	}
+	if want := r.Len() - len(idx); r.Missing() != want {
+		t.Errorf("Missing = %d, want %d", r.Missing(), want)
+	}
+	want := make([]time.Duration, len(idx))
+	for k, i := range idx {
+		want[k] = time.Duration(i)
+	}
+	if got := r.Latencies().Sorted(); !slices.Equal(got, want) {
+		t.Errorf("Latencies = %v, want %v", got, want)
+	}
+}
+
+// TestRecordConcurrent records distinct indices from many goroutines; run it
+// with -race. The growing case makes recorders extend the record while others
+// write into it.
+func TestRecordConcurrent(t *testing.T) {
+	const workers, per = 16, 5000
+	const n = workers * per
+	for _, tc := range []struct {
+		name string
+		size int
+		opts []RecordOption
+	}{
+		{"fixed", n, nil},
+		{"growing", 1, []RecordOption{WithGrowth()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := NewLatencyRecord(tc.size, append(tc.opts, WithBound(n-100))...)
+			var wg sync.WaitGroup
+			var errs atomic.Int64
+			for w := range workers {
+				wg.Go(func() {
+					// Interleaved indices: neighbours are written by different goroutines.
+					for k := range per {
+						i := k*workers + w
+						var err error
+						if i%1000 == 999 {
+							err = r.Fail(i)
+						} else {
+							err = r.Record(i, time.Duration(i))
+						}
+						if err != nil {
+							errs.Add(1)
+						}
+					}
+				})
+			}
+			wg.Wait() // the happens-before edge the reader needs
+			if errs.Load() != 0 {
+				t.Fatalf("%d record errors", errs.Load())
+			}
+			l := r.Latencies()
+			if l.Len() != n || l.Failed() != n/1000 || r.Missing() != 0 {
+				t.Fatalf("Len %d Failed %d Missing %d", l.Len(), l.Failed(), r.Missing())
+			}
+			for k, d := range l.Sorted()[:n-n/1000] {
+				if want := time.Duration(k + k/999); d != want {
+					t.Fatalf("sorted[%d] = %d, want %d", k, d, want)
+				}
+			}
+			// Over: latencies n−99 … n−1 minus the failed one among them (n−1), plus the n/1000 failures.
+			if want := int64(99 - 1 + n/1000); r.Over() != want {
+				t.Errorf("Over = %d, want %d", r.Over(), want)
+			}
+		})
+	}
+}
+
+func TestRecordBytesPerSample(t *testing.T) {
+	const n = 1 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r, _ := NewLatencyRecord(n)
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(r)
+	perSample := float64(after.TotalAlloc-before.TotalAlloc) / n
+	if perSample > 8.01 {
+		t.Errorf("%.3f bytes per sample, want 8", perSample)
+	}
+	next := 0
+	if allocs := testing.AllocsPerRun(1000, func() {
+		if err := r.Record(next, time.Duration(next)); err != nil {
+			t.Fatal(err)
+		}
+		next++
+	}); allocs != 0 {
+		t.Errorf("Record allocates %v times per call", allocs)
+	}
+}
