@@ -1,0 +1,269 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/rng"
+)
+
+// MaxSamples bounds the samples one trace may hold (8 bytes each): past it,
+// Generate fails with ErrTooLarge instead of exhausting memory.
+const MaxSamples = 1 << 28
+
+// ErrTooLarge is returned when the settings would generate more than
+// MaxSamples samples, or never stop generating.
+var ErrTooLarge = errors.New("trace too large")
+
+// New computes the effective settings and generates the trace, as LoadGen
+// does between StartTest and the first issued query.
+func New(req Settings, qsl QSL) (*Trace, error) {
+	e, err := EffectiveSettings(req, qsl)
+	if err != nil {
+		return nil, err
+	}
+	return Generate(e, qsl.TotalSampleCount)
+}
+
+// Generate builds the performance-mode trace from effective settings, in
+// LoadGen 6.0.17's RNG-consumption order (GenerateQueries, loadgen.cc):
+// the loaded set from qsl_rng; from sample_rng the always-run "unique"
+// shuffle, the always-run equal-issue shuffles, then per query the sample
+// draws; from schedule_rng the Server inter-arrival times.
+func Generate(e Effective, qslTotal uint64) (*Trace, error) {
+	if qslTotal == 0 || e.PerformanceSampleCount == 0 || e.SamplesPerQuery == 0 || !(e.TargetQPS > 0) {
+		return nil, fmt.Errorf("%w: effective settings not from EffectiveSettings", ErrInvalidSettings)
+	}
+	loaded, end := LoadedSet(e, qslTotal)
+	g := newGenerator(e, loaded, end)
+	if err := g.prepare(); err != nil {
+		return nil, err
+	}
+	if err := g.run(); err != nil {
+		return nil, err
+	}
+	return &Trace{
+		Settings:        e,
+		LoadedSet:       loaded,
+		DistributionEnd: end,
+		SamplesPerQuery: g.spq,
+		Duration:        g.timestamp,
+		scheduled:       g.scheduled,
+		samples:         g.samples,
+	}, nil
+}
+
+// generator holds GenerateQueries' local state.
+type generator struct {
+	e          Effective
+	loaded     []int
+	end        int // sample_distribution_end
+	spq        int
+	minQueries uint64
+	genNs      time.Duration // generation continues while the last offset is below it
+
+	sampleRNG   *rng.MT19937
+	scheduleRNG *rng.MT19937
+	unique      []int // shuffled positions for performance_issue_unique
+	uniqueNext  int
+	equalIssue  []int // concatenated shuffles for sample_concatenate_permutation
+	equalNext   int
+	period      time.Duration // non-Server constant inter-arrival
+
+	timestamp time.Duration
+	scheduled []time.Duration
+	samples   []int
+}
+
+func newGenerator(e Effective, loaded []int, end int) *generator {
+	mult := time.Duration(2) // twice min_duration in case the SUT is faster than expected
+	if e.Scenario == Server {
+		mult = 1 // only the ideal schedule counts for Server
+	}
+	g := &generator{
+		e:           e,
+		loaded:      loaded,
+		end:         end,
+		spq:         int(e.SamplesPerQuery),
+		minQueries:  e.MinQueryCount,
+		genNs:       mult * time.Duration(e.TargetDurationMs) * time.Millisecond,
+		sampleRNG:   rng.NewMT19937(e.SampleIndexRNGSeed),
+		scheduleRNG: rng.NewMT19937(e.ScheduleRNGSeed),
+	}
+	if e.PerformanceIssueUnique {
+		// Every loaded sample once: no duration, just enough queries.
+		g.genNs = 0
+		g.minQueries = uint64(len(loaded) / g.spq)
+	}
+	return g
+}
+
+// prepare consumes sample_rng for the two lists LoadGen always builds, pads
+// for equal issue, and checks that the generation will end within MaxSamples.
+func (g *generator) prepare() error {
+	e, l := g.e, len(g.loaded)
+	stride := 1
+	if e.Scenario == MultiStream {
+		stride = g.spq
+	}
+	for i := 0; i < g.end; i += stride {
+		g.unique = append(g.unique, i)
+	}
+	rng.Shuffle(g.sampleRNG, g.unique)
+
+	// The equal-issue list is shuffled cumulatively, once per started pass
+	// of min_queries over the loaded set, whether or not it is used.
+	if l > 1 {
+		sh := make([]int, l)
+		for i := range sh {
+			sh[i] = i
+		}
+		for j := uint64(0); j < g.minQueries; j += uint64(l) {
+			rng.Shuffle(g.sampleRNG, sh)
+			if e.SampleConcatenatePermutation {
+				g.equalIssue = append(g.equalIssue, sh...)
+			}
+		}
+	} else if g.minQueries > 0 {
+		g.equalIssue = []int{0} // a one-sample set: every entry is 0, no draws
+	}
+
+	if e.SampleConcatenatePermutation {
+		if e.Scenario == Offline {
+			if r := g.spq % l; r != 0 {
+				g.spq += l - r
+			}
+		} else if r := g.minQueries % uint64(l); r != 0 {
+			g.minQueries += uint64(l) - r
+		}
+		if len(g.equalIssue) == 0 && (e.Scenario == SingleStream || e.Scenario == Server) &&
+			!e.PerformanceIssueUnique && !e.PerformanceIssueSame {
+			return fmt.Errorf("%w: sample_concatenate_permutation with min_query_count 0 (LoadGen divides by zero)", ErrInvalidSettings)
+		}
+	}
+
+	if e.Scenario != Server {
+		g.period = rng.DurationCastNs(1.0 / e.TargetQPS)
+	}
+	return g.checkSize()
+}
+
+func (g *generator) checkSize() error {
+	var queries float64
+	switch {
+	case g.genNs == 0:
+	case g.e.Scenario == Server:
+		queries = g.genNs.Seconds() * g.e.TargetQPS
+	case g.period <= 0:
+		return fmt.Errorf("%w: the query period 1/target_qps truncates to 0 ns, so LoadGen would never stop generating", ErrTooLarge)
+	default:
+		queries = float64(g.genNs / g.period)
+	}
+	queries = max(queries, float64(g.minQueries))
+	if queries*float64(g.spq) > MaxSamples {
+		return fmt.Errorf("%w: about %.0f queries of %d samples (limit %d samples)", ErrTooLarge, queries, g.spq, MaxSamples)
+	}
+	return nil
+}
+
+func (g *generator) run() error {
+	e := g.e
+	var prev time.Duration
+	for prev < g.genNs || uint64(len(g.scheduled)) < g.minQueries {
+		if err := g.addSamples(); err != nil {
+			return err
+		}
+		if len(g.samples) > MaxSamples {
+			return fmt.Errorf("%w: more than %d samples", ErrTooLarge, MaxSamples)
+		}
+		g.scheduled = append(g.scheduled, g.timestamp)
+		prev = g.timestamp
+		g.timestamp += g.nextDelta()
+		// Equal issue keeps adding whole passes over the loaded set while
+		// the duration is not yet reached.
+		if e.SampleConcatenatePermutation && uint64(len(g.scheduled)) >= g.minQueries &&
+			prev < g.genNs && e.Scenario != Offline {
+			g.minQueries += uint64(len(g.loaded))
+		}
+	}
+	return nil
+}
+
+func (g *generator) nextDelta() time.Duration {
+	if g.e.Scenario == Server {
+		return rng.DurationCastNs(rng.Exponential(g.scheduleRNG, g.e.TargetQPS))
+	}
+	return g.period
+}
+
+var errUniqueExhausted = fmt.Errorf("%w: performance_issue_unique ran out of loaded samples (LoadGen throws std::out_of_range)", ErrInvalidSettings)
+
+// addSamples appends one query's QSL indices.
+func (g *generator) addSamples() error {
+	e := g.e
+	switch e.Scenario {
+	case MultiStream:
+		// One draw picks the first of spq contiguous loaded samples; the
+		// padding keeps the run inside the loaded set.
+		var k int
+		switch {
+		case e.PerformanceIssueUnique:
+			if g.uniqueNext >= len(g.unique) {
+				return errUniqueExhausted
+			}
+			k = g.unique[g.uniqueNext]
+			g.uniqueNext++
+		case e.PerformanceIssueSame:
+			k = int(e.PerformanceIssueSameIndex)
+		default:
+			k = g.uniform()
+		}
+		g.samples = append(g.samples, g.loaded[k:k+g.spq]...)
+	case Offline:
+		// The loaded set repeated back to back, no randomness unless equal
+		// issue shuffles each full repetition.
+		if e.PerformanceIssueSame {
+			s := g.loaded[e.PerformanceIssueSameIndex]
+			for range g.spq {
+				g.samples = append(g.samples, s)
+			}
+			return nil
+		}
+		l := len(g.loaded)
+		for range g.spq / l {
+			start := len(g.samples)
+			g.samples = append(g.samples, g.loaded...)
+			if e.SampleConcatenatePermutation {
+				rng.Shuffle(g.sampleRNG, g.samples[start:])
+			}
+		}
+		g.samples = append(g.samples, g.loaded[:g.spq%l]...)
+	default:
+		for range g.spq {
+			var k int
+			switch {
+			case e.PerformanceIssueUnique:
+				if g.uniqueNext >= len(g.unique) {
+					return errUniqueExhausted
+				}
+				k = g.unique[g.uniqueNext]
+				g.uniqueNext++
+			case e.PerformanceIssueSame:
+				k = int(e.PerformanceIssueSameIndex)
+			case e.SampleConcatenatePermutation:
+				k = g.equalIssue[g.equalNext%len(g.equalIssue)]
+				g.equalNext++
+			default:
+				k = g.uniform()
+			}
+			g.samples = append(g.samples, g.loaded[k])
+		}
+	}
+	return nil
+}
+
+// uniform is std::uniform_int_distribution<int>(0, end-1)(sample_rng).
+func (g *generator) uniform() int {
+	return int(rng.UniformInt(g.sampleRNG, 0, uint64(g.end-1)))
+}
