@@ -1,0 +1,142 @@
+package stats
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func TestLiveHistogramConcurrent(t *testing.T) {
+	l := NewLiveHistogram()
+	const workers, per = 8, 2000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for k := range per {
+				l.Record(time.Duration(1+k) * time.Microsecond)
+			}
+			_ = w
+		})
+	}
+	// Readers race with the recorders on purpose.
+	var intervalTotal int64
+	wg.Go(func() {
+		for range 20 {
+			intervalTotal += l.Interval().TotalCount()
+			_ = l.Snapshot()
+		}
+	})
+	wg.Wait()
+	intervalTotal += l.Interval().TotalCount()
+
+	snap := l.Snapshot()
+	if snap.TotalCount() != workers*per || intervalTotal != workers*per {
+		t.Fatalf("Snapshot count %d, intervals sum %d, want %d", snap.TotalCount(), intervalTotal, workers*per)
+	}
+	if l.Interval().TotalCount() != 0 {
+		t.Error("an Interval after the last one is not empty")
+	}
+	// Values 1…2000 µs, each 8 times: p50 ≈ 1000 µs, p99 ≈ 1980 µs within 0.1 %.
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.5, 1000 * time.Microsecond}, {0.99, 1980 * time.Microsecond}, {1, 2000 * time.Microsecond}} {
+		got, err := HistogramPercentile(snap, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := got - tc.want; diff < -tc.want/1000 || diff > tc.want/1000 {
+			t.Errorf("p%v = %v, want %v ± 0.1%%", tc.p, got, tc.want)
+		}
+	}
+	if _, err := HistogramPercentile(snap, 99); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("percent instead of fraction: %v", err)
+	}
+}
+
+func TestLiveHistogramClampsOutOfRange(t *testing.T) {
+	l := NewLiveHistogram()
+	l.Record(2 * time.Hour)
+	l.Record(-5)
+	s := l.Snapshot()
+	if s.TotalCount() != 2 || !s.ValuesAreEquivalent(s.Max(), HistogramMax) || s.Min() != 0 {
+		t.Errorf("count %d, min %d, max %d", s.TotalCount(), s.Min(), s.Max())
+	}
+}
+
+func TestRecordHistogram(t *testing.T) {
+	r, _ := NewLatencyRecord(6)
+	for i, d := range []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond} {
+		_ = r.Record(i, d)
+	}
+	_ = r.Fail(4)
+	h, err := r.Histogram(1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Samples 1…3 completed; 4 failed and 5 missing are left out.
+	if h.TotalCount() != 3 || !h.ValuesAreEquivalent(h.Min(), int64(2*time.Millisecond)) || !h.ValuesAreEquivalent(h.Max(), int64(4*time.Millisecond)) {
+		t.Errorf("count %d min %d max %d", h.TotalCount(), h.Min(), h.Max())
+	}
+	for _, rng := range [][2]int{{-1, 2}, {3, 2}, {0, 7}} {
+		if _, err := r.Histogram(rng[0], rng[1]); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("Histogram(%d, %d) error = %v", rng[0], rng[1], err)
+		}
+	}
+}
+
+func TestWriteIntervalLogReadsBack(t *testing.T) {
+	r, _ := NewLatencyRecord(2000)
+	for i := range 2000 {
+		_ = r.Record(i, time.Duration(100+i)*time.Microsecond)
+	}
+	first, _ := r.Histogram(0, 1000)
+	second, _ := r.Histogram(1000, 2000)
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	err := WriteIntervalLog(&buf, start, "netloadgen test run", []LogInterval{
+		{Start: 0, Length: time.Second, Histogram: first, Tag: "sample"},
+		{Start: time.Second, Length: 1500 * time.Millisecond, Histogram: second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Tag() != "" || first.StartTimeMs() != 0 {
+		t.Error("WriteIntervalLog modified the caller's histogram")
+	}
+	text := buf.String()
+	for _, want := range []string{"#[Histogram log format version 1.3]", "#netloadgen test run", "#[StartTime: 1772366400", "Tag=sample,0.000000,1.000000,", "\n1.000000,1.500000,"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("log lacks %q:\n%s", want, text)
+		}
+	}
+	rd := hdrhistogram.NewHistogramLogReader(&buf)
+	var got []*hdrhistogram.Histogram
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err == io.EOF || (err == nil && h == nil) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, h)
+	}
+	if len(got) != 2 {
+		t.Fatalf("read %d intervals, want 2", len(got))
+	}
+	for k, want := range []*hdrhistogram.Histogram{first, second} {
+		if got[k].TotalCount() != want.TotalCount() || got[k].ValueAtQuantile(99) != want.ValueAtQuantile(99) || got[k].Max() != want.Max() {
+			t.Errorf("interval %d: count %d p99 %d, want %d %d", k, got[k].TotalCount(), got[k].ValueAtQuantile(99), want.TotalCount(), want.ValueAtQuantile(99))
+		}
+	}
+	if err := WriteIntervalLog(io.Discard, start, "", []LogInterval{{Histogram: nil}}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("nil histogram: %v", err)
+	}
+}
