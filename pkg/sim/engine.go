@@ -33,9 +33,9 @@ type engine struct {
 
 	req requestStats
 
-	// onQueue, when set (by tests), is called under mu after a job joins the
-	// queue without starting.
-	onQueue func()
+	// onEnqueue, when set (by tests), is called under mu once a job has been
+	// admitted and has started, finished or joined the queue.
+	onEnqueue func(*job)
 }
 
 type jobState uint8
@@ -93,13 +93,11 @@ func (e *engine) enqueue(n int, arrival time.Time) (*job, error) {
 	e.dispatch()
 	switch j.state {
 	case finished:
-	case queued:
-		j.done = make(chan struct{})
-		if e.onQueue != nil {
-			e.onQueue()
-		}
 	default:
 		j.done = make(chan struct{})
+	}
+	if e.onEnqueue != nil {
+		e.onEnqueue(j)
 	}
 	return j, nil
 }
