@@ -29,7 +29,7 @@ const slotFailed = -1
 //
 // It is built for a load generator's completion path: 8 bytes per sample,
 // allocated up front (the trace is known before the run), and Record is a
-// bounds check plus one store (about 2 ns, no allocation, no lock; see
+// bounds check plus one store (7 ns measured, no allocation, no lock; see
 // BenchmarkRecord). Any number of goroutines may call Record and Fail at the
 // same time provided each index is recorded by one of them only: distinct
 // indices are distinct memory, so they do not race.
@@ -85,12 +85,24 @@ func NewLatencyRecord(n int, opts ...RecordOption) (*LatencyRecord, error) {
 		// extended without moving it under a concurrent writer.
 		backing = make([]int64, nChunks*chunkLen)
 	}
+	prefault(backing)
 	chunks := make([][]int64, nChunks)
 	for c := range chunks {
 		chunks[c] = backing[c*chunkLen : min((c+1)*chunkLen, len(backing)) : min((c+1)*chunkLen, len(backing))]
 	}
 	r.chunks.Store(&chunks)
 	return r, nil
+}
+
+// prefault touches every page of s so the operating system maps them now,
+// not on the first Record into each page: a first touch costs a page fault
+// (several µs per 512 samples): BenchmarkRecord measured 20 ns per Record
+// with the faults left to the hot path, 7 ns without (shared 2-core VM).
+func prefault(s []int64) {
+	const perPage = 4096 / 8
+	for i := 0; i < len(s); i += perPage {
+		s[i] = 0
+	}
 }
 
 // slot returns the storage of sample i, growing the record if allowed.
@@ -118,7 +130,9 @@ func (r *LatencyRecord) grow(i int) (*int64, error) {
 		// append may reuse spare capacity past len(cs): no reader indexes
 		// there, and the Store below publishes the new elements.
 		for len(cs) <= c {
-			cs = append(cs, make([]int64, chunkLen))
+			ch := make([]int64, chunkLen)
+			prefault(ch)
+			cs = append(cs, ch)
 		}
 		r.chunks.Store(&cs)
 	}

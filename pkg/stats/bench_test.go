@@ -1,0 +1,104 @@
+package stats
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchRecordSize bounds a benchmark record's memory; the record is replaced
+// (timer stopped) each time it fills.
+const benchRecordSize = 1 << 22
+
+func BenchmarkRecord(b *testing.B) {
+	r, _ := NewLatencyRecord(benchRecordSize)
+	b.ReportAllocs()
+	b.ReportMetric(8, "bytes/sample")
+	i := 0
+	for b.Loop() {
+		if i == benchRecordSize {
+			b.StopTimer()
+			r, _ = NewLatencyRecord(benchRecordSize)
+			i = 0
+			b.StartTimer()
+		}
+		if err := r.Record(i, time.Duration(i)); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkRecordParallel: goroutines claim blocks of 1024 indices, as an
+// engine's completion handlers would record interleaved sample numbers.
+func BenchmarkRecordParallel(b *testing.B) {
+	r, _ := NewLatencyRecord(0, WithGrowth())
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var i, end int
+		for pb.Next() {
+			if i == end {
+				end = int(next.Add(1024)) % (1 << 30)
+				i = end - 1024
+			}
+			// Indices repeat after 2^30; ignore ErrAlreadyRecorded then.
+			_ = r.Record(i, time.Duration(i))
+			i++
+		}
+	})
+}
+
+func benchLatencies(n int) *LatencyRecord {
+	rng := rand.New(rand.NewPCG(3, 4))
+	r, _ := NewLatencyRecord(n)
+	for i := range n {
+		// Log-normal-ish: 1 ms median with a long tail.
+		_ = r.Record(i, time.Duration(float64(time.Millisecond)*(0.5+rng.ExpFloat64())))
+	}
+	return r
+}
+
+// BenchmarkPercentiles270336: sort the exact record of a 270,336-query run
+// and read LoadGen's percentile set and summary.
+func BenchmarkPercentiles270336(b *testing.B) {
+	r := benchLatencies(270336)
+	b.ReportAllocs()
+	for b.Loop() {
+		l := r.Latencies()
+		for _, p := range []float64{0.5, 0.9, 0.95, 0.97, 0.99, 0.999} {
+			if _, err := l.Percentile(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := l.Summary(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEarlyStopping270336: the MultiStream p99 estimate on 270,336
+// queries with a fresh finder, as LoadGen computes it once per run.
+func BenchmarkEarlyStopping270336(b *testing.B) {
+	l := benchLatencies(270336).Latencies()
+	b.ReportAllocs()
+	for b.Loop() {
+		f, _ := NewMinPassingFinder(0.99, EarlyStoppingConfidence)
+		if !f.EstimatePercentile(l).Met {
+			b.Fatal("not met")
+		}
+	}
+}
+
+func BenchmarkLiveHistogramRecord(b *testing.B) {
+	l := NewLiveHistogram()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		d := time.Duration(1)
+		for pb.Next() {
+			d = (d*7 + 12345) % (10 * time.Millisecond)
+			l.Record(d)
+		}
+	})
+}
