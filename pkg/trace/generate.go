@@ -35,6 +35,12 @@ func Generate(e Effective, qslTotal uint64) (*Trace, error) {
 	if qslTotal == 0 || e.PerformanceSampleCount == 0 || e.SamplesPerQuery == 0 || !(e.TargetQPS > 0) {
 		return nil, fmt.Errorf("%w: effective settings not from EffectiveSettings", ErrInvalidSettings)
 	}
+	if e.SamplesPerQuery > MaxSamples {
+		return nil, fmt.Errorf("%w: %d samples per query (limit %d samples)", ErrTooLarge, e.SamplesPerQuery, MaxSamples)
+	}
+	if e.PerformanceIssueSame && e.PerformanceIssueSameIndex >= min(e.PerformanceSampleCount, qslTotal) {
+		return nil, fmt.Errorf("%w: performance_issue_same_index %d is past the loaded set", ErrInvalidSettings, e.PerformanceIssueSameIndex)
+	}
 	loaded, end := LoadedSet(e, qslTotal)
 	g := newGenerator(e, loaded, end)
 	if err := g.prepare(); err != nil {
@@ -103,6 +109,13 @@ func newGenerator(e Effective, loaded []int, end int) *generator {
 // for equal issue, and checks that the generation will end within MaxSamples.
 func (g *generator) prepare() error {
 	e, l := g.e, len(g.loaded)
+	if e.Scenario != Server {
+		g.period = rng.DurationCastNs(1.0 / e.TargetQPS)
+	}
+	// Before any loop over min_queries: a huge count must fail, not spin.
+	if err := g.checkSize(); err != nil {
+		return err
+	}
 	stride := 1
 	if e.Scenario == MultiStream {
 		stride = g.spq
@@ -142,11 +155,7 @@ func (g *generator) prepare() error {
 			return fmt.Errorf("%w: sample_concatenate_permutation with min_query_count 0 (LoadGen divides by zero)", ErrInvalidSettings)
 		}
 	}
-
-	if e.Scenario != Server {
-		g.period = rng.DurationCastNs(1.0 / e.TargetQPS)
-	}
-	return g.checkSize()
+	return nil
 }
 
 func (g *generator) checkSize() error {
@@ -164,6 +173,11 @@ func (g *generator) checkSize() error {
 	if queries*float64(g.spq) > MaxSamples {
 		return fmt.Errorf("%w: about %.0f queries of %d samples (limit %d samples)", ErrTooLarge, queries, g.spq, MaxSamples)
 	}
+	// Reserve for the expected count plus a margin for Poisson variation (a
+	// 270k-query trace otherwise regrows its slices ~40 times).
+	n := int(queries*1.01) + 64
+	g.scheduled = make([]time.Duration, 0, n)
+	g.samples = make([]int, 0, min(n*g.spq, MaxSamples))
 	return nil
 }
 

@@ -152,7 +152,7 @@ func EffectiveSettings(req Settings, qsl QSL) (Effective, error) {
 	if req.Scenario == Offline {
 		// kSlack = 1.1 makes the one query last longer than min_duration at
 		// the expected rate. Evaluated as LoadGen does: (1.1 * s) * qps.
-		targetSampleCount := uint64(float64(1.1*msToSeconds(e.TargetDurationMs)) * e.TargetQPS)
+		targetSampleCount := truncUint64(float64(1.1*msToSeconds(e.TargetDurationMs)) * e.TargetQPS)
 		if req.PerformanceIssueUnique {
 			e.SamplesPerQuery = e.PerformanceSampleCount
 		} else {
@@ -166,13 +166,26 @@ func EffectiveSettings(req Settings, qsl QSL) (Effective, error) {
 		// A slack of 2 for skewed data sets (3D-UNet), then a whole number of
 		// passes over the QSL-reported performance count. LoadGen adds a full
 		// pass even when the count is already a multiple.
-		expected := uint64(float64(2.0*msToSeconds(e.TargetDurationMs)) * e.TargetQPS)
+		expected := truncUint64(float64(2.0*msToSeconds(e.TargetDurationMs)) * e.TargetQPS)
 		e.MinQueryCount = max(e.MinQueryCount, expected)
 		e.MinQueryCount += qsl.PerformanceSampleCount - e.MinQueryCount%qsl.PerformanceSampleCount
 	}
 
 	e.MinSampleCount = e.MinQueryCount * e.SamplesPerQuery
 	return e, nil
+}
+
+// truncUint64 is C++'s double to uint64_t conversion (truncation), made
+// total: values past the range saturate instead of being undefined, and are
+// then refused by Generate as too large.
+func truncUint64(v float64) uint64 {
+	switch {
+	case !(v > 0):
+		return 0
+	case v >= 0x1p64:
+		return math.MaxUint64
+	}
+	return uint64(v)
 }
 
 // msToSeconds is std::chrono::duration<double>(milliseconds(ms)).count():

@@ -1,0 +1,33 @@
+package trace_test
+
+import (
+	"fmt"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// The engine walks a trace by index: each query's offset from the start of
+// the run and the QSL indices it carries.
+func Example() {
+	req := trace.DefaultSettings()
+	req.Scenario = trace.Server
+	req.ServerTargetQPS = 1000
+	req.QSLRNGSeed = 2085463073848966840
+	req.SampleIndexRNGSeed = 2747215439041700203
+	req.ScheduleRNGSeed = 16159082839903944936
+	tr, err := trace.New(req, trace.QSL{TotalSampleCount: 1024, PerformanceSampleCount: 1024})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range 3 {
+		q := tr.Query(i)
+		fmt.Println(q.Index, int64(q.Scheduled), q.Samples)
+	}
+	fmt.Println(tr.Len(), "queries")
+	// Output:
+	// 0 0 [784]
+	// 1 1843654 [618]
+	// 2 2301577 [960]
+	// 10034 queries
+}
