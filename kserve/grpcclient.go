@@ -1,0 +1,228 @@
+package kserve
+
+// This file is the KServe v2 gRPC client: a pool of connections and the
+// protocol's unary calls.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/netloadgen/netloadgen/kserve/inferencepb"
+	"github.com/netloadgen/netloadgen/triton"
+)
+
+// DefaultGRPCConns is the pool size of a GRPCClient: one HTTP/2 connection
+// caps throughput (one reader and one writer goroutine, one flow-control
+// window), so calls are spread over several.
+const DefaultGRPCConns = 4
+
+// grpcMaxMessage is the largest message sent or accepted, Triton's client's
+// limit (grpc-go's default of 4 MiB refuses a single 224×224×3 FP32 batch of 8).
+const grpcMaxMessage = math.MaxInt32
+
+// GRPCClient calls a KServe v2 gRPC server over a pool of connections, picked
+// round-robin per call. It is safe for concurrent use.
+//
+// Errors: a status the server answered with is an *Error (HTTPStatus 0), so
+// errors.Is(err, ErrNotFound) and the like work. A failure below the protocol
+// (refused, reset or closed connection: UNAVAILABLE with no status from the
+// server) matches both ErrTransport and ErrUnavailable. A call cut short by
+// its context wraps context.DeadlineExceeded or context.Canceled. A response
+// that cannot be decoded wraps ErrMalformed.
+type GRPCClient struct {
+	target  string
+	conns   []*grpc.ClientConn
+	clients []inferencepb.GRPCInferenceServiceClient
+	next    atomic.Uint64
+}
+
+// GRPCOption configures a GRPCClient.
+type GRPCOption func(*grpcConfig)
+
+type grpcConfig struct {
+	conns          int
+	connectTimeout time.Duration // > 0: connect eagerly
+	dialOptions    []grpc.DialOption
+}
+
+// WithGRPCConns sets the number of connections in the pool (at least 1).
+func WithGRPCConns(n int) GRPCOption { return func(c *grpcConfig) { c.conns = n } }
+
+// WithGRPCEagerConnect makes NewGRPCClient open every connection and wait,
+// at most timeout, until each is ready, so a load generator pays for
+// connection setup before its clock starts. Without it connections open on
+// first use.
+func WithGRPCEagerConnect(timeout time.Duration) GRPCOption {
+	return func(c *grpcConfig) { c.connectTimeout = timeout }
+}
+
+// WithGRPCDialOptions adds grpc-go dial options (after the client's own, so
+// they take precedence).
+func WithGRPCDialOptions(opts ...grpc.DialOption) GRPCOption {
+	return func(c *grpcConfig) { c.dialOptions = append(c.dialOptions, opts...) }
+}
+
+// NewGRPCClient builds a client of the server at target, "host:port" (any
+// grpc-go target, such as "unix:///path", works too; a grpc:// URL must be
+// reduced to host:port by the caller). Transport is plaintext HTTP/2.
+func NewGRPCClient(target string, opts ...GRPCOption) (*GRPCClient, error) {
+	cfg := grpcConfig{conns: DefaultGRPCConns}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.conns < 1 {
+		return nil, fmt.Errorf("kserve: gRPC client of %s: %d connections, need at least 1", target, cfg.conns)
+	}
+	dial := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcMaxMessage), grpc.MaxCallSendMsgSize(grpcMaxMessage)),
+		grpc.WithStatsHandler(grpcTrailerWatch{}),
+	}, cfg.dialOptions...)
+	c := &GRPCClient{target: target}
+	for range cfg.conns {
+		cc, err := grpc.NewClient(target, dial...)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("kserve: gRPC client of %s: %w", target, err)
+		}
+		c.conns = append(c.conns, cc)
+		c.clients = append(c.clients, inferencepb.NewGRPCInferenceServiceClient(cc))
+	}
+	if cfg.connectTimeout > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.connectTimeout)
+		defer cancel()
+		if err := c.Connect(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Connect opens every connection of the pool and waits until each is ready.
+// A connection that fails is an error matching ErrTransport; grpc-go would
+// retry it with backoff, but a load generator wants to know before it starts.
+func (c *GRPCClient) Connect(ctx context.Context) error {
+	for i, cc := range c.conns {
+		cc.Connect()
+		for {
+			s := cc.GetState()
+			if s == connectivity.Ready {
+				break
+			}
+			if s == connectivity.TransientFailure || s == connectivity.Shutdown {
+				return fmt.Errorf("%w: gRPC connection %d to %s: %s", ErrTransport, i, c.target, s)
+			}
+			if !cc.WaitForStateChange(ctx, s) {
+				return fmt.Errorf("gRPC connection %d to %s still %s: %w", i, c.target, s, ctx.Err())
+			}
+		}
+	}
+	return nil
+}
+
+// Close closes every connection; calls in flight fail.
+func (c *GRPCClient) Close() error {
+	var errs []error
+	for _, cc := range c.conns {
+		errs = append(errs, cc.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Conns is the pool size.
+func (c *GRPCClient) Conns() int { return len(c.conns) }
+
+func (c *GRPCClient) pick() inferencepb.GRPCInferenceServiceClient {
+	return c.clients[(c.next.Add(1)-1)%uint64(len(c.clients))]
+}
+
+// ServerLive asks whether the server is live.
+func (c *GRPCClient) ServerLive(ctx context.Context) (bool, error) {
+	call := newGRPCCall(ctx)
+	r, err := c.pick().ServerLive(call, &inferencepb.ServerLiveRequest{})
+	if err != nil {
+		return false, call.fail(err)
+	}
+	return r.GetLive(), nil
+}
+
+// ServerReady asks whether the server is ready.
+func (c *GRPCClient) ServerReady(ctx context.Context) (bool, error) {
+	call := newGRPCCall(ctx)
+	r, err := c.pick().ServerReady(call, &inferencepb.ServerReadyRequest{})
+	if err != nil {
+		return false, call.fail(err)
+	}
+	return r.GetReady(), nil
+}
+
+// ModelReady asks whether a model (version "" for the server's choice) is ready.
+func (c *GRPCClient) ModelReady(ctx context.Context, model, version string) (bool, error) {
+	call := newGRPCCall(ctx)
+	r, err := c.pick().ModelReady(call, &inferencepb.ModelReadyRequest{Name: model, Version: version})
+	if err != nil {
+		return false, call.fail(err)
+	}
+	return r.GetReady(), nil
+}
+
+// ServerMetadata fetches the server's name, version and extensions.
+func (c *GRPCClient) ServerMetadata(ctx context.Context) (ServerMetadata, error) {
+	call := newGRPCCall(ctx)
+	r, err := c.pick().ServerMetadata(call, &inferencepb.ServerMetadataRequest{})
+	if err != nil {
+		return ServerMetadata{}, call.fail(err)
+	}
+	return ServerMetadataFromPB(r), nil
+}
+
+// ModelMetadata fetches a model's metadata.
+func (c *GRPCClient) ModelMetadata(ctx context.Context, model, version string) (ModelMetadata, error) {
+	call := newGRPCCall(ctx)
+	r, err := c.pick().ModelMetadata(call, &inferencepb.ModelMetadataRequest{Name: model, Version: version})
+	if err != nil {
+		return ModelMetadata{}, call.fail(err)
+	}
+	return ModelMetadataFromPB(r), nil
+}
+
+// Infer encodes req (raw tensor contents), runs it and decodes the response.
+// To send the same request many times, use PrepareInfer and InferPrepared.
+func (c *GRPCClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+	p, err := c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	return c.InferPrepared(ctx, p)
+}
+
+// ModelConfig fetches a model's Triton configuration (extension
+// model_configuration).
+func (c *GRPCClient) ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error) {
+	call := newGRPCCall(ctx)
+	r, err := c.pick().ModelConfig(call, &inferencepb.ModelConfigRequest{Name: model, Version: version})
+	if err != nil {
+		return triton.ModelConfig{}, call.fail(err)
+	}
+	return triton.ModelConfigFromPB(r.GetConfig()), nil
+}
+
+// ModelStatistics fetches Triton's cumulative statistics (extension
+// statistics) of a model, or of every model when model is "".
+func (c *GRPCClient) ModelStatistics(ctx context.Context, model, version string) (triton.StatisticsResponse, error) {
+	call := newGRPCCall(ctx)
+	r, err := c.pick().ModelStatistics(call, &inferencepb.ModelStatisticsRequest{Name: model, Version: version})
+	if err != nil {
+		return triton.StatisticsResponse{}, call.fail(err)
+	}
+	return triton.StatisticsFromPB(r), nil
+}

@@ -1,0 +1,100 @@
+package kserve
+
+// This file wraps Triton's ModelStreamInfer, a bidirectional stream of
+// requests and responses over one HTTP/2 stream (decoupled models answer a
+// request with several responses, or none).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/netloadgen/netloadgen/kserve/inferencepb"
+)
+
+// GRPCInferStream is one ModelStreamInfer stream. One goroutine may Send
+// while another Receives; neither method may be called concurrently with
+// itself.
+type GRPCInferStream struct {
+	call   *grpcCall
+	cancel context.CancelFunc
+	stream inferencepb.GRPCInferenceService_ModelStreamInferClient
+}
+
+// StreamInfer opens a ModelStreamInfer stream on one connection of the pool.
+// The stream lives until ctx ends, Close is called, or the server ends it;
+// call Close when done with it, or its resources stay held until ctx ends.
+func (c *GRPCClient) StreamInfer(ctx context.Context) (*GRPCInferStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	call := newGRPCCall(ctx)
+	st, err := c.pick().ModelStreamInfer(call)
+	if err != nil {
+		cancel()
+		return nil, call.fail(err)
+	}
+	return &GRPCInferStream{call: call, cancel: cancel, stream: st}, nil
+}
+
+// Send encodes and sends a request. io.EOF means the stream has ended: Recv
+// returns why.
+func (s *GRPCInferStream) Send(req *InferRequest) error {
+	m, err := InferRequestToPB(req)
+	if err != nil {
+		return err
+	}
+	return s.send(m)
+}
+
+// SendPrepared sends a prepared request.
+func (s *GRPCInferStream) SendPrepared(p *PreparedGRPCInfer) error {
+	if p == nil || p.msg == nil {
+		return pbErrorf("no prepared request")
+	}
+	return s.send(p.msg)
+}
+
+func (s *GRPCInferStream) send(m *inferencepb.ModelInferRequest) error {
+	if err := s.stream.Send(m); err != nil {
+		if errors.Is(err, io.EOF) {
+			return io.EOF
+		}
+		return s.call.fail(err)
+	}
+	return nil
+}
+
+// Recv returns the next response. A response whose error_message is set is
+// returned as an *Error with code Unknown (the stream has no status codes per
+// response) together with whatever of the response the server sent, such as
+// its model and id, so the caller can tell which request failed; the stream
+// goes on. io.EOF means the server ended the stream cleanly; any other error
+// ends it.
+func (s *GRPCInferStream) Recv() (*InferResponse, error) {
+	r, err := s.stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		return nil, s.call.fail(err)
+	}
+	if msg := r.GetErrorMessage(); msg != "" {
+		ir := r.GetInferResponse()
+		resp := &InferResponse{Model: ir.GetModelName(), Version: ir.GetModelVersion(), ID: ir.GetId()}
+		return resp, &Error{Code: codes.Unknown, Message: msg}
+	}
+	resp, err := InferResponseFromPB(r.GetInferResponse())
+	if err != nil {
+		return nil, fmt.Errorf("%w: ModelStreamInferResponse: %s", ErrMalformed, pbMessage(err))
+	}
+	return resp, nil
+}
+
+// CloseSend tells the server no more requests will come; responses still
+// arrive until Recv returns io.EOF.
+func (s *GRPCInferStream) CloseSend() error { return s.stream.CloseSend() }
+
+// Close abandons the stream, failing any Recv in progress.
+func (s *GRPCInferStream) Close() { s.cancel() }
