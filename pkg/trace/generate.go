@@ -49,6 +49,10 @@ func Generate(e Effective, qslTotal uint64) (*Trace, error) {
 	if err := g.run(); err != nil {
 		return nil, err
 	}
+	if len(g.scheduled) == 0 {
+		// LoadGen would index queries[-1] after issuing nothing.
+		return nil, fmt.Errorf("%w: the settings generate no queries (min_query_count and min_duration 0, or issue-unique with fewer loaded samples than samples per query)", ErrInvalidSettings)
+	}
 	return &Trace{
 		Settings:        e,
 		LoadedSet:       loaded,

@@ -259,6 +259,15 @@ func TestGenerateErrors(t *testing.T) {
 			s.PerformanceIssueUnique = true
 			s.SampleConcatenatePermutation = true
 		}, ErrInvalidSettings},
+		{"no queries at all", func(s *Settings) {
+			s.MinQueryCount = 0
+			s.MinDurationMs = 0
+		}, ErrInvalidSettings},
+		{"offline unique with a set smaller than the query", func(s *Settings) {
+			s.Scenario = Offline
+			s.PerformanceIssueUnique = true
+			s.PerformanceSampleCountOverride = 100
+		}, ErrInvalidSettings},
 		{"equal issue with no queries to shuffle for", func(s *Settings) {
 			s.Scenario = Server
 			s.SampleConcatenatePermutation = true
