@@ -66,6 +66,9 @@ func (s ModelSpec) normalized() (ModelSpec, error) {
 	if field, err := checkTensors("inputs", s.Inputs, s.MaxBatchSize); err != nil {
 		return bad(field, "%v", err)
 	}
+	if s.Function == Classify && (s.NumClasses < 1 || s.NumClasses > maxClasses) {
+		return bad("num_classes", "%d is not in [1, %d]", s.NumClasses, maxClasses)
+	}
 	if len(s.Outputs) == 0 {
 		outs, err := deriveOutputs(s)
 		if err != nil {
