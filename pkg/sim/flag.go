@@ -57,12 +57,11 @@ func ParseModelFlag(s string) (ModelSpec, error) {
 			dtype = kserve.Int32
 		}
 	}
-	if b := spec.DynamicBatching; b != nil {
-		if b.MaxBatchSize > spec.MaxBatchSize && !maxBatchSet {
-			spec.MaxBatchSize = b.MaxBatchSize
-		}
-	} else if seen["delay"] {
+	if seen["delay"] && !seen["batch"] {
 		return ModelSpec{}, fmt.Errorf("sim: --model %q: key \"delay\": needs batch=N", s)
+	}
+	if b := spec.DynamicBatching; b != nil && b.MaxBatchSize > spec.MaxBatchSize && !maxBatchSet {
+		spec.MaxBatchSize = b.MaxBatchSize
 	}
 	shape := dims
 	if spec.MaxBatchSize > 0 {
