@@ -1,0 +1,375 @@
+package kserve
+
+// The KServe v2 REST client, on fasthttp's HTTP/1.1 codec with our own
+// keep-alive pool (so a request that meets a connection the server closed
+// while idle is retried exactly once, on a fresh connection, and counted).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/netloadgen/netloadgen/triton"
+)
+
+// HTTPOption configures an HTTPClient.
+type HTTPOption func(*httpConfig)
+
+type httpConfig struct {
+	maxConns       int
+	requestTimeout time.Duration
+	dialTimeout    time.Duration
+	idleTimeout    time.Duration
+	binary         bool
+	maxBody        int
+}
+
+// HTTPMaxConns caps the open connections (default 64); callers beyond it wait.
+func HTTPMaxConns(n int) HTTPOption { return func(c *httpConfig) { c.maxConns = n } }
+
+// HTTPRequestTimeout bounds each call on top of its context (default: none).
+func HTTPRequestTimeout(d time.Duration) HTTPOption {
+	return func(c *httpConfig) { c.requestTimeout = d }
+}
+
+// HTTPDialTimeout bounds connecting (default 5 s).
+func HTTPDialTimeout(d time.Duration) HTTPOption { return func(c *httpConfig) { c.dialTimeout = d } }
+
+// HTTPIdleTimeout closes pooled connections idle longer than d instead of
+// reusing them (default: none). Set it below a server's own idle limit
+// (uvicorn: 5 s) to avoid the retry that a stale connection costs.
+func HTTPIdleTimeout(d time.Duration) HTTPOption { return func(c *httpConfig) { c.idleTimeout = d } }
+
+// HTTPBinary chooses binary tensor data (default true) or pure JSON for
+// Infer and PrepareInfer.
+func HTTPBinary(on bool) HTTPOption { return func(c *httpConfig) { c.binary = on } }
+
+// HTTPMaxResponseBytes caps a response body (default 1 GiB).
+func HTTPMaxResponseBytes(n int) HTTPOption { return func(c *httpConfig) { c.maxBody = n } }
+
+// HTTPClient speaks KServe v2 REST to one server. It is safe for concurrent use.
+type HTTPClient struct {
+	cfg     httpConfig
+	host    string // Host header
+	prefix  string // path prefix of the base URL, without a trailing slash
+	pool    *connPool
+	resps   sync.Pool // *fasthttp.Response
+	retries atomic.Uint64
+}
+
+// NewHTTPClient returns a client for baseURL, http://host[:port][/prefix].
+func NewHTTPClient(baseURL string, opts ...HTTPOption) (*HTTPClient, error) {
+	cfg := httpConfig{maxConns: 64, dialTimeout: 5 * time.Second, binary: true, maxBody: 1 << 30}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxConns <= 0 {
+		return nil, fmt.Errorf("kserve: max connections %d: must be positive", cfg.maxConns)
+	}
+	u, err := url.Parse(baseURL)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("kserve: base URL %q: %w", baseURL, err)
+	case u.Scheme != "http":
+		return nil, fmt.Errorf("kserve: base URL %q: scheme must be http, not %q", baseURL, u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		return nil, fmt.Errorf("kserve: base URL %q has no host", baseURL)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return nil, fmt.Errorf("kserve: base URL %q: no query, fragment or user info allowed", baseURL)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	} else if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
+		return nil, fmt.Errorf("kserve: base URL %q: bad port %q", baseURL, u.Port())
+	}
+	c := &HTTPClient{
+		cfg:    cfg,
+		host:   u.Host,
+		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
+		pool:   newConnPool(addr, cfg.maxConns, cfg.dialTimeout, cfg.idleTimeout),
+	}
+	c.resps.New = func() any { return new(fasthttp.Response) }
+	return c, nil
+}
+
+// Retries is how many requests were sent again on a fresh connection because
+// their pooled connection had been closed by the server.
+func (c *HTTPClient) Retries() uint64 { return c.retries.Load() }
+
+// Preconnect opens up to n more connections (within the cap) ahead of a run,
+// so a burst does not meet a small listen backlog (PROTOCOL.md §4).
+func (c *HTTPClient) Preconnect(ctx context.Context, n int) error {
+	conns := make([]*httpConn, 0, n)
+	defer func() {
+		for _, conn := range conns {
+			c.pool.put(conn)
+		}
+	}()
+	for range min(n, c.cfg.maxConns-len(c.pool.slots)) {
+		conn, err := c.pool.get(ctx, true)
+		if err != nil {
+			return fmt.Errorf("%w: preconnect: %w", ErrTransport, err)
+		}
+		conns = append(conns, conn)
+	}
+	return nil
+}
+
+// Close closes the idle connections; connections in use close when released.
+func (c *HTTPClient) Close() error {
+	c.pool.closeIdle()
+	return nil
+}
+
+// ServerLive asks GET /v2/health/live; see health for the status rule.
+func (c *HTTPClient) ServerLive(ctx context.Context) (bool, error) {
+	return c.health(ctx, "/v2/health/live")
+}
+
+// ServerReady asks GET /v2/health/ready.
+func (c *HTTPClient) ServerReady(ctx context.Context) (bool, error) {
+	return c.health(ctx, "/v2/health/ready")
+}
+
+// ModelReady asks GET /v2/models/{model}[/versions/{version}]/ready; an
+// unknown model is an error matching ErrNotFound.
+func (c *HTTPClient) ModelReady(ctx context.Context, model, version string) (bool, error) {
+	return c.health(ctx, c.modelPath(model, version)+"/ready")
+}
+
+// health decides by status code (PROTOCOL.md §1): 2xx is true; 400 (Triton)
+// and 503 (KServe Python server) are false; anything else is an error.
+func (c *HTTPClient) health(ctx context.Context, path string) (bool, error) {
+	resp := c.acquireResponse()
+	defer c.resps.Put(resp)
+	if err := c.roundTrip(ctx, c.getRequest(path), resp); err != nil {
+		return false, err
+	}
+	switch st := resp.StatusCode(); {
+	case st >= 200 && st < 300:
+		return true, nil
+	case st == fasthttp.StatusBadRequest || st == fasthttp.StatusServiceUnavailable:
+		return false, nil
+	}
+	return false, statusError(resp)
+}
+
+// ServerMetadata asks GET /v2.
+func (c *HTTPClient) ServerMetadata(ctx context.Context) (ServerMetadata, error) {
+	var m ServerMetadata
+	err := c.getJSON(ctx, "/v2", &m)
+	return m, err
+}
+
+// ModelMetadata asks GET /v2/models/{model}[/versions/{version}].
+func (c *HTTPClient) ModelMetadata(ctx context.Context, model, version string) (ModelMetadata, error) {
+	var m ModelMetadata
+	err := c.getJSON(ctx, c.modelPath(model, version), &m)
+	return m, err
+}
+
+// ModelConfig asks Triton's GET /v2/models/{model}[/versions/{version}]/config.
+func (c *HTTPClient) ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error) {
+	var m triton.ModelConfig
+	err := c.getJSON(ctx, c.modelPath(model, version)+"/config", &m)
+	return m, err
+}
+
+// ModelStatistics asks Triton's GET /v2/models/{model}[/versions/{version}]/stats,
+// or GET /v2/models/stats for every model when model is "".
+func (c *HTTPClient) ModelStatistics(ctx context.Context, model, version string) (triton.StatisticsResponse, error) {
+	path := "/v2/models/stats"
+	if model != "" {
+		path = c.modelPath(model, version) + "/stats"
+	}
+	var s triton.StatisticsResponse
+	err := c.getJSON(ctx, path, &s)
+	return s, err
+}
+
+// Infer sends one request (binary tensor data unless HTTPBinary(false)) and
+// decodes the response.
+func (c *HTTPClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+	p, err := c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	return c.InferPrepared(ctx, p)
+}
+
+func (c *HTTPClient) getJSON(ctx context.Context, path string, v any) error {
+	resp := c.acquireResponse()
+	defer c.resps.Put(resp)
+	if err := c.roundTrip(ctx, c.getRequest(path), resp); err != nil {
+		return err
+	}
+	if st := resp.StatusCode(); st < 200 || st >= 300 {
+		return statusError(resp)
+	}
+	if err := json.Unmarshal(resp.Body(), v); err != nil {
+		return Malformedf("GET %s: %v", path, err)
+	}
+	return nil
+}
+
+func (c *HTTPClient) modelPath(model, version string) string {
+	p := c.prefix + "/v2/models/" + url.PathEscape(model)
+	if version != "" {
+		p += "/versions/" + url.PathEscape(version)
+	}
+	return p
+}
+
+func (c *HTTPClient) getRequest(path string) []byte {
+	return appendHTTPRequest(nil, "GET", c.host, c.prefix+path, "", -1, nil)
+}
+
+func (c *HTTPClient) acquireResponse() *fasthttp.Response {
+	resp := c.resps.Get().(*fasthttp.Response)
+	resp.Reset()
+	return resp
+}
+
+// appendHTTPRequest writes an HTTP/1.1 request. contentType "" sends none
+// (Triton's client sends none on binary requests; the KServe Python server
+// treats any non-JSON type as binary); jsonLen >= 0 adds
+// Inference-Header-Content-Length.
+func appendHTTPRequest(dst []byte, method, host, path, contentType string, jsonLen int, body []byte) []byte {
+	dst = append(dst, method...)
+	dst = append(dst, ' ')
+	dst = append(dst, path...)
+	dst = append(dst, " HTTP/1.1\r\nHost: "...)
+	dst = append(dst, host...)
+	dst = append(dst, "\r\nUser-Agent: netloadgen\r\n"...)
+	if method != "GET" {
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(body)), 10)
+		dst = append(dst, "\r\n"...)
+	}
+	if contentType != "" {
+		dst = append(dst, "Content-Type: "...)
+		dst = append(dst, contentType...)
+		dst = append(dst, "\r\n"...)
+	}
+	if jsonLen >= 0 {
+		dst = append(dst, HeaderInferenceContentLength...)
+		dst = append(dst, ": "...)
+		dst = strconv.AppendInt(dst, int64(jsonLen), 10)
+		dst = append(dst, "\r\n"...)
+	}
+	dst = append(dst, "\r\n"...)
+	return append(dst, body...)
+}
+
+// aLongTimeAgo interrupts blocked I/O when a context ends.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// roundTrip sends raw and reads the answer into resp. A request that fails on
+// a reused connection before any response byte arrived is sent once more on
+// a fresh connection: the server closed the idle connection (uvicorn does
+// after 5 s) and never saw the request.
+func (c *HTTPClient) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.Response) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrTransport, err)
+	}
+	conn, err := c.pool.get(ctx, false)
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	err = c.exchange(ctx, conn, raw, resp)
+	if err != nil && conn.reused && conn.cr.n == 0 && ctx.Err() == nil && !isTimeout(err) {
+		c.pool.discard(conn)
+		c.retries.Add(1)
+		if conn, err = c.pool.get(ctx, true); err != nil {
+			return c.transportError(ctx, err)
+		}
+		err = c.exchange(ctx, conn, raw, resp)
+	}
+	if err != nil {
+		c.pool.discard(conn)
+		return c.transportError(ctx, err)
+	}
+	if resp.ConnectionClose() {
+		c.pool.discard(conn)
+	} else {
+		c.pool.put(conn)
+	}
+	return nil
+}
+
+func (c *HTTPClient) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response) error {
+	deadline, _ := ctx.Deadline()
+	if c.cfg.requestTimeout > 0 {
+		if t := time.Now().Add(c.cfg.requestTimeout); deadline.IsZero() || t.Before(deadline) {
+			deadline = t
+		}
+	}
+	if err := conn.nc.SetDeadline(deadline); err != nil {
+		return err
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { conn.nc.SetDeadline(aLongTimeAgo) })
+		defer stop()
+	}
+	conn.cr.n = 0
+	if conn.br.Buffered() > 0 {
+		return errors.New("unsolicited bytes on an idle connection")
+	}
+	if _, err := conn.nc.Write(raw); err != nil {
+		return err
+	}
+	return resp.ReadLimitBody(conn.br, c.cfg.maxBody)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// transportError wraps a failure below the protocol, naming the context's
+// error when the context ended (a deadline shows as a timeout on the socket).
+func (c *HTTPClient) transportError(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w: %w", ErrTransport, cerr)
+	}
+	if d, ok := ctx.Deadline(); ok && isTimeout(err) && !time.Now().Before(d) {
+		return fmt.Errorf("%w: %w", ErrTransport, context.DeadlineExceeded)
+	}
+	if isTimeout(err) && c.cfg.requestTimeout > 0 {
+		return fmt.Errorf("%w: request timeout %v: %w", ErrTransport, c.cfg.requestTimeout, os.ErrDeadlineExceeded)
+	}
+	return fmt.Errorf("%w: %w", ErrTransport, err)
+}
+
+// statusError builds the *Error for a non-2xx answer: the message from
+// {"error": "..."} when the body is that, else the raw body.
+func statusError(resp *fasthttp.Response) error {
+	st := resp.StatusCode()
+	body := resp.Body()
+	var e struct {
+		Error *string `json:"error"`
+	}
+	msg := ""
+	if json.Unmarshal(body, &e) == nil && e.Error != nil {
+		msg = *e.Error
+	} else {
+		const max = 512
+		msg = strings.TrimSpace(string(body[:min(len(body), max)]))
+		if msg == "" {
+			msg = fasthttp.StatusMessage(st)
+		}
+	}
+	return &Error{Code: CodeFromHTTP(st), HTTPStatus: st, Message: msg}
+}

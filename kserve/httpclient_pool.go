@@ -1,0 +1,144 @@
+package kserve
+
+// The HTTP client's connection pool: keep-alive connections, at most
+// maxConns open, TCP_NODELAY on each, reused first-in first-out.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"time"
+)
+
+// httpConn is one keep-alive connection.
+type httpConn struct {
+	nc      net.Conn
+	cr      countingReader
+	br      *bufio.Reader
+	lastUse time.Time
+	reused  bool // has carried a request before: the server may have closed it since
+}
+
+// countingReader counts bytes read from the connection, so a failure can be
+// classified: nothing read on a reused connection means the server closed it
+// while idle and the request is safe to send again.
+type countingReader struct {
+	r net.Conn
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// connPool holds idle connections and one slot per open connection.
+type connPool struct {
+	addr        string
+	dialer      net.Dialer
+	idleTimeout time.Duration
+	slots       chan struct{} // one token per open connection
+	idle        chan *httpConn
+}
+
+func newConnPool(addr string, maxConns int, dialTimeout, idleTimeout time.Duration) *connPool {
+	return &connPool{
+		addr:        addr,
+		dialer:      net.Dialer{Timeout: dialTimeout},
+		idleTimeout: idleTimeout,
+		slots:       make(chan struct{}, maxConns),
+		idle:        make(chan *httpConn, maxConns),
+	}
+}
+
+// get returns an idle connection or dials one; fresh skips the idle ones.
+func (p *connPool) get(ctx context.Context, fresh bool) (*httpConn, error) {
+	for !fresh {
+		select {
+		case c := <-p.idle:
+			if p.expired(c) {
+				p.discard(c)
+				continue
+			}
+			return c, nil
+		default:
+		}
+		break
+	}
+	for {
+		idle := p.idle
+		if fresh {
+			idle = nil // a nil channel never delivers
+		}
+		select {
+		case c := <-idle:
+			if p.expired(c) {
+				p.discard(c)
+				continue
+			}
+			return c, nil
+		case p.slots <- struct{}{}:
+			c, err := p.dial(ctx)
+			if err != nil {
+				<-p.slots
+				return nil, err
+			}
+			return c, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (p *connPool) expired(c *httpConn) bool {
+	return p.idleTimeout > 0 && time.Since(c.lastUse) > p.idleTimeout
+}
+
+func (p *connPool) dial(ctx context.Context) (*httpConn, error) {
+	nc, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		// Go sets TCP_NODELAY by default; set it explicitly because Nagle
+		// stalls small request/response pairs by ~40 ms (PROTOCOL.md §4).
+		if err := tc.SetNoDelay(true); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("set TCP_NODELAY: %w", err)
+		}
+	}
+	c := &httpConn{nc: nc, cr: countingReader{r: nc}}
+	c.br = bufio.NewReaderSize(&c.cr, 16<<10)
+	return c, nil
+}
+
+// put returns a healthy connection to the idle set.
+func (p *connPool) put(c *httpConn) {
+	c.lastUse = time.Now()
+	c.reused = true
+	select {
+	case p.idle <- c:
+	default: // cannot happen while every connection holds a slot; stay safe
+		p.discard(c)
+	}
+}
+
+// discard closes a connection and frees its slot.
+func (p *connPool) discard(c *httpConn) {
+	c.nc.Close()
+	<-p.slots
+}
+
+// closeIdle closes every idle connection.
+func (p *connPool) closeIdle() {
+	for {
+		select {
+		case c := <-p.idle:
+			p.discard(c)
+		default:
+			return
+		}
+	}
+}

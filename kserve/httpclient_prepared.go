@@ -1,0 +1,87 @@
+package kserve
+
+// Requests encoded once and sent many times, for load generation: the whole
+// HTTP request (line, headers, body) is built before the clock starts.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// PreparedInfer is an inference request encoded once, ready to be sent any
+// number of times, concurrently.
+type PreparedInfer struct {
+	raw     []byte // the whole HTTP request
+	bodyLen int
+}
+
+// BodyLen is the size of the request body in bytes.
+func (p *PreparedInfer) BodyLen() int { return p.bodyLen }
+
+// PrepareInfer encodes req (for req.Model and req.Version) with the client's
+// binary setting: no Content-Type and Inference-Header-Content-Length when
+// binary, application/json when not.
+func (c *HTTPClient) PrepareInfer(req *InferRequest) (*PreparedInfer, error) {
+	if req.Model == "" {
+		return nil, fmt.Errorf("kserve: infer request without a model name")
+	}
+	body, jsonLen, err := EncodeInferRequest(nil, req, c.cfg.binary)
+	if err != nil {
+		return nil, fmt.Errorf("kserve: encode request for model %q: %w", req.Model, err)
+	}
+	ct := ""
+	if jsonLen < 0 {
+		ct = "application/json"
+	}
+	path := c.modelPath(req.Model, req.Version) + "/infer"
+	raw := appendHTTPRequest(make([]byte, 0, len(body)+len(path)+len(c.host)+160), "POST", c.host, path, ct, jsonLen, body)
+	return &PreparedInfer{raw: raw, bodyLen: len(body)}, nil
+}
+
+// InferPrepared sends p and decodes the response. The response owns its
+// memory (one copy of the body).
+func (c *HTTPClient) InferPrepared(ctx context.Context, p *PreparedInfer) (*InferResponse, error) {
+	resp := c.acquireResponse()
+	defer c.resps.Put(resp)
+	if err := c.roundTrip(ctx, p.raw, resp); err != nil {
+		return nil, err
+	}
+	if st := resp.StatusCode(); st < 200 || st >= 300 {
+		return nil, statusError(resp)
+	}
+	jsonLen, err := ParseInferenceHeaderLength(resp.Header.Peek(HeaderInferenceContentLength))
+	if err != nil {
+		return nil, err
+	}
+	body := append([]byte(nil), resp.Body()...)
+	return DecodeInferResponse(body, jsonLen)
+}
+
+// InferPreparedCheck sends p and checks only the status and the framing (a
+// non-empty body, a JSON header length within it): the cheap path for
+// performance runs, where outputs are not read.
+func (c *HTTPClient) InferPreparedCheck(ctx context.Context, p *PreparedInfer) error {
+	resp := c.acquireResponse()
+	defer c.resps.Put(resp)
+	if err := c.roundTrip(ctx, p.raw, resp); err != nil {
+		return err
+	}
+	if st := resp.StatusCode(); st < 200 || st >= 300 {
+		return statusError(resp)
+	}
+	jsonLen, err := ParseInferenceHeaderLength(resp.Header.Peek(HeaderInferenceContentLength))
+	if err != nil {
+		return err
+	}
+	body := resp.Body()
+	switch {
+	case len(body) == 0:
+		return Malformedf("empty inference response")
+	case jsonLen == 0 || jsonLen > len(body):
+		return Malformedf("%s %s with a body of %d bytes", HeaderInferenceContentLength, strconv.Itoa(jsonLen), len(body))
+	case body[skipWS(body, 0)%len(body)] != '{':
+		return Malformedf("inference response does not start with a JSON object")
+	}
+	return nil
+}
