@@ -90,7 +90,7 @@ func (e *engine) enqueue(n int, arrival time.Time) (*job, error) {
 		return nil, errClosed
 	}
 	e.push(j)
-	e.dispatch()
+	e.dispatch(time.Time{})
 	switch j.state {
 	case finished:
 	default:
@@ -153,15 +153,23 @@ func (e *engine) remove(j *job) {
 }
 
 // dispatch starts executions while an instance is free and the queue holds a
-// batch ready to go. Called with mu held.
-func (e *engine) dispatch() {
+// batch ready to go. Called with mu held. freed, if not zero, is when the
+// instance that just became free finished in the schedule: executions are
+// timed from there, not from when the timer fired, so that timer lateness
+// (tens of µs to a few ms on a busy host) delays responses but does not
+// leak into the model's capacity.
+func (e *engine) dispatch(freed time.Time) {
 	for e.idle > 0 && e.head != nil {
 		now := e.clk.Now()
 		k, samples, ready := e.nextBatch(now)
 		if !ready {
 			return
 		}
-		e.launch(k, samples, now)
+		start := now
+		if !freed.IsZero() && freed.Before(now) {
+			start = freed
+		}
+		freed = e.launch(k, samples, start, now)
 	}
 }
 
@@ -195,16 +203,18 @@ func (e *engine) nextBatch(now time.Time) (k, samples int, ready bool) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.timerArmed = false
-			e.dispatch()
+			e.dispatch(time.Time{})
 		})
 	}
 	return 0, 0, false
 }
 
-// launch starts an execution of the first k queued jobs. A zero-time
-// execution finishes at once without taking an instance or a timer: that is
+// launch starts an execution of the first k queued jobs at start (no
+// earlier than its last job's arrival). An execution already over by now,
+// such as a zero-time one, finishes at once without a timer, and launch
+// returns when it ended, so that the instance goes on from there: that is
 // what lets the null model measure the load generator and not the simulator.
-func (e *engine) launch(k, samples int, now time.Time) {
+func (e *engine) launch(k, samples int, start, now time.Time) (freed time.Time) {
 	first := e.head
 	last := first
 	for range k - 1 {
@@ -219,21 +229,27 @@ func (e *engine) launch(k, samples int, now time.Time) {
 	last.next = nil
 	e.queued -= k
 	for j := first; j != nil; j = j.next {
-		j.state, j.start, j.batch = running, now, samples
+		if j.arrival.After(start) {
+			start = j.arrival
+		}
 	}
-	d := e.lat.draw(samples)
-	if d <= 0 {
-		e.finish(first, samples, now, now)
-		return
+	for j := first; j != nil; j = j.next {
+		j.state, j.start, j.batch = running, start, samples
+	}
+	end := start.Add(e.lat.draw(samples))
+	if !end.After(now) {
+		e.finish(first, samples, start, end)
+		return end
 	}
 	e.idle--
-	e.clk.AfterFunc(d, func() {
+	e.clk.AfterFunc(end.Sub(now), func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		e.finish(first, samples, now, e.clk.Now())
+		e.finish(first, samples, start, end)
 		e.idle++
-		e.dispatch()
+		e.dispatch(end)
 	})
+	return time.Time{}
 }
 
 // finish ends an execution: records it and releases its callers.
