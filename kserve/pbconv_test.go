@@ -352,3 +352,43 @@ func TestMetadataRoundTrip(t *testing.T) {
 		t.Errorf("model metadata: got %+v, want %+v", got, mm)
 	}
 }
+
+// Any bytes a client sends either decode to a request that encodes back to
+// the same tensors, or give an InvalidArgument *Error; never a panic.
+func FuzzInferRequestFromPB(f *testing.F) {
+	for _, dt := range DataTypes {
+		for _, typed := range []bool{false, true} {
+			m, err := inferRequestToPB(&InferRequest{Model: "m", Inputs: []Tensor{{Name: "X", Datatype: dt, Shape: []int64{2, 3}, Data: pbTestData(dt)}}}, typed)
+			if err != nil {
+				continue
+			}
+			b, err := proto.Marshal(m)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m inferencepb.ModelInferRequest
+		if proto.Unmarshal(b, &m) != nil {
+			return
+		}
+		req, err := InferRequestFromPB(&m)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("err = %v, want InvalidArgument", err)
+			}
+			return
+		}
+		again, err := InferRequestToPB(req)
+		if err != nil {
+			t.Fatalf("decoded request does not encode: %v", err)
+		}
+		back, err := InferRequestFromPB(again)
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		pbSameTensors(t, back.Inputs, req.Inputs)
+	})
+}

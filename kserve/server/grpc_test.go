@@ -579,3 +579,45 @@ func benchmarkGRPCInfer(b *testing.B, discard bool) {
 // server's cost per request (both run in this process).
 func BenchmarkGRPCInferPrepared(b *testing.B)        { benchmarkGRPCInfer(b, false) }
 func BenchmarkGRPCInferPreparedDiscard(b *testing.B) { benchmarkGRPCInfer(b, true) }
+
+// Many requests in flight on one stream all come back, matched by id.
+func TestGRPCStreamInferMany(t *testing.T) {
+	addr, _ := grpcServe(t, server.NewGRPCServer(&grpcFake{}))
+	c := grpcClient(t, addr, kserve.WithGRPCConns(1))
+	st, err := c.StreamInfer(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const n = 40
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := st.Send(grpcEchoRequest(fmt.Sprint(i))); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- st.CloseSend()
+	}()
+	seen := map[string]bool{}
+	for {
+		resp, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[resp.ID] {
+			t.Fatalf("id %s answered twice", resp.ID)
+		}
+		seen[resp.ID] = true
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Errorf("%d responses, want %d", len(seen), n)
+	}
+}
