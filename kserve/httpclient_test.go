@@ -1,0 +1,261 @@
+package kserve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestNewHTTPClientRejectsBadURLs(t *testing.T) {
+	tests := []struct{ url, wantInMsg string }{
+		{"localhost:8000", "scheme"},
+		{"https://host:8000", "scheme"},
+		{"http://", "no host"},
+		{"http://:8000", "no host"},
+		{"http://host:notaport", "host:notaport"},
+		{"http://host:70000", "port"},
+		{"http://host:8000/?q=1", "query"},
+		{"http://user@host:8000", "user"},
+		{"://x", "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			c, err := NewHTTPClient(tt.url)
+			if err == nil || !strings.Contains(err.Error(), tt.wantInMsg) {
+				t.Errorf("NewHTTPClient(%q) = %v, %v; want an error naming %q", tt.url, c, err, tt.wantInMsg)
+			}
+		})
+	}
+	if _, err := NewHTTPClient("http://127.0.0.1:8000", HTTPMaxConns(0)); err == nil {
+		t.Error("max connections 0 accepted")
+	}
+	for _, ok := range []string{"http://127.0.0.1:8000", "http://example.com", "http://[::1]:9/prefix/"} {
+		if _, err := NewHTTPClient(ok); err != nil {
+			t.Errorf("NewHTTPClient(%q): %v", ok, err)
+		}
+	}
+}
+
+// oneShotServer answers exactly one request per connection with a
+// keep-alive response, then closes the socket: a server that closed an idle
+// connection, deterministically.
+func oneShotServer(t *testing.T) (url string, accepted func() int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				req.Body.Close()
+				conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return "http://" + ln.Addr().String(), func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+func TestHTTPClientRetriesOnceOnClosedPooledConnection(t *testing.T) {
+	url, accepted := oneShotServer(t)
+	c, err := NewHTTPClient(url, HTTPMaxConns(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if live, err := c.ServerLive(ctx); !live || err != nil {
+		t.Fatalf("first request: %v, %v", live, err)
+	}
+	if c.Retries() != 0 {
+		t.Fatalf("retries %d after a first request", c.Retries())
+	}
+	// The pooled connection is closed by the server: this must succeed on a
+	// fresh connection, and be counted.
+	if live, err := c.ServerLive(ctx); !live || err != nil {
+		t.Fatalf("second request: %v, %v", live, err)
+	}
+	if c.Retries() != 1 || accepted() != 2 {
+		t.Errorf("retries %d, connections %d; want 1 and 2", c.Retries(), accepted())
+	}
+}
+
+func TestHTTPClientDoesNotRetryFreshConnectionFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close() // closes every new connection unanswered
+		}
+	}()
+	defer func() { ln.Close(); <-done }()
+	c, err := NewHTTPClient("http://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ServerLive(context.Background())
+	if !errors.Is(err, ErrTransport) || c.Retries() != 0 {
+		t.Errorf("err %v, retries %d; want ErrTransport and no retry", err, c.Retries())
+	}
+}
+
+func TestHTTPClientTransportErrorOnRefusedConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c, err := NewHTTPClient("http://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ServerMetadata(context.Background()); !errors.Is(err, ErrTransport) {
+		t.Errorf("err %v, want ErrTransport", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.ServerLive(ctx); !errors.Is(err, ErrTransport) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err %v, want ErrTransport and context.Canceled", err)
+	}
+}
+
+// kserveStyleServer behaves like the KServe Python server: JSON health
+// bodies with 503 when not ready, JSON errors, and a binary infer response
+// sent chunked with no Content-Length.
+func kserveStyleServer(t *testing.T, ready bool, infer []byte, jsonLen int) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v2/health/live", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"live":true}`))
+	})
+	mux.HandleFunc("GET /v2/health/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"ready":false}`))
+			return
+		}
+		w.Write([]byte(`{"ready":true}`))
+	})
+	mux.HandleFunc("GET /v2/models/{m}/ready", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error":"Model with name ` + r.PathValue("m") + ` does not exist."}`))
+	})
+	mux.HandleFunc("GET /v2/models/{m}", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte("Internal Server Error\n"))
+	})
+	mux.HandleFunc("POST /v2/models/{m}/infer", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Content-Type") != "" || r.Header.Get(HeaderInferenceContentLength) == "" {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			w.Write([]byte(`{"error":"expected a binary request without Content-Type"}`))
+			return
+		}
+		w.Header().Set(HeaderInferenceContentLength, strconv.Itoa(jsonLen))
+		w.Write(infer[:len(infer)/2])
+		w.(http.Flusher).Flush() // headers go out now: chunked, no Content-Length
+		w.Write(infer[len(infer)/2:])
+	})
+	srv := &http.Server{Handler: mux}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+func TestHTTPClientAgainstKServeStyleServer(t *testing.T) {
+	want := &InferResponse{Model: "m", ID: "7", Outputs: []Tensor{
+		{Name: "o", Datatype: FP32, Shape: []int64{1, 2}, Data: []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}},
+		{Name: "s", Datatype: Bytes, Shape: []int64{1}, Data: AppendBytesElement(nil, []byte("chunk"))},
+	}}
+	body, jsonLen, err := EncodeInferResponse(nil, want, []bool{true, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, ready := range []bool{true, false} {
+		c, err := NewHTTPClient(kserveStyleServer(t, ready, body, jsonLen))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live, err := c.ServerLive(ctx); !live || err != nil {
+			t.Errorf("ServerLive = %v, %v", live, err)
+		}
+		if got, err := c.ServerReady(ctx); got != ready || err != nil {
+			t.Errorf("ServerReady = %v, %v; want %v", got, err, ready)
+		}
+		if !ready {
+			continue
+		}
+		_, err = c.ModelReady(ctx, "nope", "")
+		var ke *Error
+		if !errors.Is(err, ErrNotFound) || !errors.As(err, &ke) || ke.Message != "Model with name nope does not exist." {
+			t.Errorf("ModelReady(unknown) = %v", err)
+		}
+		_, err = c.ModelMetadata(ctx, "m", "")
+		if !errors.Is(err, ErrInternal) || !errors.As(err, &ke) || ke.Message != "Internal Server Error" || ke.HTTPStatus != 500 {
+			t.Errorf("ModelMetadata with a plain-text 500 = %v", err)
+		}
+		req := &InferRequest{Model: "m", Inputs: []Tensor{{Name: "i", Datatype: Int64, Shape: []int64{1}, Data: make([]byte, 8)}}}
+		got, err := c.Infer(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Infer over a chunked response:\n got %+v\nwant %+v", got, want)
+		}
+		p, err := c.PrepareInfer(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.InferPreparedCheck(ctx, p); err != nil {
+			t.Errorf("InferPreparedCheck: %v", err)
+		}
+		// Pure JSON requests carry Content-Type: the server here refuses them with 422.
+		jc, err := NewHTTPClient("http://"+c.host, HTTPBinary(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := jc.Infer(ctx, req); !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &ke) || ke.HTTPStatus != 422 {
+			t.Errorf("JSON request to a binary-only server: %v, want 422 invalid argument", err)
+		}
+	}
+}
