@@ -1,0 +1,22 @@
+// Package mlperflog writes a run's results as the MLPerf LoadGen log files
+// the official submission and compliance tools read: mlperf_log_summary.txt
+// (WriteSummary), mlperf_log_detail.txt (DetailLog, ":::MLLOG" JSON lines)
+// and mlperf_log_accuracy.json (AccuracyLog), in LoadGen 6.0.17's layout
+// (design/LOADGEN-REFERENCE.md §6).
+//
+// It only formats: every value, timestamp and verdict comes from the caller,
+// so the output for a given input is fixed. Where netloadgen knows more than
+// LoadGen (failed network samples, issue lateness, the ruleset), it adds
+// lines that are labelled as its own and placed where the official tools'
+// parsers do not look: after LoadGen's summary, and as "netloadgen_" keys
+// after LoadGen's result keys in the detail log.
+//
+// Departures from LoadGen, all to keep the files machine-readable:
+//   - Detail-log strings are JSON-escaped (LoadGen writes most of them raw,
+//     which breaks strict JSON on a quote or a newline).
+//   - A non-finite double is written as a JSON string ("nan", "inf", "-inf",
+//     the text LoadGen's ostream would print), never as a bare token:
+//     the checker's float() still reads it, and json.loads does not fail.
+//   - Control characters in summary text coming from the SUT (its name, error
+//     messages) are replaced by spaces, so a remote server cannot forge lines.
+package mlperflog

@@ -1,0 +1,74 @@
+package mlperflog
+
+import (
+	"fmt"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// Mode is LoadGen's TestMode (test_settings.h), as its logs name it.
+type Mode int
+
+// The test modes, in LoadGen's enum order (the mlperf.conf "mode" values).
+const (
+	SubmissionRun Mode = iota
+	AccuracyOnly
+	PerformanceOnly
+	FindPeakPerformance
+)
+
+// String returns the name LoadGen writes for the mode ("Mode     : " in the
+// summary, effective_test_mode in the detail log).
+func (m Mode) String() string {
+	switch m {
+	case SubmissionRun:
+		return "SubmissionRun"
+	case AccuracyOnly:
+		return "AccuracyOnly"
+	case PerformanceOnly:
+		return "PerformanceOnly"
+	case FindPeakPerformance:
+		return "FindPeakPerformance"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+func (m Mode) valid() bool { return m >= SubmissionRun && m <= FindPeakPerformance }
+
+// AccuracyLogSettings are LoadGen's accuracy-log sampling settings
+// (accuracy_log_rng_seed, accuracy_log_probability as a fraction,
+// accuracy_log_sampling_target), the same requested and effective.
+type AccuracyLogSettings struct {
+	RNGSeed        uint64
+	Probability    float64
+	SamplingTarget uint64
+}
+
+// Settings are the effective settings of a run as LoadGen logs them
+// (TestSettingsInternal): the summary's "Test Parameters Used" and the detail
+// log's effective_* keys.
+type Settings struct {
+	trace.Effective
+	Mode                Mode
+	AccuracyLog         AccuracyLogSettings
+	PrintTimestamps     bool
+	AccuracySampleCount uint64
+}
+
+// Requested are the settings as the user asked for them (TestSettings), logged
+// as requested_* keys. Which scenario-specific keys appear follows LoadGen's
+// LogRequestedTestSettings; fields of other scenarios are ignored.
+type Requested struct {
+	trace.Settings
+	Mode Mode
+
+	ServerCoalesceQueries                bool    // server_coalesce_queries
+	ServerFindPeakQPSDecimalsOfPrecision int     // server_find_peak_qps_decimals_of_precision
+	ServerFindPeakQPSBoundaryStepSize    float64 // server_find_peak_qps_boundary_step_size
+	ServerNumIssueQueryThreads           uint64  // server_num_issue_query_threads
+
+	AccuracyLog                 AccuracyLogSettings
+	PrintTimestamps             bool
+	AccuracySampleCountOverride uint64 // accuracy_sample_count_override (0 = the QSL's)
+	UseTokenLatencies           bool   // use_token_latencies; netloadgen does not measure tokens
+}

@@ -1,0 +1,128 @@
+package mlperflog
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// The texts below are LoadGen 6.0.17's (results.cc EarlyStopping,
+// MinDurationMet, PerfConstraintsMet, LogSummary), word for word, because
+// people and scripts compare them across runs.
+
+const (
+	perfConstraintsRecommendation = "Reduce target QPS to improve latency."
+	minQueriesSummaryText         = "The test exited early, before enough queries were issued.\n" +
+		"   See the detailed log for why this may have occurred."
+	minQueriesDetailText = "The test exited early, before enough queries were issued."
+)
+
+func minDurationRecommendation(sc trace.Scenario) string {
+	switch sc {
+	case trace.Server:
+		return "Increase the target QPS so the loadgen pre-generates more queries."
+	case trace.Offline:
+		return "Increase expected QPS so the loadgen pre-generates a larger (coalesced) query."
+	}
+	return "Decrease the expected latency so the loadgen pre-generates more queries."
+}
+
+// earlyStoppingText is the block under "Early Stopping Result:" (lines joined
+// by '\n'); empty for Offline, which has none.
+func earlyStoppingText(s *Summary) string {
+	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
+	es := s.EarlyStopping
+	switch s.Settings.Scenario {
+	case trace.Server:
+		if es.Server.Met {
+			return " * Run successful."
+		}
+		return " * Run unsuccessful.\n * Processed " + itoa(es.Server.Queries) + " queries.\n" +
+			" * Would need to run at least " + itoa(es.Server.MoreNeeded()) + " more queries,\n" +
+			" with the run being successful if every additional\n query were under latency."
+	case trace.SingleStream, trace.MultiStream:
+		e := es.Estimate
+		if !e.Met {
+			return " * Only processed " + itoa(e.Queries) + " queries.\n" +
+				" * Need to process at least " + itoa(e.MinQueries) + " queries for early stopping."
+		}
+		text := " * Processed at least " + itoa(e.MinQueries) + " queries (" + itoa(e.Queries) + ").\n" +
+			" * Would discard " + itoa(e.Discarded) + " highest latency queries.\n" +
+			" * Early stopping " + percentileLabel(s.Settings.TargetLatencyPercentile, 1) +
+			"th percentile estimate: " + itoa(int64(e.Latency))
+		if s.Settings.Scenario == trace.MultiStream {
+			return text
+		}
+		// SingleStream also estimates p99, to infer MultiStream from it.
+		e99 := es.Estimate99
+		if !e99.Met {
+			return text + "\n * Not enough queries processed for 99.0th percentile\n" +
+				" early stopping estimate (would need to process at\n least " +
+				itoa(e99.MinQueries) + " total queries)."
+		}
+		return text + "\n * Early stopping 99.0th percentile estimate: " + itoa(int64(e99.Latency))
+	}
+	return ""
+}
+
+// recommendations lists the reasons of an INVALID result for the summary,
+// LoadGen's first (perf constraints, min duration, min queries), then
+// netloadgen's.
+func recommendations(s *Summary) []string {
+	var out []string
+	if s.Settings.Scenario == trace.Server && !s.PerfConstraintsMet {
+		out = append(out, perfConstraintsRecommendation)
+	}
+	if !s.MinDurationMet {
+		out = append(out, minDurationRecommendation(s.Settings.Scenario))
+	}
+	if !s.MinQueriesMet {
+		out = append(out, minQueriesSummaryText)
+	}
+	return append(out, networkRecommendations(s)...)
+}
+
+// networkRecommendations are netloadgen's own INVALID reasons.
+func networkRecommendations(s *Summary) []string {
+	var out []string
+	if n := s.Network.FailedSamples; n > 0 {
+		out = append(out, "netloadgen: "+strconv.FormatInt(n, 10)+
+			" samples failed (network or server errors); a run with failed samples is invalid.")
+	}
+	for _, c := range s.Network.Constraints {
+		if c.Met {
+			continue
+		}
+		r := c.Recommendation
+		if r == "" {
+			r = c.Name + " not met."
+		}
+		out = append(out, "netloadgen: "+oneLine(r))
+	}
+	return out
+}
+
+// invalidReason is result_invalid_reason: LoadGen's reasons joined as
+// LoadGen joins them (perf and duration followed by a space, min queries
+// last without one), then netloadgen's, separated by spaces; line breaks
+// become spaces.
+func invalidReason(s *Summary) string {
+	var b strings.Builder
+	if s.Settings.Scenario == trace.Server && !s.PerfConstraintsMet {
+		b.WriteString(perfConstraintsRecommendation + " ")
+	}
+	if !s.MinDurationMet {
+		b.WriteString(minDurationRecommendation(s.Settings.Scenario) + " ")
+	}
+	if !s.MinQueriesMet {
+		b.WriteString(minQueriesDetailText)
+	}
+	for _, r := range networkRecommendations(s) {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), " ") {
+			b.WriteByte(' ')
+		}
+		b.WriteString(r)
+	}
+	return strings.ReplaceAll(b.String(), "\n", " ")
+}
