@@ -1,0 +1,135 @@
+// Command sutproxy is a KServe v2 server (HTTP and gRPC) serving simulated
+// models, or forwarding to upstream inference servers. See
+// docs/sutproxy-models.md for the built-in models and the model syntax.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/netloadgen/netloadgen/pkg/sim"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/pkg/version"
+)
+
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "sutproxy:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sutproxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfg       sutproxy.Config
+		models    repeated
+		upstreams repeated
+		config    = fs.String("config", "", "JSON or YAML file of simulated models (see docs/sutproxy-models.md)")
+		readyFile = fs.String("ready-file", "", "write {\"http\":ADDR,\"grpc\":ADDR} to this file once listening")
+		logLevel  = fs.String("log-level", "info", "debug, info, warn or error")
+		showVer   = fs.Bool("version", false, "print the version and exit")
+		listOnly  = fs.Bool("list-models", false, "print the models that would be served, as JSON, and exit")
+	)
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8000", "HTTP listen address (port 0 picks a free port)")
+	fs.StringVar(&cfg.GRPCAddr, "grpc-addr", "127.0.0.1:8001", "gRPC listen address; \"off\" disables gRPC")
+	fs.Var(&models, "model", "a simulated model, e.g. "+sim.FlagSyntax+" (repeatable)")
+	fs.Var(&upstreams, "upstream", "forward to this KServe v2 server, http://host:port or grpc://host:port (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *showVer {
+		fmt.Fprintln(stdout, "sutproxy", version.String())
+		return nil
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: %w", *logLevel, err)
+	}
+	cfg.Logger = newLogger(stderr, level)
+
+	if *config != "" {
+		specs, err := sim.LoadFile(*config)
+		if err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+		cfg.Models = append(cfg.Models, specs...)
+	}
+	for _, m := range models {
+		spec, err := sim.ParseModelFlag(m)
+		if err != nil {
+			return fmt.Errorf("--model %q: %w", m, err)
+		}
+		cfg.Models = append(cfg.Models, spec)
+	}
+	cfg.Upstreams = sutproxy.ParseUpstreams(upstreams)
+	if *listOnly {
+		specs := cfg.Models
+		if len(specs) == 0 {
+			specs = sim.DefaultModels()
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(specs)
+	}
+
+	p, err := sutproxy.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if *readyFile != "" {
+		b, _ := json.Marshal(map[string]string{"http": p.HTTPAddr(), "grpc": p.GRPCAddr()})
+		if err := writeFileAtomic(*readyFile, b); err != nil {
+			return fmt.Errorf("--ready-file: %w", err)
+		}
+	}
+	err = p.Wait(ctx)
+	cfg.Logger.Info("sutproxy stopping")
+	return err
+}
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeFileAtomic makes the ready file appear whole, so a watcher never reads
+// half of it.
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,230 @@
+// Package sutproxy assembles sutproxy: a KServe v2 server on HTTP and gRPC at
+// once, serving simulated models or forwarding to upstream servers, with
+// Prometheus metrics on the HTTP port. The command only parses flags; tests
+// start a Proxy in-process on 127.0.0.1:0.
+package sutproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/server"
+	"github.com/netloadgen/netloadgen/pkg/forward"
+	"github.com/netloadgen/netloadgen/pkg/sim"
+	"github.com/netloadgen/netloadgen/pkg/version"
+)
+
+// Config is what sutproxy serves and where.
+type Config struct {
+	HTTPAddr string // default 127.0.0.1:8000; port 0 picks one
+	GRPCAddr string // default 127.0.0.1:8001; "" or "off" disables gRPC
+	// Models are the simulated models; empty (and no Upstreams) serves
+	// sim.DefaultModels().
+	Models []sim.ModelSpec
+	// Upstreams switches to forwarding: http://host:port or grpc://host:port.
+	Upstreams []string
+	Logger    *slog.Logger
+}
+
+// Proxy is a running sutproxy.
+type Proxy struct {
+	httpLn, grpcLn net.Listener
+	httpSrv        *fasthttp.Server
+	grpcSrv        *grpc.Server
+	backend        server.Backend
+	closers        []func() error
+	done           chan error
+	log            *slog.Logger
+	closeOnce      sync.Once
+	closeErr       error
+}
+
+// Start listens on both addresses and serves until Close or ctx ends.
+func Start(ctx context.Context, cfg Config) (*Proxy, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p := &Proxy{log: log, done: make(chan error, 2)}
+
+	backend, err := p.buildBackend(cfg, reg)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.backend = backend
+	m := newMetrics(reg)
+
+	httpAddr := cfg.HTTPAddr
+	if httpAddr == "" {
+		httpAddr = "127.0.0.1:8000"
+	}
+	if p.httpLn, err = net.Listen("tcp", httpAddr); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("sutproxy: --http-addr %s: %w", httpAddr, err)
+	}
+	if cfg.GRPCAddr != "off" {
+		grpcAddr := cfg.GRPCAddr
+		if grpcAddr == "" {
+			grpcAddr = "127.0.0.1:8001"
+		}
+		if p.grpcLn, err = net.Listen("tcp", grpcAddr); err != nil {
+			p.Close()
+			return nil, fmt.Errorf("sutproxy: --grpc-addr %s: %w", grpcAddr, err)
+		}
+	}
+
+	p.httpSrv = newHTTPServer(backend, reg, m)
+	go func() { p.done <- p.httpSrv.Serve(p.httpLn) }()
+	if p.grpcLn != nil {
+		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC)
+		go func() { p.done <- p.grpcSrv.Serve(p.grpcLn) }()
+	}
+	log.Info("sutproxy listening", "http", p.HTTPAddr(), "grpc", p.GRPCAddr())
+	go func() {
+		<-ctx.Done()
+		p.Close()
+	}()
+	return p, nil
+}
+
+func (p *Proxy) buildBackend(cfg Config, reg prometheus.Registerer) (server.Backend, error) {
+	if len(cfg.Upstreams) > 0 {
+		if len(cfg.Models) > 0 {
+			return nil, errors.New("sutproxy: --upstream and simulated models (--config/--model) are exclusive")
+		}
+		var targets []forward.Target
+		for _, u := range cfg.Upstreams {
+			up, closeFn, err := dialUpstream(u)
+			if err != nil {
+				return nil, err
+			}
+			p.closers = append(p.closers, closeFn)
+			targets = append(targets, forward.Target{Name: u, Upstream: up})
+		}
+		return forward.New(targets, reg)
+	}
+	specs := cfg.Models
+	if len(specs) == 0 {
+		specs = sim.DefaultModels()
+	}
+	s, err := sim.New(specs, sim.WithVersion(version.String()))
+	if err != nil {
+		return nil, fmt.Errorf("sutproxy: models: %w", err)
+	}
+	p.closers = append(p.closers, s.Close)
+	if err := reg.Register(s.Collector()); err != nil {
+		return nil, fmt.Errorf("sutproxy: register model metrics: %w", err)
+	}
+	return s, nil
+}
+
+// dialUpstream parses --upstream: http://host:port or grpc://host:port.
+func dialUpstream(raw string) (forward.Upstream, func() error, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, nil, fmt.Errorf("sutproxy: --upstream %q: want http://host:port or grpc://host:port", raw)
+	}
+	switch u.Scheme {
+	case "http":
+		c, err := kserve.NewHTTPClient(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sutproxy: --upstream %q: %w", raw, err)
+		}
+		return c, func() error { return nil }, nil
+	case "grpc":
+		c, err := kserve.NewGRPCClient(u.Host)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sutproxy: --upstream %q: %w", raw, err)
+		}
+		return c, c.Close, nil
+	}
+	return nil, nil, fmt.Errorf("sutproxy: --upstream %q: scheme %q is not http or grpc", raw, u.Scheme)
+}
+
+// HTTPAddr is the address the HTTP server listens on.
+func (p *Proxy) HTTPAddr() string { return addr(p.httpLn) }
+
+// GRPCAddr is the address the gRPC server listens on ("" when off).
+func (p *Proxy) GRPCAddr() string { return addr(p.grpcLn) }
+
+func addr(l net.Listener) string {
+	if l == nil {
+		return ""
+	}
+	return l.Addr().String()
+}
+
+// Backend is what the proxy serves (for tests and embedding).
+func (p *Proxy) Backend() server.Backend { return p.backend }
+
+// Wait blocks until a server stops on its own (an error) or ctx ends.
+func (p *Proxy) Wait(ctx context.Context) error {
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Close stops both servers, letting in-flight requests finish for a moment.
+// It is safe to call more than once and from several goroutines.
+func (p *Proxy) Close() error {
+	p.closeOnce.Do(func() { p.closeErr = p.close() })
+	return p.closeErr
+}
+
+func (p *Proxy) close() error {
+	var errs []error
+	if p.grpcSrv != nil {
+		stopped := make(chan struct{})
+		go func() { p.grpcSrv.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(5 * time.Second):
+			p.grpcSrv.Stop()
+		}
+		p.grpcSrv = nil
+	}
+	if p.httpSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, p.httpSrv.ShutdownWithContext(ctx))
+		cancel()
+		p.httpSrv = nil
+	}
+	for _, c := range p.closers {
+		errs = append(errs, c())
+	}
+	p.closers = nil
+	return errors.Join(errs...)
+}
+
+// ParseUpstreams splits comma-separated upstream lists, as a convenience
+// for environments where repeating a flag is awkward.
+func ParseUpstreams(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
