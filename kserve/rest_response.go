@@ -103,7 +103,7 @@ func DecodeInferResponse(body []byte, jsonLen int) (*InferResponse, error) {
 		return nil, err
 	}
 	var w wireResponse
-	if err := unmarshalHeader(header, &w); err != nil {
+	if err := decodeResponseHeader(header, &w); err != nil {
 		return nil, err
 	}
 	resp := &InferResponse{Model: w.ModelName, Version: w.ModelVersion, ID: w.ID, Parameters: Parameters(w.Parameters)}
