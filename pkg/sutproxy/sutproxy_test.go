@@ -16,7 +16,7 @@ import (
 
 // startSim starts sutproxy with the built-in models on loopback ports the
 // kernel picks.
-func startSim(t *testing.T, models ...sim.ModelSpec) *sutproxy.Proxy {
+func startSim(t testing.TB, models ...sim.ModelSpec) *sutproxy.Proxy {
 	t.Helper()
 	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Models: models})
 	if err != nil {
