@@ -6,16 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netloadgen/netloadgen/internal/testtool"
 	"github.com/netloadgen/netloadgen/kserve/server"
 )
 
 // grpcurl, which knows nothing of our .proto, drives the server through
-// reflection (CI installs it; elsewhere the test is skipped).
+// reflection (CI installs it and fails without it; elsewhere the test is skipped).
 func TestGRPCWithGrpcurl(t *testing.T) {
-	bin, err := exec.LookPath("grpcurl")
-	if err != nil {
-		t.Skip("grpcurl not installed")
-	}
+	bin := testtool.Need(t, "grpcurl")
 	addr, _ := grpcServe(t, server.NewGRPCServer(&grpcFake{}))
 	raw := base64.StdEncoding.EncodeToString(grpcEchoRequest("").Inputs[0].Data)
 	tests := []struct {

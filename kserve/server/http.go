@@ -201,6 +201,11 @@ func (h *HTTPHandler) infer(ctx *fasthttp.RequestCtx, model, version string) {
 		req, err = h.rawRequest(ctx, model, version, body)
 	}
 	if err != nil {
+		// An unknown model is a 404 whatever the body, as Triton answers;
+		// asked only on this error path so good requests pay nothing.
+		if _, merr := h.backend.ModelReady(ctx, model, version); errors.Is(merr, kserve.ErrNotFound) {
+			err = merr
+		}
 		httpWriteError(ctx, err)
 		return
 	}
