@@ -1,0 +1,187 @@
+package loadgen
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// The issue loops, one per scenario (LOADGEN-REFERENCE §2). Each returns why
+// it stopped issuing; the caller then drains outstanding responses.
+
+// issueServer walks the Poisson schedule open loop: sleep until a query is
+// due, issue it, never wait for a response. Latency counts from the ideal
+// time, so a late issue is charged to the SUT, not hidden.
+func (r *Run) issueServer(ctx, sutCtx context.Context) StopReason {
+	done := ctx.Done()
+	maxAsync := int64(r.tr.Settings.MaxAsyncQueries)
+	for i := 0; i < r.n; i++ {
+		due := r.startTime.Add(r.tr.Query(i).Scheduled)
+		r.clock.SleepUntil(ctx, due)
+		if cancelled(done) {
+			return StopCancelled
+		}
+		now := r.clock.Now()
+		r.issue(sutCtx, i, due, now)
+		if maxAsync > 0 && r.issuedQ.Load()-r.doneQ.Load() > maxAsync {
+			return StopTooManyInFlight
+		}
+		if stop := r.limits(i+1, now); stop != "" {
+			return stop
+		}
+	}
+	return StopCompleted
+}
+
+// issueClosedLoop is SingleStream and loadgen6 MultiStream: the next query
+// goes out when the previous one has completed, scheduled at that moment.
+func (r *Run) issueClosedLoop(ctx, sutCtx context.Context, w *waiter) StopReason {
+	done := ctx.Done()
+	for i := 0; i < r.n; i++ {
+		if cancelled(done) {
+			return StopCancelled
+		}
+		now := r.clock.Now()
+		r.issue(sutCtx, i, now, now)
+		if r.naturalEnd(i+1, now) {
+			return StopCompleted
+		}
+		if stop := r.limits(i+1, now); stop != "" {
+			return stop
+		}
+		if stop := w.wait(ctx, int64(i+1)); stop != "" {
+			return stop
+		}
+	}
+	return StopRanOut
+}
+
+// issueTicks is v0.5 MultiStream: queries are due on ticks start+k·interval
+// (k = 1, 2, …). A query whose tick passes while the previous one is still
+// outstanding goes on the first tick after that query completes; it records
+// how many ticks it advanced (1 = on time).
+func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
+	done := ctx.Done()
+	iv := int64(r.interval)
+	tick := int64(0)
+	for i := 0; i < r.n; i++ {
+		if i > 0 {
+			if stop := w.wait(ctx, int64(i)); stop != "" {
+				return stop
+			}
+		}
+		if cancelled(done) {
+			return StopCancelled
+		}
+		el := int64(r.clock.Now().Sub(r.startTime))
+		next := tick + 1
+		if next*iv < el {
+			next = (el + iv - 1) / iv // the first tick at or after now
+		}
+		r.ticks[i] = int32(min(next-tick, 1<<31-1))
+		tick = next
+		due := r.startTime.Add(time.Duration(next * iv))
+		r.clock.SleepUntil(ctx, due)
+		if cancelled(done) {
+			return StopCancelled
+		}
+		now := r.clock.Now()
+		r.issue(sutCtx, i, due, now)
+		if r.naturalEnd(i+1, now) {
+			return StopCompleted
+		}
+		if stop := r.limits(i+1, now); stop != "" {
+			return stop
+		}
+	}
+	return StopRanOut
+}
+
+// issueOffline sends the one query of every sample at the start; the SUT
+// adapter cuts it into requests.
+func (r *Run) issueOffline(sutCtx context.Context) StopReason {
+	now := r.clock.Now()
+	r.issue(sutCtx, 0, r.startTime, now)
+	return StopCompleted
+}
+
+// naturalEnd is LoadGen's "Ending naturally": enough queries issued and the
+// last one issued at or after the target duration.
+func (r *Run) naturalEnd(issued int, now time.Time) bool {
+	e := r.tr.Settings
+	return uint64(issued) >= e.MinQueryCount && now.Sub(r.startTime) >= time.Duration(e.TargetDurationMs)*time.Millisecond
+}
+
+// limits applies max_query_count and max_duration after an issue.
+func (r *Run) limits(issued int, now time.Time) StopReason {
+	e := r.tr.Settings
+	if e.MaxQueryCount > 0 && uint64(issued) >= e.MaxQueryCount {
+		return StopMaxQueryCount
+	}
+	if e.MaxDurationMs > 0 && now.Sub(r.startTime) > time.Duration(e.MaxDurationMs)*time.Millisecond {
+		return StopMaxDuration
+	}
+	return ""
+}
+
+func cancelled(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+func runtimeYield() { runtime.Gosched() }
+
+// waiter blocks the issuer until queries complete, and declares the SUT
+// stalled when no sample at all completes for the drain timeout. It uses the
+// real clock: it bounds waiting, it measures nothing.
+type waiter struct {
+	r     *Run
+	idle  time.Duration
+	poll  time.Duration
+	timer *time.Timer
+}
+
+func newWaiter(r *Run) *waiter {
+	idle := time.Duration(r.settings.Engine.DrainTimeoutMs) * time.Millisecond
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &waiter{r: r, idle: idle, poll: min(idle, 20*time.Millisecond), timer: t}
+}
+
+// wait returns "" once target queries have completed, StopCancelled if ctx
+// ends first, StopStalled if the SUT goes silent for the drain timeout.
+func (w *waiter) wait(ctx context.Context, target int64) StopReason {
+	r := w.r
+	if r.doneQ.Load() >= target {
+		return ""
+	}
+	done := ctx.Done()
+	lastS, lastProgress := r.doneS.Load(), time.Now()
+	for r.doneQ.Load() < target {
+		w.timer.Reset(w.poll)
+		select {
+		case <-r.notify:
+		case <-w.timer.C:
+		case <-done:
+			w.timer.Stop()
+			return StopCancelled
+		}
+		if s := r.doneS.Load(); s != lastS {
+			lastS, lastProgress = s, time.Now()
+		} else if time.Since(lastProgress) >= w.idle {
+			w.timer.Stop()
+			return StopStalled
+		}
+	}
+	w.timer.Stop()
+	return ""
+}
+
+// drain waits for every issued query; false if the SUT stalled.
+func (w *waiter) drain() bool {
+	return w.wait(context.Background(), w.r.issuedQ.Load()) == ""
+}

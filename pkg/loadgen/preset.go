@@ -1,0 +1,166 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/stats"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// Preset is one task's official constraints from the MLPerf Inference papers
+// (MLPERF.md, "Per-task presets"): the Server latency bound, the v0.5
+// MultiStream interval (which is also its latency bound) and the tail
+// percentile.
+//
+// The v0.5 rules' table swaps the MultiStream intervals of MobileNet (66 ms
+// there) and SSD-ResNet34 (50 ms there); the presets follow the papers
+// (MobileNet 50 ms, SSD-ResNet34 66 ms), as MLPERF.md decides
+// (SEEDS-DIGEST X-04).
+type Preset struct {
+	Task                string        `json:"task"`
+	ServerLatencyBound  time.Duration `json:"server_latency_bound_ns"`
+	MultiStreamInterval time.Duration `json:"multi_stream_interval_ns"`
+	// TailPercentile is the Server and v0.5 MultiStream percentile: 0.99
+	// for vision, 0.97 for translation.
+	TailPercentile float64 `json:"tail_percentile"`
+}
+
+var presets = []Preset{
+	{Task: "resnet50", ServerLatencyBound: 15 * time.Millisecond, MultiStreamInterval: 50 * time.Millisecond, TailPercentile: 0.99},
+	{Task: "mobilenet", ServerLatencyBound: 10 * time.Millisecond, MultiStreamInterval: 50 * time.Millisecond, TailPercentile: 0.99},
+	{Task: "ssd-resnet34", ServerLatencyBound: 100 * time.Millisecond, MultiStreamInterval: 66 * time.Millisecond, TailPercentile: 0.99},
+	{Task: "ssd-mobilenet", ServerLatencyBound: 10 * time.Millisecond, MultiStreamInterval: 50 * time.Millisecond, TailPercentile: 0.99},
+	{Task: "gnmt", ServerLatencyBound: 250 * time.Millisecond, MultiStreamInterval: 100 * time.Millisecond, TailPercentile: 0.97},
+}
+
+// Presets returns every task preset.
+func Presets() []Preset { return append([]Preset(nil), presets...) }
+
+// LookupPreset returns the preset of a task (resnet50, mobilenet,
+// ssd-resnet34, ssd-mobilenet, gnmt).
+func LookupPreset(task string) (Preset, error) {
+	for _, p := range presets {
+		if p.Task == task {
+			return p, nil
+		}
+	}
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.Task
+	}
+	return Preset{}, fmt.Errorf("%w: task: unknown preset %q (want one of %v)", ErrInvalidSettings, task, names)
+}
+
+// Official minimum durations: 60 s in the v0.5 rules (002:57), 600 s in
+// LoadGen 6.0's mlperf.conf.
+const (
+	officialMinDurationV05      = 60_000
+	officialMinDurationLoadGen6 = 600_000
+	// Offline: one query of at least 24,576 samples (000:533, 002:79;
+	// mlperf.conf resnet50.Offline.min_query_count).
+	officialOfflineSamples = 24_576
+	// v0.5 SingleStream: 1,024 queries (002:57).
+	officialSingleStreamQueriesV05 = 1_024
+	// loadgen6 MultiStream: mlperf.conf's min_query_count = h(1)+1 at p99.
+	officialMultiStreamQueriesLoadGen6 = 662
+)
+
+// Minimums returns the official minimum duration (ms) and query count of a
+// scenario under a ruleset with tail percentile p. For Offline the count is
+// the minimum number of samples of its one query. Counts derived from the
+// percentile use stats.NumQueries (270,336 at 0.99, 90,112 at 0.97).
+func Minimums(r Ruleset, scenario trace.Scenario, p float64) (minDurationMs, minCount uint64) {
+	numQueries := func() uint64 {
+		n, err := stats.NumQueries(p, 0.99)
+		if err != nil {
+			return math.MaxUint64 // an impossible percentile can never be compliant
+		}
+		return uint64(n)
+	}
+	if r == RulesetV05 {
+		switch scenario {
+		case trace.SingleStream:
+			return officialMinDurationV05, officialSingleStreamQueriesV05
+		case trace.MultiStream, trace.Server:
+			return officialMinDurationV05, numQueries()
+		default:
+			return officialMinDurationV05, officialOfflineSamples
+		}
+	}
+	switch scenario {
+	case trace.SingleStream, trace.Server:
+		// mlperf.conf sets no count: early stopping decides the queries needed.
+		return officialMinDurationLoadGen6, 0
+	case trace.MultiStream:
+		return officialMinDurationLoadGen6, officialMultiStreamQueriesLoadGen6
+	default:
+		return officialMinDurationLoadGen6, officialOfflineSamples
+	}
+}
+
+// NewSettings returns DefaultSettings(r) for the scenario with the task's
+// preset applied (task "" applies none): the official bound, interval,
+// percentile, minimum duration and count of the ruleset. Expected latency or
+// target QPS, which only size the trace or set the load, stay at their
+// defaults for the caller to set.
+func NewSettings(r Ruleset, scenario trace.Scenario, task string) (Settings, error) {
+	s := DefaultSettings(r)
+	s.Scenario = scenario
+	if r != RulesetV05 && r != RulesetLoadGen6 {
+		return s, fmt.Errorf("%w: ruleset: %q is not %q or %q", ErrInvalidSettings, r, RulesetV05, RulesetLoadGen6)
+	}
+	if task == "" {
+		return s, nil
+	}
+	p, err := LookupPreset(task)
+	if err != nil {
+		return s, err
+	}
+	s.Task = task
+	s.ServerTargetLatencyNs = uint64(p.ServerLatencyBound)
+	s.ServerTargetLatencyPercentile = p.TailPercentile
+	s.SingleStreamTargetLatencyPercentile = 0.90
+	if r == RulesetV05 {
+		s.MultiStreamTargetLatencyPercentile = p.TailPercentile
+		s.MultiStreamTargetQPS = float64(time.Second) / float64(p.MultiStreamInterval)
+		s.MultiStreamMaxAsyncQueries = 1
+		s.MultiStreamSamplesPerQuery = 4 // v0.5 mlperf.conf; the stream count under test
+	} else {
+		s.MultiStreamTargetLatencyPercentile = 0.99
+		s.MultiStreamSamplesPerQuery = 8
+		s.MultiStreamExpectedLatencyNs = 80_000_000 // mlperf.conf *.MultiStream.target_latency = 80
+		s.SingleStreamExpectedLatencyNs = 10_000_000
+	}
+	minMs, minCount := Minimums(r, scenario, s.TargetPercentile())
+	s.MinDurationMs = minMs
+	if minCount > 0 {
+		s.MinQueryCount = minCount
+	}
+	return s, nil
+}
+
+// compliance lists why the settings are shorter than the official run of
+// their ruleset and scenario; empty means a compliant length.
+func (s Settings) compliance(e trace.Effective) []string {
+	p := s.TargetPercentile()
+	if s.Task != "" {
+		if pr, err := LookupPreset(s.Task); err == nil && (s.Scenario == trace.Server || (s.Scenario == trace.MultiStream && s.Ruleset == RulesetV05)) {
+			p = pr.TailPercentile
+		}
+	}
+	minMs, minCount := Minimums(s.Ruleset, s.Scenario, p)
+	var why []string
+	if s.MinDurationMs < minMs {
+		why = append(why, fmt.Sprintf("min_duration_ms %d is below the official %d", s.MinDurationMs, minMs))
+	}
+	if s.Scenario == trace.Offline {
+		if e.SamplesPerQuery < minCount {
+			why = append(why, fmt.Sprintf("the Offline query has %d samples, below the official %d", e.SamplesPerQuery, minCount))
+		}
+	} else if e.MinQueryCount < minCount {
+		why = append(why, fmt.Sprintf("min_query_count %d is below the official %d", e.MinQueryCount, minCount))
+	}
+	return why
+}

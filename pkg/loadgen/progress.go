@@ -1,0 +1,74 @@
+package loadgen
+
+import (
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/stats"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// Progress is a snapshot of a run in flight. Counters are atomics the hot
+// path updates anyway; only the live percentiles cost a histogram merge,
+// paid by the caller that polls.
+type Progress struct {
+	Started  bool `json:"started"`
+	Finished bool `json:"finished"`
+	// PlannedQueries is the trace's query count (an upper bound for SS/MS,
+	// which stop once min count and duration are met).
+	PlannedQueries   int   `json:"planned_queries"`
+	IssuedQueries    int64 `json:"issued_queries"`
+	CompletedQueries int64 `json:"completed_queries"`
+	InFlightQueries  int64 `json:"in_flight_queries"`
+	CompletedSamples int64 `json:"completed_samples"`
+	FailedSamples    int64 `json:"failed_samples"`
+	// OverLatencySamples counts Server samples over the bound, failed ones
+	// included (0 for other scenarios).
+	OverLatencySamples int64         `json:"over_latency_samples"`
+	Elapsed            time.Duration `json:"elapsed_ns"`
+	// ExpectedEnd is when issuing should end, from the start: the last
+	// scheduled query (Server), the target duration (SS/MS) or the Offline
+	// query's size at the expected rate.
+	ExpectedEnd      time.Duration `json:"expected_end_ns"`
+	MaxIssueLateness time.Duration `json:"max_issue_lateness_ns"`
+	// Live latency percentiles over the completed samples (HDR, 3 digits).
+	P50 time.Duration `json:"p50_ns"`
+	P90 time.Duration `json:"p90_ns"`
+	P99 time.Duration `json:"p99_ns"`
+}
+
+// Progress returns a snapshot; safe to call from any goroutine at any time.
+func (r *Run) Progress() Progress {
+	p := Progress{PlannedQueries: r.n, Finished: r.finished.Load()}
+	start := r.startedAt.Load()
+	if start == nil {
+		return p
+	}
+	p.Started = true
+	p.IssuedQueries = r.issuedQ.Load()
+	p.CompletedQueries = r.doneQ.Load()
+	p.InFlightQueries = p.IssuedQueries - p.CompletedQueries
+	p.CompletedSamples = r.doneS.Load()
+	p.FailedSamples = r.failedS.Load()
+	if r.bound > 0 {
+		p.OverLatencySamples = r.samples.Over()
+	}
+	p.Elapsed = r.clock.Now().Sub(*start)
+	p.ExpectedEnd = r.expectedEnd()
+	p.MaxIssueLateness = time.Duration(r.maxLateness.Load())
+	h := r.live.Snapshot()
+	p.P50, _ = stats.HistogramPercentile(h, 0.50)
+	p.P90, _ = stats.HistogramPercentile(h, 0.90)
+	p.P99, _ = stats.HistogramPercentile(h, 0.99)
+	return p
+}
+
+func (r *Run) expectedEnd() time.Duration {
+	e := r.tr.Settings
+	switch e.Scenario {
+	case trace.Server:
+		return r.tr.Query(r.n - 1).Scheduled
+	case trace.Offline:
+		return time.Duration(float64(e.SamplesPerQuery) / e.TargetQPS * float64(time.Second))
+	}
+	return time.Duration(e.TargetDurationMs) * time.Millisecond
+}

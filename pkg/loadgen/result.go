@@ -1,0 +1,228 @@
+package loadgen
+
+import (
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// Result is everything a finished run measured and concluded: what the
+// LoadGen summary and detail logs print, plus netloadgen's own additions
+// (failures, issue lateness, early verdict, compliance). Times are ns, from
+// the run's start unless named otherwise; RESULT.md documents the JSON.
+type Result struct {
+	Ruleset  Ruleset `json:"ruleset"`
+	Scenario string  `json:"scenario"`
+	Mode     string  `json:"mode"`
+	SUTName  string  `json:"sut_name"`
+	Task     string  `json:"task,omitempty"`
+
+	Requested Settings  `json:"requested_settings"`
+	Effective Effective `json:"effective_settings"`
+
+	QSLTotalSampleCount       int   `json:"qsl_reported_total_count"`
+	QSLPerformanceSampleCount int   `json:"qsl_reported_performance_count"`
+	LoadedSet                 []int `json:"loaded_qsl_set"`
+	GeneratedQueryCount       int   `json:"generated_query_count"`
+	GeneratedSamplesPerQuery  int   `json:"generated_samples_per_query"`
+	GeneratedQueryDurationNs  int64 `json:"generated_query_duration_ns"`
+
+	// StartTime and EndTime are wall-clock (power_begin / power_end,
+	// test_datetime); DurationNs is measured on the run's clock.
+	StartTime  time.Time `json:"start_time"`
+	EndTime    time.Time `json:"end_time"`
+	DurationNs int64     `json:"duration_ns"`
+
+	EndReason  StopReason `json:"end_reason"`
+	EndMessage string     `json:"end_message"`
+	// DrainTimedOut: issuing stopped but some responses never came within
+	// the drain timeout; those samples are counted in SamplesFailed.
+	DrainTimedOut bool  `json:"drain_timed_out"`
+	Unanswered    int64 `json:"unanswered_samples"`
+
+	Validity           string `json:"result_validity"` // "VALID" or "INVALID"
+	Valid              bool   `json:"valid"`
+	MinDurationMet     bool   `json:"result_min_duration_met"`
+	MinQueriesMet      bool   `json:"result_min_queries_met"`
+	PerfConstraintsMet bool   `json:"result_perf_constraints_met"`
+	// HasPerfConstraints: Server, and v0.5 MultiStream (skipped intervals).
+	HasPerfConstraints bool `json:"has_perf_constraints"`
+	EarlyStoppingMet   bool `json:"early_stopping_met"`
+	NoFailedSamples    bool `json:"no_failed_samples"`
+	// InvalidReasons name each unmet criterion; Recommendations give
+	// LoadGen's advice (its wording where it has one), in the same order.
+	InvalidReasons  []string `json:"invalid_reasons,omitempty"`
+	Recommendations []string `json:"recommendations,omitempty"`
+
+	// EarlyStopping is loadgen6's early-stopping outcome (nil under v0.5
+	// and for Offline).
+	EarlyStopping *EarlyStoppingResult `json:"early_stopping,omitempty"`
+
+	// CompliantLength: min duration and count are at least the official
+	// values for the ruleset, scenario and task; NonCompliant says why not.
+	CompliantLength bool     `json:"compliant_length"`
+	NonCompliant    []string `json:"non_compliant,omitempty"`
+
+	QueriesIssued    int64 `json:"result_query_count"`
+	QueriesCompleted int64 `json:"queries_completed"`
+	SamplesIssued    int64 `json:"samples_issued"`
+	SamplesCompleted int64 `json:"samples_completed"` // answered successfully
+	SamplesFailed    int64 `json:"samples_failed"`
+	// OverLatencyCount: Server samples over the bound, failed included
+	// (result_overlatency_query_count).
+	OverLatencyCount int64 `json:"result_overlatency_query_count"`
+	// ProtocolErrors counts done calls that matched no outstanding sample
+	// (unknown query, bad range, second completion); LateCompletions those
+	// after the drain ended. Neither changes a latency.
+	ProtocolErrors  int64    `json:"protocol_errors"`
+	LateCompletions int64    `json:"late_completions"`
+	Errors          []string `json:"errors,omitempty"` // the first engine.max_error_messages
+
+	FinalQueryScheduledTimeNs      int64 `json:"final_query_scheduled_time_ns"`
+	FinalQueryIssuedTimeNs         int64 `json:"final_query_issued_time_ns"`
+	FinalQueryAllSamplesDoneTimeNs int64 `json:"final_query_all_samples_done_time_ns"`
+
+	// Metric is the scenario's headline number.
+	Metric Metric `json:"metric"`
+	// Throughputs as LoadGen computes them (0 where not applicable).
+	CompletedSamplesPerSec    float64 `json:"result_completed_samples_per_sec"` // Server: (n−1)/final done
+	ScheduledSamplesPerSec    float64 `json:"result_scheduled_samples_per_sec"` // Server: (n−1)/final scheduled
+	QPSWithLoadgenOverhead    float64 `json:"result_qps_with_loadgen_overhead"` // SS: (n−1)/final issued
+	QPSWithoutLoadgenOverhead float64 `json:"result_qps_without_loadgen_overhead"`
+	SamplesPerSecond          float64 `json:"result_samples_per_second"` // Offline: n/max latency
+	// TargetQPS is the scheduled load: server_target_qps for Server.
+	TargetQPS float64 `json:"target_qps"`
+
+	SampleLatency LatencyStats `json:"sample_latency"`
+	QueryLatency  LatencyStats `json:"query_latency"`
+	// IssueLateness is actual issue − scheduled time per query; it is
+	// already inside the Server latencies (charged to the SUT).
+	IssueLateness LatencyStats `json:"issue_lateness"`
+
+	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
+	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`
+}
+
+// Effective are LoadGen's effective settings (effective_* in the detail log).
+type Effective struct {
+	Scenario                     string  `json:"effective_scenario"`
+	SamplesPerQuery              uint64  `json:"effective_samples_per_query"`
+	TargetQPS                    float64 `json:"effective_target_qps"`
+	TargetLatencyNs              uint64  `json:"effective_target_latency_ns"`
+	TargetLatencyPercentile      float64 `json:"effective_target_latency_percentile"`
+	MaxAsyncQueries              uint64  `json:"effective_max_async_queries"`
+	TargetDurationMs             uint64  `json:"effective_target_duration_ms"`
+	MinDurationMs                uint64  `json:"effective_min_duration_ms"`
+	MaxDurationMs                uint64  `json:"effective_max_duration_ms"`
+	MinQueryCount                uint64  `json:"effective_min_query_count"`
+	MaxQueryCount                uint64  `json:"effective_max_query_count"`
+	MinSampleCount               uint64  `json:"effective_min_sample_count"`
+	QSLRNGSeed                   uint64  `json:"effective_qsl_rng_seed"`
+	SampleIndexRNGSeed           uint64  `json:"effective_sample_index_rng_seed"`
+	ScheduleRNGSeed              uint64  `json:"effective_schedule_rng_seed"`
+	PerformanceSampleCount       uint64  `json:"effective_performance_sample_count"`
+	SampleConcatenatePermutation bool    `json:"effective_sample_concatenate_permutation"`
+	PerformanceIssueUnique       bool    `json:"effective_performance_issue_unique"`
+	PerformanceIssueSame         bool    `json:"effective_performance_issue_same"`
+	PerformanceIssueSameIndex    uint64  `json:"effective_performance_issue_same_index"`
+}
+
+func effectiveOf(e trace.Effective) Effective {
+	return Effective{
+		Scenario: e.Scenario.String(), SamplesPerQuery: e.SamplesPerQuery, TargetQPS: e.TargetQPS,
+		TargetLatencyNs: e.TargetLatencyNs, TargetLatencyPercentile: e.TargetLatencyPercentile,
+		MaxAsyncQueries: e.MaxAsyncQueries, TargetDurationMs: e.TargetDurationMs, MinDurationMs: e.MinDurationMs,
+		MaxDurationMs: e.MaxDurationMs, MinQueryCount: e.MinQueryCount, MaxQueryCount: e.MaxQueryCount,
+		MinSampleCount: e.MinSampleCount, QSLRNGSeed: e.QSLRNGSeed, SampleIndexRNGSeed: e.SampleIndexRNGSeed,
+		ScheduleRNGSeed: e.ScheduleRNGSeed, PerformanceSampleCount: e.PerformanceSampleCount,
+		SampleConcatenatePermutation: e.SampleConcatenatePermutation, PerformanceIssueUnique: e.PerformanceIssueUnique,
+		PerformanceIssueSame: e.PerformanceIssueSame, PerformanceIssueSameIndex: e.PerformanceIssueSameIndex,
+	}
+}
+
+// Metric is a scenario's headline result.
+type Metric struct {
+	Name  string  `json:"name"` // e.g. "Completed samples per second", "90.0th percentile latency (ns)"
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"` // "samples/s", "ns", "samples/query"
+}
+
+// LatencyStats summarise exact latencies (stats.Latencies). A failed sample
+// sorts above every real latency and shows as 9223372036854775807
+// (stats.FailedLatency) wherever it lands.
+type LatencyStats struct {
+	Count  int   `json:"count"`
+	Failed int   `json:"failed"`
+	MinNs  int64 `json:"min_ns"`
+	MaxNs  int64 `json:"max_ns"`
+	MeanNs int64 `json:"mean_ns"` // of the successful ones, truncated like LoadGen
+	// Percentiles: 50, 90, 95, 97, 99, 99.9 and the target percentile, as
+	// sorted[floor(n·p)].
+	Percentiles []Percentile `json:"percentiles,omitempty"`
+}
+
+// Percentile is one exact percentile.
+type Percentile struct {
+	P         float64 `json:"p"` // a fraction: 0.99
+	LatencyNs int64   `json:"latency_ns"`
+}
+
+// At returns the latency at percentile p if it was computed.
+func (s LatencyStats) At(p float64) (time.Duration, bool) {
+	for _, q := range s.Percentiles {
+		if q.P == p {
+			return time.Duration(q.LatencyNs), true
+		}
+	}
+	return 0, false
+}
+
+// EarlyStoppingResult is loadgen6's early-stopping outcome (§5).
+type EarlyStoppingResult struct {
+	Met bool `json:"met"`
+	// Text is LoadGen's early_stopping_result text (lines joined by \n).
+	Text string `json:"text"`
+	// SingleStream / MultiStream: the percentile estimate.
+	Queries           int64   `json:"queries"`
+	MinQueries        int64   `json:"min_queries,omitempty"`
+	Discarded         int64   `json:"discarded,omitempty"`
+	Percentile        float64 `json:"percentile,omitempty"`
+	EstimateNs        int64   `json:"estimate_ns,omitempty"`     // early_stopping_latency_ss / _ms
+	EstimateP99Ns     int64   `json:"estimate_p99_ns,omitempty"` // SingleStream's p99 estimate
+	OverLatency       int64   `json:"over_latency,omitempty"`    // Server: t
+	Required          int64   `json:"required,omitempty"`        // Server: h(t)+t
+	MoreQueriesNeeded int64   `json:"more_queries_needed,omitempty"`
+}
+
+// MultiStreamTicks is v0.5 MultiStream's interval accounting.
+type MultiStreamTicks struct {
+	IntervalNs int64 `json:"interval_ns"`
+	// QueriesWithSkips counts queries whose successor had to skip at least
+	// one tick (query_intervals ≥ 2): the paper's "queries producing one or
+	// more skipped intervals".
+	QueriesWithSkips int64 `json:"queries_with_skipped_intervals"`
+	// SkippedIntervals is the total of ticks passed over; each is one of the
+	// rules document's "overtime queries" (002:63).
+	SkippedIntervals int64 `json:"skipped_intervals"`
+	OvertimeQueries  int64 `json:"overtime_queries"`
+	MaxTicksAdvanced int64 `json:"max_ticks_advanced"`
+	// IntervalsAtPercentile is sorted query_intervals[floor(n·p)]; the rule
+	// fails when it is ≥ 2.
+	IntervalsAtPercentile int64   `json:"intervals_at_percentile"`
+	Percentile            float64 `json:"percentile"`
+	Met                   bool    `json:"met"`
+}
+
+// EarlyVerdict records that a run was stopped once its verdict could no
+// longer change. Allowances of -1 did not apply.
+type EarlyVerdict struct {
+	Stopped                  bool   `json:"stopped"`
+	AtNs                     int64  `json:"at_ns"`
+	Reason                   string `json:"reason"`
+	CompletedSamples         int64  `json:"completed_samples"`
+	FailedSamples            int64  `json:"failed_samples"`
+	OverLatency              int64  `json:"over_latency"`
+	PlannedSamples           int64  `json:"planned_samples"`
+	AllowedOverPercentile    int64  `json:"allowed_over_percentile"`
+	AllowedOverEarlyStopping int64  `json:"allowed_over_early_stopping"`
+}

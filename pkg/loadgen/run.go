@@ -1,0 +1,411 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/stats"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// ErrAlreadyExecuted is returned by a second call to Run.Execute.
+var ErrAlreadyExecuted = errors.New("loadgen: run already executed")
+
+// Option configures a Run.
+type Option func(*Run)
+
+// WithClock replaces the system clock (tests use a virtual one).
+func WithClock(c Clock) Option { return func(r *Run) { r.clock = c } }
+
+// WithLogger sets the logger for run events (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.log = l } }
+
+// Run is one performance run: its settings, the pre-generated trace, and the
+// state its queries are recorded in. Everything is sized from the trace
+// before the clock starts, so issuing and recording do not allocate.
+type Run struct {
+	settings Settings
+	tr       *trace.Trace
+	sut      SUT
+	qsl      QSL
+	clock    Clock
+	log      *slog.Logger
+	sutName  string
+
+	n, spq   int
+	interval time.Duration // v0.5 MultiStream tick spacing
+	bound    time.Duration // Server latency bound (0 elsewhere)
+
+	// Per query, indexed by Query.ID. scheduled and issued are written by
+	// the issuer before IssueQuery and only read after it.
+	scheduled []int64 // ns since start
+	issued    []int64 // ns since start
+	ticks     []int32 // v0.5 MultiStream: ticks advanced
+	remaining []atomic.Int64
+	queryDone []atomic.Int64 // latest completion, ns since start
+	queryFail []atomic.Bool
+	claims    []atomic.Uint32 // one bit per sample: its completion was taken
+
+	samples *stats.LatencyRecord // per sample, by sequence number
+	queries *stats.LatencyRecord // per query, by ID
+	live    *stats.LiveHistogram
+
+	started   atomic.Bool
+	startedAt atomic.Pointer[time.Time]
+	startTime time.Time // set before started is stored
+	finished  atomic.Bool
+
+	issuedQ, doneQ, doneS, failedS atomic.Int64
+	lastDone, maxLateness          atomic.Int64
+	protocolErrs, lateCompletions  atomic.Int64
+	active                         atomic.Int64
+	closed                         atomic.Bool
+	notify                         chan struct{}
+
+	errMu sync.Mutex
+	errs  []string
+
+	// Early verdict: settled by a completion, acted on by the issuer.
+	earlyOn      bool
+	planned      int64
+	allowedPerf  int64
+	allowedES    int64
+	verdictWon   atomic.Bool
+	verdict      EarlyVerdict
+	issueCancel  context.CancelFunc
+	issueCancelM sync.Mutex
+}
+
+// NewRun validates the settings, asks the QSL for its counts and generates
+// the trace (pure computation, before any clock starts).
+func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if sut == nil || qsl == nil {
+		return nil, fmt.Errorf("%w: a SUT and a QSL are required", ErrInvalidSettings)
+	}
+	total, perf := qsl.TotalSampleCount(), qsl.PerformanceSampleCount()
+	if total <= 0 || perf <= 0 {
+		return nil, fmt.Errorf("%w: QSL reports %d total and %d performance samples; both must be positive", ErrInvalidSettings, total, perf)
+	}
+	tr, err := trace.New(s.TraceSettings(), trace.QSL{TotalSampleCount: uint64(total), PerformanceSampleCount: uint64(perf)})
+	if err != nil {
+		return nil, fmt.Errorf("generating the trace: %w", err)
+	}
+	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), notify: make(chan struct{}, 1)}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.clock == nil {
+		r.clock = NewSystemClock(time.Duration(s.Engine.SpinThresholdNs))
+	}
+	r.n, r.spq = tr.Len(), tr.SamplesPerQuery
+	if s.Scenario == trace.MultiStream && s.Ruleset == RulesetV05 {
+		r.interval = s.MultiStreamInterval()
+	}
+	var recOpts []stats.RecordOption
+	if s.Scenario == trace.Server {
+		r.bound = time.Duration(s.ServerTargetLatencyNs)
+		recOpts = append(recOpts, stats.WithBound(r.bound))
+	}
+	nSamples := r.n * r.spq
+	if r.samples, err = stats.NewLatencyRecord(nSamples, recOpts...); err != nil {
+		return nil, err
+	}
+	if r.queries, err = stats.NewLatencyRecord(r.n); err != nil {
+		return nil, err
+	}
+	r.live = stats.NewLiveHistogram()
+	r.scheduled = make([]int64, r.n)
+	r.issued = make([]int64, r.n)
+	if r.interval > 0 {
+		r.ticks = make([]int32, r.n)
+	}
+	r.remaining = make([]atomic.Int64, r.n)
+	r.queryDone = make([]atomic.Int64, r.n)
+	r.queryFail = make([]atomic.Bool, r.n)
+	r.claims = make([]atomic.Uint32, (nSamples+31)/32)
+	if s.Engine.EarlyVerdict {
+		if err := r.planEarlyVerdict(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// planEarlyVerdict fixes, for the planned sample count, how many samples
+// may be over the bound before the verdict is certainly INVALID. A Fail for
+// the planned count is a Fail for any shorter run too: both allowances only
+// grow with the count.
+func (r *Run) planEarlyVerdict() error {
+	r.earlyOn = true
+	r.allowedPerf, r.allowedES = math.MaxInt64, math.MaxInt64
+	if r.settings.Scenario != trace.Server {
+		return nil // only failed samples settle the other scenarios early
+	}
+	r.planned = int64(r.n)
+	if m := r.settings.MaxQueryCount; m > 0 && m < uint64(r.planned) {
+		r.planned = int64(m)
+	}
+	p := r.settings.ServerTargetLatencyPercentile
+	a, err := stats.MaxOverForPercentile(r.planned, p)
+	if err != nil {
+		return fmt.Errorf("%w: server_target_latency_percentile: %w", ErrInvalidSettings, err)
+	}
+	r.allowedPerf = a
+	if r.settings.Ruleset == RulesetLoadGen6 {
+		f, err := stats.NewMinPassingFinder(p, stats.EarlyStoppingConfidence)
+		if err != nil {
+			return fmt.Errorf("%w: server_target_latency_percentile: %w", ErrInvalidSettings, err)
+		}
+		// A run too short for early stopping at all is doomed from the
+		// start; stopping it at query 0 would tell nobody anything.
+		if es := f.MaxOverLatency(r.planned); es >= 0 {
+			r.allowedES = es
+		}
+	}
+	return nil
+}
+
+// Trace returns the run's pre-generated trace.
+func (r *Run) Trace() *trace.Trace { return r.tr }
+
+// Settings returns the run's settings.
+func (r *Run) Settings() Settings { return r.settings }
+
+// Samples returns the exact per-sample record (indexed by sample sequence
+// number, i.e. Query.FirstSample+j), e.g. for .hlog intervals. Read it only
+// after Execute has returned.
+func (r *Run) Samples() *stats.LatencyRecord { return r.samples }
+
+// Execute loads the QSL (untimed), starts the clock, issues the trace by
+// scenario, waits for outstanding responses (bounded by the drain timeout)
+// and returns the result. A failing, slow or silent SUT does not make it
+// return an error: the result says how the run ended and keeps everything
+// recorded. Errors are for runs that could not start (QSL load failure,
+// second call).
+func (r *Run) Execute(ctx context.Context) (*Result, error) {
+	if !r.started.CompareAndSwap(false, true) {
+		return nil, ErrAlreadyExecuted
+	}
+	r.sutName = r.sut.Name()
+	if err := r.qsl.Load(ctx, r.tr.LoadedSet[:r.tr.DistributionEnd]); err != nil {
+		r.finished.Store(true)
+		return nil, fmt.Errorf("loading the QSL: %w", err)
+	}
+	// The SUT's context outlives a cancelled ctx until the drain ends, so
+	// in-flight requests can still answer.
+	sutCtx, sutCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer sutCancel()
+	issueCtx, issueCancel := context.WithCancel(ctx)
+	defer issueCancel()
+	r.issueCancelM.Lock()
+	r.issueCancel = issueCancel
+	r.issueCancelM.Unlock()
+
+	wall := time.Now()
+	r.startTime = r.clock.Now()
+	r.startedAt.Store(&r.startTime)
+	r.log.Info("run started", "scenario", r.settings.Scenario.String(), "ruleset", string(r.settings.Ruleset),
+		"queries", r.n, "samples_per_query", r.spq, "sut", r.sutName)
+
+	w := newWaiter(r)
+	var reason StopReason
+	switch {
+	case r.settings.Scenario == trace.Server:
+		reason = r.issueServer(issueCtx, sutCtx)
+	case r.settings.Scenario == trace.Offline:
+		reason = r.issueOffline(sutCtx)
+	case r.interval > 0:
+		reason = r.issueTicks(issueCtx, sutCtx, w)
+	default:
+		reason = r.issueClosedLoop(issueCtx, sutCtx, w)
+	}
+	if reason == StopCancelled && r.verdictWon.Load() {
+		reason = StopEarlyVerdict
+	}
+	drained := reason != StopStalled && w.drain()
+	end := r.clock.Now()
+	sutCancel()
+	unanswered := r.close()
+	r.finished.Store(true)
+	if reason != StopCompleted {
+		r.log.Warn("run ended early", "reason", string(reason))
+	}
+	res := r.result(reason, !drained, unanswered, wall, end)
+	r.log.Info("run finished", "validity", res.Validity, "queries", res.QueriesIssued, "failed_samples", res.SamplesFailed)
+	return res, nil
+}
+
+// close stops accepting completions, waits out completions in progress, and
+// fails every issued sample that never answered. It returns their count.
+func (r *Run) close() int64 {
+	r.closed.Store(true)
+	for r.active.Load() != 0 {
+		runtimeYield()
+	}
+	var unanswered int64
+	issued := int(r.issuedQ.Load())
+	for q := 0; q < issued; q++ {
+		if r.remaining[q].Load() == 0 {
+			continue
+		}
+		n := 0
+		for j := 0; j < r.spq; j++ {
+			seq := q*r.spq + j
+			if r.claim(seq) {
+				_ = r.samples.Fail(seq)
+				n++
+			}
+		}
+		unanswered += int64(n)
+		r.failedS.Add(int64(n))
+		r.queryFail[q].Store(true)
+		_ = r.queries.Fail(q)
+	}
+	if unanswered > 0 {
+		r.noteError(fmt.Sprintf("%d samples got no response before the drain timeout", unanswered))
+	}
+	return unanswered
+}
+
+// claim takes sample seq's completion; false if it was already taken.
+func (r *Run) claim(seq int) bool {
+	bit := uint32(1) << (seq % 32)
+	return r.claims[seq/32].Or(bit)&bit == 0
+}
+
+func (r *Run) noteError(msg string) {
+	r.errMu.Lock()
+	if len(r.errs) < r.settings.Engine.MaxErrorMessages {
+		r.errs = append(r.errs, msg)
+	}
+	r.errMu.Unlock()
+}
+
+// issue hands query i to the SUT with the given scheduled and issue times.
+func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
+	q := r.tr.Query(i)
+	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
+	r.scheduled[i], r.issued[i] = s, at
+	if late := at - s; late > r.maxLateness.Load() {
+		r.maxLateness.Store(late) // only the issuer writes it
+	}
+	r.remaining[i].Store(int64(len(q.Samples)))
+	r.issuedQ.Add(1)
+	r.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, r.complete)
+}
+
+// complete records a completion; it is the done callback of every query.
+func (r *Run) complete(c Completion) {
+	r.active.Add(1)
+	defer r.active.Add(-1)
+	if r.closed.Load() {
+		r.lateCompletions.Add(1)
+		return
+	}
+	at := c.At
+	if at.IsZero() {
+		at = r.clock.Now()
+	}
+	q := c.Query
+	if q < 0 || q >= int(r.issuedQ.Load()) || c.Count <= 0 || c.First < 0 || c.First > r.spq-c.Count {
+		r.protocolErrs.Add(1)
+		r.noteError(fmt.Sprintf("protocol: completion of query %d samples [%d, %d+%d) does not match an issued query", q, c.First, c.First, c.Count))
+		return
+	}
+	off := int64(at.Sub(r.startTime))
+	lat := time.Duration(off - r.scheduled[q])
+	if lat < 0 {
+		lat = 0 // a response stamped before its query was due is a clock artefact
+	}
+	base := q * r.spq
+	n := int64(0)
+	for j := c.First; j < c.First+c.Count; j++ {
+		if !r.claim(base + j) {
+			r.protocolErrs.Add(1)
+			continue
+		}
+		if c.Err != nil {
+			_ = r.samples.Fail(base + j)
+		} else {
+			_ = r.samples.Record(base+j, lat)
+			r.live.Record(lat)
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	if c.Err != nil {
+		r.failedS.Add(n)
+		r.queryFail[q].Store(true)
+		r.noteError(fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err))
+	}
+	r.doneS.Add(n)
+	atomicMax(&r.queryDone[q], off)
+	atomicMax(&r.lastDone, off)
+	if r.remaining[q].Add(-n) == 0 {
+		r.finishQuery(q)
+	}
+	if r.earlyOn {
+		r.checkEarlyVerdict(off)
+	}
+}
+
+func (r *Run) finishQuery(q int) {
+	if r.queryFail[q].Load() {
+		_ = r.queries.Fail(q)
+	} else {
+		lat := r.queryDone[q].Load() - r.scheduled[q]
+		_ = r.queries.Record(q, time.Duration(max(lat, 0)))
+	}
+	r.doneQ.Add(1)
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (r *Run) checkEarlyVerdict(off int64) {
+	failed := r.failedS.Load()
+	over := r.samples.Over()
+	var why string
+	switch {
+	case failed > 0:
+		why = "failed samples make the run INVALID"
+	case over > r.allowedPerf:
+		why = fmt.Sprintf("%d samples over the latency bound exceed the %d the percentile allows for %d planned samples", over, r.allowedPerf, r.planned)
+	case over > r.allowedES:
+		why = fmt.Sprintf("%d samples over the latency bound exceed the %d early stopping allows for %d planned samples", over, r.allowedES, r.planned)
+	default:
+		return
+	}
+	if !r.verdictWon.CompareAndSwap(false, true) {
+		return
+	}
+	r.verdict = EarlyVerdict{Stopped: true, AtNs: off, Reason: why, CompletedSamples: r.doneS.Load(),
+		FailedSamples: failed, OverLatency: over, PlannedSamples: r.planned,
+		AllowedOverPercentile: r.allowedPerf, AllowedOverEarlyStopping: r.allowedES}
+	r.issueCancelM.Lock()
+	if r.issueCancel != nil {
+		r.issueCancel()
+	}
+	r.issueCancelM.Unlock()
+}
+
+func atomicMax(a *atomic.Int64, v int64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}

@@ -1,0 +1,359 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// ErrInvalidSettings is wrapped by every settings error; the message names
+// the setting by its LoadGen name.
+var ErrInvalidSettings = errors.New("invalid test settings")
+
+// Ruleset selects which MLPerf behaviour a run follows where the v0.5 papers
+// and rules differ from LoadGen 6.0 (MLPERF.md). Every result records it.
+type Ruleset string
+
+const (
+	// RulesetV05: the papers and the v0.5 rules. MultiStream issues on fixed
+	// interval ticks with the skipped-interval rule; no early stopping.
+	RulesetV05 Ruleset = "v0.5"
+	// RulesetLoadGen6: LoadGen 6.0.17. MultiStream is a closed loop; the
+	// early-stopping criteria of LOADGEN-REFERENCE.md §5 apply.
+	RulesetLoadGen6 Ruleset = "loadgen6"
+)
+
+// Mode is LoadGen's TestMode, numbered as the config key "mode" is.
+type Mode int
+
+// LoadGen's test modes (test_settings.h).
+const (
+	SubmissionRun       Mode = 0
+	AccuracyOnly        Mode = 1
+	PerformanceOnly     Mode = 2
+	FindPeakPerformance Mode = 3
+)
+
+var modeNames = [...]string{"SubmissionRun", "AccuracyOnly", "PerformanceOnly", "FindPeakPerformance"}
+
+// String returns LoadGen's name for the mode.
+func (m Mode) String() string {
+	if m < 0 || int(m) >= len(modeNames) {
+		return fmt.Sprintf("Mode(%d)", int(m))
+	}
+	return modeNames[m]
+}
+
+// MarshalText writes the mode by name, so run specs and results read well.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m < 0 || int(m) >= len(modeNames) {
+		return nil, fmt.Errorf("%w: mode %d", ErrInvalidSettings, int(m))
+	}
+	return []byte(modeNames[m]), nil
+}
+
+// UnmarshalText accepts LoadGen's mode names.
+func (m *Mode) UnmarshalText(b []byte) error {
+	for i, n := range modeNames {
+		if n == string(b) {
+			*m = Mode(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: mode: unknown %q (want one of %v)", ErrInvalidSettings, b, modeNames)
+}
+
+// Settings are LoadGen's TestSettings under their LoadGen names and units
+// (test_settings.h: ns, ms, fractions), the v0.5-only MultiStream fields, the
+// ruleset, and the engine's own knobs. Build them with DefaultSettings or
+// NewSettings, then adjust fields or apply config files.
+type Settings struct {
+	Ruleset Ruleset `json:"ruleset"`
+	// Task names the preset the settings were built from ("" if none); it
+	// decides the official minimums a compliant-length run must meet.
+	Task     string         `json:"task,omitempty"`
+	Scenario trace.Scenario `json:"scenario"` // LoadGen's enum: 0 SingleStream, 1 MultiStream, 2 Server, 3 Offline
+	Mode     Mode           `json:"mode"`
+
+	SingleStreamExpectedLatencyNs       float64 `json:"single_stream_expected_latency_ns"`
+	SingleStreamTargetLatencyPercentile float64 `json:"single_stream_target_latency_percentile"`
+	MultiStreamExpectedLatencyNs        float64 `json:"multi_stream_expected_latency_ns"`
+	MultiStreamTargetLatencyPercentile  float64 `json:"multi_stream_target_latency_percentile"`
+	MultiStreamSamplesPerQuery          uint64  `json:"multi_stream_samples_per_query"`
+	// MultiStreamTargetQPS is v0.5's fixed issue frequency: ticks are
+	// 1/MultiStreamTargetQPS apart (50 ms at 20 Hz). Unused by loadgen6.
+	MultiStreamTargetQPS float64 `json:"multi_stream_target_qps"`
+	// MultiStreamMaxAsyncQueries is v0.5's outstanding-query limit; the
+	// engine supports LoadGen's value 1 only.
+	MultiStreamMaxAsyncQueries uint64 `json:"multi_stream_max_async_queries"`
+
+	ServerTargetQPS                      float64 `json:"server_target_qps"`
+	ServerTargetLatencyNs                uint64  `json:"server_target_latency_ns"`
+	ServerTargetLatencyPercentile        float64 `json:"server_target_latency_percentile"`
+	ServerCoalesceQueries                bool    `json:"server_coalesce_queries"`
+	ServerFindPeakQPSDecimalsOfPrecision int     `json:"server_find_peak_qps_decimals_of_precision"`
+	ServerFindPeakQPSBoundaryStepSize    float64 `json:"server_find_peak_qps_boundary_step_size"`
+	// ServerMaxAsyncQueries ends the run early (LoadGen's "too many
+	// outstanding queries") when more queries are outstanding; 0 = no limit.
+	ServerMaxAsyncQueries      uint64 `json:"server_max_async_queries"`
+	ServerNumIssueQueryThreads uint64 `json:"server_num_issue_query_threads"`
+
+	OfflineExpectedQPS float64 `json:"offline_expected_qps"`
+
+	SampleConcatenatePermutation bool   `json:"sample_concatenate_permutation"`
+	MinDurationMs                uint64 `json:"min_duration_ms"`
+	MaxDurationMs                uint64 `json:"max_duration_ms"`
+	MinQueryCount                uint64 `json:"min_query_count"`
+	MaxQueryCount                uint64 `json:"max_query_count"`
+
+	QSLRNGSeed                uint64  `json:"qsl_rng_seed"`
+	SampleIndexRNGSeed        uint64  `json:"sample_index_rng_seed"`
+	ScheduleRNGSeed           uint64  `json:"schedule_rng_seed"`
+	AccuracyLogRNGSeed        uint64  `json:"accuracy_log_rng_seed"`
+	AccuracyLogProbability    float64 `json:"accuracy_log_probability"`
+	AccuracyLogSamplingTarget uint64  `json:"accuracy_log_sampling_target"`
+
+	Test05                   bool   `json:"test05"`
+	Test05QSLRNGSeed         uint64 `json:"test05_qsl_rng_seed"`
+	Test05SampleIndexRNGSeed uint64 `json:"test05_sample_index_rng_seed"`
+	Test05ScheduleRNGSeed    uint64 `json:"test05_schedule_rng_seed"`
+
+	PrintTimestamps                bool   `json:"print_timestamps"`
+	PerformanceIssueUnique         bool   `json:"performance_issue_unique"`
+	PerformanceIssueSame           bool   `json:"performance_issue_same"`
+	PerformanceIssueSameIndex      uint64 `json:"performance_issue_same_index"`
+	PerformanceSampleCountOverride uint64 `json:"performance_sample_count_override"`
+	AccuracySampleCountOverride    uint64 `json:"accuracy_sample_count_override"`
+
+	UseTokenLatencies         bool   `json:"use_token_latencies"`
+	ServerTTFTLatency         uint64 `json:"server_ttft_latency"`
+	ServerTPOTLatency         uint64 `json:"server_tpot_latency"`
+	InferTokenLatencies       bool   `json:"infer_token_latencies"`
+	TokenLatencyScalingFactor uint64 `json:"token_latency_scaling_factor"`
+
+	Engine EngineSettings `json:"engine"`
+}
+
+// EngineSettings are netloadgen's own knobs; LoadGen has no equivalent.
+type EngineSettings struct {
+	// SpinThresholdNs: the issuer sleeps on a timer until this close to a
+	// due time, then yields in a loop (runtime.Gosched) until it is due.
+	// Timer wake-ups are tens of µs late; spinning for the whole gap would
+	// burn a core at low rates. BenchmarkServerIssue measures the trade.
+	SpinThresholdNs int64 `json:"spin_threshold_ns"`
+	// DrainTimeoutMs bounds the wait for outstanding responses once issuing
+	// stops; samples still unanswered then count as failed.
+	DrainTimeoutMs uint64 `json:"drain_timeout_ms"`
+	// EarlyVerdict stops a run as soon as its verdict is INVALID whatever
+	// the remaining samples do (see Result.EarlyVerdict).
+	EarlyVerdict bool `json:"early_verdict"`
+	// MaxErrorMessages is how many failure messages the result keeps.
+	MaxErrorMessages int `json:"max_error_messages"`
+}
+
+// Engine defaults.
+const (
+	DefaultSpinThreshold    = 200 * time.Microsecond
+	DefaultDrainTimeout     = 10 * time.Second
+	DefaultMaxErrorMessages = 10
+)
+
+// DefaultSettings returns LoadGen's TestSettings defaults (LOADGEN-REFERENCE
+// §1.1; v0.5's header defaults for the MultiStream fields it had) for the
+// ruleset, with PerformanceOnly mode and the engine defaults.
+func DefaultSettings(r Ruleset) Settings {
+	s := Settings{
+		Ruleset:                              r,
+		Scenario:                             trace.SingleStream,
+		Mode:                                 PerformanceOnly,
+		SingleStreamExpectedLatencyNs:        1_000_000,
+		SingleStreamTargetLatencyPercentile:  0.90,
+		MultiStreamExpectedLatencyNs:         8_000_000,
+		MultiStreamTargetLatencyPercentile:   0.99,
+		MultiStreamSamplesPerQuery:           8,
+		MultiStreamTargetQPS:                 10,
+		MultiStreamMaxAsyncQueries:           1,
+		ServerTargetQPS:                      1,
+		ServerTargetLatencyNs:                100_000_000,
+		ServerTargetLatencyPercentile:        0.99,
+		ServerFindPeakQPSDecimalsOfPrecision: 1,
+		ServerFindPeakQPSBoundaryStepSize:    1,
+		OfflineExpectedQPS:                   1,
+		MinDurationMs:                        10_000,
+		MinQueryCount:                        100,
+		ServerTTFTLatency:                    100_000_000,
+		ServerTPOTLatency:                    100_000_000,
+		Engine: EngineSettings{
+			SpinThresholdNs:  int64(DefaultSpinThreshold),
+			DrainTimeoutMs:   uint64(DefaultDrainTimeout / time.Millisecond),
+			MaxErrorMessages: DefaultMaxErrorMessages,
+		},
+	}
+	if r == RulesetV05 {
+		// v0.5 test_settings.h: multi_stream_target_latency_percentile=0.9,
+		// multi_stream_samples_per_query=4.
+		s.MultiStreamTargetLatencyPercentile = 0.9
+		s.MultiStreamSamplesPerQuery = 4
+	}
+	return s
+}
+
+// TargetPercentile is the tail percentile the scenario is judged at.
+func (s Settings) TargetPercentile() float64 {
+	switch s.Scenario {
+	case trace.SingleStream:
+		return s.SingleStreamTargetLatencyPercentile
+	case trace.MultiStream:
+		return s.MultiStreamTargetLatencyPercentile
+	case trace.Server:
+		return s.ServerTargetLatencyPercentile
+	}
+	return 0.99 // Offline: unused, as in LoadGen
+}
+
+// MultiStreamInterval is v0.5's tick spacing, max_async/target_qps (v0.5
+// test_settings_internal.cc), rounded to the nanosecond.
+func (s Settings) MultiStreamInterval() time.Duration {
+	if s.MultiStreamTargetQPS <= 0 {
+		return 0
+	}
+	return time.Duration(math.Round(float64(s.MultiStreamMaxAsyncQueries) * 1e9 / s.MultiStreamTargetQPS))
+}
+
+// Validate checks the settings the engine will use; the error names the
+// setting. The engine runs performance mode only.
+func (s Settings) Validate() error {
+	bad := func(name, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalidSettings, name}, args...)...)
+	}
+	finitePos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+	fraction := func(v float64) bool { return v > 0 && v < 1 }
+	switch s.Ruleset {
+	case RulesetV05, RulesetLoadGen6:
+	default:
+		return bad("ruleset", "%q is not %q or %q", s.Ruleset, RulesetV05, RulesetLoadGen6)
+	}
+	if s.Mode != PerformanceOnly {
+		return bad("mode", "%v is not supported by the engine (PerformanceOnly only; peak search is pkg/search)", s.Mode)
+	}
+	switch s.Scenario {
+	case trace.SingleStream:
+		if !finitePos(s.SingleStreamExpectedLatencyNs) {
+			return bad("single_stream_expected_latency_ns", "must be positive and finite, got %v", s.SingleStreamExpectedLatencyNs)
+		}
+		if !fraction(s.SingleStreamTargetLatencyPercentile) {
+			return bad("single_stream_target_latency_percentile", "must be a fraction in (0, 1), got %v", s.SingleStreamTargetLatencyPercentile)
+		}
+	case trace.MultiStream:
+		if s.MultiStreamSamplesPerQuery == 0 {
+			return bad("multi_stream_samples_per_query", "must be at least 1")
+		}
+		if !fraction(s.MultiStreamTargetLatencyPercentile) {
+			return bad("multi_stream_target_latency_percentile", "must be a fraction in (0, 1), got %v", s.MultiStreamTargetLatencyPercentile)
+		}
+		if s.Ruleset == RulesetV05 {
+			if !finitePos(s.MultiStreamTargetQPS) {
+				return bad("multi_stream_target_qps", "must be positive and finite, got %v", s.MultiStreamTargetQPS)
+			}
+			if s.MultiStreamMaxAsyncQueries != 1 {
+				return bad("multi_stream_max_async_queries", "only 1 is supported, got %d", s.MultiStreamMaxAsyncQueries)
+			}
+			if s.MultiStreamInterval() <= 0 {
+				return bad("multi_stream_target_qps", "gives an interval under 1 ns")
+			}
+		} else if !finitePos(s.MultiStreamExpectedLatencyNs) {
+			return bad("multi_stream_expected_latency_ns", "must be positive and finite, got %v", s.MultiStreamExpectedLatencyNs)
+		}
+	case trace.Server:
+		if !finitePos(s.ServerTargetQPS) {
+			return bad("server_target_qps", "must be positive and finite, got %v", s.ServerTargetQPS)
+		}
+		if s.ServerTargetLatencyNs == 0 || s.ServerTargetLatencyNs > math.MaxInt64 {
+			return bad("server_target_latency_ns", "must be positive, got %d", s.ServerTargetLatencyNs)
+		}
+		if !fraction(s.ServerTargetLatencyPercentile) {
+			return bad("server_target_latency_percentile", "must be a fraction in (0, 1), got %v", s.ServerTargetLatencyPercentile)
+		}
+		if s.ServerCoalesceQueries {
+			return bad("server_coalesce_queries", "not supported by the engine")
+		}
+		if s.ServerNumIssueQueryThreads != 0 {
+			return bad("server_num_issue_query_threads", "not supported: one scheduler goroutine issues every query")
+		}
+	case trace.Offline:
+		if !finitePos(s.OfflineExpectedQPS) {
+			return bad("offline_expected_qps", "must be positive and finite, got %v", s.OfflineExpectedQPS)
+		}
+	default:
+		return bad("scenario", "unknown scenario %d", int(s.Scenario))
+	}
+	if s.UseTokenLatencies || s.InferTokenLatencies {
+		return bad("use_token_latencies", "token latencies are not supported by the engine")
+	}
+	if s.AccuracyLogProbability < 0 || s.AccuracyLogProbability > 1 || math.IsNaN(s.AccuracyLogProbability) {
+		return bad("accuracy_log_probability", "must be a fraction in [0, 1], got %v", s.AccuracyLogProbability)
+	}
+	const maxMs = uint64(math.MaxInt64 / int64(time.Millisecond))
+	if s.MinDurationMs > maxMs {
+		return bad("min_duration_ms", "too large: %d", s.MinDurationMs)
+	}
+	if s.MaxDurationMs > maxMs {
+		return bad("max_duration_ms", "too large: %d", s.MaxDurationMs)
+	}
+	if s.Engine.SpinThresholdNs < 0 {
+		return bad("engine.spin_threshold_ns", "must not be negative, got %d", s.Engine.SpinThresholdNs)
+	}
+	if s.Engine.DrainTimeoutMs == 0 || s.Engine.DrainTimeoutMs > maxMs {
+		return bad("engine.drain_timeout_ms", "must be positive and below %d, got %d", maxMs, s.Engine.DrainTimeoutMs)
+	}
+	if s.Engine.MaxErrorMessages < 0 {
+		return bad("engine.max_error_messages", "must not be negative, got %d", s.Engine.MaxErrorMessages)
+	}
+	return nil
+}
+
+// TraceSettings converts the settings to what pkg/trace generates from. With
+// test05 set the three seeds are replaced by the test05 seeds, as StartTest
+// did (LOADGEN-REFERENCE §7.3). For v0.5 MultiStream the expected latency is
+// the tick interval, so the trace holds the 2×min_duration of ticks that
+// LoadGen's generation rule gives; its sample indices follow LoadGen 6.0's
+// algorithm (the v0.5 generator's draws are not reproduced).
+func (s Settings) TraceSettings() trace.Settings {
+	t := trace.Settings{
+		Scenario:                            s.Scenario,
+		SingleStreamExpectedLatencyNs:       s.SingleStreamExpectedLatencyNs,
+		MultiStreamExpectedLatencyNs:        s.MultiStreamExpectedLatencyNs,
+		MultiStreamSamplesPerQuery:          s.MultiStreamSamplesPerQuery,
+		ServerTargetQPS:                     s.ServerTargetQPS,
+		OfflineExpectedQPS:                  s.OfflineExpectedQPS,
+		SingleStreamTargetLatencyPercentile: s.SingleStreamTargetLatencyPercentile,
+		MultiStreamTargetLatencyPercentile:  s.MultiStreamTargetLatencyPercentile,
+		ServerTargetLatencyNs:               s.ServerTargetLatencyNs,
+		ServerTargetLatencyPercentile:       s.ServerTargetLatencyPercentile,
+		ServerMaxAsyncQueries:               s.ServerMaxAsyncQueries,
+		MinDurationMs:                       s.MinDurationMs,
+		MaxDurationMs:                       s.MaxDurationMs,
+		MinQueryCount:                       s.MinQueryCount,
+		MaxQueryCount:                       s.MaxQueryCount,
+		QSLRNGSeed:                          s.QSLRNGSeed,
+		SampleIndexRNGSeed:                  s.SampleIndexRNGSeed,
+		ScheduleRNGSeed:                     s.ScheduleRNGSeed,
+		SampleConcatenatePermutation:        s.SampleConcatenatePermutation,
+		PerformanceIssueUnique:              s.PerformanceIssueUnique,
+		PerformanceIssueSame:                s.PerformanceIssueSame,
+		PerformanceIssueSameIndex:           s.PerformanceIssueSameIndex,
+		PerformanceSampleCountOverride:      s.PerformanceSampleCountOverride,
+	}
+	if s.Test05 {
+		t.QSLRNGSeed = s.Test05QSLRNGSeed
+		t.SampleIndexRNGSeed = s.Test05SampleIndexRNGSeed
+		t.ScheduleRNGSeed = s.Test05ScheduleRNGSeed
+	}
+	if s.Scenario == trace.MultiStream && s.Ruleset == RulesetV05 {
+		t.MultiStreamExpectedLatencyNs = float64(s.MultiStreamInterval())
+	}
+	return t
+}

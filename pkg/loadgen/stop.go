@@ -1,0 +1,39 @@
+package loadgen
+
+// StopReason says why the engine stopped issuing queries.
+type StopReason string
+
+// Stop reasons; every one but StopCompleted is an early end, and the
+// result's EndMessage gives LoadGen's wording where it has one.
+const (
+	StopCompleted       StopReason = "completed"         // ended naturally
+	StopRanOut          StopReason = "ran_out_of_queries" // SS/MS used up the trace
+	StopMaxQueryCount   StopReason = "max_query_count"
+	StopMaxDuration     StopReason = "max_duration"
+	StopTooManyInFlight StopReason = "too_many_outstanding_queries" // server_max_async_queries
+	StopCancelled       StopReason = "cancelled"
+	StopEarlyVerdict    StopReason = "early_verdict"
+	StopStalled         StopReason = "sut_stalled" // no response within the drain timeout
+)
+
+func (r StopReason) message() string {
+	switch r {
+	case StopCompleted:
+		return "Ending naturally: Minimum query count and test duration met."
+	case StopRanOut:
+		return "Ending early: Ran out of generated queries to issue before the minimum query count and test duration were reached. Please update the relevant expected latency or target qps in the TestSettings so they are more accurate."
+	case StopMaxQueryCount:
+		return "Ending early: Max query count reached."
+	case StopMaxDuration:
+		return "Ending early: Max test duration reached."
+	case StopTooManyInFlight:
+		return "Ending early: Too many outstanding queries."
+	case StopCancelled:
+		return "Ending early: the run was cancelled."
+	case StopEarlyVerdict:
+		return "Ending early: the run's verdict was settled (early verdict)."
+	case StopStalled:
+		return "Ending early: the SUT sent no response within the drain timeout."
+	}
+	return string(r)
+}

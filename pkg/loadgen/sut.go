@@ -1,0 +1,77 @@
+package loadgen
+
+import (
+	"context"
+	"time"
+)
+
+// SUT is the system under test as the engine sees it; pkg/sut adapts it to
+// the KServe clients.
+type SUT interface {
+	// IssueQuery hands a query to the SUT. It must not block on the network
+	// (the Server scheduler calls it inline and would fall behind). For each
+	// of the query's samples, done must be called exactly once, from any
+	// goroutine, as soon as that sample's response (or failure) is known;
+	// one call may cover a contiguous range of samples (Query.Done,
+	// Query.DoneRange). Extra or malformed calls are counted and ignored.
+	IssueQuery(ctx context.Context, q Query, done func(Completion))
+	// Name is the SUT's name for the result (sut_name); a network SUT's name
+	// should contain "Network SUT".
+	Name() string
+}
+
+// QSL is the query sample library: the data set the SUT's samples come from.
+type QSL interface {
+	TotalSampleCount() int
+	PerformanceSampleCount() int
+	// Load prepares the given QSL indices (the loaded performance set)
+	// before the clock starts; it is not timed.
+	Load(ctx context.Context, indices []int) error
+}
+
+// Query is one query of the trace, as issued.
+type Query struct {
+	// ID is the query's sequence number in issue order (its trace index).
+	ID int
+	// FirstSample is the sequence number of the query's first sample; sample
+	// j of the query is FirstSample+j, unique within the run (use it for
+	// request or response ids).
+	FirstSample int
+	// Samples are QSL indices, contiguous in one request when batched. The
+	// slice aliases the trace: do not modify it.
+	Samples []int
+	// Scheduled is when the query was due; latency counts from here. For
+	// Server it is the ideal Poisson time even if the issue was late.
+	Scheduled time.Time
+	// Issued is when the engine handed the query to the SUT.
+	Issued time.Time
+}
+
+// Done returns the completion of all of the query's samples; err nil means
+// success.
+func (q Query) Done(err error) Completion {
+	return Completion{Query: q.ID, First: 0, Count: len(q.Samples), Err: err}
+}
+
+// DoneRange returns the completion of samples [first, first+count) of the
+// query (indices into Samples), e.g. one batch of Offline's query.
+func (q Query) DoneRange(first, count int, err error) Completion {
+	return Completion{Query: q.ID, First: first, Count: count, Err: err}
+}
+
+// Completion reports that a range of a query's samples finished.
+type Completion struct {
+	Query int // Query.ID
+	First int // first sample of the range, an index into Query.Samples
+	Count int // samples in the range, at least 1
+	// Err is nil for a response; otherwise the samples failed (transport
+	// error, timeout, non-2xx, malformed response): they count as over every
+	// latency bound and make the run INVALID.
+	Err error
+	// At is when the response arrived, read from the run's clock (for the
+	// system clock: time.Now()). Zero, the usual case, means "now": the
+	// engine reads its clock when done is called, so an adapter should call
+	// done the moment the response is decoded. Set it only when the response
+	// arrived measurably earlier than the call can be made.
+	At time.Time
+}

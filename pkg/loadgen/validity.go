@@ -1,0 +1,345 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/stats"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// reportedPercentiles are the percentiles LoadGen's logs list.
+var reportedPercentiles = []float64{0.50, 0.90, 0.95, 0.97, 0.99, 0.999}
+
+// LoadGen's recommendations (results.cc), used where it has one.
+const (
+	recMinDurationSS      = "Decrease the expected latency so the loadgen pre-generates more queries."
+	recMinDurationServer  = "Increase the target QPS so the loadgen pre-generates more queries."
+	recMinDurationOffline = "Increase expected QPS so the loadgen pre-generates a larger (coalesced) query."
+	recMinQueries         = "The test exited early, before enough queries were issued. See the detailed log for why this may have occurred."
+	recPerfServer         = "Reduce target QPS to improve latency."
+	recPerfMultiStreamV05 = "Reduce samples per query."
+	recFailed             = "Fix the failing requests (see errors): a failed sample counts as over the latency bound and is never a success."
+	recEarlyStopping      = "Run more queries (raise min_query_count or min_duration) or improve tail latency so early stopping can pass."
+)
+
+// result computes the run's Result from its records. It runs after close,
+// when no completion can write any more.
+func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wall time.Time, end time.Time) *Result {
+	s, e := r.settings, r.tr.Settings
+	issued := r.issuedQ.Load()
+	res := &Result{
+		Ruleset: s.Ruleset, Scenario: s.Scenario.String(), Mode: s.Mode.String(), SUTName: r.sutName, Task: s.Task,
+		Requested: s, Effective: effectiveOf(e),
+		QSLTotalSampleCount: r.qsl.TotalSampleCount(), QSLPerformanceSampleCount: r.qsl.PerformanceSampleCount(),
+		LoadedSet: r.tr.LoadedSet, GeneratedQueryCount: r.n, GeneratedSamplesPerQuery: r.spq,
+		GeneratedQueryDurationNs: int64(r.tr.Duration),
+		StartTime:                wall, DurationNs: int64(end.Sub(r.startTime)),
+		EndReason: reason, EndMessage: reason.message(), DrainTimedOut: drainTimedOut, Unanswered: unanswered,
+		QueriesIssued: issued, QueriesCompleted: r.doneQ.Load(), SamplesIssued: issued * int64(r.spq),
+		SamplesFailed: r.failedS.Load(), ProtocolErrors: r.protocolErrs.Load(), LateCompletions: r.lateCompletions.Load(),
+		FinalQueryAllSamplesDoneTimeNs: r.lastDone.Load(),
+	}
+	res.EndTime = wall.Add(time.Duration(res.DurationNs))
+	res.SamplesCompleted = res.SamplesIssued - res.SamplesFailed
+	r.errMu.Lock()
+	res.Errors = slices.Clone(r.errs)
+	r.errMu.Unlock()
+	if issued > 0 {
+		res.FinalQueryScheduledTimeNs = r.scheduled[issued-1]
+		res.FinalQueryIssuedTimeNs = r.issued[issued-1]
+	}
+	if s.Scenario == trace.Server {
+		res.TargetQPS = s.ServerTargetQPS
+	}
+
+	samples := r.samples.Latencies()
+	queries := r.queries.Latencies()
+	res.SampleLatency = latencyStats(samples, e.TargetLatencyPercentile)
+	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
+	lateness := make([]time.Duration, issued)
+	for i := range lateness {
+		lateness[i] = time.Duration(max(r.issued[i]-r.scheduled[i], 0))
+	}
+	if l, err := stats.NewLatencies(lateness); err == nil {
+		res.IssueLateness = latencyStats(l, 0)
+	}
+	if r.bound > 0 {
+		res.OverLatencyCount = int64(samples.CountOver(r.bound))
+	}
+	r.throughput(res, samples)
+
+	var reasons, recs []string
+	invalid := func(why, rec string) {
+		reasons = append(reasons, why)
+		recs = append(recs, rec)
+	}
+	earlyEnd := ""
+	if reason != StopCompleted {
+		earlyEnd = " (" + reason.message() + ")"
+	}
+
+	res.HasPerfConstraints = s.Scenario == trace.Server || r.interval > 0
+	res.PerfConstraintsMet = true
+	switch {
+	case s.Scenario == trace.Server:
+		p := e.TargetLatencyPercentile
+		at, _ := res.SampleLatency.At(p)
+		if samples.Len() > 0 && at > r.bound {
+			res.PerfConstraintsMet = false
+			invalid(fmt.Sprintf("%s percentile latency %s exceeds the bound %d ns", pctName(p), nsString(at), r.bound), recPerfServer)
+		}
+	case r.interval > 0:
+		res.MultiStreamV05 = r.tickAccounting()
+		if !res.MultiStreamV05.Met {
+			res.PerfConstraintsMet = false
+			m := res.MultiStreamV05
+			invalid(fmt.Sprintf("%d of %d queries skipped at least one interval; more than %.4g%% may not (query intervals at the %s percentile = %d, must be < 2)",
+				m.QueriesWithSkips, issued, 100*(1-m.Percentile), pctName(m.Percentile), m.IntervalsAtPercentile), recPerfMultiStreamV05)
+		}
+	}
+	if v := r.verdict; v.Stopped {
+		ev := v
+		if ev.AllowedOverPercentile == math.MaxInt64 {
+			ev.AllowedOverPercentile = -1
+		}
+		if ev.AllowedOverEarlyStopping == math.MaxInt64 {
+			ev.AllowedOverEarlyStopping = -1
+		}
+		res.EarlyVerdict = &ev
+		if v.OverLatency > r.allowedPerf && res.PerfConstraintsMet {
+			res.PerfConstraintsMet = false
+			invalid("early verdict: "+v.Reason, recPerfServer)
+		}
+	}
+
+	switch s.Scenario {
+	case trace.Offline:
+		if s.Ruleset == RulesetV05 {
+			res.MinDurationMet = res.SampleLatency.MaxNs > int64(e.MinDurationMs)*1e6
+		} else {
+			res.MinDurationMet = res.SampleLatency.MaxNs >= int64(e.MinDurationMs)*1e6
+		}
+	case trace.Server:
+		if s.Ruleset == RulesetV05 {
+			res.MinDurationMet = res.FinalQueryIssuedTimeNs >= int64(e.MinDurationMs)*1e6
+		} else {
+			res.MinDurationMet = res.FinalQueryScheduledTimeNs >= int64(e.MinDurationMs)*1e6
+		}
+	default:
+		res.MinDurationMet = res.FinalQueryIssuedTimeNs >= int64(e.MinDurationMs)*1e6
+	}
+	if !res.MinDurationMet {
+		rec := recMinDurationSS
+		switch s.Scenario {
+		case trace.Server:
+			rec = recMinDurationServer
+		case trace.Offline:
+			rec = recMinDurationOffline
+		}
+		invalid(fmt.Sprintf("min duration %d ms not met%s", e.MinDurationMs, earlyEnd), rec)
+	}
+	res.MinQueriesMet = uint64(issued) >= e.MinQueryCount && uint64(res.SamplesIssued) >= e.MinSampleCount
+	if !res.MinQueriesMet {
+		invalid(fmt.Sprintf("%d queries (%d samples) issued, fewer than min_query_count %d (min_sample_count %d)%s",
+			issued, res.SamplesIssued, e.MinQueryCount, e.MinSampleCount, earlyEnd), recMinQueries)
+	}
+
+	res.EarlyStoppingMet = true
+	if s.Ruleset == RulesetLoadGen6 && s.Scenario != trace.Offline {
+		es := r.earlyStopping(samples, queries, issued)
+		res.EarlyStopping = es
+		res.EarlyStoppingMet = es.Met
+		if !es.Met {
+			invalid("early stopping not met: "+strings.ReplaceAll(strings.TrimPrefix(es.Text, " * "), "\n * ", "; "), recEarlyStopping)
+		}
+	}
+
+	res.NoFailedSamples = res.SamplesFailed == 0
+	if !res.NoFailedSamples {
+		first := ""
+		if len(res.Errors) > 0 {
+			first = " (first: " + res.Errors[0] + ")"
+		}
+		invalid(fmt.Sprintf("%d samples failed%s", res.SamplesFailed, first), recFailed)
+	}
+
+	res.Valid = res.MinDurationMet && res.MinQueriesMet && res.PerfConstraintsMet && res.EarlyStoppingMet && res.NoFailedSamples
+	res.Validity = "INVALID"
+	if res.Valid {
+		res.Validity = "VALID"
+	}
+	res.InvalidReasons, res.Recommendations = reasons, recs
+	res.NonCompliant = s.compliance(e)
+	res.CompliantLength = len(res.NonCompliant) == 0
+	r.metric(res)
+	return res
+}
+
+// throughput fills LoadGen's per-scenario rates (results.cc LogSummary):
+// n is the sample count and times are seconds from the start.
+func (r *Run) throughput(res *Result, samples stats.Latencies) {
+	n := float64(res.SamplesIssued)
+	rate := func(num float64, ns int64) float64 {
+		if ns <= 0 {
+			return 0
+		}
+		return num / (float64(ns) / 1e9)
+	}
+	switch r.settings.Scenario {
+	case trace.Server:
+		res.CompletedSamplesPerSec = rate(n-1, res.FinalQueryAllSamplesDoneTimeNs)
+		res.ScheduledSamplesPerSec = rate(n-1, res.FinalQueryScheduledTimeNs)
+	case trace.SingleStream:
+		res.QPSWithLoadgenOverhead = rate(n-1, res.FinalQueryIssuedTimeNs)
+		if res.SampleLatency.MeanNs > 0 && res.SampleLatency.MeanNs != int64(stats.FailedLatency) {
+			res.QPSWithoutLoadgenOverhead = 1e9 / float64(res.SampleLatency.MeanNs)
+		}
+	case trace.Offline:
+		if samples.Len() > 0 && res.SampleLatency.MaxNs != int64(stats.FailedLatency) {
+			res.SamplesPerSecond = rate(n, res.SampleLatency.MaxNs)
+		}
+	}
+}
+
+func (r *Run) metric(res *Result) {
+	s := r.settings
+	switch {
+	case s.Scenario == trace.Server:
+		res.Metric = Metric{Name: "Completed samples per second", Value: res.CompletedSamplesPerSec, Unit: "samples/s"}
+	case s.Scenario == trace.Offline:
+		res.Metric = Metric{Name: "Samples per second", Value: res.SamplesPerSecond, Unit: "samples/s"}
+	case r.interval > 0:
+		res.Metric = Metric{Name: "Samples per query", Value: float64(r.spq), Unit: "samples/query"}
+	default:
+		p := r.tr.Settings.TargetLatencyPercentile
+		st := res.SampleLatency
+		if s.Scenario == trace.MultiStream {
+			st = res.QueryLatency
+		}
+		v, _ := st.At(p)
+		res.Metric = Metric{Name: pctName(p) + " percentile latency (ns)", Value: float64(v), Unit: "ns"}
+		if res.EarlyStopping != nil && res.EarlyStopping.Met {
+			res.Metric = Metric{Name: "Early stopping " + pctName(p) + " percentile estimate (ns)", Value: float64(res.EarlyStopping.EstimateNs), Unit: "ns"}
+		}
+	}
+}
+
+// earlyStopping is LoadGen 6.0's EarlyStopping (results.cc; §5).
+func (r *Run) earlyStopping(samples, queries stats.Latencies, issued int64) *EarlyStoppingResult {
+	p := r.tr.Settings.TargetLatencyPercentile
+	f, err := stats.NewMinPassingFinder(p, stats.EarlyStoppingConfidence)
+	if err != nil {
+		return &EarlyStoppingResult{Text: err.Error()}
+	}
+	if r.settings.Scenario == trace.Server {
+		v := f.Server(issued, int64(samples.CountOver(r.bound)))
+		es := &EarlyStoppingResult{Met: v.Met, Queries: issued, OverLatency: v.OverLatency, Required: v.Required, Percentile: p}
+		if v.Met {
+			es.Text = " * Run successful."
+		} else {
+			es.MoreQueriesNeeded = v.MoreNeeded()
+			es.Text = fmt.Sprintf(" * Run unsuccessful.\n * Processed %d queries.\n * Would need to run at least %d more queries,\n with the run being successful if every additional\n query were under latency.", issued, es.MoreQueriesNeeded)
+		}
+		return es
+	}
+	l := samples
+	if r.settings.Scenario == trace.MultiStream {
+		l = queries
+	}
+	est := f.EstimatePercentile(l)
+	es := &EarlyStoppingResult{Met: est.Met, Queries: est.Queries, MinQueries: est.MinQueries, Percentile: p}
+	if !est.Met {
+		es.Text = fmt.Sprintf(" * Only processed %d queries.\n * Need to process at least %d queries for early stopping.", est.Queries, est.MinQueries)
+		return es
+	}
+	es.Discarded, es.EstimateNs = est.Discarded, int64(est.Latency)
+	es.Text = fmt.Sprintf(" * Processed at least %d queries (%d).\n * Would discard %d highest latency queries.\n * Early stopping %s percentile estimate: %d",
+		est.MinQueries, est.Queries, est.Discarded, pctName(p), es.EstimateNs)
+	if r.settings.Scenario == trace.SingleStream {
+		if f99, err := stats.NewMinPassingFinder(0.99, stats.EarlyStoppingConfidence); err == nil {
+			e99 := f99.EstimatePercentile(l)
+			if e99.Met {
+				es.EstimateP99Ns = int64(e99.Latency)
+				es.Text += fmt.Sprintf("\n * Early stopping 99.0th percentile estimate: %d", es.EstimateP99Ns)
+			} else {
+				es.Text += fmt.Sprintf("\n * Not enough queries processed for 99.0th percentile\n early stopping estimate (would need to process at\n least %d total queries).", e99.MinQueries)
+			}
+		}
+	}
+	return es
+}
+
+// tickAccounting applies v0.5's skipped-interval rule (v0.5 loadgen.cc
+// 770-792, 964-969): query i is charged the ticks its successor advanced;
+// the last query is charged ceil(latency/interval). The run fails if the
+// sorted charges at the target percentile are ≥ 2.
+func (r *Run) tickAccounting() *MultiStreamTicks {
+	issued := int(r.issuedQ.Load())
+	p := r.tr.Settings.TargetLatencyPercentile
+	m := &MultiStreamTicks{IntervalNs: int64(r.interval), Percentile: p, Met: true}
+	if issued == 0 {
+		return m
+	}
+	charge := make([]int64, issued)
+	for i := 0; i < issued; i++ {
+		adv := int64(r.ticks[i])
+		m.SkippedIntervals += adv - 1
+		m.MaxTicksAdvanced = max(m.MaxTicksAdvanced, adv)
+		if i > 0 {
+			charge[i-1] = adv
+		}
+	}
+	last := issued - 1
+	lastLat := r.queryDone[last].Load() - r.scheduled[last]
+	if r.queryFail[last].Load() || r.remaining[last].Load() != 0 {
+		lastLat = math.MaxInt64
+	}
+	iv := int64(r.interval)
+	charge[last] = max(1, lastLat/iv+min(1, lastLat%iv))
+	m.OvertimeQueries = m.SkippedIntervals
+	for _, c := range charge {
+		if c >= 2 {
+			m.QueriesWithSkips++
+		}
+	}
+	slices.Sort(charge)
+	idx := min(int(float64(issued)*p), issued-1)
+	m.IntervalsAtPercentile = charge[idx]
+	m.Met = m.IntervalsAtPercentile < 2
+	return m
+}
+
+func latencyStats(l stats.Latencies, target float64) LatencyStats {
+	st := LatencyStats{Count: l.Len(), Failed: l.Failed()}
+	sum, err := l.Summary()
+	if err != nil {
+		return st
+	}
+	st.MinNs, st.MaxNs, st.MeanNs = int64(sum.Min), int64(sum.Max), int64(sum.Mean)
+	ps := reportedPercentiles
+	if target > 0 && !slices.Contains(ps, target) {
+		ps = append(slices.Clone(ps), target)
+		slices.Sort(ps)
+	}
+	for _, p := range ps {
+		v, err := l.Percentile(p)
+		if err == nil {
+			st.Percentiles = append(st.Percentiles, Percentile{P: p, LatencyNs: int64(v)})
+		}
+	}
+	return st
+}
+
+// pctName formats a percentile as LoadGen's labels do: 0.9 → "90.0th".
+func pctName(p float64) string { return fmt.Sprintf("%.1fth", p*100) }
+
+func nsString(d time.Duration) string {
+	if d == stats.FailedLatency {
+		return "(a failed sample)"
+	}
+	return fmt.Sprintf("%d ns", int64(d))
+}
