@@ -64,3 +64,11 @@ func oneLine(s string) string {
 		return r
 	}, s)
 }
+
+// neutral makes text from outside (SUT name, error messages, extra fields)
+// safe to print in the summary: on one line, and without the phrase the
+// TEST04 script searches anywhere in a line ("Early stopping ...
+// percentile estimate"), so a server's message cannot become a score.
+func neutral(s string) string {
+	return strings.ReplaceAll(oneLine(s), "Early stopping", "Early-stopping")
+}

@@ -290,7 +290,7 @@ func TestSummaryNetworkSection(t *testing.T) {
 		"  97.00 percentile issue lateness (ns) : 40\n" +
 		"  99.00 percentile issue lateness (ns) : 50\n" +
 		"  99.90 percentile issue lateness (ns) : 60\n" +
-		"protocol : grpc\n"
+		"  protocol : grpc\n"
 	if got := out[len(lg):]; got != wantNet {
 		t.Errorf("network section:\n%s\nwant:\n%s", got, wantNet)
 	}

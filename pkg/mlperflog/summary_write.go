@@ -66,7 +66,7 @@ func writeResults(b *strings.Builder, s *Summary) {
 	line(b, separator)
 	line(b, "MLPerf Results Summary")
 	line(b, separator)
-	line(b, "SUT name : ", oneLine(s.SUTName))
+	line(b, "SUT name : ", neutral(s.SUTName))
 	line(b, "Scenario : ", st.Scenario.String())
 	line(b, "Mode     : ", st.Mode.String())
 	switch st.Scenario {
@@ -181,8 +181,9 @@ func footer(warnings, errors int) string {
 }
 
 // writeNetwork writes netloadgen's section. Its lines start with words no
-// official tool's pattern anchors on (LOADGEN-REFERENCE.md §6.5), so
-// appending it changes nothing they read.
+// official tool's pattern anchors on (LOADGEN-REFERENCE.md §6.5) and text
+// from outside goes through neutral, so appending it changes nothing they
+// read.
 func writeNetwork(b *strings.Builder, s *Summary) {
 	n := &s.Network
 	line(b)
@@ -190,7 +191,7 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 	line(b, NetworkSectionTitle)
 	line(b, separator)
 	if n.Ruleset != "" {
-		line(b, "Ruleset : ", oneLine(n.Ruleset))
+		line(b, "Ruleset : ", neutral(n.Ruleset))
 	}
 	line(b, "Failed samples : ", strconv.FormatInt(n.FailedSamples, 10))
 	if n.FailedSamples > 0 {
@@ -200,11 +201,11 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 	if len(n.FirstErrors) > 0 {
 		line(b, "First errors:")
 		for _, e := range n.FirstErrors {
-			line(b, " * ", oneLine(e))
+			line(b, " * ", neutral(e))
 		}
 	}
 	for _, c := range n.Constraints {
-		line(b, "Constraint ", oneLine(c.Name), " satisfied : ", yesNO(c.Met))
+		line(b, "Constraint ", neutral(c.Name), " satisfied : ", yesNO(c.Met))
 	}
 	if l := n.IssueLateness; l != nil {
 		line(b, "Issue lateness, actual issue time minus scheduled time:")
@@ -215,7 +216,8 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 			line(b, "  ", percentileLabel(p, 2), " percentile issue lateness (ns) : ", ns(l.P[i]))
 		}
 	}
+	// Extra lines are indented: a key must not start a line a tool anchors on.
 	for _, f := range n.Extra {
-		line(b, oneLine(f.Key), " : ", oneLine(f.Value))
+		line(b, "  ", neutral(f.Key), " : ", neutral(f.Value))
 	}
 }

@@ -98,7 +98,7 @@ func networkRecommendations(s *Summary) []string {
 		if r == "" {
 			r = c.Name + " not met."
 		}
-		out = append(out, "netloadgen: "+oneLine(r))
+		out = append(out, "netloadgen: "+neutral(r))
 	}
 	return out
 }
