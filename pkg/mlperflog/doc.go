@@ -17,6 +17,8 @@
 //   - A non-finite double is written as a JSON string ("nan", "inf", "-inf",
 //     the text LoadGen's ostream would print), never as a bare token:
 //     the checker's float() still reads it, and json.loads does not fail.
-//   - Control characters in summary text coming from the SUT (its name, error
-//     messages) are replaced by spaces, so a remote server cannot forge lines.
+//   - In summary text coming from outside (the SUT's name, error messages,
+//     extra fields) control characters become spaces and "Early stopping"
+//     becomes "Early-stopping", so a remote server cannot forge a line or a
+//     score the TEST04 script would read.
 package mlperflog
