@@ -1,0 +1,44 @@
+package sut
+
+import (
+	"context"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// Call sends one pre-encoded request and reports whether it succeeded; it
+// must not allocate the request again.
+type Call func(ctx context.Context) error
+
+// Client prepares requests for one transport.
+type Client interface {
+	Prepare(req *kserve.InferRequest) (Call, error)
+}
+
+type httpClient struct{ c *kserve.HTTPClient }
+
+// HTTP adapts the KServe REST client: the body is encoded once, and sends
+// only check the status and framing of the answer.
+func HTTP(c *kserve.HTTPClient) Client { return httpClient{c} }
+
+func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
+	p, err := h.c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return h.c.InferPreparedCheck(ctx, p) }, nil
+}
+
+type grpcClient struct{ c *kserve.GRPCClient }
+
+// GRPC adapts the KServe gRPC client: the message is built once with raw
+// tensor contents, and answers are not converted.
+func GRPC(c *kserve.GRPCClient) Client { return grpcClient{c} }
+
+func (g grpcClient) Prepare(req *kserve.InferRequest) (Call, error) {
+	p, err := g.c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return g.c.InferPreparedDiscard(ctx, p) }, nil
+}

@@ -1,0 +1,276 @@
+package sut
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// Options shape how queries become requests.
+type Options struct {
+	Model, Version string
+	// MaxBatch is the model's max_batch_size: > 0 means a query of up to
+	// MaxBatch samples goes as one request with a batch dimension; 0 means
+	// one request per sample.
+	MaxBatch int
+	// BatchSize cuts a query larger than one request into requests of this
+	// many samples (Offline); default MaxBatch, or 1 without batching.
+	BatchSize int
+	// MaxInflight caps a query's outstanding requests (Offline); 0 = no cap.
+	MaxInflight int
+	// Timeout bounds one request; 0 = none (the engine's drain deadline
+	// still ends the run).
+	Timeout time.Duration
+	// Name is the SUT name for the logs; it should contain "Network SUT".
+	Name string
+}
+
+// maxCached bounds the multi-sample requests encoded ahead; past it a
+// request is encoded when issued (Offline batches of a huge trace).
+const maxCached = 1 << 16
+
+// Network is an engine SUT that sends queries to a KServe v2 endpoint.
+type Network struct {
+	client Client
+	lib    qsl.Library
+	o      Options
+
+	single []Call          // by QSL index: one-sample requests
+	multi  map[string]Call // by the samples' indices: batched requests
+	mu     sync.Mutex      // guards multi after Prepare (issue-time encodes)
+	keyBuf sync.Pool       // *[]byte scratch for multi keys
+}
+
+// New builds a Network SUT; call Prepare before the run starts.
+func New(client Client, lib qsl.Library, o Options) (*Network, error) {
+	if o.Model == "" {
+		return nil, fmt.Errorf("sut: no model")
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = max(o.MaxBatch, 1)
+	}
+	if o.MaxBatch > 0 && o.BatchSize > o.MaxBatch {
+		return nil, fmt.Errorf("sut: batch size %d exceeds the model's max_batch_size %d", o.BatchSize, o.MaxBatch)
+	}
+	if o.MaxBatch == 0 {
+		o.BatchSize = 1
+	}
+	if o.Name == "" {
+		o.Name = "Network SUT"
+	}
+	return &Network{client: client, lib: lib, o: o, multi: map[string]Call{}}, nil
+}
+
+// Name is the SUT's name for the logs.
+func (n *Network) Name() string { return n.o.Name }
+
+// Prepare encodes, before the clock starts, every request the trace will
+// send: one per loaded sample, and one per distinct batch of samples.
+func (n *Network) Prepare(ctx context.Context, tr *trace.Trace) error {
+	n.single = make([]Call, n.lib.TotalSampleCount())
+	for i := range tr.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		q := tr.Query(i)
+		for _, chunk := range n.chunks(len(q.Samples)) {
+			samples := q.Samples[chunk[0]:chunk[1]]
+			if len(samples) == 1 {
+				if _, err := n.prepareSingle(samples[0]); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(n.multi) >= maxCached {
+				continue
+			}
+			if _, err := n.multiCall(samples); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// chunks cuts a query of size samples into request ranges [from, to).
+func (n *Network) chunks(size int) [][2]int {
+	per := n.o.BatchSize
+	if n.o.MaxBatch > 0 && size <= n.o.MaxBatch && size > n.o.BatchSize && n.o.MaxInflight == 0 {
+		// A MultiStream query that fits one batch goes whole.
+		per = size
+	}
+	var out [][2]int
+	for from := 0; from < size; from += per {
+		out = append(out, [2]int{from, min(from+per, size)})
+	}
+	return out
+}
+
+// prepareSingle encodes and caches a one-sample request; only Prepare
+// writes the cache, so issuing reads it without a lock.
+func (n *Network) prepareSingle(index int) (Call, error) {
+	if index < 0 || index >= len(n.single) {
+		return nil, fmt.Errorf("sut: sample index %d outside the library", index)
+	}
+	if c := n.single[index]; c != nil {
+		return c, nil
+	}
+	c, err := n.encode([]int{index})
+	if err != nil {
+		return nil, err
+	}
+	n.single[index] = c
+	return c, nil
+}
+
+// singleCall is the issue-time lookup: a sample Prepare did not see (none,
+// for a trace-driven run) is encoded on the spot.
+func (n *Network) singleCall(index int) (Call, error) {
+	if index >= 0 && index < len(n.single) {
+		if c := n.single[index]; c != nil {
+			return c, nil
+		}
+	}
+	return n.encode([]int{index})
+}
+
+func (n *Network) multiCall(samples []int) (Call, error) {
+	bp, _ := n.keyBuf.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	key := (*bp)[:0]
+	for _, s := range samples {
+		key = binary.AppendUvarint(key, uint64(s))
+	}
+	*bp = key
+	n.mu.Lock()
+	c, ok := n.multi[string(key)]
+	n.mu.Unlock()
+	if ok {
+		n.keyBuf.Put(bp)
+		return c, nil
+	}
+	c, err := n.encode(samples)
+	if err == nil {
+		n.mu.Lock()
+		if len(n.multi) < maxCached {
+			n.multi[string(key)] = c
+		}
+		n.mu.Unlock()
+	}
+	n.keyBuf.Put(bp)
+	return c, err
+}
+
+// encode builds the request for samples: their tensors concatenated along a
+// new batch dimension when the model batches.
+func (n *Network) encode(samples []int) (Call, error) {
+	first := n.lib.Sample(samples[0])
+	if first == nil {
+		return nil, fmt.Errorf("sut: sample %d was not loaded", samples[0])
+	}
+	req := &kserve.InferRequest{Model: n.o.Model, Version: n.o.Version}
+	for i, in := range first.Inputs {
+		t := kserve.Tensor{Name: in.Name, Datatype: in.Datatype}
+		if n.o.MaxBatch > 0 {
+			t.Shape = append([]int64{int64(len(samples))}, in.Shape...)
+		} else {
+			t.Shape = in.Shape
+		}
+		for _, idx := range samples {
+			s := n.lib.Sample(idx)
+			if s == nil {
+				return nil, fmt.Errorf("sut: sample %d was not loaded", idx)
+			}
+			t.Data = append(t.Data, s.Inputs[i].Data...)
+		}
+		req.Inputs = append(req.Inputs, t)
+	}
+	c, err := n.client.Prepare(req)
+	if err != nil {
+		return nil, fmt.Errorf("sut: encode samples %v: %w", samples, err)
+	}
+	return c, nil
+}
+
+// IssueQuery sends q without blocking: each request runs on its own
+// goroutine, so the Server scheduler never waits on the network.
+func (n *Network) IssueQuery(ctx context.Context, q loadgen.Query, done func(loadgen.Completion)) {
+	size := len(q.Samples)
+	if size == 1 {
+		c, err := n.singleCall(q.Samples[0])
+		if err != nil {
+			done(q.Done(err))
+			return
+		}
+		go func() { done(q.Done(n.send(ctx, c))) }()
+		return
+	}
+	chunks := n.chunks(size)
+	if len(chunks) == 1 {
+		go func() {
+			c, err := n.multiCall(q.Samples)
+			if err == nil {
+				err = n.send(ctx, c)
+			}
+			done(q.Done(err))
+		}()
+		return
+	}
+	go n.issueChunks(ctx, q, chunks, done)
+}
+
+// issueChunks sends a large query's requests with at most MaxInflight out.
+func (n *Network) issueChunks(ctx context.Context, q loadgen.Query, chunks [][2]int, done func(loadgen.Completion)) {
+	var sem chan struct{}
+	if n.o.MaxInflight > 0 {
+		sem = make(chan struct{}, n.o.MaxInflight)
+	}
+	var wg sync.WaitGroup
+	for _, ch := range chunks {
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				// Cancelled: the remaining samples fail now rather than never.
+				done(q.DoneRange(ch[0], ch[1]-ch[0], ctx.Err()))
+				continue
+			}
+		}
+		wg.Go(func() {
+			samples := q.Samples[ch[0]:ch[1]]
+			var c Call
+			var err error
+			if len(samples) == 1 {
+				c, err = n.singleCall(samples[0])
+			} else {
+				c, err = n.multiCall(samples)
+			}
+			if err == nil {
+				err = n.send(ctx, c)
+			}
+			done(q.DoneRange(ch[0], ch[1]-ch[0], err))
+			if sem != nil {
+				<-sem
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (n *Network) send(ctx context.Context, c Call) error {
+	if n.o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, n.o.Timeout)
+		defer cancel()
+	}
+	return c(ctx)
+}
