@@ -43,7 +43,9 @@ func execute(t *testing.T, s Settings, sut *fakeSUT, opts ...Option) (*Run, *Res
 
 var quiet = WithLogger(slog.New(slog.DiscardHandler))
 
-func constLatency(d time.Duration) func(int) time.Duration { return func(int) time.Duration { return d } }
+func constLatency(d time.Duration) func(int) time.Duration {
+	return func(int) time.Duration { return d }
+}
 
 // Every scenario issues the trace's queries, in order, with the trace's
 // sample indices, and records every sample.
@@ -252,14 +254,18 @@ func TestValidityVerdicts(t *testing.T) {
 			sut:       func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(time.Millisecond)} },
 			wantValid: true},
 		{name: "SingleStream loadgen6 too few for early stopping", ruleset: RulesetLoadGen6, sc: trace.SingleStream,
-			edit:       func(s *Settings) { s.MinDurationMs, s.SingleStreamExpectedLatencyNs = 50, 5e6 },
-			sut:        func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(5 * time.Millisecond), advance: true} },
+			edit: func(s *Settings) { s.MinDurationMs, s.SingleStreamExpectedLatencyNs = 50, 5e6 },
+			sut: func(c *fakeClock) *fakeSUT {
+				return &fakeSUT{clock: c, latency: constLatency(5 * time.Millisecond), advance: true}
+			},
 			wantReason: "Only processed", wantRec: recEarlyStopping},
 		{name: "Offline VALID", ruleset: RulesetLoadGen6, sc: trace.Offline,
 			sut:       func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(time.Second), batch: 64} },
 			wantValid: true},
 		{name: "Offline INVALID min duration", ruleset: RulesetLoadGen6, sc: trace.Offline,
-			sut:        func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(time.Millisecond), batch: 64} },
+			sut: func(c *fakeClock) *fakeSUT {
+				return &fakeSUT{clock: c, latency: constLatency(time.Millisecond), batch: 64}
+			},
 			wantReason: "min duration 200 ms not met", wantRec: recMinDurationOffline},
 	}
 	for _, c := range cases {
@@ -411,7 +417,7 @@ func (d *doubleSUT) IssueQuery(_ context.Context, q Query, done func(Completion)
 	c := q.Done(nil)
 	c.At = q.Issued.Add(time.Millisecond)
 	done(c)
-	done(c)                                // a second completion of the same sample
+	done(c)                                    // a second completion of the same sample
 	done(Completion{Query: 1 << 30, Count: 1}) // a query that does not exist
 }
 

@@ -6,7 +6,7 @@ type StopReason string
 // Stop reasons; every one but StopCompleted is an early end, and the
 // result's EndMessage gives LoadGen's wording where it has one.
 const (
-	StopCompleted       StopReason = "completed"         // ended naturally
+	StopCompleted       StopReason = "completed"          // ended naturally
 	StopRanOut          StopReason = "ran_out_of_queries" // SS/MS used up the trace
 	StopMaxQueryCount   StopReason = "max_query_count"
 	StopMaxDuration     StopReason = "max_duration"
