@@ -67,6 +67,8 @@ type Run struct {
 	active                         atomic.Int64
 	closed                         atomic.Bool
 	notify                         chan struct{}
+	// done is r.complete bound once: a method value made per call allocates.
+	done func(Completion)
 
 	errMu sync.Mutex
 	errs  []string
@@ -123,6 +125,7 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 		return nil, err
 	}
 	r.live = stats.NewLiveHistogram()
+	r.done = r.complete
 	r.scheduled = make([]int64, r.n)
 	r.issued = make([]int64, r.n)
 	if r.interval > 0 {
@@ -300,7 +303,7 @@ func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
 	}
 	r.remaining[i].Store(int64(len(q.Samples)))
 	r.issuedQ.Add(1)
-	r.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, r.complete)
+	r.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, r.done)
 }
 
 // complete records a completion; it is the done callback of every query.

@@ -1,0 +1,55 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// nullSUT answers every query inline, like LoadGen's null SUT, so the
+// benchmark measures the engine alone.
+type nullSUT struct{}
+
+func (nullSUT) Name() string { return "null" }
+func (nullSUT) IssueQuery(_ context.Context, q Query, done func(Completion)) {
+	done(q.Done(nil))
+}
+
+// BenchmarkServerIssue issues b.N Server queries on the system clock and
+// reports the issue lateness (actual − scheduled) the scheduler achieves and
+// the allocations per query of issuing and recording (setup and the final
+// result are outside the timer).
+func BenchmarkServerIssue(b *testing.B) {
+	for _, qps := range []float64{5_000, 50_000} {
+		for _, spin := range []time.Duration{0, 200 * time.Microsecond, DefaultSpinThreshold} {
+			b.Run(fmt.Sprintf("qps=%g/spin=%v", qps, spin), func(b *testing.B) {
+				s := DefaultSettings(RulesetLoadGen6)
+				s.Scenario = trace.Server
+				s.ServerTargetQPS = qps
+				s.MinDurationMs = 1
+				s.MinQueryCount = uint64(b.N)
+				s.Engine.SpinThresholdNs = int64(spin)
+				r, err := NewRun(s, nullSUT{}, &fakeQSL{total: 1024, perf: 1024}, WithLogger(slog.New(slog.DiscardHandler)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.n = b.N // the trace holds at least b.N queries; issue exactly b.N
+				b.ReportAllocs()
+				b.ResetTimer()
+				res, err := r.Execute(context.Background())
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p99, ok := res.IssueLateness.At(0.99); ok {
+					b.ReportMetric(float64(p99.Nanoseconds()), "lateness-p99-ns")
+				}
+				b.ReportMetric(float64(res.IssueLateness.MaxNs), "lateness-max-ns")
+			})
+		}
+	}
+}
