@@ -28,6 +28,19 @@ proto:
 		--go-grpc_out=kserve/inferencepb --go-grpc_opt=paths=source_relative \
 		kserve/inferencepb/inference.proto
 
+# Builds, starts sutproxy, runs a real Server scenario through the network
+# path, prints the result, and stops what it started.
+demo: build
+	BIN=$(BIN) ./scripts/demo.sh
+
+# Each fuzz target for a short while (FUZZTIME=30s by default).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeInferRequest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeInferResponse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeJSONData$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzInferRequestFromPB$$' -fuzztime $(FUZZTIME)
+
 vet:
 	$(GO) vet ./...
 

@@ -1,0 +1,185 @@
+package sut
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
+)
+
+// fakeClient records each prepared request and each send; a send blocks
+// until release lets it go when gate is set.
+type fakeClient struct {
+	mu       sync.Mutex
+	prepared []*kserve.InferRequest
+	sent     []*kserve.InferRequest
+	inflight int
+	maxSeen  int
+	gate     chan struct{}
+	fail     error
+}
+
+func (f *fakeClient) Prepare(req *kserve.InferRequest) (Call, error) {
+	f.mu.Lock()
+	f.prepared = append(f.prepared, req)
+	f.mu.Unlock()
+	return func(ctx context.Context) error {
+		f.mu.Lock()
+		f.sent = append(f.sent, req)
+		f.inflight++
+		f.maxSeen = max(f.maxSeen, f.inflight)
+		f.mu.Unlock()
+		if f.gate != nil {
+			<-f.gate
+		}
+		f.mu.Lock()
+		f.inflight--
+		f.mu.Unlock()
+		return f.fail
+	}, nil
+}
+
+func library(t *testing.T, batched bool) *qsl.Synthetic {
+	t.Helper()
+	shape := []int64{4}
+	if batched {
+		shape = []int64{-1, 4}
+	}
+	lib, err := qsl.NewSynthetic(kserve.ModelMetadata{Name: "m", Inputs: []kserve.TensorMetadata{
+		{Name: "IN", Datatype: kserve.FP32, Shape: shape}}}, qsl.SyntheticOptions{Batched: batched, Total: 64, Performance: 64, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, 64)
+	for i := range all {
+		all[i] = i
+	}
+	if err := lib.Load(t.Context(), all); err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+// collect gathers completions until every sample of q is covered.
+type collector struct {
+	mu    sync.Mutex
+	got   []loadgen.Completion
+	count int
+	all   chan struct{}
+	want  int
+}
+
+func newCollector(want int) *collector { return &collector{all: make(chan struct{}), want: want} }
+
+func (c *collector) done(x loadgen.Completion) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, x)
+	c.count += x.Count
+	if c.count == c.want {
+		close(c.all)
+	}
+}
+
+func TestBatchedQueryIsOneRequest(t *testing.T) {
+	lib := library(t, true)
+	fc := &fakeClient{}
+	n, err := New(fc, lib, Options{Model: "m", MaxBatch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := loadgen.Query{ID: 3, Samples: []int{5, 6, 7}}
+	c := newCollector(3)
+	n.IssueQuery(t.Context(), q, c.done)
+	<-c.all
+	if len(fc.sent) != 1 {
+		t.Fatalf("%d requests, want 1 batched request", len(fc.sent))
+	}
+	in := fc.sent[0].Inputs[0]
+	if fmt.Sprint(in.Shape) != "[3 4]" {
+		t.Errorf("shape %v, want [3 4]", in.Shape)
+	}
+	var want []byte
+	for _, i := range q.Samples {
+		want = append(want, lib.Sample(i).Inputs[0].Data...)
+	}
+	if string(in.Data) != string(want) {
+		t.Error("batch data is not the samples' data in query order")
+	}
+	if len(c.got) != 1 || c.got[0].Query != 3 || c.got[0].Count != 3 || c.got[0].Err != nil {
+		t.Errorf("completions %+v, want one covering the query", c.got)
+	}
+}
+
+func TestUnbatchedModelSendsOneRequestPerSample(t *testing.T) {
+	lib := library(t, false)
+	fc := &fakeClient{}
+	n, _ := New(fc, lib, Options{Model: "m"})
+	c := newCollector(4)
+	n.IssueQuery(t.Context(), loadgen.Query{Samples: []int{1, 2, 3, 4}}, c.done)
+	<-c.all
+	if len(fc.sent) != 4 {
+		t.Fatalf("%d requests, want 4", len(fc.sent))
+	}
+	for _, r := range fc.sent {
+		if fmt.Sprint(r.Inputs[0].Shape) != "[4]" {
+			t.Errorf("unbatched request shape %v, want the sample's [4]", r.Inputs[0].Shape)
+		}
+	}
+}
+
+func TestOfflineSplitRespectsInflightCap(t *testing.T) {
+	lib := library(t, true)
+	fc := &fakeClient{gate: make(chan struct{})}
+	n, _ := New(fc, lib, Options{Model: "m", MaxBatch: 8, BatchSize: 4, MaxInflight: 3})
+	samples := make([]int, 50)
+	for i := range samples {
+		samples[i] = i % 64
+	}
+	c := newCollector(50)
+	n.IssueQuery(t.Context(), loadgen.Query{Samples: samples}, c.done)
+	// 13 requests (12 of 4, one of 2); let them through one at a time.
+	for range 13 {
+		fc.gate <- struct{}{}
+	}
+	<-c.all
+	if fc.maxSeen > 3 {
+		t.Errorf("%d requests in flight at once, cap is 3", fc.maxSeen)
+	}
+	if len(fc.sent) != 13 {
+		t.Errorf("%d requests, want 13", len(fc.sent))
+	}
+	sort.Slice(c.got, func(i, j int) bool { return c.got[i].First < c.got[j].First })
+	next := 0
+	for _, g := range c.got {
+		if g.First != next || g.Count > 4 {
+			t.Fatalf("completions %+v do not tile the query in batches of at most 4", c.got)
+		}
+		next += g.Count
+	}
+}
+
+func TestFailuresReachTheEngine(t *testing.T) {
+	lib := library(t, true)
+	boom := errors.New("boom")
+	fc := &fakeClient{fail: boom}
+	n, _ := New(fc, lib, Options{Model: "m", MaxBatch: 8})
+	c := newCollector(1)
+	n.IssueQuery(t.Context(), loadgen.Query{Samples: []int{9}}, c.done)
+	<-c.all
+	if !errors.Is(c.got[0].Err, boom) {
+		t.Errorf("completion error %v, want the client's", c.got[0].Err)
+	}
+}
+
+func TestBatchSizeAboveModelLimitIsRefused(t *testing.T) {
+	if _, err := New(&fakeClient{}, library(t, true), Options{Model: "m", MaxBatch: 8, BatchSize: 16}); err == nil {
+		t.Error("batch size 16 over max_batch_size 8 was accepted")
+	}
+}
