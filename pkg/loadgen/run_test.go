@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -259,6 +260,9 @@ func TestValidityVerdicts(t *testing.T) {
 				return &fakeSUT{clock: c, latency: constLatency(5 * time.Millisecond), advance: true}
 			},
 			wantReason: "Only processed", wantRec: recEarlyStopping},
+		{name: "MultiStream loadgen6 runs out of generated queries", ruleset: RulesetLoadGen6, sc: trace.MultiStream,
+			sut:        func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(time.Millisecond), advance: true} },
+			wantReason: "Ran out of generated queries", wantRec: recMinDurationSS},
 		{name: "Offline VALID", ruleset: RulesetLoadGen6, sc: trace.Offline,
 			sut:       func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(time.Second), batch: 64} },
 			wantValid: true},
@@ -457,5 +461,21 @@ func TestQSLLoadFailure(t *testing.T) {
 	}
 	if _, err := r.Execute(context.Background()); err == nil || !strings.Contains(err.Error(), "disk") {
 		t.Errorf("Execute: %v", err)
+	}
+}
+
+func TestResultMarshalsToJSON(t *testing.T) {
+	clk := newFakeClock()
+	_, res := execute(t, testSettings(t, RulesetLoadGen6, trace.Server), &fakeSUT{clock: clk, latency: constLatency(time.Millisecond)})
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back["result_validity"] != res.Validity || back["ruleset"] != "loadgen6" || back["mode"] != "PerformanceOnly" {
+		t.Errorf("round trip: validity %v ruleset %v mode %v", back["result_validity"], back["ruleset"], back["mode"])
 	}
 }
