@@ -261,7 +261,9 @@ func TestValidityVerdicts(t *testing.T) {
 			},
 			wantReason: "Only processed", wantRec: recEarlyStopping},
 		{name: "MultiStream loadgen6 runs out of generated queries", ruleset: RulesetLoadGen6, sc: trace.MultiStream,
-			sut:        func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(time.Millisecond), advance: true} },
+			sut: func(c *fakeClock) *fakeSUT {
+				return &fakeSUT{clock: c, latency: constLatency(time.Millisecond), advance: true}
+			},
 			wantReason: "Ran out of generated queries", wantRec: recMinDurationSS},
 		{name: "Offline VALID", ruleset: RulesetLoadGen6, sc: trace.Offline,
 			sut:       func(c *fakeClock) *fakeSUT { return &fakeSUT{clock: c, latency: constLatency(time.Second), batch: 64} },
