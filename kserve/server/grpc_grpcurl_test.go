@@ -26,7 +26,7 @@ func TestGRPCWithGrpcurl(t *testing.T) {
 		{"metadata", []string{"-d", `{"name":"echo"}`, "inference.GRPCInferenceService/ModelMetadata"}, "OUT_X"},
 		{"infer", []string{"-d", `{"model_name":"echo","id":"g1","inputs":[{"name":"X","datatype":"FP32","shape":[1,16]}],"raw_input_contents":["` + raw + `"]}`,
 			"inference.GRPCInferenceService/ModelInfer"}, raw},
-		{"unknown model", []string{"-d", `{"name":"nope"}`, "inference.GRPCInferenceService/ModelReady"}, "NotFound"},
+		{"unknown model", []string{"-d", `{"name":"nope"}`, "inference.GRPCInferenceService/ModelMetadata"}, "NotFound"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

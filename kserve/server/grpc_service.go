@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -60,6 +61,12 @@ func (s *grpcService) ServerMetadata(ctx context.Context, _ *inferencepb.ServerM
 func (s *grpcService) ModelReady(ctx context.Context, m *inferencepb.ModelReadyRequest) (*inferencepb.ModelReadyResponse, error) {
 	start := s.begin()
 	ready, err := s.b.ModelReady(ctx, m.GetName(), m.GetVersion())
+	if errors.Is(err, kserve.ErrNotFound) {
+		// Triton answers OK with ready=false for a model it does not know,
+		// and tritonclient's is_model_ready relies on it (it raises on an
+		// error status instead of returning False).
+		ready, err = false, nil
+	}
 	err = grpcStatus(err)
 	s.done("ModelReady", m.GetName(), start, err)
 	if err != nil {

@@ -290,12 +290,16 @@ func TestGRPCErrors(t *testing.T) {
 	}{
 		{"unknown model infer", func(ctx context.Context) error { _, err := c.Infer(ctx, unknown); return err }, kserve.ErrNotFound},
 		{"unknown model metadata", func(ctx context.Context) error { _, err := c.ModelMetadata(ctx, "nope", ""); return err }, kserve.ErrNotFound},
-		{"unknown model ready", func(ctx context.Context) error { _, err := c.ModelReady(ctx, "nope", ""); return err }, kserve.ErrNotFound},
 		{"unknown model config", func(ctx context.Context) error { _, err := c.ModelConfig(ctx, "nope", ""); return err }, kserve.ErrNotFound},
 		{"unknown model stats", func(ctx context.Context) error { _, err := c.ModelStatistics(ctx, "nope", ""); return err }, kserve.ErrNotFound},
 		{"wrong shape", func(ctx context.Context) error { _, err := c.Infer(ctx, badShape); return err }, kserve.ErrInvalidArgument},
 		{"server unavailable status", func(ctx context.Context) error { _, err := c.Infer(ctx, busy); return err }, kserve.ErrUnavailable},
 		{"plain backend error", func(ctx context.Context) error { _, err := c.Infer(ctx, broken); return err }, kserve.ErrInternal},
+	}
+	// As Triton does, ModelReady answers OK with ready=false for a model it
+	// does not know (tritonclient's is_model_ready depends on it).
+	if ready, err := c.ModelReady(t.Context(), "nope", ""); ready || err != nil {
+		t.Errorf("ModelReady(unknown) = %v, %v; want false, nil", ready, err)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
