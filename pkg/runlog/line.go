@@ -1,0 +1,75 @@
+package runlog
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/stats"
+)
+
+// SummaryLine is a one-paragraph account of a run for a terminal: scenario,
+// verdict with its reasons, achieved against target rate, latency
+// percentiles, failures and issue lateness.
+func SummaryLine(res *loadgen.Result) string {
+	if res == nil {
+		return "no result"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s", res.Scenario, res.Ruleset, res.Validity)
+	if len(res.InvalidReasons) > 0 {
+		// Reasons quote LoadGen's multi-line texts; a terminal line is one paragraph.
+		fmt.Fprintf(&b, " (%s)", strings.Join(strings.Fields(strings.Join(res.InvalidReasons, "; ")), " "))
+	}
+	b.WriteString(". ")
+	b.WriteString(rateText(res))
+	latency, what := res.SampleLatency, "latency"
+	if res.Scenario == "MultiStream" {
+		latency, what = res.QueryLatency, "query latency"
+	}
+	fmt.Fprintf(&b, "; %s p50 %s, p90 %s, p99 %s", what, msAt(latency, 0.50), msAt(latency, 0.90), msAt(latency, 0.99))
+	fmt.Fprintf(&b, "; %d of %d samples failed", res.SamplesFailed, res.SamplesIssued)
+	if res.IssueLateness.Count > 0 {
+		fmt.Fprintf(&b, "; issue lateness p99 %s", msAt(res.IssueLateness, 0.99))
+	}
+	fmt.Fprintf(&b, "; %d queries in %.3f s", res.QueriesIssued, time.Duration(res.DurationNs).Seconds())
+	if res.EndReason != "" && res.EndReason != loadgen.StopCompleted {
+		fmt.Fprintf(&b, "; ended early: %s", res.EndReason)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// rateText is the achieved rate against the one the run was set up for:
+// the scheduled QPS for Server, the expected rate that sized the trace
+// otherwise.
+func rateText(res *loadgen.Result) string {
+	target := res.Effective.TargetQPS
+	switch res.Scenario {
+	case "Server":
+		return fmt.Sprintf("%.2f samples/s completed vs %.6g target QPS", res.CompletedSamplesPerSec, res.TargetQPS)
+	case "Offline":
+		return fmt.Sprintf("%.2f samples/s vs %.6g expected", res.SamplesPerSecond, target)
+	case "SingleStream":
+		return fmt.Sprintf("%.2f QPS vs %.6g expected", res.QPSWithLoadgenOverhead, target)
+	}
+	qps := 0.0
+	if res.DurationNs > 0 {
+		qps = float64(res.QueriesIssued) / time.Duration(res.DurationNs).Seconds()
+	}
+	return fmt.Sprintf("%.2f QPS vs %.6g expected", qps, target)
+}
+
+// msAt formats a percentile in milliseconds; a failed sample at that rank
+// has no latency.
+func msAt(ls loadgen.LatencyStats, p float64) string {
+	v, ok := ls.At(p)
+	switch {
+	case !ok:
+		return "n/a"
+	case v == stats.FailedLatency:
+		return "failed"
+	}
+	return fmt.Sprintf("%.3f ms", float64(v)/1e6)
+}

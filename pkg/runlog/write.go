@@ -1,0 +1,162 @@
+package runlog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/mlperflog"
+)
+
+// The files Write creates in a run's directory.
+const (
+	SummaryFile  = "mlperf_log_summary.txt"
+	DetailFile   = "mlperf_log_detail.txt"
+	AccuracyFile = "mlperf_log_accuracy.json"
+	ResultFile   = "result.json"
+	HlogFile     = "latency.hlog"
+)
+
+// Options are what Write needs beyond the run and its result.
+type Options struct {
+	// SUTName overrides the Result's sut_name when set. A network run's
+	// name should contain "Network SUT" for the submission checker.
+	SUTName string
+	// TargetURL and Model describe the server under test; they are written
+	// in netloadgen's section of the summary and as netloadgen_ detail keys.
+	TargetURL string
+	Model     string
+	// QSLName is the detail log's qsl_name (default "netloadgen QSL").
+	QSLName string
+	// AccuracyLogPath is an accuracy log already written elsewhere; Write
+	// copies it in as mlperf_log_accuracy.json. Empty: an accuracy log
+	// already in the directory is kept, and if there is none an empty one
+	// (a performance run logs no responses) is written.
+	AccuracyLogPath string
+	// Extra are further key/value lines for netloadgen's section
+	// (protocol, batching, ...); keys snake_case.
+	Extra []mlperflog.Field
+	// Logger receives progress and inconsistencies (default slog.Default()).
+	Logger *slog.Logger
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.Default()
+	}
+	return o.Logger
+}
+
+func (o *Options) qslName() string {
+	if o.QSLName == "" {
+		return "netloadgen QSL"
+	}
+	return o.QSLName
+}
+
+// Write writes a finished run's files into dir (created if missing): the
+// LoadGen summary, detail and accuracy logs, result.json and latency.hlog.
+// Each file is written to a temporary file in dir, fsynced and renamed into
+// place, and dir is fsynced at the end, so a crash leaves every file either
+// complete or absent (plus at most a temporary file named ".runlog-tmp-*").
+//
+// run may be nil to rewrite the logs from a loaded result.json: the sample
+// table then comes from the Result and latency.hlog, which needs the
+// per-sample record, is not written.
+func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
+	if res == nil {
+		return fmt.Errorf("%w: nil", ErrInvalidResult)
+	}
+	log := o.logger()
+	if !strings.Contains(sutName(res, &o), "Network SUT") {
+		log.Warn("sut_name does not contain \"Network SUT\"; the submission checker expects it for a network run",
+			"sut_name", sutName(res, &o))
+	}
+	summary, err := buildSummary(run, res, &o)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create run dir: %w", err)
+	}
+	// The detail log goes first: the summary's footer counts its errors
+	// and warnings.
+	if err := writeFileAtomic(dir, DetailFile, func(w io.Writer) error { return writeDetail(w, res, summary, &o) }); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(dir, SummaryFile, func(w io.Writer) error { return mlperflog.WriteSummary(w, summary) }); err != nil {
+		return err
+	}
+	if err := writeAccuracy(dir, o.AccuracyLogPath); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(dir, ResultFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}); err != nil {
+		return err
+	}
+	if run != nil {
+		if err := writeFileAtomic(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
+			return err
+		}
+	} else {
+		log.Info("no run record: latency.hlog not written", "dir", dir)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	log.Debug("run files written", "dir", dir, "validity", res.Validity, "summary_valid", summary.Valid())
+	return nil
+}
+
+// writeAccuracy places mlperf_log_accuracy.json: a copy of src, the one
+// already in dir, or an empty log.
+func writeAccuracy(dir, src string) error {
+	dst := filepath.Join(dir, AccuracyFile)
+	if src != "" {
+		if same, err := sameFile(src, dst); err != nil {
+			return fmt.Errorf("accuracy log: %w", err)
+		} else if same {
+			return nil
+		}
+		return copyFileAtomic(dir, AccuracyFile, src)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("accuracy log: %w", err)
+	}
+	return writeFileAtomic(dir, AccuracyFile, func(w io.Writer) error {
+		a, err := mlperflog.NewAccuracyLog(w)
+		if err != nil {
+			return err
+		}
+		return a.Close()
+	})
+}
+
+// sameFile reports whether a and b are the same existing file; a missing b
+// is not an error.
+func sameFile(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}
