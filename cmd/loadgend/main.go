@@ -17,6 +17,7 @@ type command func(args []string, stdout, stderr io.Writer) int
 // commands maps subcommand names (os.Args[1]) to their entry points.
 var commands = map[string]command{
 	"schedule": scheduleCommand,
+	"run":      runCommand,
 }
 
 func main() {

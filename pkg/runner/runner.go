@@ -1,0 +1,165 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/mlperflog"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// Spec is one run: where, what, how.
+type Spec struct {
+	Target       string
+	Model        string
+	ModelVersion string
+	Settings     loadgen.Settings
+	// BatchSize and MaxInflight shape Offline's requests (0: defaults).
+	BatchSize   int
+	MaxInflight int
+	// Conns caps the HTTP connection pool (0: sized from the load).
+	Conns int
+	// JSON sends tensors as JSON instead of the binary extension (HTTP).
+	JSON bool
+	// RequestTimeout bounds one request (0: none; the drain still ends a run).
+	RequestTimeout time.Duration
+	// TotalSamples and PerformanceSamples size the synthetic library.
+	TotalSamples, PerformanceSamples int
+	DataSeed                         uint64
+	SUTName                          string
+	OutDir                           string // "" writes no files
+}
+
+// Options observe a run.
+type Options struct {
+	Logger *slog.Logger
+	// Started is called once the engine's run exists, before the clock
+	// starts, so a caller can poll its Progress.
+	Started func(*loadgen.Run)
+}
+
+// Outcome is a finished run.
+type Outcome struct {
+	Result *loadgen.Result
+	Probe  *Probe
+}
+
+// Run carries out spec. An error means the run could not start or could not
+// finish its bookkeeping; a run that started always returns its Result, with
+// files written, even when the SUT failed every request.
+func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t, err := ParseTarget(spec.Target)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Model == "" {
+		return nil, fmt.Errorf("%w: no model named", ErrTarget)
+	}
+	if err := spec.Settings.Validate(); err != nil {
+		return nil, err
+	}
+	conns := spec.Conns
+	if conns <= 0 {
+		conns = poolSize(spec.Settings)
+	}
+	conn, err := connect(ctx, t, conns, !spec.JSON)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.probe.Close()
+	pr, err := probe(ctx, conn.probe, t, spec.Model, spec.ModelVersion)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := qsl.NewSynthetic(pr.Model, qsl.SyntheticOptions{
+		Batched: pr.Batched, Total: spec.TotalSamples, Performance: spec.PerformanceSamples, Seed: spec.DataSeed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	name := spec.SUTName
+	if name == "" {
+		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
+	}
+	net, err := sut.New(conn.sut, lib, sut.Options{
+		Model: spec.Model, Version: spec.ModelVersion, MaxBatch: pr.MaxBatch,
+		BatchSize: spec.BatchSize, MaxInflight: spec.MaxInflight, Timeout: spec.RequestTimeout, Name: name,
+	})
+	if err != nil {
+		return nil, err
+	}
+	q := &preparingQSL{lib: lib, sut: net, conn: conn, conns: conns}
+	run, err := loadgen.NewRun(spec.Settings, net, q, loadgen.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	q.trace = run.Trace()
+	if o.Started != nil {
+		o.Started(run)
+	}
+	log.Info("run starting", "target", t.URL, "model", spec.Model, "scenario", run.Trace().Settings.Scenario.String(),
+		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch)
+	res, err := run.Execute(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Result: res, Probe: pr}
+	if spec.OutDir != "" {
+		if err := runlog.Write(spec.OutDir, run, res, runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}); err != nil {
+			return out, fmt.Errorf("writing the run's files: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// poolSize sizes the connection pool from the load by Little's law, with
+// room for a tail four times the bound: outstanding = rate × latency.
+func poolSize(s loadgen.Settings) int {
+	switch s.Scenario {
+	case trace.Server:
+		bound := float64(s.ServerTargetLatencyNs) / 1e9
+		if bound <= 0 {
+			bound = 0.1
+		}
+		return int(min(max(math.Ceil(s.ServerTargetQPS*bound*4), 8), 1024))
+	case trace.Offline:
+		return 64
+	}
+	return 8
+}
+
+// preparingQSL loads samples, then encodes every request of the trace and
+// opens the connections: all of it before the engine starts its clock.
+type preparingQSL struct {
+	lib   qsl.Library
+	sut   *sut.Network
+	conn  *connection
+	conns int
+	trace *trace.Trace
+}
+
+func (p *preparingQSL) TotalSampleCount() int       { return p.lib.TotalSampleCount() }
+func (p *preparingQSL) PerformanceSampleCount() int { return p.lib.PerformanceSampleCount() }
+
+func (p *preparingQSL) Load(ctx context.Context, indices []int) error {
+	if err := p.lib.Load(ctx, indices); err != nil {
+		return err
+	}
+	if err := p.sut.Prepare(ctx, p.trace); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return p.conn.preconnect(ctx, min(p.conns, 64))
+}

@@ -1,0 +1,147 @@
+// Package runner carries out one run against a network target: parse and
+// probe the target, build the sample library and the SUT adapter, run the
+// engine, and write the run's files. `loadgend run` and the daemon both use
+// it.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/triton"
+)
+
+// ErrTarget marks a target that is malformed or does not answer as a KServe
+// v2 server with the model: the run never started.
+var ErrTarget = errors.New("target")
+
+// Target is a parsed http://host:port or grpc://host:port.
+type Target struct {
+	Scheme string // "http" or "grpc"
+	Host   string // host:port
+	URL    string // as given
+}
+
+// ParseTarget checks a target URL.
+func ParseTarget(raw string) (Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Target{}, fmt.Errorf("%w: %q is not a URL: %v", ErrTarget, raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "grpc" {
+		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc://", ErrTarget, raw)
+	}
+	if u.Host == "" || u.Port() == "" {
+		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrTarget, raw, u.Scheme)
+	}
+	if u.Scheme == "grpc" && strings.Trim(u.Path, "/") != "" {
+		return Target{}, fmt.Errorf("%w: %q: a grpc:// target takes no path", ErrTarget, raw)
+	}
+	return Target{Scheme: u.Scheme, Host: u.Host, URL: raw}, nil
+}
+
+// probeClient is what a run asks of the endpoint before it starts.
+type probeClient interface {
+	ServerLive(ctx context.Context) (bool, error)
+	ServerMetadata(ctx context.Context) (kserve.ServerMetadata, error)
+	ModelMetadata(ctx context.Context, model, version string) (kserve.ModelMetadata, error)
+	ModelReady(ctx context.Context, model, version string) (bool, error)
+	ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error)
+	Close() error
+}
+
+// connection is an open client of either transport.
+type connection struct {
+	probe probeClient
+	sut   sut.Client
+	// preconnect opens n connections before the clock starts.
+	preconnect func(ctx context.Context, n int) error
+}
+
+func connect(ctx context.Context, t Target, conns int, binary bool) (*connection, error) {
+	switch t.Scheme {
+	case "http":
+		c, err := kserve.NewHTTPClient(t.URL, kserve.HTTPMaxConns(max(conns, 1)), kserve.HTTPBinary(binary))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
+		}
+		return &connection{probe: c, sut: sut.HTTP(c), preconnect: c.Preconnect}, nil
+	case "grpc":
+		n := min(max(conns/16, 1), 8)
+		c, err := kserve.NewGRPCClient(t.Host, kserve.WithGRPCConns(n))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
+		}
+		return &connection{probe: c, sut: sut.GRPC(c), preconnect: func(ctx context.Context, _ int) error { return c.Connect(ctx) }}, nil
+	}
+	return nil, fmt.Errorf("%w: unknown scheme %q", ErrTarget, t.Scheme)
+}
+
+// Probe is what the endpoint said about itself and the model.
+type Probe struct {
+	Server   kserve.ServerMetadata `json:"server"`
+	Model    kserve.ModelMetadata  `json:"model"`
+	Config   *triton.ModelConfig   `json:"config,omitempty"`
+	MaxBatch int                   `json:"max_batch_size"`
+	// Batched: the first dimension of the model's inputs is the batch.
+	Batched bool `json:"batched"`
+}
+
+func probe(ctx context.Context, c probeClient, t Target, model, version string) (*Probe, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	live, err := c.ServerLive(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not reachable: %v", ErrTarget, t.URL, err)
+	}
+	if !live {
+		return nil, fmt.Errorf("%w: %s answers but says it is not live", ErrTarget, t.URL)
+	}
+	p := &Probe{}
+	if p.Server, err = c.ServerMetadata(ctx); err != nil {
+		return nil, fmt.Errorf("%w: %s server metadata: %v", ErrTarget, t.URL, err)
+	}
+	if p.Model, err = c.ModelMetadata(ctx, model, version); err != nil {
+		if errors.Is(err, kserve.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s has no model %q", ErrTarget, t.URL, model)
+		}
+		return nil, fmt.Errorf("%w: %s model metadata for %q: %v", ErrTarget, t.URL, model, err)
+	}
+	if ready, err := c.ModelReady(ctx, model, version); err != nil || !ready {
+		return nil, fmt.Errorf("%w: model %q on %s is not ready (%v)", ErrTarget, model, t.URL, err)
+	}
+	// Only ask for the configuration where the server lists the extension:
+	// KServe, Seldon and others do not implement it.
+	for _, ext := range p.Server.Extensions {
+		if ext == kserve.ExtModelConfiguration {
+			if cfg, err := c.ModelConfig(ctx, model, version); err == nil {
+				p.Config = &cfg
+			}
+		}
+	}
+	first := func() bool {
+		for _, in := range p.Model.Inputs {
+			if len(in.Shape) == 0 || in.Shape[0] != -1 {
+				return false
+			}
+		}
+		return len(p.Model.Inputs) > 0
+	}()
+	switch {
+	case p.Config != nil:
+		p.MaxBatch = int(p.Config.MaxBatchSize)
+		p.Batched = p.MaxBatch > 0
+	case first:
+		// No configuration to ask: a leading -1 on every input is the
+		// batch dimension by the protocol's convention, its limit unknown.
+		p.Batched = true
+		p.MaxBatch = 1 << 20
+	}
+	return p, nil
+}
