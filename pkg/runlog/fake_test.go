@@ -86,6 +86,7 @@ type scenarioCase struct {
 	// latency of query id; fail picks failing queries (nil: none).
 	latency func(id int) time.Duration
 	fail    func(id int) error
+	tweak   func(s *loadgen.Settings) // optional changes to the settings
 }
 
 func settingsFor(t *testing.T, c scenarioCase) loadgen.Settings {
@@ -105,6 +106,9 @@ func settingsFor(t *testing.T, c scenarioCase) loadgen.Settings {
 	s.ServerTargetLatencyNs = 10_000_000
 	s.OfflineExpectedQPS = 5_000
 	s.Engine.DrainTimeoutMs = 5_000
+	if c.tweak != nil {
+		c.tweak(&s)
+	}
 	return s
 }
 
