@@ -586,3 +586,55 @@ func TestSummaryLine(t *testing.T) {
 		t.Error("nil result gives an empty line")
 	}
 }
+
+// A Server run longer than a second is logged in one-second intervals by
+// issue time: each holds exactly the samples of the queries the trace
+// scheduled in that second.
+func TestHlogServerIntervals(t *testing.T) {
+	run, res := execute(t, scenarioCase{name: "Server", ruleset: loadgen.RulesetLoadGen6, scenario: trace.Server,
+		latency: constLatency(300 * time.Microsecond),
+		tweak: func(s *loadgen.Settings) {
+			s.ServerTargetQPS = 500
+			s.MinDurationMs = 3500
+		}})
+	dir := t.TempDir()
+	if err := runlog.Write(dir, run, res, runlog.Options{Logger: quietLogger()}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]int64{} // second → samples scheduled in it
+	tr := run.Trace()
+	for i := range int(res.QueriesIssued) {
+		want[int64(tr.Query(i).Scheduled/time.Second)] += int64(tr.SamplesPerQuery)
+	}
+	if len(want) < 4 {
+		t.Fatalf("the test's run spans %d seconds, want at least 4", len(want))
+	}
+
+	f, err := os.Open(filepath.Join(dir, runlog.HlogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := hdrhistogram.NewHistogramLogReader(f)
+	got := map[int64]int64{}
+	// The log's base time is whole seconds (hdrhistogram-go's header
+	// format); offsets from the first interval, which starts the run, are
+	// exact.
+	var origin int64 = -1
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		if origin < 0 {
+			origin = h.StartTimeMs()
+		}
+		got[(h.StartTimeMs()-origin)/1000] += h.TotalCount()
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("samples per interval %v, want %v", got, want)
+	}
+}
