@@ -17,9 +17,9 @@ func ExampleSummaryLine() {
 		Ruleset: loadgen.RulesetLoadGen6, Scenario: "Server", Validity: "INVALID",
 		InvalidReasons:         []string{"2 samples failed (first: HTTP 503)"},
 		CompletedSamplesPerSec: 997.5, TargetQPS: 1000,
-		SampleLatency:          table(1_250_000, 2_500_000, 9_000_000),
-		IssueLateness:          table(5_000, 20_000, 80_000),
-		SamplesIssued:          1000, SamplesFailed: 2, QueriesIssued: 1000, DurationNs: 1_002_000_000,
+		SampleLatency: table(1_250_000, 2_500_000, 9_000_000),
+		IssueLateness: table(5_000, 20_000, 80_000),
+		SamplesIssued: 1000, SamplesFailed: 2, QueriesIssued: 1000, DurationNs: 1_002_000_000,
 		EndReason: loadgen.StopCompleted,
 	}
 	fmt.Println(runlog.SummaryLine(res))
