@@ -67,7 +67,8 @@ func (o *Options) qslName() string {
 // place, and dir is fsynced at the end, so a crash leaves every file either
 // complete or absent (plus at most a temporary file named ".runlog-tmp-*").
 //
-// run may be nil to rewrite the logs from a loaded result.json: the sample
+// Call it after run.Execute has returned (it reads the run's record). run
+// may be nil to rewrite the logs from a loaded result.json: the sample
 // table then comes from the Result and latency.hlog, which needs the
 // per-sample record, is not written.
 func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
