@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/hrtimer"
+)
 
 // clock is the engine's source of time and timers; tests replace it with a
 // fake one so that queueing is asserted on exact instants, not wall time.
@@ -12,8 +16,15 @@ type clock interface {
 
 type stopper interface{ Stop() bool }
 
-type realClock struct{}
+// realClock's timers are precise (pkg/hrtimer): Go's own fire up to a
+// millisecond late, which would make a constant 5 ms model answer in 4-6 ms.
+type realClock struct{ timers *hrtimer.Timers }
 
 func (realClock) Now() time.Time { return time.Now() }
 
-func (realClock) AfterFunc(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }
+func (c realClock) AfterFunc(d time.Duration, f func()) stopper {
+	if c.timers == nil {
+		return time.AfterFunc(d, f)
+	}
+	return c.timers.AfterFunc(d, f)
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -32,6 +33,15 @@ type engine struct {
 	exec       execStats
 
 	req requestStats
+
+	// wakeLead is how much before an execution's nominal end its timer is
+	// set, so that callers resume at the nominal end rather than a timer's
+	// and a scheduler's wake-up later (≈0.2-0.6 ms here): a model of
+	// constant 5 ms must answer in 5 ms. It is learnt from the lateness
+	// callers see (an integral controller), only on the real clock: fake
+	// clocks fire exactly.
+	wakeLead   atomic.Int64
+	compensate bool
 
 	// onEnqueue, when set (by tests), is called under mu once a job has been
 	// admitted and has started, finished or joined the queue.
@@ -66,6 +76,8 @@ func newEngine(spec *ModelSpec, version string, clk clock) *engine {
 		version: version,
 		clk:     clk,
 		idle:    spec.Instances,
+		// Only the real clock's timers are late; a fake one fires exactly.
+		compensate: func() bool { _, real := clk.(realClock); return real }(),
 		allOutputs: func() []int {
 			all := make([]int, len(spec.Outputs))
 			for i := range all {
@@ -111,6 +123,9 @@ func (e *engine) wait(ctx context.Context, j *job) error {
 	}
 	select {
 	case <-j.done:
+		if e.compensate && j.err == nil {
+			e.learnWakeLead(e.clk.Now().Sub(j.end))
+		}
 		return j.err
 	case <-ctx.Done():
 	}
@@ -124,6 +139,28 @@ func (e *engine) wait(ctx context.Context, j *job) error {
 	}
 	j.state = abandoned
 	return ctx.Err()
+}
+
+// maxWakeLead bounds the compensation: a machine so loaded that callers wake
+// later than this is not one a simulator can hide.
+const maxWakeLead = 2 * time.Millisecond
+
+// learnWakeLead moves the lead a fixed step toward whichever side the caller
+// woke on: a stochastic estimate of the median lateness, so that the median
+// caller resumes at the nominal end. (Matching the mean instead lets the rare
+// multi-millisecond scheduler stall pull every other answer early.)
+func (e *engine) learnWakeLead(late time.Duration) {
+	const step = int64(5 * time.Microsecond)
+	switch {
+	case late > 0:
+		if e.wakeLead.Add(step) > int64(maxWakeLead) {
+			e.wakeLead.Store(int64(maxWakeLead))
+		}
+	case late < 0:
+		if e.wakeLead.Add(-step) < 0 {
+			e.wakeLead.Store(0)
+		}
+	}
 }
 
 func (e *engine) push(j *job) {
@@ -242,7 +279,7 @@ func (e *engine) launch(k, samples int, start, now time.Time) (freed time.Time) 
 		return end
 	}
 	e.idle--
-	e.clk.AfterFunc(end.Sub(now), func() {
+	e.clk.AfterFunc(end.Sub(now)-time.Duration(e.wakeLead.Load()), func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.finish(first, samples, start, end)

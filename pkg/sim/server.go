@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/hrtimer"
 	"github.com/netloadgen/netloadgen/triton"
 )
 
@@ -21,6 +22,7 @@ const ServerName = "sutproxy"
 type Server struct {
 	version string
 	clk     clock
+	timers  *hrtimer.Timers // the real clock's; nil with a test clock
 	models  map[string]*model
 	names   []string // in the order given to New
 	closed  atomic.Bool
@@ -45,9 +47,15 @@ func withClock(c clock) Option { return func(s *Server) { s.clk = c } }
 
 // New validates specs, applies their defaults and returns a Server for them.
 func New(specs []ModelSpec, opts ...Option) (*Server, error) {
-	s := &Server{version: "dev", clk: realClock{}, models: map[string]*model{}}
+	s := &Server{version: "dev", models: map[string]*model{}}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.clk == nil {
+		// Without a timerfd (not Linux, or refused) Go's timers serve.
+		timers, _ := hrtimer.New()
+		s.timers = timers
+		s.clk = realClock{timers: timers}
 	}
 	if len(specs) == 0 {
 		return nil, errors.New("sim: no model to serve")
@@ -79,6 +87,10 @@ func (s *Server) Close() error {
 		for _, e := range s.models[name].versions {
 			e.close()
 		}
+	}
+	if s.timers != nil {
+		// Running executions end now rather than on their timers.
+		return s.timers.Close()
 	}
 	return nil
 }
