@@ -202,8 +202,10 @@ func (e *engine) dispatch(freed time.Time) {
 		if !ready {
 			return
 		}
+		// An instance freed by a timer that fired early (the wake lead) or
+		// late starts its next execution at its nominal end either way.
 		start := now
-		if !freed.IsZero() && freed.Before(now) {
+		if !freed.IsZero() {
 			start = freed
 		}
 		freed = e.launch(k, samples, start, now)
@@ -279,7 +281,10 @@ func (e *engine) launch(k, samples int, start, now time.Time) (freed time.Time) 
 		return end
 	}
 	e.idle--
-	e.clk.AfterFunc(end.Sub(now)-time.Duration(e.wakeLead.Load()), func() {
+	// The timer runs on real time: now may be a nominal instant (the end of
+	// the execution before, when executions run back to back), and a delay
+	// from it would carry each timer's lateness into the next.
+	e.clk.AfterFunc(end.Sub(e.clk.Now())-time.Duration(e.wakeLead.Load()), func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.finish(first, samples, start, end)
