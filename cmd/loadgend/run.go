@@ -265,8 +265,13 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 	if spec.TotalSamples <= 0 || spec.PerformanceSamples <= 0 {
 		return spec, 0, errors.New("--total-samples and --performance-samples must be at least 1")
 	}
-	if spec.BatchSize < 0 || spec.MaxInflight < 0 || spec.Conns < 0 {
-		return spec, 0, errors.New("--batch-size, --max-inflight and --conns cannot be negative")
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"batch-size", spec.BatchSize}, {"max-inflight", spec.MaxInflight}, {"conns", spec.Conns}} {
+		if c.v < 0 {
+			return spec, 0, fmt.Errorf("--%s cannot be negative, got %d", c.flag, c.v)
+		}
 	}
 	if err := s.Validate(); err != nil {
 		return spec, 0, err

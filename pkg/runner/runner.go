@@ -82,6 +82,10 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.BatchSize > 1 && !pr.Batched {
+		// sut.New would quietly send one sample per request instead.
+		return nil, fmt.Errorf("batch size %d: model %q has no batch dimension (max_batch_size 0)", spec.BatchSize, spec.Model)
+	}
 	lib, err := qsl.NewSynthetic(pr.Model, qsl.SyntheticOptions{
 		Batched: pr.Batched, Total: spec.TotalSamples, Performance: spec.PerformanceSamples, Seed: spec.DataSeed,
 	})

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -96,9 +97,18 @@ type Probe struct {
 func probe(ctx context.Context, c probeClient, t Target, model, version string) (*Probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	live, err := c.ServerLive(ctx)
+	// A connection of our own first tells a dead port from a live one that
+	// speaks something else (the other transport, TLS, not KServe): the
+	// clients' errors for the latter read like network failures.
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", t.Host)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not reachable: %v", ErrTarget, t.URL, err)
+	}
+	nc.Close()
+	live, err := c.ServerLive(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %v", ErrTarget, t.URL, protocolName(t.Scheme), err)
 	}
 	if !live {
 		return nil, fmt.Errorf("%w: %s answers but says it is not live", ErrTarget, t.URL)
@@ -113,8 +123,12 @@ func probe(ctx context.Context, c probeClient, t Target, model, version string) 
 		}
 		return nil, fmt.Errorf("%w: %s model metadata for %q: %v", ErrTarget, t.URL, model, err)
 	}
-	if ready, err := c.ModelReady(ctx, model, version); err != nil || !ready {
-		return nil, fmt.Errorf("%w: model %q on %s is not ready (%v)", ErrTarget, model, t.URL, err)
+	ready, err := c.ModelReady(ctx, model, version)
+	if err != nil {
+		return nil, fmt.Errorf("%w: model %q on %s: readiness: %v", ErrTarget, model, t.URL, err)
+	}
+	if !ready {
+		return nil, fmt.Errorf("%w: model %q on %s is not ready", ErrTarget, model, t.URL)
 	}
 	// Only ask for the configuration where the server lists the extension:
 	// KServe, Seldon and others do not implement it.
@@ -144,4 +158,11 @@ func probe(ctx context.Context, c probeClient, t Target, model, version string) 
 		p.MaxBatch = 1 << 20
 	}
 	return p, nil
+}
+
+func protocolName(scheme string) string {
+	if scheme == "grpc" {
+		return "gRPC"
+	}
+	return "HTTP"
 }

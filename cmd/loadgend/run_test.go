@@ -1,0 +1,544 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc/codes"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/server"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/sim"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/triton"
+)
+
+// model2ms is the end-to-end tests' SUT: one instance, a constant 2 ms per
+// execution whatever the batch, max_batch_size 8 and no server-side batching.
+// Its capacity is exactly 500 requests/s: 500 queries/s of one sample, or
+// 4000 samples/s in requests of 8.
+const model2ms = "name=m,fn=echo,dtype=FP32,dims=16,max_batch=8,latency=constant:2ms,instances=1"
+
+// transports are the two network paths every scenario runs over.
+var transports = []string{"http", "grpc"}
+
+func startProxy(t *testing.T, flags ...string) *sutproxy.Proxy {
+	t.Helper()
+	var specs []sim.ModelSpec
+	for _, f := range flags {
+		s, err := sim.ParseModelFlag(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Models: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func targetOf(p *sutproxy.Proxy, transport string) string {
+	if transport == "grpc" {
+		return "grpc://" + p.GRPCAddr()
+	}
+	return "http://" + p.HTTPAddr()
+}
+
+// invocation is one in-process `loadgend run`.
+type invocation struct {
+	code           int
+	stdout, stderr string
+}
+
+func runArgs(args ...string) invocation {
+	var out, errb bytes.Buffer
+	code := runCommand(args, &out, &errb)
+	return invocation{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+func (inv invocation) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %s\nstderr: %s", inv.code, inv.stdout, inv.stderr)
+}
+
+// completedRun checks what every run that reached a verdict must leave behind
+// and returns its result: all five files, a summary whose "Result is :" line
+// agrees with the exit status, and result.json agreeing with both.
+func completedRun(t *testing.T, inv invocation, dir string) *loadgen.Result {
+	t.Helper()
+	if inv.code != exitValid && inv.code != exitInvalid {
+		t.Fatalf("want a verdict (exit 0 or 1), got %v", inv)
+	}
+	for _, f := range []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if st.Size() == 0 && f != runlog.AccuracyFile {
+			t.Errorf("%s is empty", f)
+		}
+	}
+	summary, err := os.ReadFile(filepath.Join(dir, runlog.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^Result is : (VALID|INVALID)$`).FindSubmatch(summary)
+	if m == nil {
+		t.Fatalf("no \"Result is :\" line in the summary:\n%s", summary)
+	}
+	want := map[int]string{exitValid: "VALID", exitInvalid: "INVALID"}[inv.code]
+	if string(m[1]) != want {
+		t.Errorf("summary says %s, exit status %d", m[1], inv.code)
+	}
+	res, err := runlog.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Validity != want || res.Valid != (inv.code == exitValid) {
+		t.Errorf("result.json says %s (valid %v), exit status %d", res.Validity, res.Valid, inv.code)
+	}
+	if !strings.HasPrefix(inv.stdout, res.Scenario+" (") || !strings.Contains(inv.stdout, ": "+want) {
+		t.Errorf("stdout does not summarise a %s %s run: %q", res.Scenario, want, inv.stdout)
+	}
+	return res
+}
+
+func modelStats(t *testing.T, b server.Backend, model string) triton.ModelStatistics {
+	t.Helper()
+	st, err := b.ModelStatistics(context.Background(), model, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.ModelStats) != 1 {
+		t.Fatalf("statistics of %q: %d entries", model, len(st.ModelStats))
+	}
+	return st.ModelStats[0]
+}
+
+func batchCounts(s triton.ModelStatistics) map[uint64]uint64 {
+	out := map[uint64]uint64{}
+	for _, b := range s.BatchStats {
+		out[b.BatchSize] = b.ComputeInfer.Count
+	}
+	return out
+}
+
+func hasReason(res *loadgen.Result, substr string) bool {
+	for _, r := range res.InvalidReasons {
+		if strings.Contains(r, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRunVerdictsAgreeWithCapacity runs each scenario over both transports
+// against model2ms, whose capacity is known, and checks the verdict, the
+// reason and, where the scenario shapes requests, what the server executed.
+func TestRunVerdictsAgreeWithCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs take about 10 s")
+	}
+	cases := []struct {
+		name  string
+		args  []string
+		valid bool
+		check func(t *testing.T, res *loadgen.Result, st triton.ModelStatistics)
+	}{
+		{
+			// 40% of capacity: queueing adds well under a millisecond; the
+			// p90 bound of 50 ms is met with room for a loaded machine.
+			name: "Server/under-capacity",
+			args: []string{"--scenario", "Server", "--target-qps", "200", "--target-latency-ms", "50",
+				"--latency-percentile", "0.9", "--min-duration-ms", "1000", "--min-query-count", "150"},
+			valid: true,
+			check: func(t *testing.T, res *loadgen.Result, st triton.ModelStatistics) {
+				if res.SamplesFailed != 0 || res.SamplesCompleted != res.SamplesIssued {
+					t.Errorf("%d of %d samples completed, %d failed", res.SamplesCompleted, res.SamplesIssued, res.SamplesFailed)
+				}
+				if st.ExecutionCount != uint64(res.SamplesIssued) || st.InferenceCount != uint64(res.SamplesIssued) {
+					t.Errorf("server executed %d requests of %d samples; the run issued %d one-sample queries",
+						st.ExecutionCount, st.InferenceCount, res.SamplesIssued)
+				}
+			},
+		},
+		{
+			// Three times capacity: the queue grows by 1000 queries/s, so
+			// most queries wait hundreds of milliseconds.
+			name: "Server/over-capacity",
+			args: []string{"--scenario", "Server", "--target-qps", "1500", "--target-latency-ms", "50",
+				"--latency-percentile", "0.9", "--min-duration-ms", "300", "--min-query-count", "100"},
+			valid: false,
+			check: func(t *testing.T, res *loadgen.Result, _ triton.ModelStatistics) {
+				if !hasReason(res, "percentile latency") {
+					t.Errorf("no latency reason among %q", res.InvalidReasons)
+				}
+				if res.PerfConstraintsMet || res.SamplesFailed != 0 {
+					t.Errorf("perf constraints met %v, %d failed samples: want a latency failure alone", res.PerfConstraintsMet, res.SamplesFailed)
+				}
+				if res.CompletedSamplesPerSec > 550 {
+					t.Errorf("completed %.0f samples/s, above the model's capacity of 500/s", res.CompletedSamplesPerSec)
+				}
+			},
+		},
+		{
+			name: "SingleStream",
+			args: []string{"--scenario", "SingleStream", "--expected-latency-ns", "2000000",
+				"--latency-percentile", "0.9", "--min-duration-ms", "400", "--min-query-count", "70"},
+			valid: true,
+			check: func(t *testing.T, res *loadgen.Result, st triton.ModelStatistics) {
+				p50, ok := res.SampleLatency.At(0.5)
+				p90, _ := res.SampleLatency.At(0.9)
+				if !ok || p50 < 2e6 || p50 > 5e6 {
+					t.Errorf("p50 %d ns: want the model's 2 ms plus at most 3 ms of network and timers", p50)
+				}
+				t.Logf("p50 %.3f ms, p90 %.3f ms over %d queries", float64(p50)/1e6, float64(p90)/1e6, res.QueriesIssued)
+				if st.ExecutionCount != uint64(res.QueriesIssued) {
+					t.Errorf("server executed %d requests for %d queries", st.ExecutionCount, res.QueriesIssued)
+				}
+			},
+		},
+		{
+			// Four samples per query go as one request of batch 4.
+			name: "MultiStream/loadgen6",
+			args: []string{"--scenario", "MultiStream", "--samples-per-query", "4", "--expected-latency-ns", "2000000",
+				"--latency-percentile", "0.9", "--min-duration-ms", "300", "--min-query-count", "70"},
+			valid: true,
+			check: func(t *testing.T, res *loadgen.Result, st triton.ModelStatistics) {
+				q := uint64(res.QueriesIssued)
+				if res.SamplesIssued != 4*res.QueriesIssued {
+					t.Errorf("%d samples in %d queries", res.SamplesIssued, res.QueriesIssued)
+				}
+				if st.ExecutionCount != q || st.InferenceCount != 4*q {
+					t.Errorf("server: %d executions, %d inferences; want %d and %d", st.ExecutionCount, st.InferenceCount, q, 4*q)
+				}
+				if got := batchCounts(st); len(got) != 1 || got[4] != q {
+					t.Errorf("batch sizes executed %v, want {4: %d}", got, q)
+				}
+			},
+		},
+		{
+			name: "MultiStream/v0.5-interval-above-latency",
+			args: []string{"--scenario", "MultiStream", "--ruleset", "v0.5", "--samples-per-query", "4",
+				"--interval-ms", "10", "--min-duration-ms", "500", "--min-query-count", "40"},
+			valid: true,
+			check: func(t *testing.T, res *loadgen.Result, st triton.ModelStatistics) {
+				if res.MultiStreamV05 == nil || res.MultiStreamV05.QueriesWithSkips > res.QueriesIssued/10 {
+					t.Errorf("interval ticks: %+v", res.MultiStreamV05)
+				}
+				if got := batchCounts(st); got[4] != uint64(res.QueriesIssued) {
+					t.Errorf("batch sizes executed %v, want {4: %d}", got, res.QueriesIssued)
+				}
+			},
+		},
+		{
+			// A 1 ms interval is shorter than one 2 ms execution: every
+			// query overruns its interval.
+			name: "MultiStream/v0.5-interval-below-latency",
+			args: []string{"--scenario", "MultiStream", "--ruleset", "v0.5", "--samples-per-query", "4",
+				"--interval-ms", "1", "--min-duration-ms", "300", "--min-query-count", "40"},
+			valid: false,
+			check: func(t *testing.T, res *loadgen.Result, _ triton.ModelStatistics) {
+				if !hasReason(res, "skipped") {
+					t.Errorf("no skipped-interval reason among %q", res.InvalidReasons)
+				}
+			},
+		},
+		{
+			// n = 1.1 × 0.3 s × 5000/s = 1650 samples; at 4000 samples/s
+			// they take ≥ 412 ms, past the minimum duration.
+			name: "Offline/expected-above-capacity",
+			args: []string{"--scenario", "Offline", "--batch-size", "8", "--max-inflight", "4", "--target-qps", "5000",
+				"--min-duration-ms", "300", "--min-query-count", "1"},
+			valid: true,
+			check: func(t *testing.T, res *loadgen.Result, st triton.ModelStatistics) {
+				n := uint64(res.SamplesIssued)
+				if n != 1650 || res.SamplesCompleted != res.SamplesIssued {
+					t.Errorf("%d samples issued, %d completed; want 1650", n, res.SamplesCompleted)
+				}
+				if st.InferenceCount != n || st.ExecutionCount != (n+7)/8 {
+					t.Errorf("server: %d executions, %d inferences; want %d and %d", st.ExecutionCount, st.InferenceCount, (n+7)/8, n)
+				}
+				want := map[uint64]uint64{8: n / 8}
+				if n%8 != 0 {
+					want[n%8] = 1
+				}
+				if got := batchCounts(st); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("batch sizes executed %v, want %v", got, want)
+				}
+			},
+		},
+		{
+			// Expecting half the capacity, the one query finishes in about
+			// 1.1 × 0.3 × 2000 / 4000 s = 165 ms: short of 300 ms.
+			name: "Offline/expected-below-capacity",
+			args: []string{"--scenario", "Offline", "--batch-size", "8", "--max-inflight", "4", "--target-qps", "2000",
+				"--min-duration-ms", "300", "--min-query-count", "1"},
+			valid: false,
+			check: func(t *testing.T, res *loadgen.Result, _ triton.ModelStatistics) {
+				if res.MinDurationMet || !hasReason(res, "min duration") {
+					t.Errorf("min duration met %v, reasons %q", res.MinDurationMet, res.InvalidReasons)
+				}
+			},
+		},
+	}
+	for _, tr := range transports {
+		for _, c := range cases {
+			t.Run(tr+"/"+c.name, func(t *testing.T) {
+				p := startProxy(t, model2ms)
+				dir := t.TempDir()
+				args := append([]string{"--target", targetOf(p, tr), "--model", "m", "--out", dir}, c.args...)
+				inv := runArgs(args...)
+				res := completedRun(t, inv, dir)
+				if res.Valid != c.valid {
+					t.Fatalf("valid %v, want %v; reasons %q\n%v", res.Valid, c.valid, res.InvalidReasons, inv)
+				}
+				c.check(t, res, modelStats(t, p.Backend(), "m"))
+			})
+		}
+	}
+}
+
+// TestRunTargetErrors: a run that cannot start exits 2 with one line naming
+// what is wrong, and writes nothing.
+func TestRunTargetErrors(t *testing.T) {
+	p := startProxy(t, model2ms, "name=single,max_batch=0,latency=constant:1ms")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	cases := []struct {
+		name, target, model, want string
+		extra                     []string
+	}{
+		{"http/unknown-model", targetOf(p, "http"), "nosuch", `no model "nosuch"`, nil},
+		{"grpc/unknown-model", targetOf(p, "grpc"), "nosuch", `no model "nosuch"`, nil},
+		{"http/dead-port", "http://" + dead, "m", "http://" + dead + " is not reachable", nil},
+		{"grpc/dead-port", "grpc://" + dead, "m", "grpc://" + dead + " is not reachable", nil},
+		// Each transport's port speaks the other protocol.
+		{"http-to-grpc-port", "http://" + p.GRPCAddr(), "m", "http://" + p.GRPCAddr() + " does not answer as a KServe v2 HTTP server", nil},
+		{"grpc-to-http-port", "grpc://" + p.HTTPAddr(), "m", "grpc://" + p.HTTPAddr() + " does not answer as a KServe v2 gRPC server", nil},
+		{"http/batch-size-without-batching", targetOf(p, "http"), "single", `model "single" has no batch dimension`, []string{"--batch-size", "4"}},
+		{"grpc/batch-size-without-batching", targetOf(p, "grpc"), "single", `model "single" has no batch dimension`, []string{"--batch-size", "4"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			inv := runArgs(append([]string{"--target", c.target, "--model", c.model, "--scenario", "SingleStream",
+				"--min-duration-ms", "100", "--min-query-count", "10", "--out", dir}, c.extra...)...)
+			if inv.code != exitError {
+				t.Fatalf("want exit 2: %v", inv)
+			}
+			line := strings.TrimSuffix(inv.stderr, "\n")
+			t.Log(line)
+			if strings.Contains(line, "\n") || !strings.HasPrefix(line, "loadgend run: ") || !strings.Contains(line, c.want) {
+				t.Errorf("stderr %q: want one line containing %q", inv.stderr, c.want)
+			}
+			if inv.stdout != "" {
+				t.Errorf("stdout %q", inv.stdout)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("%s exists after a run that never started (%v)", dir, err)
+			}
+		})
+	}
+}
+
+// failingBackend serves the simulated models until `after` requests have
+// been answered, then fails every request, as a server whose accelerator
+// fails mid-run; tripped is closed at the first failure.
+type failingBackend struct {
+	server.Backend
+	after   int64
+	n       atomic.Int64
+	tripped chan struct{}
+	once    atomic.Bool
+}
+
+func (f *failingBackend) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
+	if f.n.Add(1) <= f.after {
+		return f.Backend.Infer(ctx, req)
+	}
+	if f.once.CompareAndSwap(false, true) {
+		close(f.tripped)
+	}
+	return nil, kserve.Errorf(codes.Unavailable, "accelerator lost")
+}
+
+// serveBackend serves b on both transports on loopback and returns their
+// addresses and a function that stops both servers at once.
+func serveBackend(t *testing.T, b server.Backend) (httpAddr, grpcAddr string, stop func()) {
+	t.Helper()
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &fasthttp.Server{Handler: server.NewHTTPHandler(b).ServeFastHTTP}
+	gs := server.NewGRPCServer(b)
+	go hs.Serve(hl)
+	go gs.Serve(gl)
+	var once atomic.Bool
+	stop = func() {
+		if once.CompareAndSwap(false, true) {
+			gs.Stop()
+			hs.Shutdown()
+		}
+	}
+	t.Cleanup(stop)
+	return hl.Addr().String(), gl.Addr().String(), stop
+}
+
+// TestRunSUTFailsMidRun: when the server starts failing requests, or goes
+// away, during a run, the run still reaches a verdict (INVALID, the failed
+// samples counted) and writes its files.
+func TestRunSUTFailsMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs take about 3 s")
+	}
+	spec, err := sim.ParseModelFlag(model2ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const after = 40
+	for _, tr := range transports {
+		for _, mode := range []string{"errors", "server-stops"} {
+			t.Run(tr+"/"+mode, func(t *testing.T) {
+				s, err := sim.New([]sim.ModelSpec{spec})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				fb := &failingBackend{Backend: s, after: after, tripped: make(chan struct{})}
+				httpAddr, grpcAddr, stop := serveBackend(t, fb)
+				if mode == "server-stops" {
+					go func() {
+						select {
+						case <-fb.tripped:
+							stop()
+						case <-t.Context().Done():
+						}
+					}()
+				}
+				target := "http://" + httpAddr
+				if tr == "grpc" {
+					target = "grpc://" + grpcAddr
+				}
+				dir := t.TempDir()
+				inv := runArgs("--target", target, "--model", "m", "--scenario", "Server", "--target-qps", "200",
+					"--target-latency-ms", "50", "--latency-percentile", "0.9", "--min-duration-ms", "500",
+					"--min-query-count", "100", "--out", dir)
+				res := completedRun(t, inv, dir)
+				if res.Valid || inv.code != exitInvalid {
+					t.Fatalf("a run with failed requests is VALID: %v", inv)
+				}
+				if !hasReason(res, "samples failed") || res.NoFailedSamples {
+					t.Errorf("no failed-samples reason among %q", res.InvalidReasons)
+				}
+				if res.SamplesCompleted+res.SamplesFailed != res.SamplesIssued {
+					t.Errorf("%d completed + %d failed != %d issued", res.SamplesCompleted, res.SamplesFailed, res.SamplesIssued)
+				}
+				switch mode {
+				case "errors":
+					// Every request reaches the server, which answered the
+					// first `after` and failed the rest.
+					if res.SamplesCompleted != after || res.SamplesFailed != res.SamplesIssued-after {
+						t.Errorf("%d completed, %d failed of %d; want %d completed", res.SamplesCompleted, res.SamplesFailed, res.SamplesIssued, after)
+					}
+				case "server-stops":
+					if res.SamplesCompleted > after || res.SamplesFailed < res.SamplesIssued-after {
+						t.Errorf("%d completed, %d failed of %d after the server stopped at request %d",
+							res.SamplesCompleted, res.SamplesFailed, res.SamplesIssued, after+1)
+					}
+				}
+				if len(res.Errors) == 0 {
+					t.Error("no error messages recorded")
+				}
+			})
+		}
+	}
+}
+
+// TestRunBadFlags: each bad flag exits 2 with one line naming it, before
+// any connection is made (the target is a dead port).
+func TestRunBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	conf := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badSyntax := conf("syntax.conf", "*.Server.target_qps 100\n")
+	badValue := conf("value.conf", "*.Server.target_qps = fast\n")
+	base := []string{"--target", "http://127.0.0.1:9", "--model", "m"}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing target", []string{"--model", "m"}, "--target"},
+		{"bad scheme", []string{"--target", "ftp://127.0.0.1:9", "--model", "m"}, "--target"},
+		{"no port", []string{"--target", "http://127.0.0.1", "--model", "m"}, "--target"},
+		{"grpc path", []string{"--target", "grpc://127.0.0.1:9/v2", "--model", "m"}, "--target"},
+		{"missing model", []string{"--target", "http://127.0.0.1:9"}, "--model"},
+		{"bad scenario", append(base, "--scenario", "Streaming"), "--scenario"},
+		{"bad ruleset", append(base, "--ruleset", "v9"), "--ruleset"},
+		{"zero qps", append(base, "--target-qps", "0"), "--target-qps"},
+		{"negative qps", append(base, "--target-qps", "-5"), "--target-qps"},
+		{"nan qps", append(base, "--target-qps", "NaN"), "--target-qps"},
+		{"percentile 100", append(base, "--latency-percentile", "100"), "--latency-percentile"},
+		{"percentile zero", append(base, "--latency-percentile", "0"), "--latency-percentile"},
+		{"percentile negative", append(base, "--latency-percentile", "-0.9"), "--latency-percentile"},
+		{"unknown preset", append(base, "--preset", "bert"), "--preset"},
+		{"unknown flag", append(base, "--qps", "10"), "-qps"},
+		{"unparsable number", append(base, "--min-duration-ms", "1s"), "-min-duration-ms"},
+		{"missing user.conf", append(base, "--user-conf", filepath.Join(dir, "none.conf")), "--user-conf"},
+		{"user.conf syntax", append(base, "--user-conf", badSyntax), "--user-conf"},
+		{"user.conf value", append(base, "--user-conf", badValue), "--user-conf"},
+		{"zero samples per query", append(base, "--samples-per-query", "0"), "--samples-per-query"},
+		{"negative batch size", append(base, "--batch-size", "-1"), "--batch-size"},
+		{"negative max inflight", append(base, "--max-inflight", "-2"), "--max-inflight"},
+		{"negative conns", append(base, "--conns", "-3"), "--conns"},
+		{"zero total samples", append(base, "--total-samples", "0"), "--total-samples"},
+		{"bad log level", append(base, "--log-level", "loud"), "--log-level"},
+		{"zero interval", append(base, "--interval-ms", "0"), "--interval-ms"},
+		{"data", append(base, "--data", dir), "--data"},
+		{"stray argument", append(base, "extra"), `"extra"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inv := runArgs(c.args...)
+			if inv.code != exitError {
+				t.Fatalf("want exit 2: %v", inv)
+			}
+			line := strings.TrimSuffix(inv.stderr, "\n")
+			t.Log(line)
+			if strings.Contains(line, "\n") || !strings.Contains(line, c.want) {
+				t.Errorf("stderr %q: want one line naming %s", inv.stderr, c.want)
+			}
+			if inv.stdout != "" {
+				t.Errorf("stdout %q", inv.stdout)
+			}
+		})
+	}
+}
