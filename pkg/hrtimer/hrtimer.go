@@ -5,6 +5,12 @@
 // CLOCK_MONOTONIC and one goroutine reads it through the poller, so
 // callbacks run within tens of microseconds of their deadline without
 // spinning; elsewhere it falls back to time.AfterFunc.
+//
+// The poller is only consulted promptly when a thread is idle: with every P
+// busy, Go checks the network every 10 ms at worst, while its own timers are
+// checked at each scheduling point. So each deadline is armed on both, and
+// whichever wakes first runs the callbacks: the timerfd when the process is
+// idle, Go's timer when it is busy.
 package hrtimer
 
 import (
@@ -45,6 +51,7 @@ type Timers struct {
 	armed   int64 // deadline the clock is armed for; 0 = not armed
 	closed  bool
 	clock   clockSource
+	goTimer *time.Timer // the same deadline on Go's timers
 	done    chan struct{}
 }
 
@@ -67,6 +74,8 @@ func New() (*Timers, error) {
 	}
 	t := &Timers{clock: src, done: make(chan struct{})}
 	if src != nil {
+		t.goTimer = time.AfterFunc(time.Hour, t.fireDue)
+		t.goTimer.Stop()
 		started := make(chan struct{})
 		go t.loop(started)
 		<-started
@@ -74,29 +83,59 @@ func New() (*Timers, error) {
 	return t, nil
 }
 
-// AfterFunc calls f on the timer thread d from now. f must be short: it
+// AfterFunc calls f on the timer goroutine d from now. f must be short: it
 // delays every timer due after it.
 func (t *Timers) AfterFunc(d time.Duration, f func()) *Timer {
 	if t.clock == nil {
 		return &Timer{fallback: time.AfterFunc(d, f), index: -1}
 	}
-	tm := &Timer{t: t, f: f}
+	tm := t.NewTimer(f)
+	tm.Reset(d)
+	return tm
+}
+
+// NewTimer returns a stopped timer that calls f when it fires; Reset arms
+// it. Reusing one timer costs no allocation per arming.
+func (t *Timers) NewTimer(f func()) *Timer {
+	if t.clock == nil {
+		ft := time.AfterFunc(time.Hour, f)
+		ft.Stop()
+		return &Timer{fallback: ft, index: -1}
+	}
+	return &Timer{t: t, f: f, index: -1}
+}
+
+// Reset (re)arms the timer to fire d from now, replacing any pending
+// deadline. On a closed Timers the callback runs at once.
+func (tm *Timer) Reset(d time.Duration) {
+	if tm.fallback != nil {
+		tm.fallback.Reset(d)
+		return
+	}
+	t := tm.t
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.closed {
 		t.mu.Unlock()
-		tm.index = -1
-		f()
-		t.mu.Lock()
-		return tm
+		tm.f()
+		return
 	}
-	tm.when = t.clock.now() + int64(max(d, 0))
+	if tm.index >= 0 {
+		heap.Remove(&t.pending, tm.index)
+	}
+	now := t.clock.now()
+	tm.when = now + int64(max(d, 0))
 	heap.Push(&t.pending, tm)
 	if t.armed == 0 || tm.when < t.armed {
-		t.armed = tm.when
-		t.clock.arm(tm.when)
+		t.arm(tm.when, now)
 	}
-	return tm
+	t.mu.Unlock()
+}
+
+// arm sets both alarms for when; called with mu held.
+func (t *Timers) arm(when, now int64) {
+	t.armed = when
+	t.clock.arm(when)
+	t.goTimer.Reset(time.Duration(when - now))
 }
 
 // Close stops the timer thread. Callbacks still pending run at once, early,
@@ -114,6 +153,7 @@ func (t *Timers) Close() error {
 	t.closed = true
 	pending := t.pending
 	t.pending = nil
+	t.goTimer.Stop()
 	t.clock.arm(t.clock.now()) // wake the thread so it sees closed
 	t.mu.Unlock()
 	<-t.done
@@ -127,31 +167,42 @@ func (t *Timers) loop(started chan<- struct{}) {
 	defer close(t.done)
 	prepareThread()
 	close(started)
-	var due []*Timer
 	for {
 		if err := t.clock.wait(); err != nil {
 			return
 		}
 		t.mu.Lock()
-		if t.closed {
-			t.mu.Unlock()
+		closed := t.closed
+		t.mu.Unlock()
+		if closed {
 			return
 		}
-		now := t.clock.now()
-		due = due[:0]
-		for len(t.pending) > 0 && t.pending[0].when <= now {
-			due = append(due, heap.Pop(&t.pending).(*Timer))
-		}
-		t.armed = 0
-		if len(t.pending) > 0 {
-			t.armed = t.pending[0].when
-			t.clock.arm(t.armed)
-		}
+		t.fireDue()
+	}
+}
+
+// fireDue runs the callbacks whose deadline has passed and re-arms for the
+// next; the timerfd loop and Go's timer both call it, and a callback runs
+// once whichever gets there first.
+func (t *Timers) fireDue() {
+	t.mu.Lock()
+	if t.closed {
 		t.mu.Unlock()
-		for _, tm := range due {
-			tm.f()
-		}
-		clear(due)
+		return
+	}
+	now := t.clock.now()
+	var buf [8]*Timer // most wake-ups fire one or two: no allocation
+	due := buf[:0]
+	for len(t.pending) > 0 && t.pending[0].when <= now {
+		due = append(due, heap.Pop(&t.pending).(*Timer))
+	}
+	t.armed = 0
+	if len(t.pending) > 0 {
+		t.arm(t.pending[0].when, now)
+	}
+	t.mu.Unlock()
+	for _, tm := range due {
+		tm.f()
 	}
 }
 

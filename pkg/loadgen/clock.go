@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/hrtimer"
 )
 
 // Clock is the engine's time source. Durations within a run are differences
@@ -17,23 +19,37 @@ type Clock interface {
 }
 
 // SystemClock is the wall clock with its monotonic reading. SleepUntil
-// sleeps on a timer until spin before the due time, then yields
-// (runtime.Gosched) until it is due: Go timers wake tens of µs late, and
-// spinning the whole gap would burn a core at low rates.
+// sleeps on a precise timer (pkg/hrtimer: Go's own timers wake up to a
+// millisecond late here) until spin before the due time, then yields
+// (runtime.Gosched) until it is due. Spinning costs a core in proportion to
+// rate × spin, so the default is no spin at all.
 type SystemClock struct {
-	spin  time.Duration
-	timer *time.Timer
+	spin   time.Duration
+	timers *hrtimer.Timers
+	timer  *hrtimer.Timer
+	wake   chan struct{}
 }
 
 // NewSystemClock returns a system clock with the given spin threshold.
+// Close it when the run ends.
 func NewSystemClock(spin time.Duration) *SystemClock {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &SystemClock{spin: spin, timer: t}
+	c := &SystemClock{spin: spin, wake: make(chan struct{}, 1)}
+	// hrtimer falls back to Go's timers where it has no timerfd.
+	c.timers, _ = hrtimer.New()
+	c.timer = c.timers.NewTimer(func() {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	})
+	return c
 }
 
 // Now returns time.Now().
 func (c *SystemClock) Now() time.Time { return time.Now() }
+
+// Close stops the clock's timer goroutine.
+func (c *SystemClock) Close() error { return c.timers.Close() }
 
 // SleepUntil implements Clock.
 func (c *SystemClock) SleepUntil(ctx context.Context, t time.Time) {
@@ -44,9 +60,13 @@ func (c *SystemClock) SleepUntil(ctx context.Context, t time.Time) {
 			return
 		}
 		if rem > c.spin {
+			select { // a wake-up left from an earlier sleep
+			case <-c.wake:
+			default:
+			}
 			c.timer.Reset(rem - c.spin)
 			select {
-			case <-c.timer.C:
+			case <-c.wake:
 			case <-done:
 				c.timer.Stop()
 				return

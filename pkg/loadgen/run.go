@@ -199,6 +199,9 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		return nil, ErrAlreadyExecuted
 	}
 	r.sutName = r.sut.Name()
+	if c, ok := r.clock.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
 	if err := r.qsl.Load(ctx, r.tr.LoadedSet[:r.tr.DistributionEnd]); err != nil {
 		r.finished.Store(true)
 		return nil, fmt.Errorf("loading the QSL: %w", err)

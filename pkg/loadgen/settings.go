@@ -141,10 +141,10 @@ type Settings struct {
 type EngineSettings struct {
 	// SpinThresholdNs: the issuer sleeps on a timer until this close to a
 	// due time, then yields in a loop (runtime.Gosched) until it is due.
-	// Go timers wake up to ~1 ms late on Linux (the netpoller waits in whole
-	// ms): BenchmarkServerIssue at 5k QPS measured issue-lateness p99 of
-	// 1.07 ms with no spin, 0.87 ms at 200 µs, 12 µs at 1.1 ms. Spinning
-	// costs CPU: about rate × threshold of one core.
+	// Its timer is a timerfd (pkg/hrtimer), tens of µs late at worst where
+	// Go's own wake up to ~1 ms late (the netpoller waits in whole ms), so
+	// the default is 0: no spinning. Spinning costs about rate × threshold
+	// of one core; BenchmarkServerIssue measures the trade.
 	SpinThresholdNs int64 `json:"spin_threshold_ns"`
 	// DrainTimeoutMs bounds the wait for outstanding responses once issuing
 	// stops; samples still unanswered then count as failed.
@@ -158,7 +158,7 @@ type EngineSettings struct {
 
 // Engine defaults.
 const (
-	DefaultSpinThreshold    = 1200 * time.Microsecond
+	DefaultSpinThreshold    = 0
 	DefaultDrainTimeout     = 10 * time.Second
 	DefaultMaxErrorMessages = 10
 )
