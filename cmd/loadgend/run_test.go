@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve/server"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 	"github.com/netloadgen/netloadgen/triton"
@@ -361,13 +363,15 @@ func TestRunTargetErrors(t *testing.T) {
 
 // failingBackend serves the simulated models until `after` requests have
 // been answered, then fails every request, as a server whose accelerator
-// fails mid-run; tripped is closed at the first failure.
+// fails mid-run; tripped is closed at the first failure. With hang set, the
+// later requests never answer until hang is closed (a wedged server).
 type failingBackend struct {
 	server.Backend
 	after   int64
 	n       atomic.Int64
 	tripped chan struct{}
 	once    atomic.Bool
+	hang    chan struct{}
 }
 
 func (f *failingBackend) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
@@ -376,6 +380,9 @@ func (f *failingBackend) Infer(ctx context.Context, req *kserve.InferRequest) (*
 	}
 	if f.once.CompareAndSwap(false, true) {
 		close(f.tripped)
+	}
+	if f.hang != nil {
+		<-f.hang
 	}
 	return nil, kserve.Errorf(codes.Unavailable, "accelerator lost")
 }
@@ -420,7 +427,7 @@ func TestRunSUTFailsMidRun(t *testing.T) {
 	}
 	const after = 40
 	for _, tr := range transports {
-		for _, mode := range []string{"errors", "server-stops"} {
+		for _, mode := range []string{"errors", "server-stops", "server-hangs"} {
 			t.Run(tr+"/"+mode, func(t *testing.T) {
 				s, err := sim.New([]sim.ModelSpec{spec})
 				if err != nil {
@@ -429,6 +436,14 @@ func TestRunSUTFailsMidRun(t *testing.T) {
 				t.Cleanup(func() { s.Close() })
 				fb := &failingBackend{Backend: s, after: after, tripped: make(chan struct{})}
 				httpAddr, grpcAddr, stop := serveBackend(t, fb)
+				args := []string{}
+				if mode == "server-hangs" {
+					// Registered after serveBackend, so it runs first: the
+					// servers can then stop.
+					fb.hang = make(chan struct{})
+					t.Cleanup(func() { close(fb.hang) })
+					args = append(args, "--drain-timeout-ms", "300")
+				}
 				if mode == "server-stops" {
 					go func() {
 						select {
@@ -443,9 +458,9 @@ func TestRunSUTFailsMidRun(t *testing.T) {
 					target = "grpc://" + grpcAddr
 				}
 				dir := t.TempDir()
-				inv := runArgs("--target", target, "--model", "m", "--scenario", "Server", "--target-qps", "200",
+				inv := runArgs(append(args, "--target", target, "--model", "m", "--scenario", "Server", "--target-qps", "200",
 					"--target-latency-ms", "50", "--latency-percentile", "0.9", "--min-duration-ms", "500",
-					"--min-query-count", "100", "--out", dir)
+					"--min-query-count", "100", "--out", dir)...)
 				res := completedRun(t, inv, dir)
 				if res.Valid || inv.code != exitInvalid {
 					t.Fatalf("a run with failed requests is VALID: %v", inv)
@@ -467,6 +482,14 @@ func TestRunSUTFailsMidRun(t *testing.T) {
 					if res.SamplesCompleted > after || res.SamplesFailed < res.SamplesIssued-after {
 						t.Errorf("%d completed, %d failed of %d after the server stopped at request %d",
 							res.SamplesCompleted, res.SamplesFailed, res.SamplesIssued, after+1)
+					}
+				case "server-hangs":
+					// The drain timeout ends the run and fails what never
+					// answered (some may fail as cancelled when the drain
+					// ends, rather than count as unanswered).
+					if !res.DrainTimedOut || res.Unanswered == 0 || res.SamplesCompleted != after || res.SamplesFailed != res.SamplesIssued-after {
+						t.Errorf("drain timed out %v; %d unanswered, %d completed, %d failed of %d; want %d completed and the rest failed",
+							res.DrainTimedOut, res.Unanswered, res.SamplesCompleted, res.SamplesFailed, res.SamplesIssued, after)
 					}
 				}
 				if len(res.Errors) == 0 {
@@ -540,5 +563,60 @@ func TestRunBadFlags(t *testing.T) {
 				t.Errorf("stdout %q", inv.stdout)
 			}
 		})
+	}
+}
+
+// tripBackend passes every call through and calls trip once, when the
+// after-th inference arrives.
+type tripBackend struct {
+	server.Backend
+	after int64
+	n     atomic.Int64
+	trip  func()
+}
+
+func (b *tripBackend) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
+	if b.n.Add(1) == b.after {
+		b.trip()
+	}
+	return b.Backend.Infer(ctx, req)
+}
+
+// TestRunCancelledMidRun: an interrupt (the context ending) during the timed
+// run still gives a Result and the files, marked as ended early.
+func TestRunCancelledMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	p := startProxy(t, model2ms)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const after = 30
+	httpAddr, _, _ := serveBackend(t, &tripBackend{Backend: p.Backend(), after: after, trip: cancel})
+	args := []string{"--target", "http://" + httpAddr, "--model", "m", "--scenario", "Server", "--target-qps", "200",
+		"--target-latency-ms", "50", "--min-duration-ms", "5000", "--min-query-count", "100"}
+	spec, _, err := parseRunFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.OutDir = t.TempDir()
+	out, err := runner.Run(ctx, spec, runner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := out.Result
+	if res.EndReason != loadgen.StopCancelled || res.Valid || res.MinDurationMet {
+		t.Errorf("end %q, valid %v, min duration met %v: want a cancelled, INVALID run", res.EndReason, res.Valid, res.MinDurationMet)
+	}
+	// Issuing stops at the cancel; what was in flight still answers.
+	if res.QueriesIssued < after || res.QueriesIssued > 100 || res.SamplesFailed != 0 {
+		t.Errorf("%d queries issued, %d samples failed; want about %d issued and none failed", res.QueriesIssued, res.SamplesFailed, after)
+	}
+	loaded, err := runlog.Load(spec.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.EndReason != loadgen.StopCancelled || loaded.QueriesIssued != res.QueriesIssued {
+		t.Errorf("result.json: end %q, %d queries; the run returned %q, %d", loaded.EndReason, loaded.QueriesIssued, res.EndReason, res.QueriesIssued)
 	}
 }

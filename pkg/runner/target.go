@@ -33,12 +33,12 @@ type Target struct {
 func ParseTarget(raw string) (Target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Target{}, fmt.Errorf("%w: %q is not a URL: %v", ErrTarget, raw, err)
+		return Target{}, fmt.Errorf("%w: %q is not a URL (want http://host:port or grpc://host:port): %v", ErrTarget, raw, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "grpc" {
 		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc://", ErrTarget, raw)
 	}
-	if u.Host == "" || u.Port() == "" {
+	if u.Hostname() == "" || u.Port() == "" {
 		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrTarget, raw, u.Scheme)
 	}
 	if u.Scheme == "grpc" && strings.Trim(u.Path, "/") != "" {

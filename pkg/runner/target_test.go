@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/triton"
+)
+
+func TestParseTarget(t *testing.T) {
+	cases := []struct {
+		raw          string
+		scheme, host string
+		wantErr      string
+	}{
+		{raw: "http://127.0.0.1:8000", scheme: "http", host: "127.0.0.1:8000"},
+		{raw: "grpc://localhost:8001", scheme: "grpc", host: "localhost:8001"},
+		{raw: "http://[::1]:8000/", scheme: "http", host: "[::1]:8000"},
+		{raw: "https://h:443", wantErr: "scheme"},
+		{raw: "127.0.0.1:8000", wantErr: "want http://host:port or grpc://host:port"},
+		{raw: "http://h", wantErr: "host:port"},
+		{raw: "grpc://:8001", wantErr: "host:port"},
+		{raw: "grpc://h:8001/v2", wantErr: "no path"},
+		{raw: "http://h:80%", wantErr: "not a URL"},
+		{raw: "", wantErr: "scheme"},
+	}
+	for _, c := range cases {
+		t.Run(c.raw, func(t *testing.T) {
+			got, err := ParseTarget(c.raw)
+			if c.wantErr != "" {
+				if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v: want ErrTarget mentioning %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Scheme != c.scheme || got.Host != c.host || got.URL != c.raw {
+				t.Errorf("got %+v", got)
+			}
+		})
+	}
+}
+
+// fakeEndpoint answers the probe's questions from fields.
+type fakeEndpoint struct {
+	live, ready bool
+	liveErr     error
+	server      kserve.ServerMetadata
+	model       kserve.ModelMetadata
+	modelErr    error
+	config      triton.ModelConfig
+	configAsked bool
+}
+
+func (f *fakeEndpoint) ServerLive(context.Context) (bool, error) { return f.live, f.liveErr }
+func (f *fakeEndpoint) ServerMetadata(context.Context) (kserve.ServerMetadata, error) {
+	return f.server, nil
+}
+func (f *fakeEndpoint) ModelMetadata(context.Context, string, string) (kserve.ModelMetadata, error) {
+	return f.model, f.modelErr
+}
+func (f *fakeEndpoint) ModelReady(context.Context, string, string) (bool, error) { return f.ready, nil }
+func (f *fakeEndpoint) ModelConfig(context.Context, string, string) (triton.ModelConfig, error) {
+	f.configAsked = true
+	return f.config, nil
+}
+func (f *fakeEndpoint) Close() error { return nil }
+
+func TestProbe(t *testing.T) {
+	// The probe dials the host itself before asking the client anything.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	target := Target{Scheme: "http", Host: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	withConfig := kserve.ServerMetadata{Extensions: []string{kserve.ExtModelConfiguration}}
+	batchedIn := []kserve.TensorMetadata{{Name: "IN", Datatype: kserve.FP32, Shape: []int64{-1, 16}}}
+	fixedIn := []kserve.TensorMetadata{{Name: "IN", Datatype: kserve.FP32, Shape: []int64{16}}}
+	cases := []struct {
+		name        string
+		ep          fakeEndpoint
+		batched     bool
+		maxBatch    int
+		configAsked bool
+		wantErr     string
+	}{
+		{name: "config says max_batch 8", ep: fakeEndpoint{live: true, ready: true, server: withConfig,
+			model: kserve.ModelMetadata{Inputs: batchedIn}, config: triton.ModelConfig{MaxBatchSize: 8}},
+			batched: true, maxBatch: 8, configAsked: true},
+		{name: "config says no batching despite -1", ep: fakeEndpoint{live: true, ready: true, server: withConfig,
+			model: kserve.ModelMetadata{Inputs: batchedIn}}, configAsked: true},
+		{name: "no config extension, leading -1", ep: fakeEndpoint{live: true, ready: true,
+			model: kserve.ModelMetadata{Inputs: batchedIn}}, batched: true, maxBatch: 1 << 20},
+		{name: "no config extension, fixed shape", ep: fakeEndpoint{live: true, ready: true,
+			model: kserve.ModelMetadata{Inputs: fixedIn}}},
+		{name: "not live", ep: fakeEndpoint{live: false}, wantErr: "not live"},
+		{name: "wrong protocol", ep: fakeEndpoint{liveErr: kserve.ErrTransport}, wantErr: "does not answer as a KServe v2 HTTP server"},
+		{name: "unknown model", ep: fakeEndpoint{live: true, modelErr: kserve.Errorf(5, "no such model")}, wantErr: `no model "m"`},
+		{name: "not ready", ep: fakeEndpoint{live: true, model: kserve.ModelMetadata{Inputs: fixedIn}}, wantErr: `model "m" on ` + target.URL + " is not ready"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := probe(t.Context(), &c.ep, target, "m", "")
+			if c.wantErr != "" {
+				if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v: want ErrTarget mentioning %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Batched != c.batched || p.MaxBatch != c.maxBatch || c.ep.configAsked != c.configAsked {
+				t.Errorf("batched %v, max batch %d, config asked %v; want %v, %d, %v",
+					p.Batched, p.MaxBatch, c.ep.configAsked, c.batched, c.maxBatch, c.configAsked)
+			}
+		})
+	}
+	t.Run("dead port", func(t *testing.T) {
+		dead, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := dead.Addr().String()
+		dead.Close()
+		ep := &fakeEndpoint{live: true}
+		_, err = probe(t.Context(), ep, Target{Scheme: "grpc", Host: addr, URL: "grpc://" + addr}, "m", "")
+		if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), "grpc://"+addr+" is not reachable") {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
