@@ -631,3 +631,44 @@ func TestRunCancelledMidRun(t *testing.T) {
 		t.Errorf("result.json: end %q, %d queries; the run returned %q, %d", loaded.EndReason, loaded.QueriesIssued, res.EndReason, res.QueriesIssued)
 	}
 }
+
+// noConfigBackend hides the model-configuration extension, as KServe and
+// Seldon servers do: the model's batch limit is then unknown.
+type noConfigBackend struct{ server.Backend }
+
+func (b noConfigBackend) ServerMetadata(ctx context.Context) kserve.ServerMetadata {
+	md := b.Backend.ServerMetadata(ctx)
+	md.Extensions = nil
+	return md
+}
+
+// TestRunBatchLimitUnknown: without a model configuration, a leading -1 is
+// taken as the batch dimension, and Offline's query is cut into modest
+// batches rather than sent as one request.
+func TestRunBatchLimitUnknown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	for _, tr := range transports[:2] {
+		t.Run(tr, func(t *testing.T) {
+			p := startProxy(t, model2ms)
+			httpAddr, grpcAddr, _ := serveBackend(t, noConfigBackend{p.Backend()})
+			target := "http://" + httpAddr
+			if tr == "grpc" {
+				target = "grpc://" + grpcAddr
+			}
+			dir := t.TempDir()
+			inv := runArgs("--target", target, "--model", "m", "--scenario", "Offline", "--target-qps", "1000",
+				"--min-duration-ms", "50", "--min-query-count", "1", "--out", dir)
+			res := completedRun(t, inv, dir)
+			n := uint64(res.SamplesIssued)
+			st := modelStats(t, p.Backend(), "m")
+			if n != 55 || st.InferenceCount != n {
+				t.Fatalf("%d samples issued, server inferred %d; want 55\n%v", n, st.InferenceCount, inv)
+			}
+			if got, want := batchCounts(st), map[uint64]uint64{8: 6, 7: 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("batch sizes executed %v, want %v", got, want)
+			}
+		})
+	}
+}

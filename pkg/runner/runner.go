@@ -98,7 +98,8 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	}
 	net, err := sut.New(conn.sut, lib, sut.Options{
 		Model: spec.Model, Version: spec.ModelVersion, MaxBatch: pr.MaxBatch,
-		BatchSize: spec.BatchSize, MaxInflight: spec.MaxInflight, Timeout: spec.RequestTimeout, Name: name,
+		BatchSize: splitSize(spec.BatchSize, pr), MaxInflight: spec.MaxInflight,
+		WholeQueries: spec.Settings.Scenario != trace.Offline, Timeout: spec.RequestTimeout, Name: name,
 	})
 	if err != nil {
 		return nil, err
@@ -125,6 +126,20 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// splitSize is the batch a large (Offline) query is cut into: the one asked
+// for, else the model's max_batch_size, else, when the server does not say
+// (no model configuration), unknownBatchSplit, because the adapter would
+// otherwise send the whole query, possibly gigabytes, as one request.
+func splitSize(asked int, pr *Probe) int {
+	switch {
+	case asked > 0:
+		return asked
+	case pr.Batched && pr.MaxBatch == unknownMaxBatch:
+		return unknownBatchSplit
+	}
+	return 0
 }
 
 // poolSize sizes the connection pool from the load by Little's law, with

@@ -84,6 +84,15 @@ func connect(ctx context.Context, t Target, conns int, binary bool) (*connection
 	return nil, fmt.Errorf("%w: unknown scheme %q", ErrTarget, t.Scheme)
 }
 
+const (
+	// unknownMaxBatch stands for "batches, limit not given": a MultiStream
+	// query then goes as one request whatever its size.
+	unknownMaxBatch = 1 << 20
+	// unknownBatchSplit cuts Offline's query for such a model: the common
+	// max_batch_size of served vision models.
+	unknownBatchSplit = 8
+)
+
 // Probe is what the endpoint said about itself and the model.
 type Probe struct {
 	Server   kserve.ServerMetadata `json:"server"`
@@ -155,7 +164,7 @@ func probe(ctx context.Context, c probeClient, t Target, model, version string) 
 		// No configuration to ask: a leading -1 on every input is the
 		// batch dimension by the protocol's convention, its limit unknown.
 		p.Batched = true
-		p.MaxBatch = 1 << 20
+		p.MaxBatch = unknownMaxBatch
 	}
 	return p, nil
 }

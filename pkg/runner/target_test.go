@@ -97,7 +97,7 @@ func TestProbe(t *testing.T) {
 		{name: "config says no batching despite -1", ep: fakeEndpoint{live: true, ready: true, server: withConfig,
 			model: kserve.ModelMetadata{Inputs: batchedIn}}, configAsked: true},
 		{name: "no config extension, leading -1", ep: fakeEndpoint{live: true, ready: true,
-			model: kserve.ModelMetadata{Inputs: batchedIn}}, batched: true, maxBatch: 1 << 20},
+			model: kserve.ModelMetadata{Inputs: batchedIn}}, batched: true, maxBatch: unknownMaxBatch},
 		{name: "no config extension, fixed shape", ep: fakeEndpoint{live: true, ready: true,
 			model: kserve.ModelMetadata{Inputs: fixedIn}}},
 		{name: "not live", ep: fakeEndpoint{live: false}, wantErr: "not live"},
@@ -136,4 +136,24 @@ func TestProbe(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+func TestSplitSize(t *testing.T) {
+	cases := []struct {
+		name  string
+		asked int
+		pr    Probe
+		want  int
+	}{
+		{"asked wins", 4, Probe{Batched: true, MaxBatch: 16}, 4},
+		{"config's max batch (adapter default)", 0, Probe{Batched: true, MaxBatch: 16}, 0},
+		{"limit unknown", 0, Probe{Batched: true, MaxBatch: unknownMaxBatch}, unknownBatchSplit},
+		{"limit unknown, asked", 64, Probe{Batched: true, MaxBatch: unknownMaxBatch}, 64},
+		{"no batching", 0, Probe{}, 0},
+	}
+	for _, c := range cases {
+		if got := splitSize(c.asked, &c.pr); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
 }

@@ -25,6 +25,10 @@ type Options struct {
 	BatchSize int
 	// MaxInflight caps a query's outstanding requests (Offline); 0 = no cap.
 	MaxInflight int
+	// WholeQueries sends a query of at most MaxBatch samples as one request
+	// whatever BatchSize: a MultiStream query is one set of frames. Offline
+	// leaves it off so its query is cut into BatchSize requests.
+	WholeQueries bool
 	// Timeout bounds one request; 0 = none (the engine's drain deadline
 	// still ends the run).
 	Timeout time.Duration
@@ -102,8 +106,7 @@ func (n *Network) Prepare(ctx context.Context, tr *trace.Trace) error {
 // chunks cuts a query of size samples into request ranges [from, to).
 func (n *Network) chunks(size int) [][2]int {
 	per := n.o.BatchSize
-	if n.o.MaxBatch > 0 && size <= n.o.MaxBatch && size > n.o.BatchSize && n.o.MaxInflight == 0 {
-		// A MultiStream query that fits one batch goes whole.
+	if n.o.WholeQueries && n.o.MaxBatch > 0 && size <= n.o.MaxBatch {
 		per = size
 	}
 	var out [][2]int

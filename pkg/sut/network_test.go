@@ -183,3 +183,45 @@ func TestBatchSizeAboveModelLimitIsRefused(t *testing.T) {
 		t.Error("batch size 16 over max_batch_size 8 was accepted")
 	}
 }
+
+// TestWholeQueries: a query that fits the model's batch goes as one request
+// only when asked (MultiStream); otherwise BatchSize cuts it (Offline).
+func TestWholeQueries(t *testing.T) {
+	cases := []struct {
+		name  string
+		o     Options
+		size  int
+		sizes string // samples per request, sorted
+	}{
+		{"split by batch size", Options{MaxBatch: 8, BatchSize: 4}, 6, "[2 4]"},
+		{"whole when it fits", Options{MaxBatch: 8, BatchSize: 4, WholeQueries: true}, 6, "[6]"},
+		{"whole yet larger than the model's batch", Options{MaxBatch: 8, BatchSize: 4, WholeQueries: true}, 10, "[2 4 4]"},
+		{"whole with an inflight cap", Options{MaxBatch: 8, BatchSize: 2, MaxInflight: 1, WholeQueries: true}, 5, "[5]"},
+		{"default batch size is the model's", Options{MaxBatch: 8}, 10, "[2 8]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fc := &fakeClient{}
+			c.o.Model = "m"
+			n, err := New(fc, library(t, true), c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples := make([]int, c.size)
+			for i := range samples {
+				samples[i] = i
+			}
+			col := newCollector(c.size)
+			n.IssueQuery(t.Context(), loadgen.Query{Samples: samples}, col.done)
+			<-col.all
+			var sizes []int
+			for _, r := range fc.sent {
+				sizes = append(sizes, int(r.Inputs[0].Shape[0]))
+			}
+			sort.Ints(sizes)
+			if fmt.Sprint(sizes) != c.sizes {
+				t.Errorf("requests of %v samples, want %s", sizes, c.sizes)
+			}
+		})
+	}
+}
