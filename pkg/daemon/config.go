@@ -1,0 +1,104 @@
+// Package daemon is loadgend's service: the control API over the runner, one
+// run at a time with a FIFO queue, the run store, live metrics, security and
+// graceful shutdown. cmd/loadgend only reads the configuration and starts it.
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Config is the daemon's configuration, read from LOADGEND_* variables.
+type Config struct {
+	// Listen is the control API's address.
+	Listen string `envconfig:"LISTEN" default:"127.0.0.1:8080"`
+	// DataDir holds the run history, one directory per run.
+	DataDir string `envconfig:"DATA_DIR" default:"./loadgend-data"`
+	// APIToken, when set, is required as a bearer token on /v1/*.
+	APIToken string `envconfig:"API_TOKEN"`
+	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a
+	// run or probe may target; empty allows any target.
+	AllowedTargets []string `envconfig:"ALLOWED_TARGETS"`
+	// MaxQPS caps a run's target rate.
+	MaxQPS float64 `envconfig:"MAX_QPS" default:"100000"`
+	// MaxDuration caps a run's duration settings.
+	MaxDuration time.Duration `envconfig:"MAX_DURATION" default:"1h"`
+	// MaxInflight caps a run's outstanding requests (Offline's max_inflight)
+	// and connection pool.
+	MaxInflight int `envconfig:"MAX_INFLIGHT" default:"4096"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
+	// Insecure allows a non-loopback listen address without a token.
+	Insecure bool `envconfig:"INSECURE" default:"false"`
+	// DrainTimeout bounds the wait for in-flight requests at cancel and at
+	// shutdown.
+	DrainTimeout time.Duration `envconfig:"DRAIN_TIMEOUT" default:"10s"`
+}
+
+// ErrConfig marks a configuration that cannot be served.
+var ErrConfig = errors.New("configuration")
+
+// LoadConfig reads the LOADGEND_* environment.
+func LoadConfig() (Config, error) {
+	var c Config
+	if err := envconfig.Process("LOADGEND", &c); err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the configuration, naming the variable at fault.
+func (c Config) Validate() error {
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("%w: LOADGEND_LISTEN %q: %v", ErrConfig, c.Listen, err)
+	}
+	if c.APIToken == "" && !c.Insecure && !isLoopbackHost(host) {
+		return fmt.Errorf("%w: LOADGEND_LISTEN %q is not a loopback address: set LOADGEND_API_TOKEN, or LOADGEND_INSECURE=true to serve without one", ErrConfig, c.Listen)
+	}
+	if c.DataDir == "" {
+		return fmt.Errorf("%w: LOADGEND_DATA_DIR is empty", ErrConfig)
+	}
+	if !(c.MaxQPS > 0) {
+		return fmt.Errorf("%w: LOADGEND_MAX_QPS must be positive", ErrConfig)
+	}
+	if c.MaxDuration <= 0 {
+		return fmt.Errorf("%w: LOADGEND_MAX_DURATION must be positive", ErrConfig)
+	}
+	if c.MaxInflight <= 0 {
+		return fmt.Errorf("%w: LOADGEND_MAX_INFLIGHT must be positive", ErrConfig)
+	}
+	if _, err := NewAllowlist(c.AllowedTargets); err != nil {
+		return fmt.Errorf("%w: LOADGEND_ALLOWED_TARGETS: %v", ErrConfig, err)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("%w: LOADGEND_LOG_LEVEL %q: want debug, info, warn or error", ErrConfig, c.LogLevel)
+	}
+	if c.DrainTimeout < 0 {
+		return fmt.Errorf("%w: LOADGEND_DRAIN_TIMEOUT cannot be negative", ErrConfig)
+	}
+	return nil
+}
+
+// Level is the parsed log level.
+func (c Config) Level() slog.Level {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.LogLevel))
+	return level
+}
+
+// isLoopbackHost: "localhost", 127.0.0.0/8 or ::1. An empty host (":8080")
+// listens on every interface, so it is not loopback.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
