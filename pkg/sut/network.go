@@ -277,3 +277,20 @@ func (n *Network) send(ctx context.Context, c Call) error {
 	}
 	return c(ctx)
 }
+
+// TimeOne sends sample index as one request, once the connection is warm
+// (one untimed request first), and returns how long the timed one took.
+func (n *Network) TimeOne(ctx context.Context, index int) (time.Duration, error) {
+	c, err := n.encode([]int{index})
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c(ctx); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = c(ctx)
+	return time.Since(start), err
+}

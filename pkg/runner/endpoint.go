@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/sut"
+)
+
+// EndpointReport is what a probe learnt about an endpoint: enough for a user
+// to check a target before a run.
+type EndpointReport struct {
+	Target     string                `json:"target"`
+	Live       bool                  `json:"live"`
+	Ready      bool                  `json:"ready"`
+	Server     kserve.ServerMetadata `json:"server"`
+	Extensions []string              `json:"extensions"`
+	// Model is set when a model was named.
+	Model *Probe `json:"model,omitempty"`
+	// InferenceLatencyMs is one timed inference of a synthetic sample, from
+	// an already open connection (0 when no model was named).
+	InferenceLatencyMs float64 `json:"inference_latency_ms,omitempty"`
+	InferenceError     string  `json:"inference_error,omitempty"`
+}
+
+// ProbeEndpoint checks target: health, server metadata, and when model is
+// named its metadata, configuration and one timed inference. An error means
+// the endpoint could not be asked at all (bad URL, unreachable, no model);
+// a failed inference is reported in the result.
+func ProbeEndpoint(ctx context.Context, target, model, version string) (*EndpointReport, error) {
+	t, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := connect(ctx, t, 2, true)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.probe.Close()
+	rep := &EndpointReport{Target: t.URL}
+	if model != "" {
+		if rep.Model, err = probe(ctx, conn.probe, t, model, version); err != nil {
+			return nil, err
+		}
+		rep.Live, rep.Ready, rep.Server = true, true, rep.Model.Server
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if rep.Live, err = conn.probe.ServerLive(pctx); err != nil {
+			return nil, fmt.Errorf("%w: %s is not reachable as a KServe v2 server: %v", ErrTarget, t.URL, err)
+		}
+		if r, ok := conn.probe.(interface {
+			ServerReady(context.Context) (bool, error)
+		}); ok {
+			rep.Ready, _ = r.ServerReady(pctx)
+		}
+		if rep.Server, err = conn.probe.ServerMetadata(pctx); err != nil {
+			return nil, fmt.Errorf("%w: %s server metadata: %v", ErrTarget, t.URL, err)
+		}
+	}
+	rep.Extensions = rep.Server.Extensions
+	if rep.Extensions == nil {
+		rep.Extensions = []string{}
+	}
+	if rep.Model == nil {
+		return rep, nil
+	}
+	lib, err := qsl.NewSynthetic(rep.Model.Model, qsl.SyntheticOptions{Batched: rep.Model.Batched, Total: 1, Performance: 1})
+	if err != nil {
+		rep.InferenceError = err.Error()
+		return rep, nil
+	}
+	if err := lib.Load(ctx, []int{0}); err != nil {
+		rep.InferenceError = err.Error()
+		return rep, nil
+	}
+	n, err := sut.New(conn.sut, lib, sut.Options{Model: model, Version: version, MaxBatch: rep.Model.MaxBatch})
+	if err != nil {
+		rep.InferenceError = err.Error()
+		return rep, nil
+	}
+	lat, err := n.TimeOne(ctx, 0)
+	if err != nil {
+		rep.InferenceError = err.Error()
+		return rep, nil
+	}
+	rep.InferenceLatencyMs = float64(lat.Microseconds()) / 1000
+	return rep, nil
+}

@@ -1,0 +1,51 @@
+package runner_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+)
+
+func TestProbeEndpoint(t *testing.T) {
+	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, target := range []string{"http://" + p.HTTPAddr(), "grpc://" + p.GRPCAddr()} {
+		t.Run(target, func(t *testing.T) {
+			rep, err := runner.ProbeEndpoint(t.Context(), target, "simple", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Live || !rep.Ready || rep.Server.Name != "sutproxy" || !slices.Contains(rep.Extensions, kserve.ExtStatistics) {
+				t.Errorf("report %+v", rep)
+			}
+			if rep.Model == nil || rep.Model.Config == nil || rep.Model.MaxBatch != 8 || len(rep.Model.Model.Inputs) != 2 {
+				t.Errorf("model probe %+v", rep.Model)
+			}
+			if rep.InferenceError != "" || rep.InferenceLatencyMs <= 0 {
+				t.Errorf("timed inference: %v ms, error %q", rep.InferenceLatencyMs, rep.InferenceError)
+			}
+			st, _ := p.Backend().ModelStatistics(t.Context(), "simple", "")
+			if st.ModelStats[0].InferenceStats.Success.Count == 0 {
+				t.Error("the probe's inference never reached the server")
+			}
+
+			bare, err := runner.ProbeEndpoint(t.Context(), target, "", "")
+			if err != nil || !bare.Live || bare.Model != nil || bare.InferenceLatencyMs != 0 {
+				t.Errorf("probe without a model = %+v, %v", bare, err)
+			}
+			if _, err := runner.ProbeEndpoint(t.Context(), target, "missing", ""); !errors.Is(err, runner.ErrTarget) {
+				t.Errorf("unknown model: %v, want ErrTarget", err)
+			}
+		})
+	}
+	if _, err := runner.ProbeEndpoint(t.Context(), "ftp://x:1", "", ""); !errors.Is(err, runner.ErrTarget) {
+		t.Errorf("bad scheme: %v", err)
+	}
+}
