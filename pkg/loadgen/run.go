@@ -37,6 +37,7 @@ type Run struct {
 	clock    Clock
 	log      *slog.Logger
 	sutName  string
+	obs      Observer // nil: no telemetry
 
 	n, spq   int
 	interval time.Duration // v0.5 MultiStream tick spacing
@@ -275,6 +276,12 @@ func (r *Run) close() int64 {
 		r.failedS.Add(int64(n))
 		r.queryFail[q].Store(true)
 		_ = r.queries.Fail(q)
+		if r.obs != nil {
+			if n > 0 {
+				r.obs.Completed(q, n, 0, ErrUnanswered)
+			}
+			r.obs.QueryDone(q, true)
+		}
 	}
 	if unanswered > 0 {
 		r.noteError(fmt.Sprintf("%d samples got no response before the drain timeout", unanswered))
@@ -306,6 +313,9 @@ func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
 	}
 	r.remaining[i].Store(int64(len(q.Samples)))
 	r.issuedQ.Add(1)
+	if r.obs != nil {
+		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
+	}
 	r.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, r.done)
 }
 
@@ -350,6 +360,9 @@ func (r *Run) complete(c Completion) {
 	if n == 0 {
 		return
 	}
+	if r.obs != nil {
+		r.obs.Completed(q, int(n), lat, c.Err)
+	}
 	if c.Err != nil {
 		r.failedS.Add(n)
 		r.queryFail[q].Store(true)
@@ -372,6 +385,9 @@ func (r *Run) finishQuery(q int) {
 	} else {
 		lat := r.queryDone[q].Load() - r.scheduled[q]
 		_ = r.queries.Record(q, time.Duration(max(lat, 0)))
+	}
+	if r.obs != nil {
+		r.obs.QueryDone(q, r.queryFail[q].Load())
 	}
 	r.doneQ.Add(1)
 	select {
