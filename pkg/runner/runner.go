@@ -43,6 +43,8 @@ type Options struct {
 	// Started is called once the engine's run exists, before the clock
 	// starts, so a caller can poll its Progress.
 	Started func(*loadgen.Run)
+	// Engine are further engine options (an observer for live metrics).
+	Engine []loadgen.Option
 }
 
 // Outcome is a finished run.
@@ -105,7 +107,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	q := &preparingQSL{lib: lib, sut: net, conn: conn, conns: conns}
-	run, err := loadgen.NewRun(spec.Settings, net, q, loadgen.WithLogger(log))
+	run, err := loadgen.NewRun(spec.Settings, net, q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err
 	}
