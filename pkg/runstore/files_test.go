@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"maps"
 	"slices"
 	"testing"
 )
