@@ -1,0 +1,34 @@
+package api
+
+import "github.com/netloadgen/netloadgen/pkg/runlog"
+
+// runFiles are the names GET /v1/runs/{id}/files/{name} serves, with their
+// media types. A fixed list, not a directory lookup, so no name can reach
+// outside the run's directory.
+var runFiles = []struct{ name, mediaType string }{
+	{runlog.SummaryFile, "text/plain; charset=utf-8"},
+	{runlog.DetailFile, "text/plain; charset=utf-8"},
+	{runlog.AccuracyFile, "application/json"},
+	{runlog.ResultFile, "application/json"},
+	{runlog.HlogFile, "text/plain; charset=utf-8"},
+}
+
+// RunFiles lists the file names a run may have.
+func RunFiles() []string {
+	names := make([]string, len(runFiles))
+	for i, f := range runFiles {
+		names[i] = f.name
+	}
+	return names
+}
+
+// FileMediaType is the Content-Type of a run file; ok is false for a name
+// not in RunFiles (the server answers 404).
+func FileMediaType(name string) (mediaType string, ok bool) {
+	for _, f := range runFiles {
+		if f.name == name {
+			return f.mediaType, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,71 @@
+package api
+
+import "time"
+
+// Limits bound what one request may ask of the daemon: the body's size and
+// the run's rate, length and concurrency (LOADGEND_MAX_QPS,
+// LOADGEND_MAX_DURATION). A zero field takes its DefaultLimits value.
+type Limits struct {
+	MaxBodyBytes int64
+	MaxQPS       float64
+	// MaxDuration bounds every duration a spec sets (min/max duration,
+	// latencies, timeouts) and the length a Server run's minimum query
+	// count implies at its rate.
+	MaxDuration time.Duration
+	MaxInflight int
+	MaxConns    int
+	MaxBatch    int
+	// MaxSamples bounds total_samples and performance_samples: the
+	// synthetic library is held in memory, pre-encoded.
+	MaxSamples int
+	// MaxQueries bounds the queries a run's trace is generated for, which
+	// is held in memory before the clock starts.
+	MaxQueries uint64
+	// AllowSearch accepts a "search" block; off until the peak search
+	// exists, so a spec with one is refused at submission, not at run time.
+	AllowSearch bool
+}
+
+// DefaultLimits are generous for a load generator on one host and small
+// enough that a spec cannot exhaust the daemon's memory.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBodyBytes: 1 << 20,
+		MaxQPS:       1e6,
+		MaxDuration:  24 * time.Hour,
+		MaxInflight:  1 << 16,
+		MaxConns:     1 << 12,
+		MaxBatch:     1 << 16,
+		MaxSamples:   1 << 20,
+		MaxQueries:   1 << 26,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if !(l.MaxQPS > 0) {
+		l.MaxQPS = d.MaxQPS
+	}
+	if l.MaxDuration <= 0 {
+		l.MaxDuration = d.MaxDuration
+	}
+	if l.MaxInflight <= 0 {
+		l.MaxInflight = d.MaxInflight
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = d.MaxConns
+	}
+	if l.MaxBatch <= 0 {
+		l.MaxBatch = d.MaxBatch
+	}
+	if l.MaxSamples <= 0 {
+		l.MaxSamples = d.MaxSamples
+	}
+	if l.MaxQueries == 0 {
+		l.MaxQueries = d.MaxQueries
+	}
+	return l
+}

@@ -1,0 +1,131 @@
+package api
+
+// RunSpec is the body of POST /v1/runs: one run (or, later, one peak
+// search) against a KServe v2 endpoint. Decode it with DecodeRunSpec; build
+// the engine's settings with Settings and the runner's spec with
+// RunnerSpec.
+type RunSpec struct {
+	// Target is http://host:port or grpc://host:port.
+	Target       string `json:"target"`
+	Model        string `json:"model"`
+	ModelVersion string `json:"model_version,omitempty"`
+	// Scenario is LoadGen's name: SingleStream, MultiStream, Server or
+	// Offline. Required: a default would hide a mistake.
+	Scenario string `json:"scenario"`
+	// Ruleset is "loadgen6" (the default) or "v0.5".
+	Ruleset string `json:"ruleset,omitempty"`
+	// Preset is a task (resnet50, mobilenet, ssd-resnet34, ssd-mobilenet,
+	// gnmt) whose official bound, interval, percentile and minimums apply
+	// before Settings.
+	Preset string `json:"preset,omitempty"`
+	// MLPerfConf and UserConf are the text of an mlperf.conf and a
+	// user.conf (LoadGen's syntax), applied in that order after the preset
+	// and before Settings, for Model and Scenario. They are given inline:
+	// the API reads no files on the daemon's host for them.
+	MLPerfConf string `json:"mlperf_conf,omitempty"`
+	UserConf   string `json:"user_conf,omitempty"`
+	// Overrides is the JSON "settings" block (the Go name Settings is the
+	// method that builds the engine's settings from the whole spec).
+	Overrides RunSettings `json:"settings,omitzero"`
+	// Data is a sample file or directory on the daemon's host; empty means
+	// synthetic samples from the model's metadata (the only kind for now).
+	Data   string  `json:"data,omitempty"`
+	Search *Search `json:"search,omitempty"`
+
+	// Request knobs (pkg/runner.Spec).
+	BatchSize   int  `json:"batch_size,omitempty"`   // samples per request when Offline's query is split; 0: the server's limit
+	MaxInflight int  `json:"max_inflight,omitempty"` // requests outstanding per query (Offline); 0: no cap
+	Conns       int  `json:"conns,omitempty"`        // HTTP connection pool; 0: sized from the load
+	JSON        bool `json:"json,omitempty"`         // tensors as JSON instead of the binary extension (HTTP)
+	// RequestTimeoutMs bounds one request; 0: none (the drain still ends a run).
+	RequestTimeoutMs uint64 `json:"request_timeout_ms,omitempty"`
+	// SUTName is sut_name in the logs; the default names the target.
+	SUTName string `json:"sut_name,omitempty"`
+	// TotalSamples and PerformanceSamples size the synthetic library
+	// (default 1024 each, as `loadgend run`); DataSeed seeds its contents.
+	TotalSamples       int    `json:"total_samples,omitempty"`
+	PerformanceSamples int    `json:"performance_samples,omitempty"`
+	DataSeed           uint64 `json:"data_seed,omitempty"`
+}
+
+// RunSettings override LoadGen's TestSettings after the ruleset defaults,
+// the preset and the conf texts. Unset (nil) fields keep what those gave.
+//
+// The first group are the `loadgend run` flags' conveniences; the second
+// are LoadGen's own TestSettings names (pkg/loadgen.Settings' JSON tags)
+// for a single field. Setting a convenience and a LoadGen name that write
+// the same setting is refused as ambiguous.
+type RunSettings struct {
+	// TargetQPS is server_target_qps (Server) and offline_expected_qps
+	// (Offline); both are set, as the CLI's --target-qps does.
+	TargetQPS *float64 `json:"target_qps,omitempty"`
+	// TargetLatencyMs is server_target_latency_ns in milliseconds.
+	TargetLatencyMs *float64 `json:"target_latency_ms,omitempty"`
+	// LatencyPercentile sets the three *_target_latency_percentile. A
+	// fraction in (0, 1), or a percent in (1, 100) as the CLI accepts it:
+	// 0.99 and 99 are the same.
+	LatencyPercentile *float64 `json:"latency_percentile,omitempty"`
+	// ExpectedLatencyNs sets single_ and multi_stream_expected_latency_ns.
+	ExpectedLatencyNs *float64 `json:"expected_latency_ns,omitempty"`
+	// SamplesPerQuery is multi_stream_samples_per_query (the stream count).
+	SamplesPerQuery *uint64 `json:"samples_per_query,omitempty"`
+	// IntervalMs is v0.5 MultiStream's issue interval: multi_stream_target_qps = 1000/interval_ms.
+	IntervalMs *float64 `json:"interval_ms,omitempty"`
+
+	MinDurationMs                  *uint64 `json:"min_duration_ms,omitempty"`
+	MaxDurationMs                  *uint64 `json:"max_duration_ms,omitempty"` // 0: no limit, as LoadGen
+	MinQueryCount                  *uint64 `json:"min_query_count,omitempty"`
+	MaxQueryCount                  *uint64 `json:"max_query_count,omitempty"` // 0: no limit, as LoadGen
+	QSLRNGSeed                     *uint64 `json:"qsl_rng_seed,omitempty"`
+	SampleIndexRNGSeed             *uint64 `json:"sample_index_rng_seed,omitempty"`
+	ScheduleRNGSeed                *uint64 `json:"schedule_rng_seed,omitempty"`
+	SampleConcatenatePermutation   *bool   `json:"sample_concatenate_permutation,omitempty"`
+	PerformanceIssueUnique         *bool   `json:"performance_issue_unique,omitempty"`
+	PerformanceIssueSame           *bool   `json:"performance_issue_same,omitempty"`
+	PerformanceIssueSameIndex      *uint64 `json:"performance_issue_same_index,omitempty"`
+	PerformanceSampleCountOverride *uint64 `json:"performance_sample_count_override,omitempty"`
+	ServerMaxAsyncQueries          *uint64 `json:"server_max_async_queries,omitempty"`
+
+	// LoadGen's names for what the conveniences above set.
+	ServerTargetQPS                     *float64 `json:"server_target_qps,omitempty"`
+	OfflineExpectedQPS                  *float64 `json:"offline_expected_qps,omitempty"`
+	ServerTargetLatencyNs               *uint64  `json:"server_target_latency_ns,omitempty"`
+	ServerTargetLatencyPercentile       *float64 `json:"server_target_latency_percentile,omitempty"`
+	SingleStreamExpectedLatencyNs       *float64 `json:"single_stream_expected_latency_ns,omitempty"`
+	SingleStreamTargetLatencyPercentile *float64 `json:"single_stream_target_latency_percentile,omitempty"`
+	MultiStreamExpectedLatencyNs        *float64 `json:"multi_stream_expected_latency_ns,omitempty"`
+	MultiStreamTargetLatencyPercentile  *float64 `json:"multi_stream_target_latency_percentile,omitempty"`
+	MultiStreamSamplesPerQuery          *uint64  `json:"multi_stream_samples_per_query,omitempty"`
+	MultiStreamTargetQPS                *float64 `json:"multi_stream_target_qps,omitempty"`
+
+	// Engine knobs (pkg/loadgen.EngineSettings).
+	DrainTimeoutMs *uint64 `json:"drain_timeout_ms,omitempty"`
+	EarlyVerdict   *bool   `json:"early_verdict,omitempty"`
+}
+
+// SearchFindPeak is the only Search.Mode: the highest Server QPS that is
+// still VALID.
+const SearchFindPeak = "find-peak"
+
+// Search asks for a peak search instead of one run: trial after trial,
+// each a run with its own logs, bisecting the target QPS between the
+// bounds. Declared now so specs and stored runs keep their shape; the
+// daemon accepts it only with Limits.AllowSearch.
+type Search struct {
+	Mode string `json:"mode"`
+	// LowerQPS and UpperQPS bracket the peak; 0 lets the search find them
+	// from settings.target_qps.
+	LowerQPS float64 `json:"lower_qps,omitempty"`
+	UpperQPS float64 `json:"upper_qps,omitempty"`
+	// Precision ends the bisection when upper - lower is at most this many
+	// QPS; 0: LoadGen's server_find_peak_qps_decimals_of_precision.
+	Precision float64 `json:"precision,omitempty"`
+	// VerifyRuns repeats the peak's trial this many times; the peak is the
+	// highest target VALID every time.
+	VerifyRuns int `json:"verify_runs,omitempty"`
+	// EarlyVerdict stops a trial as soon as it is certain to be INVALID
+	// (default true for a search: a failing trial need not run to the end).
+	EarlyVerdict *bool `json:"early_verdict,omitempty"`
+	// MaxTrials bounds the number of trials; 0: the search's default.
+	MaxTrials int `json:"max_trials,omitempty"`
+}
