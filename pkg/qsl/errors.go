@@ -8,7 +8,7 @@ import (
 
 // The kinds of bad sample data, for errors.Is.
 var (
-	ErrFormat       = errors.New("unrecognised sample data")
+	ErrFormat       = errors.New("invalid sample data")
 	ErrNoSamples    = errors.New("no samples")
 	ErrTruncated    = errors.New("truncated")
 	ErrShape        = errors.New("shape mismatch")
