@@ -9,7 +9,7 @@ import "math"
 func halfBits(x float64, manBits uint, bias int) (bits uint16, ok bool) {
 	var sign uint64
 	if math.Signbit(x) {
-		sign = 1 << (manBits + uint(bitsExp(bias)))
+		sign = 1 << 15 // both formats are 16 bits with the sign on top
 	}
 	ax := math.Abs(x)
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -36,13 +36,4 @@ func halfBits(x float64, manBits uint, bias int) (bits uint16, ok bool) {
 		return 0, false
 	}
 	return uint16(sign | b), true
-}
-
-// bitsExp is the exponent width for a bias of 2^(w-1)-1.
-func bitsExp(bias int) int {
-	w := 0
-	for b := bias + 1; b > 1; b >>= 1 {
-		w++
-	}
-	return w + 1
 }

@@ -266,7 +266,10 @@ func appendElement(b []byte, x any, dt kserve.DataType) ([]byte, error) {
 	}
 	num, ok := x.(json.Number)
 	if !ok {
-		return nil, fmt.Errorf("%v: %w (%s)", x, errNotNumber, dt)
+		if str, isStr := x.(string); isStr {
+			return nil, fmt.Errorf("%q is a string, %w (%s)", str, errNotNumber, dt)
+		}
+		return nil, fmt.Errorf("%v is %w (%s)", x, errNotNumber, dt)
 	}
 	s := string(num)
 	switch dt {
