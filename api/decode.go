@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strconv"
 	"time"
 	"unicode"
 
@@ -191,12 +192,12 @@ func (o RunSettings) checkLimits(lim Limits) error {
 	addU("performance_sample_count_override", o.PerformanceSampleCountOverride, float64(lim.MaxSamples), "samples")
 	for _, b := range bounds {
 		if b.v > b.max {
-			return fieldErr("settings."+b.field, "%v %s is over this daemon's limit of %v %s", b.v, b.unit, b.max, b.unit)
+			return fieldErr("settings."+b.field, "%s %s is over this daemon's limit of %s %s", num(b.v), b.unit, num(b.max), b.unit)
 		}
 	}
 	// A tiny interval is an absurd rate.
 	if o.IntervalMs != nil && *o.IntervalMs > 0 && 1000 / *o.IntervalMs > lim.MaxQPS {
-		return fieldErr("settings.interval_ms", "%v ms is a rate of %v QPS, over this daemon's limit of %v QPS", *o.IntervalMs, 1000 / *o.IntervalMs, lim.MaxQPS)
+		return fieldErr("settings.interval_ms", "%s ms is a rate of %s QPS, over this daemon's limit of %s QPS", num(*o.IntervalMs), num(1000 / *o.IntervalMs), num(lim.MaxQPS))
 	}
 	return nil
 }
@@ -224,7 +225,7 @@ func checkBuilt(ls loadgen.Settings, src map[string]string, lim Limits) error {
 		}
 	}
 	if rateName != "" && rate > lim.MaxQPS {
-		return fieldErr(field(rateName), "%v QPS is over this daemon's limit of %v QPS", rate, lim.MaxQPS)
+		return fieldErr(field(rateName), "%s QPS is over this daemon's limit of %s QPS", num(rate), num(lim.MaxQPS))
 	}
 	if ls.MinDurationMs > maxMs {
 		return fieldErr(field("min_duration_ms"), "%d ms is over this daemon's limit of %d ms (%v)", ls.MinDurationMs, maxMs, lim.MaxDuration)
@@ -249,11 +250,11 @@ func checkBuilt(ls loadgen.Settings, src map[string]string, lim Limits) error {
 		// min_query_count queries at least, and min_duration of them at
 		// the rate; both must fit in time and memory.
 		if secs := float64(ls.MinQueryCount) / ls.ServerTargetQPS; secs > lim.MaxDuration.Seconds() {
-			return fieldErr(field("min_query_count"), "%d queries at %v QPS take %v, over this daemon's limit of %v",
-				ls.MinQueryCount, ls.ServerTargetQPS, time.Duration(math.Min(secs, 1e9)*float64(time.Second)).Round(time.Second), lim.MaxDuration)
+			return fieldErr(field("min_query_count"), "%d queries at %s QPS take %v, over this daemon's limit of %v",
+				ls.MinQueryCount, num(ls.ServerTargetQPS), time.Duration(math.Min(secs, 1e9)*float64(time.Second)).Round(time.Second), lim.MaxDuration)
 		}
 		if n := ls.ServerTargetQPS * float64(ls.MinDurationMs) / 1000; n > float64(lim.MaxQueries) {
-			return fieldErr(field("min_duration_ms"), "%d ms at %v QPS schedules %.0f queries, over this daemon's limit of %d", ls.MinDurationMs, ls.ServerTargetQPS, n, lim.MaxQueries)
+			return fieldErr(field("min_duration_ms"), "%d ms at %s QPS schedules %.0f queries, over this daemon's limit of %d", ls.MinDurationMs, num(ls.ServerTargetQPS), n, lim.MaxQueries)
 		}
 	}
 	return nil
@@ -300,6 +301,10 @@ func (s RunSpec) RunnerSpec(outDir string) (runner.Spec, error) {
 		OutDir:             outDir,
 	}, nil
 }
+
+// num prints a number as JSON would carry it, not in %v's exponent form
+// (3600000, not 3.6e+06).
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // DefaultSamples is the synthetic library's size when a spec gives none,
 // as `loadgend run`'s --total-samples and --performance-samples.

@@ -22,7 +22,7 @@ func (s Search) check(scenario string, lim Limits) error {
 			return fieldErr("search."+b.field, "must not be negative, got %v", b.v)
 		}
 		if b.v > lim.MaxQPS {
-			return fieldErr("search."+b.field, "%v QPS is over this daemon's limit of %v QPS", b.v, lim.MaxQPS)
+			return fieldErr("search."+b.field, "%s QPS is over this daemon's limit of %s QPS", num(b.v), num(lim.MaxQPS))
 		}
 	}
 	if s.UpperQPS != 0 && s.LowerQPS >= s.UpperQPS {
