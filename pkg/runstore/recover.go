@@ -22,7 +22,7 @@ func (s *Store) load() error {
 		return fmt.Errorf("read %s: %w", s.runs, err)
 	}
 	var recs []Record
-	removed := false
+	removed, interrupted := false, 0
 	for _, de := range ents {
 		name := de.Name()
 		path := filepath.Join(s.runs, name)
@@ -44,13 +44,16 @@ func (s *Store) load() error {
 			s.problem(path, errors.New("not a run id"))
 			continue
 		}
-		rec, err := s.loadRun(path, name)
+		rec, recovered, err := s.loadRun(path, name)
 		if err != nil {
 			if errors.Is(err, errUnreadable) {
 				s.problem(path, err)
 				continue
 			}
 			return err
+		}
+		if recovered {
+			interrupted++
 		}
 		recs = append(recs, rec)
 	}
@@ -62,6 +65,7 @@ func (s *Store) load() error {
 	slices.SortFunc(recs, func(a, b Record) int {
 		return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.ID, b.ID))
 	})
+	s.log.Info("runstore: opened", "dir", s.root, "runs", len(recs), "interrupted", interrupted, "problems", len(s.problems))
 	for i, r := range recs {
 		e := &entry{rec: r, pos: i}
 		s.byID[r.ID] = e
@@ -79,11 +83,11 @@ func (s *Store) load() error {
 var errUnreadable = errors.New("unreadable run")
 
 // loadRun removes the temporary files a crash left in run directory dir,
-// reads its record and marks it interrupted if it was running.
-func (s *Store) loadRun(dir, id string) (Record, error) {
+// reads its record and marks it interrupted if it was running (recovered).
+func (s *Store) loadRun(dir, id string) (rec Record, recovered bool, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return Record{}, fmt.Errorf("%w: %w", errUnreadable, err)
+		return Record{}, false, fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	removed := false
 	for _, de := range ents {
@@ -92,23 +96,23 @@ func (s *Store) loadRun(dir, id string) (Record, error) {
 		}
 		p := filepath.Join(dir, de.Name())
 		if err := os.Remove(p); err != nil {
-			return Record{}, fmt.Errorf("remove %s: %w", p, err)
+			return Record{}, false, fmt.Errorf("remove %s: %w", p, err)
 		}
 		s.log.Info("runstore: removed a temporary file left by a crash", "path", p)
 		removed = true
 	}
 	if removed {
 		if err := syncDir(dir); err != nil {
-			return Record{}, err
+			return Record{}, false, err
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
 	if err != nil {
-		return Record{}, fmt.Errorf("%w: %w", errUnreadable, err)
+		return Record{}, false, fmt.Errorf("%w: %w", errUnreadable, err)
 	}
-	rec, err := decodeRecord(b, id)
+	rec, err = decodeRecord(b, id)
 	if err != nil {
-		return Record{}, fmt.Errorf("%w: %w", errUnreadable, err)
+		return Record{}, false, fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	if rec.State == Running {
 		rec.State = Interrupted
@@ -117,11 +121,12 @@ func (s *Store) loadRun(dir, id string) (Record, error) {
 		// records when it noticed.
 		rec.Ended = s.now().UTC()
 		if err := s.writeRecord(rec); err != nil {
-			return Record{}, err
+			return Record{}, false, err
 		}
 		s.log.Warn("runstore: run interrupted by a stop of the daemon", "run", id)
+		recovered = true
 	}
-	return rec, nil
+	return rec, recovered, nil
 }
 
 func (s *Store) problem(path string, err error) {

@@ -275,3 +275,22 @@ func TestOpen(t *testing.T) {
 		}
 	}
 }
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("no entropy") }
+
+func TestCreateFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, WithRandom(failingReader{}))
+	if _, err := s.Create([]byte(`{}`)); err == nil {
+		t.Fatal("Create succeeded without randomness")
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "runs"))
+	if err != nil || len(ents) != 0 {
+		t.Errorf("runs/ after a failed Create: %v, %v", ents, err)
+	}
+	if rs, _, _ := s.List("", 0, ""); len(rs) != 0 {
+		t.Errorf("a failed Create is listed: %v", rs)
+	}
+}
