@@ -49,10 +49,11 @@ func Outcomes() []string { return outcomeNames[:] }
 
 // Classify says which outcome a failed completion's error is. A timeout is
 // tested before a transport error because the HTTP client reports its
-// request timeout as both.
+// request timeout as both. It costs about 1 µs and 5 allocations for an
+// error holding a *kserve.Error, whose Is method calls errors.As; only
+// failures pay it.
 func Classify(err error) Outcome {
-	var ke *kserve.Error
-	answered := errors.As(err, &ke)
+	ke, answered := errors.AsType[*kserve.Error](err)
 	switch {
 	case errors.Is(err, loadgen.ErrUnanswered):
 		return OutcomeUnanswered
