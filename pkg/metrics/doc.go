@@ -4,11 +4,16 @@
 // active run and a peak search's progress.
 //
 // Counters and histograms live as long as the process and add up across
-// runs, as Prometheus expects (rate() and increase() handle them); gauges
-// describe the active run and return to zero when it ends. Labels come from
-// fixed sets (outcome, state), so the series count does not grow with runs:
-// the run id, model and target appear only on loadgend_run_info, and only
-// while the run is active.
+// runs, as Prometheus expects (rate() and increase() handle them). The
+// target, in-flight and search gauges describe the active run and are zero
+// without one; loadgend_run_state keeps showing the last run's final state
+// until the next one starts. Labels come from fixed sets (outcome, state),
+// so the series count does not grow with runs: the run id, scenario, model
+// and target appear only on loadgend_run_info, and only while the run is
+// active.
+//
+// Failed samples are counted by outcome and kept out of the latency
+// histogram, whose count therefore equals the result's SamplesCompleted.
 //
 // Completion rate in PromQL: rate(loadgend_samples_completed_total[5s]).
 // loadgend_achieved_samples_per_second is the same figure computed in

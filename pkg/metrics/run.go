@@ -34,6 +34,9 @@ var ErrRun = errors.New("metrics: run")
 // RunStarted makes id the active run: loadgend_run_info carries its labels,
 // the state is running, the target rate is targetQPS, the search gauges
 // and the achieved-rate window start afresh. One run is active at a time.
+// targetQPS is in samples per second, like the achieved rate: LoadGen's
+// target QPS for Server and Offline, target QPS × samples per query for
+// MultiStream.
 func (m *Metrics) RunStarted(id, scenario, model, target string, targetQPS float64) error {
 	if id == "" {
 		return fmt.Errorf("%w: empty run id", ErrRun)
