@@ -236,7 +236,9 @@ func checkBuilt(ls loadgen.Settings, src map[string]string, lim Limits) error {
 	if ls.MaxDurationMs != 0 && ls.MinDurationMs > ls.MaxDurationMs {
 		return fieldErr(field("min_duration_ms"), "%d ms exceeds max_duration_ms %d: the run would stop before its minimum", ls.MinDurationMs, ls.MaxDurationMs)
 	}
-	if ls.MaxQueryCount != 0 && ls.MinQueryCount > ls.MaxQueryCount {
+	// Offline's min_query_count counts the samples of its one query, so
+	// only the other scenarios compare it with max_query_count.
+	if ls.Scenario != trace.Offline && ls.MaxQueryCount != 0 && ls.MinQueryCount > ls.MaxQueryCount {
 		return fieldErr(field("min_query_count"), "%d exceeds max_query_count %d: the run would stop before its minimum", ls.MinQueryCount, ls.MaxQueryCount)
 	}
 	if ls.MinQueryCount > lim.MaxQueries {

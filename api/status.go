@@ -95,8 +95,8 @@ func ProgressFrom(p loadgen.Progress, currentQPS float64) Progress {
 
 // Trial is one run of a peak search.
 type Trial struct {
-	// N numbers the trials from 1.
-	N     int    `json:"n"`
+	// Index numbers the trials from 1.
+	Index int    `json:"index"`
 	RunID string `json:"run_id"`
 	// Target is the QPS the trial asked for; Achieved the completed
 	// samples per second it measured.

@@ -1,0 +1,231 @@
+package api
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// TestSettingsMatchCLI: each spec builds the settings `loadgend run` builds
+// for the flags in the comment; the expected values are written out here
+// from the flags' documented meaning, not computed by the code under test.
+func TestSettingsMatchCLI(t *testing.T) {
+	base := func(r loadgen.Ruleset, sc trace.Scenario) loadgen.Settings {
+		s := loadgen.DefaultSettings(r)
+		s.Scenario = sc
+		return s
+	}
+	cases := []struct {
+		name string
+		body string
+		want func() loadgen.Settings
+	}{{
+		// --scenario Server --target-qps 100 --min-duration-ms 3000 --min-query-count 100 --target-latency-ms 200
+		name: "issue example",
+		body: `{"target": "http://h:8000", "model": "identity", "scenario": "Server", "ruleset": "loadgen6",
+			"settings": {"target_qps": 100, "min_duration_ms": 3000, "min_query_count": 100, "target_latency_ms": 200}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.ServerTargetQPS, s.OfflineExpectedQPS = 100, 100
+			s.MinDurationMs, s.MinQueryCount = 3000, 100
+			s.ServerTargetLatencyNs = 200_000_000
+			return s
+		},
+	}, {
+		// --scenario Offline --target-qps 2500.5 --latency-percentile 99 --max-query-count 1 --drain-timeout-ms 2500 --early-verdict
+		name: "Offline, percentile as percent",
+		body: `{"target": "grpc://h:8001", "model": "m", "scenario": "Offline",
+			"settings": {"target_qps": 2500.5, "latency_percentile": 99, "max_query_count": 1, "drain_timeout_ms": 2500, "early_verdict": true}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Offline)
+			s.ServerTargetQPS, s.OfflineExpectedQPS = 2500.5, 2500.5
+			s.ServerTargetLatencyPercentile, s.SingleStreamTargetLatencyPercentile, s.MultiStreamTargetLatencyPercentile = 0.99, 0.99, 0.99
+			s.MaxQueryCount = 1
+			s.Engine.DrainTimeoutMs = 2500
+			s.Engine.EarlyVerdict = true
+			return s
+		},
+	}, {
+		// --ruleset v0.5 --scenario MultiStream --interval-ms 50 --samples-per-query 6 --latency-percentile 0.9
+		name: "v0.5 MultiStream interval",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "MultiStream", "ruleset": "v0.5",
+			"settings": {"interval_ms": 50, "samples_per_query": 6, "latency_percentile": 0.9}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetV05, trace.MultiStream)
+			s.MultiStreamTargetQPS = 20
+			s.MultiStreamSamplesPerQuery = 6
+			s.ServerTargetLatencyPercentile, s.SingleStreamTargetLatencyPercentile, s.MultiStreamTargetLatencyPercentile = 0.9, 0.9, 0.9
+			return s
+		},
+	}, {
+		// --scenario SingleStream --expected-latency-ns 500000 --qsl-seed 1 --sample-seed 2 --schedule-seed 3
+		// --concat-perm --issue-unique --max-duration-ms 60000 --min-duration-ms 0
+		name: "SingleStream seeds and flags",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "SingleStream",
+			"settings": {"expected_latency_ns": 500000, "qsl_rng_seed": 1, "sample_index_rng_seed": 2, "schedule_rng_seed": 3,
+			"sample_concatenate_permutation": true, "performance_issue_unique": true, "max_duration_ms": 60000, "min_duration_ms": 0}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.SingleStream)
+			s.SingleStreamExpectedLatencyNs, s.MultiStreamExpectedLatencyNs = 500_000, 500_000
+			s.QSLRNGSeed, s.SampleIndexRNGSeed, s.ScheduleRNGSeed = 1, 2, 3
+			s.SampleConcatenatePermutation, s.PerformanceIssueUnique = true, true
+			s.MaxDurationMs, s.MinDurationMs = 60_000, 0
+			return s
+		},
+	}, {
+		// --preset resnet50 --scenario Server --target-qps 1000 (loadgen6): the preset's 15 ms at p99,
+		// mlperf.conf's 600 s minimum and early stopping's 100 queries.
+		name: "preset",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "Server", "preset": "resnet50", "settings": {"target_qps": 1000}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.Task = "resnet50"
+			s.ServerTargetLatencyNs = 15_000_000
+			s.ServerTargetLatencyPercentile = 0.99
+			s.SingleStreamTargetLatencyPercentile = 0.90
+			s.MultiStreamTargetLatencyPercentile = 0.99
+			s.MultiStreamSamplesPerQuery = 8
+			s.MultiStreamExpectedLatencyNs = 80_000_000
+			s.SingleStreamExpectedLatencyNs = 10_000_000
+			s.MinDurationMs, s.MinQueryCount = 600_000, 100
+			s.ServerTargetQPS, s.OfflineExpectedQPS = 1000, 1000
+			return s
+		},
+	}, {
+		// LoadGen's own names set one field each.
+		name: "LoadGen names",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "Server", "settings": {"server_target_qps": 10,
+			"server_target_latency_ns": 5000000, "server_target_latency_percentile": 0.9, "offline_expected_qps": 3,
+			"server_max_async_queries": 64, "performance_issue_same": true, "performance_issue_same_index": 5,
+			"performance_sample_count_override": 128, "multi_stream_samples_per_query": 2}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.ServerTargetQPS, s.OfflineExpectedQPS = 10, 3
+			s.ServerTargetLatencyNs = 5_000_000
+			s.ServerTargetLatencyPercentile = 0.9
+			s.ServerMaxAsyncQueries = 64
+			s.PerformanceIssueSame, s.PerformanceIssueSameIndex = true, 5
+			s.PerformanceSampleCountOverride = 128
+			s.MultiStreamSamplesPerQuery = 2
+			return s
+		},
+	}, {
+		// --user-conf with a Server rate for this model; --min-query-count wins over the conf's count.
+		name: "user_conf then overrides",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "Server",
+			"user_conf": "m.Server.target_qps = 123\n*.Server.min_query_count = 500\n",
+			"settings": {"min_query_count": 50}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.ServerTargetQPS = 123
+			s.MinQueryCount = 50
+			return s
+		},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec, err := DecodeRunSpec(strings.NewReader(c.body), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := spec.Settings()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.want(); !reflect.DeepEqual(got, want) {
+				t.Errorf("settings differ:\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestRunnerSpec(t *testing.T) {
+	body := `{"target": "http://h:1", "model": "m", "model_version": "3", "scenario": "Offline", "settings": {"target_qps": 10},
+		"batch_size": 8, "max_inflight": 2, "conns": 4, "json": true, "request_timeout_ms": 1500, "sut_name": "rig", "data_seed": 9, "total_samples": 100}`
+	spec, err := DecodeRunSpec(strings.NewReader(body), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := spec.RunnerSpec("/runs/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := loadgen.DefaultSettings(loadgen.RulesetLoadGen6)
+	ls.Scenario = trace.Offline
+	ls.ServerTargetQPS, ls.OfflineExpectedQPS = 10, 10
+	want := runner.Spec{
+		Target: "http://h:1", Model: "m", ModelVersion: "3", Settings: ls,
+		BatchSize: 8, MaxInflight: 2, Conns: 4, JSON: true, RequestTimeout: 1500 * time.Millisecond,
+		TotalSamples: 100, PerformanceSamples: 1024, DataSeed: 9, SUTName: "rig", OutDir: "/runs/x",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+
+	spec.Search = &Search{Mode: SearchFindPeak}
+	var fe *FieldError
+	if _, err := spec.RunnerSpec(""); !errors.As(err, &fe) || fe.Field != "search" {
+		t.Errorf("a search spec: got %v, want a FieldError on search", err)
+	}
+}
+
+// TestSettingsRefusesGoValues: a spec built in Go, not decoded, can hold
+// what JSON cannot; Settings still names the field.
+func TestSettingsRefusesGoValues(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	huge := 1e300
+	cases := []struct {
+		name  string
+		o     RunSettings
+		field string
+	}{
+		{"NaN rate", RunSettings{TargetQPS: &nan}, "settings.target_qps"},
+		{"infinite rate", RunSettings{ServerTargetQPS: &inf}, "settings.server_target_qps"},
+		{"NaN percentile", RunSettings{LatencyPercentile: &nan}, "settings.latency_percentile"},
+		{"huge latency bound", RunSettings{TargetLatencyMs: &huge}, "settings.target_latency_ms"},
+		{"NaN interval", RunSettings{IntervalMs: &nan}, "settings.interval_ms"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := RunSpec{Target: "http://h:1", Model: "m", Scenario: "Server", Overrides: c.o}
+			_, err := s.Settings()
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != c.field {
+				t.Fatalf("got %v, want a FieldError on %s", err, c.field)
+			}
+		})
+	}
+}
+
+// TestSpecRoundTrip: a decoded spec marshals to JSON the strict decoder
+// takes back unchanged (GET /v1/runs/{id} shows the spec as stored).
+func TestSpecRoundTrip(t *testing.T) {
+	body := `{"target": "http://h:1", "model": "m", "scenario": "Server", "preset": "gnmt", "ruleset": "v0.5",
+		"settings": {"target_qps": 10, "min_duration_ms": 1000, "min_query_count": 10, "latency_percentile": 97, "early_verdict": false},
+		"json": true, "conns": 3}`
+	s, err := DecodeRunSpec(strings.NewReader(body), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := jsonMarshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeRunSpec(strings.NewReader(string(b)), Limits{})
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if !reflect.DeepEqual(back, s) {
+		t.Errorf("round trip changed the spec:\n%+v\n%+v", s, back)
+	}
+	if !strings.Contains(string(b), `"early_verdict":false`) {
+		t.Errorf("an explicit false was lost: %s", b)
+	}
+}
