@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/trace"
@@ -51,6 +52,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	out, err := runner.Run(ctx, spec, opts)
 	if progressDone != nil {
 		close(progressDone)
+	}
+	if _, ok := errors.AsType[*qsl.DataError](err); ok {
+		err = fmt.Errorf("--data: %w", err)
 	}
 	if err != nil && (out == nil || out.Result == nil) {
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
@@ -111,7 +115,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 	fs.IntVar(&spec.MaxInflight, "max-inflight", 0, "requests outstanding per query (Offline; 0 = no cap)")
 	fs.StringVar(&mlperfConf, "mlperf-conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
 	fs.StringVar(&userConf, "user-conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
-	fs.StringVar(&data, "data", "", "sample data directory or file (default: synthetic from the model's metadata)")
+	fs.StringVar(&data, "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata)")
 	fs.StringVar(&spec.OutDir, "out", "", "directory for the LoadGen logs, result.json and latency.hlog")
 	fs.StringVar(&spec.SUTName, "sut-name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
@@ -148,7 +152,15 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 		return spec, 0, errors.New("--model is required")
 	}
 	if data != "" {
-		return spec, 0, errors.New("--data: sample files are not supported yet; leave it out for synthetic samples from the model's metadata")
+		// What needs no model is checked now, before any connection; the
+		// rest once the model's metadata is known, still before any request.
+		if err := qsl.CheckPath(data); err != nil {
+			return spec, 0, fmt.Errorf("--data: %w", err)
+		}
+		if set["total-samples"] {
+			return spec, 0, errors.New("--total-samples: with --data the files give the total")
+		}
+		spec.Data = data
 	}
 	sc, err := trace.ParseScenario(scenario)
 	if err != nil {

@@ -556,7 +556,10 @@ func TestRunBadFlags(t *testing.T) {
 		{"zero total samples", append(base, "--total-samples", "0"), "--total-samples"},
 		{"bad log level", append(base, "--log-level", "loud"), "--log-level"},
 		{"zero interval", append(base, "--interval-ms", "0"), "--interval-ms"},
-		{"data", append(base, "--data", dir), "--data"},
+		{"data directory without samples", append(base, "--data", dir), "--data"},
+		{"data missing", append(base, "--data", filepath.Join(dir, "none")), "--data"},
+		{"data of an unknown kind", append(base, "--data", badSyntax), "--data"},
+		{"total samples with data", append(base, "--data", conf("d.json", "{}"), "--total-samples", "5"), "--total-samples"},
 		{"stray argument", append(base, "extra"), `"extra"`},
 	}
 	for _, c := range cases {

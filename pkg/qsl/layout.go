@@ -2,6 +2,7 @@ package qsl
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -76,6 +77,9 @@ func stacked(path string, in kserve.TensorMetadata, batched bool) (source, error
 	}
 	pt, swap, err := npyPart(path, in, h, h.Shape[1:], batched)
 	if err != nil {
+		if de, ok := err.(*DataError); ok && errors.Is(err, ErrShape) {
+			de.Err = fmt.Errorf("%w (the file's shape is %v: one sample per index of axis 0)", de.Err, h.Shape)
+		}
 		return src, err
 	}
 	if err := checkSize(path, in.Name, size, h.Offset+h.Shape[0]*pt.n); err != nil {

@@ -30,7 +30,11 @@ type Spec struct {
 	JSON bool
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
-	// TotalSamples and PerformanceSamples size the synthetic library.
+	// Data is a file or directory of samples (see package qsl); "" makes
+	// synthetic samples from the model's metadata.
+	Data string
+	// TotalSamples sizes the synthetic library (with Data, the files do).
+	// PerformanceSamples caps the performance sample count either way.
 	TotalSamples, PerformanceSamples int
 	DataSeed                         uint64
 	SUTName                          string
@@ -88,9 +92,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		// sut.New would quietly send one sample per request instead.
 		return nil, fmt.Errorf("batch size %d: model %q has no batch dimension (max_batch_size 0)", spec.BatchSize, spec.Model)
 	}
-	lib, err := qsl.NewSynthetic(pr.Model, qsl.SyntheticOptions{
-		Batched: pr.Batched, Total: spec.TotalSamples, Performance: spec.PerformanceSamples, Seed: spec.DataSeed,
-	})
+	lib, err := library(spec, pr)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +130,21 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// library is the run's samples: from spec.Data, validated against the
+// model's metadata before anything is sent, or synthetic.
+func library(spec Spec, pr *Probe) (qsl.Library, error) {
+	if spec.Data != "" {
+		lib, err := qsl.Open(spec.Data, pr.Model, qsl.FilesOptions{Batched: pr.Batched, Performance: spec.PerformanceSamples})
+		if err != nil {
+			return nil, fmt.Errorf("sample data for model %q: %w", spec.Model, err)
+		}
+		return lib, nil
+	}
+	return qsl.NewSynthetic(pr.Model, qsl.SyntheticOptions{
+		Batched: pr.Batched, Total: spec.TotalSamples, Performance: spec.PerformanceSamples, Seed: spec.DataSeed,
+	})
 }
 
 // splitSize is the batch a large (Offline) query is cut into: the one asked
