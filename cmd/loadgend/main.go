@@ -18,6 +18,7 @@ type command func(args []string, stdout, stderr io.Writer) int
 var commands = map[string]command{
 	"schedule": scheduleCommand,
 	"run":      runCommand,
+	"serve":    serveCommand,
 }
 
 func main() {
@@ -33,8 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sort.Strings(names)
 	usage := "usage: loadgend <command> [flags] (commands: " + strings.Join(names, ", ") + ")"
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
+		// The container's entry point: the daemon.
+		return serveCommand(nil, stdout, stderr)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {

@@ -1,0 +1,400 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/metrics"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/version"
+)
+
+// handler routes api.Routes, every one of them and no other, and guards
+// /v1/* with the bearer token.
+func (s *Service) handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range api.Routes {
+		h, ok := s.routes()[r.Pattern()]
+		if !ok {
+			panic("daemon: no handler for " + r.Pattern()) // caught by TestRoutesMatchSpec
+		}
+		if strings.HasPrefix(r.Path, "/v1/") {
+			h = s.authenticated(h)
+		}
+		mux.Handle(r.Pattern(), h)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, "")
+	})
+	return mux
+}
+
+// routes maps each api.Routes pattern to its handler.
+func (s *Service) routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"POST /v1/runs":                  http.HandlerFunc(s.createRun),
+		"GET /v1/runs":                   http.HandlerFunc(s.listRuns),
+		"GET /v1/runs/{id}":              http.HandlerFunc(s.getRun),
+		"GET /v1/runs/{id}/result":       http.HandlerFunc(s.getResult),
+		"GET /v1/runs/{id}/files/{name}": http.HandlerFunc(s.getFile),
+		"POST /v1/runs/{id}/cancel":      http.HandlerFunc(s.cancelRun),
+		"GET /v1/runs/{id}/events":       http.HandlerFunc(s.events),
+		"POST /v1/probe":                 http.HandlerFunc(s.probe),
+		"GET /v1/version":                http.HandlerFunc(s.version),
+		"GET /healthz":                   http.HandlerFunc(s.healthz),
+		"GET /readyz":                    http.HandlerFunc(s.readyz),
+		"GET /metrics":                   metrics.Handler(s.reg),
+	}
+}
+
+// authenticated requires "Authorization: Bearer <LOADGEND_API_TOKEN>" when a
+// token is configured, compared in constant time.
+func (s *Service) authenticated(h http.Handler) http.Handler {
+	if s.cfg.APIToken == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.cfg.APIToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="loadgend"`)
+			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "a valid bearer token is required", "")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody()), "")
+			return
+		}
+		writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: "+err.Error(), "")
+		return
+	}
+	spec, err := api.DecodeRunSpec(bytes.NewReader(body), s.limits)
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return
+	}
+	if !s.allow.Allows(r.Context(), hostOf(spec.Target)) {
+		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed,
+			fmt.Sprintf("target %s is outside LOADGEND_ALLOWED_TARGETS", spec.Target), "target")
+		return
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "loadgend is shutting down", "")
+		return
+	}
+	rec, err := s.store.Create(body)
+	if err != nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, "storing the run: "+err.Error(), "")
+		return
+	}
+	s.queue = append(s.queue, rec.ID)
+	pos := len(s.queue) - 1
+	if s.active != nil {
+		pos++
+	}
+	s.mu.Unlock()
+	s.signal()
+	u := "/v1/runs/" + rec.ID
+	w.Header().Set("Location", u)
+	writeJSON(w, http.StatusAccepted, api.RunCreated{ID: rec.ID, URL: u, State: api.StateQueued, QueuePosition: pos})
+}
+
+func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
+	q, err := api.ParseListQuery(r.URL.Query())
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return
+	}
+	var filter runstore.State
+	if len(q.States) == 1 {
+		filter = runstore.State(q.States[0])
+	}
+	out := api.RunList{Runs: []api.RunStatus{}}
+	token := q.PageToken
+	for len(out.Runs) < q.Limit {
+		recs, next, err := s.store.List(filter, q.Limit, token)
+		if err != nil {
+			if errors.Is(err, runstore.ErrPageToken) {
+				writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "page_token is not one this daemon gave", "page_token")
+				return
+			}
+			writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
+			return
+		}
+		for _, rec := range recs {
+			if len(q.States) > 1 && !slices.Contains(q.States, api.State(rec.State)) {
+				token = rec.ID
+				continue
+			}
+			out.Runs = append(out.Runs, s.status(rec, false))
+			token = rec.ID
+			if len(out.Runs) == q.Limit {
+				break
+			}
+		}
+		if next == "" {
+			token = ""
+			break
+		}
+	}
+	out.NextPageToken = token
+	if len(out.Runs) < q.Limit {
+		out.NextPageToken = ""
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// run fetches the record named by the path, answering 404 itself.
+func (s *Service) run(w http.ResponseWriter, r *http.Request) (runstore.Record, bool) {
+	id := r.PathValue("id")
+	rec, err := s.store.Get(id)
+	if err != nil {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no run %q", id), "id")
+		return rec, false
+	}
+	return rec, true
+}
+
+func (s *Service) getRun(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.run(w, r)
+	if ok {
+		writeJSON(w, http.StatusOK, s.status(rec, true))
+	}
+}
+
+// status builds a run's API view: the record, its live or last progress,
+// its verdict once result.json exists, and its files.
+func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
+	st := api.RunStatus{
+		ID: rec.ID, URL: "/v1/runs/" + rec.ID, State: api.State(rec.State),
+		CreatedAt: rec.Created, Error: rec.Error, EndReason: rec.Reason,
+	}
+	_ = json.Unmarshal(rec.Spec, &st.Spec)
+	if !rec.Started.IsZero() {
+		t := rec.Started
+		st.StartedAt = &t
+	}
+	if !rec.Ended.IsZero() {
+		t := rec.Ended
+		st.EndedAt = &t
+	}
+	s.mu.Lock()
+	active := s.active
+	if rec.State == runstore.Queued {
+		pos := slices.Index(s.queue, rec.ID)
+		if active != nil {
+			pos++
+		}
+		st.QueuePosition = &pos
+	}
+	s.mu.Unlock()
+	if active != nil && active.id == rec.ID {
+		if p, ok := active.progress(); ok {
+			st.Progress = &p
+		}
+	}
+	if st.Progress == nil {
+		if f, err := s.store.OpenFile(rec.ID, runstore.ProgressFile); err == nil {
+			var p api.Progress
+			if json.NewDecoder(f).Decode(&p) == nil {
+				st.Progress = &p
+			}
+			f.Close()
+		}
+	}
+	if rec.State.Terminal() {
+		if res, err := runlog.Load(s.store.Dir(rec.ID)); err == nil {
+			st.Validity = res.Validity
+		}
+	}
+	if detail {
+		files, _ := s.store.Files(rec.ID)
+		st.Files = slices.DeleteFunc(files, func(n string) bool { _, ok := api.FileMediaType(n); return !ok })
+	}
+	return st
+}
+
+func (s *Service) getResult(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	if !rec.State.Terminal() {
+		writeError(w, http.StatusConflict, api.CodeNotFinished, fmt.Sprintf("run %s is %s: no result yet", rec.ID, rec.State), "")
+		return
+	}
+	s.serveFile(w, r, rec.ID, runlog.ResultFile)
+}
+
+func (s *Service) getFile(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.run(w, r)
+	if ok {
+		s.serveFile(w, r, rec.ID, r.PathValue("name"))
+	}
+}
+
+func (s *Service) serveFile(w http.ResponseWriter, r *http.Request, id, name string) {
+	mediaType, ok := api.FileMediaType(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no file %q (want one of %s)", name, strings.Join(api.RunFiles(), ", ")), "name")
+		return
+	}
+	f, err := s.store.OpenFile(id, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("run %s has no %s (yet)", id, name), "name")
+			return
+		}
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
+		return
+	}
+	w.Header().Set("Content-Type", mediaType)
+	http.ServeContent(w, r, name, st.ModTime(), f)
+}
+
+func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	if i := slices.Index(s.queue, rec.ID); i >= 0 {
+		s.queue = slices.Delete(s.queue, i, i+1)
+		s.mu.Unlock()
+		rec, err := s.store.SetState(rec.ID, runstore.Cancelled, "cancelled through the API before it started")
+		if err != nil {
+			writeError(w, http.StatusConflict, api.CodeAlreadyFinished, err.Error(), "")
+			return
+		}
+		s.notify(rec.ID)
+		writeJSON(w, http.StatusOK, s.status(rec, false))
+		return
+	}
+	if s.active != nil && s.active.id == rec.ID {
+		a := s.active
+		s.mu.Unlock()
+		a.stop(api.StateCancelled)
+		rec, _ = s.store.Get(rec.ID)
+		writeJSON(w, http.StatusAccepted, s.status(rec, false))
+		return
+	}
+	s.mu.Unlock()
+	writeError(w, http.StatusConflict, api.CodeAlreadyFinished, fmt.Sprintf("run %s is %s", rec.ID, rec.State), "")
+}
+
+func (s *Service) probe(w http.ResponseWriter, r *http.Request) {
+	req, err := api.DecodeProbeRequest(http.MaxBytesReader(w, r.Body, s.maxBody()), s.limits)
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return
+	}
+	if !s.allow.Allows(r.Context(), hostOf(req.Target)) {
+		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed,
+			fmt.Sprintf("target %s is outside LOADGEND_ALLOWED_TARGETS", req.Target), "target")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
+	defer cancel()
+	out := api.ProbeResponse{Target: req.Target, Extensions: []string{}}
+	rep, err := runner.ProbeEndpoint(ctx, req.Target, req.Model, req.ModelVersion)
+	if err != nil {
+		out.Error = err.Error()
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	out.Live, out.Ready, out.Extensions = rep.Live, rep.Ready, rep.Extensions
+	srv := rep.Server
+	out.Server = &srv
+	if m := rep.Model; m != nil {
+		md := m.Model
+		out.Model, out.ModelReady, out.Config = &md, true, m.Config
+		out.MaxBatchSize, out.Batched = m.MaxBatch, m.Batched
+		out.Inference = &api.ProbeInference{LatencyMs: rep.InferenceLatencyMs, OK: rep.InferenceError == "", Error: rep.InferenceError}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Service) version(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, api.Version{Version: version.String(), GoVersion: runtime.Version(), API: api.APIVersion})
+}
+
+func (s *Service) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz is ready while the service takes runs: not while shutting down.
+func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "shutting down", "")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Service) maxBody() int64 {
+	if s.limits.MaxBodyBytes > 0 {
+		return s.limits.MaxBodyBytes
+	}
+	return api.DefaultLimits().MaxBodyBytes
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg, field string) {
+	writeJSON(w, status, api.NewErrorBody(code, msg, field))
+}
+
+// hostOf is the host of a target URL already checked by the decoder.
+func hostOf(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -1,0 +1,161 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/metrics"
+	"github.com/netloadgen/netloadgen/pkg/runstore"
+)
+
+// Service is a running loadgend: the API server, the run queue and its one
+// worker. A test starts it on 127.0.0.1:0 with New and Start.
+type Service struct {
+	cfg    Config
+	log    *slog.Logger
+	store  *runstore.Store
+	reg    *prometheus.Registry
+	met    *metrics.Metrics
+	allow  *Allowlist
+	limits api.Limits
+
+	mu       sync.Mutex
+	queue    []string // run ids waiting, FIFO
+	active   *activeRun
+	closing  bool
+	wake     chan struct{} // a run was queued, or the service is closing
+	watchers map[string]map[chan struct{}]struct{}
+
+	ln         net.Listener
+	srv        *http.Server
+	workerDone chan struct{}
+	serveErr   chan error
+}
+
+// New opens the run store and prepares the service; Start serves it.
+func New(cfg Config, log *slog.Logger) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	allow, err := NewAllowlist(cfg.AllowedTargets)
+	if err != nil {
+		return nil, fmt.Errorf("%w: LOADGEND_ALLOWED_TARGETS: %v", ErrConfig, err)
+	}
+	store, err := runstore.Open(cfg.DataDir, runstore.WithLogger(log))
+	if err != nil {
+		return nil, fmt.Errorf("LOADGEND_DATA_DIR %s: %w", cfg.DataDir, err)
+	}
+	reg := metrics.NewRegistry()
+	met, err := metrics.New(reg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s := &Service{
+		cfg: cfg, log: log, store: store, reg: reg, met: met, allow: allow,
+		limits: api.Limits{
+			MaxQPS:      cfg.MaxQPS,
+			MaxDuration: cfg.MaxDuration,
+			MaxInflight: cfg.MaxInflight,
+			MaxConns:    cfg.MaxInflight,
+		},
+		wake:       make(chan struct{}, 1),
+		watchers:   map[string]map[chan struct{}]struct{}{},
+		workerDone: make(chan struct{}),
+		serveErr:   make(chan error, 1),
+	}
+	// Runs queued when the daemon last stopped go again, in their order.
+	for _, r := range store.Queued() {
+		s.queue = append(s.queue, r.ID)
+	}
+	for _, p := range store.Problems() {
+		log.Warn("run store: a run could not be read", "path", p.Path, "error", p.Err)
+	}
+	return s, nil
+}
+
+// Start listens and serves until Shutdown.
+func (s *Service) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("LOADGEND_LISTEN %s: %w", s.cfg.Listen, err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// No WriteTimeout: the events stream is long-lived. Handlers that
+		// write a bounded answer finish well within the read timeout.
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	go func() { s.serveErr <- s.srv.Serve(ln) }()
+	go s.work()
+	if len(s.queue) > 0 {
+		s.signal()
+	}
+	s.log.Info("loadgend listening", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir, "queued", len(s.queue))
+	return nil
+}
+
+// Addr is the address the API listens on.
+func (s *Service) Addr() string { return s.ln.Addr().String() }
+
+// Wait returns when the API server stops on its own (an error) or ctx ends.
+func (s *Service) Wait(ctx context.Context) error {
+	select {
+	case err := <-s.serveErr:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Shutdown stops issuing, lets in-flight requests drain up to the drain
+// timeout, writes the active run's files and marks it interrupted; queued
+// runs stay queued for the next start. Then the API server stops.
+func (s *Service) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	if s.active != nil {
+		s.active.stop(api.StateInterrupted)
+	}
+	s.mu.Unlock()
+	s.signal()
+	select {
+	case <-s.workerDone:
+	case <-ctx.Done():
+		s.log.Warn("shutdown: the active run did not finish writing in time")
+	}
+	err := s.srv.Shutdown(ctx)
+	s.notifyAll()
+	return errors.Join(err, s.store.Close())
+}
+
+func (s *Service) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,244 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/runstore"
+)
+
+// activeRun is the run the worker is carrying out.
+type activeRun struct {
+	id     string
+	cancel context.CancelFunc
+	run    atomic.Pointer[loadgen.Run]
+	// endAs is the state a stop asked for (cancelled by the API,
+	// interrupted by shutdown); "" while nobody asked.
+	endAs atomic.Value // api.State
+	rate  rateWindow
+}
+
+func (a *activeRun) stop(as api.State) {
+	a.endAs.CompareAndSwap(nil, as)
+	a.cancel()
+}
+
+func (a *activeRun) stoppedAs() api.State {
+	if v, ok := a.endAs.Load().(api.State); ok {
+		return v
+	}
+	return ""
+}
+
+// progress is the live snapshot, with the completion rate over the last
+// few seconds.
+func (a *activeRun) progress() (api.Progress, bool) {
+	r := a.run.Load()
+	if r == nil {
+		return api.Progress{}, false
+	}
+	p := r.Progress()
+	if !p.Started {
+		return api.Progress{}, false
+	}
+	return api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples)), true
+}
+
+// work runs queued runs one at a time: a load generator must not compete
+// with itself.
+func (s *Service) work() {
+	defer close(s.workerDone)
+	for {
+		id, ok := s.next()
+		if !ok {
+			return
+		}
+		s.execute(id)
+	}
+}
+
+// next waits for a queued run; false once the service is closing.
+func (s *Service) next() (string, bool) {
+	for {
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			return "", false
+		}
+		if len(s.queue) > 0 {
+			id := s.queue[0]
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return id, true
+		}
+		s.mu.Unlock()
+		<-s.wake
+	}
+}
+
+func (s *Service) execute(id string) {
+	log := s.log.With("run", id)
+	rec, err := s.store.Get(id)
+	if err != nil || rec.State != runstore.Queued {
+		return // cancelled while queued
+	}
+	spec, err := api.DecodeRunSpec(bytesReader(rec.Spec), s.limits)
+	if err != nil {
+		s.fail(id, "the stored spec no longer decodes", err)
+		return
+	}
+	rspec, err := spec.RunnerSpec(s.store.Dir(id))
+	if err != nil {
+		s.fail(id, "the spec does not build a run", err)
+		return
+	}
+	if !s.allow.Allows(context.Background(), hostOf(spec.Target)) {
+		s.fail(id, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
+		return
+	}
+	if rspec.Settings.Engine.DrainTimeoutMs == 0 || time.Duration(rspec.Settings.Engine.DrainTimeoutMs)*time.Millisecond > s.cfg.DrainTimeout {
+		rspec.Settings.Engine.DrainTimeoutMs = uint64(s.cfg.DrainTimeout / time.Millisecond)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &activeRun{id: id, cancel: cancel}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return // stays queued for the next start
+	}
+	s.active = a
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.active = nil
+		s.mu.Unlock()
+	}()
+
+	if _, err := s.store.SetState(id, runstore.Running, ""); err != nil {
+		log.Error("run store", "error", err)
+		return
+	}
+	s.notify(id)
+	if err := s.met.RunStarted(id, spec.Scenario, spec.Model, spec.Target, targetSamplesPerSecond(rspec.Settings)); err != nil {
+		log.Warn("metrics", "error", err)
+	}
+
+	// Progress goes to disk every second, so a run cut short by a crash
+	// keeps what it had done readable.
+	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Second)
+	stopTick := make(chan struct{})
+	wg.Go(func() {
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopTick:
+				return
+			case <-tick.C:
+				s.saveProgress(a)
+				s.notify(id)
+			}
+		}
+	})
+
+	log.Info("run starting", "target", spec.Target, "model", spec.Model, "scenario", spec.Scenario)
+	out, runErr := runner.Run(ctx, rspec, runner.Options{
+		Logger:  log,
+		Started: func(r *loadgen.Run) { a.run.Store(r) },
+		Engine:  []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
+	})
+	close(stopTick)
+	wg.Wait()
+	s.saveProgress(a)
+
+	state, reason := runstore.Done, ""
+	switch {
+	case out == nil || out.Result == nil:
+		s.met.RunEnded(id, string(runstore.Failed))
+		s.fail(id, "the run could not start", runErr)
+		return
+	case runErr != nil:
+		s.met.RunEnded(id, string(runstore.Failed))
+		s.fail(id, "the run's files could not be written", runErr)
+		return
+	case a.stoppedAs() == api.StateCancelled:
+		state, reason = runstore.Cancelled, "cancelled through the API"
+	case a.stoppedAs() == api.StateInterrupted:
+		state, reason = runstore.Interrupted, "the daemon was shut down during the run"
+	default:
+		reason = string(out.Result.EndReason)
+	}
+	if _, err := s.store.SetState(id, state, reason); err != nil {
+		log.Error("run store", "error", err)
+	}
+	if err := s.met.RunEnded(id, string(state)); err != nil {
+		log.Warn("metrics", "error", err)
+	}
+	s.notify(id)
+	log.Info("run ended", "state", state, "validity", out.Result.Validity, "reason", reason)
+}
+
+func (s *Service) fail(id, reason string, cause error) {
+	if _, err := s.store.Fail(id, reason, cause); err != nil {
+		s.log.Error("run store", "run", id, "error", err)
+	}
+	s.notify(id)
+}
+
+// saveProgress writes progress.json; the store refuses once the run ended.
+func (s *Service) saveProgress(a *activeRun) {
+	p, ok := a.progress()
+	if !ok {
+		return
+	}
+	b, _ := json.Marshal(p)
+	if err := s.store.WriteFile(a.id, runstore.ProgressFile, b); err != nil && !errors.Is(err, runstore.ErrFinished) {
+		s.log.Warn("writing progress", "run", a.id, "error", err)
+	}
+}
+
+// targetSamplesPerSecond is the load a run asks for, in samples per second.
+func targetSamplesPerSecond(st loadgen.Settings) float64 {
+	switch st.Scenario.String() {
+	case "Server":
+		return st.ServerTargetQPS
+	case "Offline":
+		return st.OfflineExpectedQPS
+	}
+	return 0
+}
+
+// rateWindow is a completion rate over about the last five seconds.
+type rateWindow struct {
+	mu      sync.Mutex
+	samples []rateSample
+}
+
+type rateSample struct {
+	at time.Time
+	n  int64
+}
+
+func (w *rateWindow) add(now time.Time, n int64) float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.samples = append(w.samples, rateSample{now, n})
+	for len(w.samples) > 2 && now.Sub(w.samples[1].at) >= 5*time.Second {
+		w.samples = w.samples[1:]
+	}
+	first := w.samples[0]
+	dt := now.Sub(first.at).Seconds()
+	if dt <= 0 {
+		return 0
+	}
+	return float64(n-first.n) / dt
+}
