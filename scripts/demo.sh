@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make demo: start sutproxy on loopback, run a short MLPerf Server scenario
-# against its simulated `identity` model through the real network path, print
-# the result, and stop everything this script started (also on Ctrl-C).
+# make demo: start sutproxy (simulated models) and the loadgend daemon on
+# loopback, then drive loadgend through its API with curl as a user would:
+# probe the endpoint, start a Server run, watch its events, fetch the
+# summary. Everything this script started is stopped at the end (also on
+# Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,30 +19,55 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== starting sutproxy (simulated models) on 127.0.0.1, free ports"
+# wait_for FILE PATTERN: until a line matching PATTERN appears in FILE.
+wait_for() {
+  for _ in $(seq 100); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "timed out waiting for $2 in $1" >&2
+  cat "$1" >&2
+  exit 2
+}
+
+echo "== sutproxy: KServe v2 server with simulated models, free ports on 127.0.0.1"
 "$BIN/sutproxy" --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
   --ready-file "$work/sutproxy.json" --log-level warn &
 pids+=($!)
-for _ in $(seq 100); do
-  [ -s "$work/sutproxy.json" ] && break
-  kill -0 "${pids[0]}" 2>/dev/null || { echo "sutproxy exited" >&2; exit 2; }
-  sleep 0.1
-done
-[ -s "$work/sutproxy.json" ] || { echo "sutproxy did not start within 10 s" >&2; exit 2; }
-http=$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$work/sutproxy.json")
-echo "   sutproxy HTTP on $http"
+wait_for "$work/sutproxy.json" '"http"'
+SUT="http://$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$work/sutproxy.json")"
+echo "   $SUT"
 
-echo "== loadgend run: Server scenario, ${QPS} QPS Poisson, ${DURATION_MS} ms, p99 bound 10 ms, model identity over HTTP"
-set +e
-"$BIN/loadgend" run --target "http://$http" --model identity --scenario Server \
-  --target-qps "$QPS" --target-latency-ms 10 --min-duration-ms "$DURATION_MS" --min-query-count 1000 \
-  --out "$work/run"
-status=$?
-set -e
+echo "== loadgend: the daemon, data in $work/data"
+LOADGEND_LISTEN=127.0.0.1:0 LOADGEND_DATA_DIR="$work/data" "$BIN/loadgend" 2>"$work/loadgend.log" &
+pids+=($!)
+wait_for "$work/loadgend.log" 'loadgend listening'
+API="http://$(sed -nE 's/.*"msg":"loadgend listening","addr":"([^"]+)".*/\1/p' "$work/loadgend.log" | head -1)"
+echo "   $API"
+
 echo
-if [ -f "$work/run/mlperf_log_summary.txt" ]; then
-  echo "== mlperf_log_summary.txt (first lines)"
-  sed -n '1,40p' "$work/run/mlperf_log_summary.txt"
-  echo "   all files: $work/run"
-fi
-exit $status
+echo "== curl -X POST $API/v1/probe"
+curl -sS -X POST "$API/v1/probe" -d "{\"target\":\"$SUT\",\"model\":\"identity\"}" |
+  grep -E '^  "(live|ready|max_batch_size|batched)"|"latency_ms"|"ok"'
+
+echo
+echo "== curl -X POST $API/v1/runs   (Server, $QPS QPS Poisson, ${DURATION_MS} ms, p99 <= 10 ms)"
+created=$(curl -sS -X POST "$API/v1/runs" -d "{
+  \"target\": \"$SUT\", \"model\": \"identity\", \"scenario\": \"Server\", \"ruleset\": \"loadgen6\",
+  \"settings\": {\"target_qps\": $QPS, \"min_duration_ms\": $DURATION_MS, \"min_query_count\": 1000, \"target_latency_ms\": 10}}")
+echo "$created"
+ID=$(echo "$created" | sed -nE 's/.*"id": "([^"]+)".*/\1/p')
+
+echo
+echo "== curl -N $API/v1/runs/$ID/events   (every 4th progress event shown)"
+curl -sSN "$API/v1/runs/$ID/events" | awk '
+  /^event: state/ { state = 1; next }
+  /^event: progress/ { state = 0; n++; next }
+  /^data: / { if (state || n % 4 == 1) print substr($0, 1, 200) }'
+
+echo
+echo "== curl $API/v1/runs/$ID/files/mlperf_log_summary.txt"
+curl -sS "$API/v1/runs/$ID/files/mlperf_log_summary.txt" | sed -n '1,30p'
+state=$(curl -sS "$API/v1/runs/$ID" | sed -nE 's/^  "validity": "([A-Z]+)".*/\1/p')
+echo "   run $ID: ${state:-unknown}; all files under $work/data/runs/$ID"
+[ "$state" = VALID ]
