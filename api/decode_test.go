@@ -86,6 +86,7 @@ func TestDecodeRunSpecRefuses(t *testing.T) {
 		{"duration over the limit", settings(`{"target_qps": 1, "max_duration_ms": 7200000}`), "settings.max_duration_ms", "limit of 3600000 ms"},
 		{"preset minimum too long at the rate", spec(map[string]string{"preset": `"resnet50"`, "ruleset": `"v0.5"`, "settings": `{"target_qps": 10}`}), "settings.min_query_count", "270336 queries at 10 QPS take 7h30m34s"},
 		{"min over max duration", settings(`{"target_qps": 1, "min_duration_ms": 5000, "max_duration_ms": 1000}`), "settings.min_duration_ms", "exceeds max_duration_ms 1000"},
+		{"min over max query count", settings(`{"target_qps": 1, "min_query_count": 10, "max_query_count": 5}`), "settings.min_query_count", "exceeds max_query_count 5"},
 		{"run too long at the rate", settings(`{"target_qps": 1, "min_query_count": 10000000}`), "settings.min_query_count", "10000000 queries at 1 QPS"},
 		{"inflight over the limit", spec(map[string]string{"max_inflight": "1000"}), "max_inflight", "1000 is over this daemon's limit of 64"},
 		{"negative conns", spec(map[string]string{"conns": "-1"}), "conns", "must not be negative"},

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+)
+
+func TestParseListQuery(t *testing.T) {
+	cases := []struct {
+		query string
+		want  ListQuery
+		field string
+	}{
+		{"", ListQuery{Limit: DefaultListLimit}, ""},
+		{"state=running,queued&limit=10&page_token=abc", ListQuery{States: []State{StateRunning, StateQueued}, Limit: 10, PageToken: "abc"}, ""},
+		{"state=done&state=failed", ListQuery{States: []State{StateDone, StateFailed}, Limit: DefaultListLimit}, ""},
+		{"state=finished", ListQuery{}, "state"},
+		{"limit=0", ListQuery{}, "limit"},
+		{"limit=501", ListQuery{}, "limit"},
+		{"limit=ten", ListQuery{}, "limit"},
+		{"offset=5", ListQuery{}, "offset"},
+	}
+	for _, c := range cases {
+		q, _ := url.ParseQuery(c.query)
+		got, err := ParseListQuery(q)
+		var fe *FieldError
+		switch {
+		case c.field != "":
+			if !errors.As(err, &fe) || fe.Field != c.field {
+				t.Errorf("%q: got %v, want a FieldError on %s", c.query, err, c.field)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", c.query, err)
+		case !reflect.DeepEqual(got, c.want):
+			t.Errorf("%q: got %+v, want %+v", c.query, got, c.want)
+		}
+	}
+}
+
+func TestFileMediaType(t *testing.T) {
+	for _, name := range []string{"result.json", "latency.hlog", "mlperf_log_summary.txt", "mlperf_log_detail.txt", "mlperf_log_accuracy.json"} {
+		if _, ok := FileMediaType(name); !ok {
+			t.Errorf("%s is not served", name)
+		}
+	}
+	for _, name := range []string{"", "..", "../spec.json", "result.json/", "/etc/passwd", "RESULT.JSON", "spec.json", "result.json\x00"} {
+		if mt, ok := FileMediaType(name); ok {
+			t.Errorf("%q is served as %s", name, mt)
+		}
+	}
+}
+
+func TestErrorFor(t *testing.T) {
+	_, tooBig := DecodeRunSpec(strings.NewReader(`{"model": "`+strings.Repeat("m", 100)+`"}`), Limits{MaxBodyBytes: 50})
+	_, bad := DecodeRunSpec(strings.NewReader(`{"model": 1}`), Limits{})
+	cases := []struct {
+		err    error
+		status int
+		code   string
+		field  string
+	}{
+		{tooBig, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, ""},
+		{bad, http.StatusBadRequest, CodeInvalidRequest, "model"},
+		{errors.New("disk full at /var/lib/loadgend"), http.StatusInternalServerError, CodeInternal, ""},
+	}
+	for _, c := range cases {
+		status, body := ErrorFor(c.err)
+		if status != c.status || body.Error.Code != c.code || body.Error.Field != c.field {
+			t.Errorf("ErrorFor(%v) = %d %+v, want %d %s field %q", c.err, status, body, c.status, c.code, c.field)
+		}
+		if status == http.StatusInternalServerError && strings.Contains(body.Error.Message, "disk") {
+			t.Errorf("an internal error's text reached the client: %q", body.Error.Message)
+		}
+	}
+}
+
+func TestProgressFrom(t *testing.T) {
+	p := ProgressFrom(loadgen.Progress{
+		PlannedQueries: 1000, IssuedQueries: 500, CompletedQueries: 490, InFlightQueries: 10,
+		CompletedSamples: 490, FailedSamples: 2, OverLatencySamples: 3,
+		Elapsed: 2500 * time.Millisecond, ExpectedEnd: 10 * time.Second, MaxIssueLateness: 250 * time.Microsecond,
+		P50: 1500 * time.Microsecond, P90: 3 * time.Millisecond, P99: 12 * time.Millisecond,
+	}, 196)
+	want := Progress{PlannedQueries: 1000, Issued: 500, Completed: 490, InFlight: 10, CompletedSamples: 490, Failed: 2,
+		OverLatency: 3, ElapsedS: 2.5, ExpectedEndS: 10, CurrentQPS: 196, P50Ms: 1.5, P90Ms: 3, P99Ms: 12, MaxIssueLatenessMs: 0.25}
+	if p != want {
+		t.Errorf("got %+v\nwant %+v", p, want)
+	}
+}
+
+func TestStates(t *testing.T) {
+	terminal := map[State]bool{StateDone: true, StateFailed: true, StateCancelled: true, StateInterrupted: true}
+	for _, s := range States() {
+		if s.Terminal() != terminal[s] {
+			t.Errorf("%s.Terminal() = %v", s, s.Terminal())
+		}
+		if got, err := ParseState(string(s)); err != nil || got != s {
+			t.Errorf("ParseState(%q) = %q, %v", s, got, err)
+		}
+	}
+	if _, err := ParseState("Done"); err == nil {
+		t.Error("ParseState takes a name in another case")
+	}
+}
+
+func TestRoutePatterns(t *testing.T) {
+	mux := http.NewServeMux()
+	for _, r := range Routes {
+		// ServeMux panics on a malformed or conflicting pattern.
+		mux.HandleFunc(r.Pattern(), func(http.ResponseWriter, *http.Request) {})
+	}
+	req, _ := http.NewRequest("GET", "/v1/runs/abc/files/result.json", nil)
+	if _, pattern := mux.Handler(req); pattern != "GET /v1/runs/{id}/files/{name}" {
+		t.Errorf("matched %q", pattern)
+	}
+}
