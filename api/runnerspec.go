@@ -1,0 +1,54 @@
+package api
+
+import (
+	"math"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/runner"
+)
+
+// RunnerSpec is the spec as pkg/runner runs it, writing its files to
+// outDir ("" writes none). A search is a driver over many such runs, so a
+// spec with one has no single RunnerSpec.
+func (s RunSpec) RunnerSpec(outDir string) (runner.Spec, error) {
+	if s.Search != nil {
+		return runner.Spec{}, fieldErr("search", "a search runs many trials; it has no single runner spec")
+	}
+	if s.Data != "" {
+		return runner.Spec{}, fieldErr("data", "sample files are not supported yet")
+	}
+	if s.RequestTimeoutMs > uint64(math.MaxInt64/int64(time.Millisecond)) {
+		return runner.Spec{}, fieldErr("request_timeout_ms", "too large: %d", s.RequestTimeoutMs)
+	}
+	ls, err := s.Settings()
+	if err != nil {
+		return runner.Spec{}, err
+	}
+	total, perf := s.TotalSamples, s.PerformanceSamples
+	if total == 0 {
+		total = DefaultSamples
+	}
+	if perf == 0 {
+		perf = DefaultSamples
+	}
+	return runner.Spec{
+		Target:             s.Target,
+		Model:              s.Model,
+		ModelVersion:       s.ModelVersion,
+		Settings:           ls,
+		BatchSize:          s.BatchSize,
+		MaxInflight:        s.MaxInflight,
+		Conns:              s.Conns,
+		JSON:               s.JSON,
+		RequestTimeout:     time.Duration(s.RequestTimeoutMs) * time.Millisecond,
+		TotalSamples:       total,
+		PerformanceSamples: perf,
+		DataSeed:           s.DataSeed,
+		SUTName:            s.SUTName,
+		OutDir:             outDir,
+	}, nil
+}
+
+// DefaultSamples is the synthetic library's size when a spec gives none,
+// as `loadgend run`'s --total-samples and --performance-samples.
+const DefaultSamples = 1024
