@@ -265,4 +265,3 @@ func checkBuilt(ls loadgen.Settings, src map[string]string, lim Limits) error {
 // num prints a number as JSON would carry it, not in %v's exponent form
 // (3600000, not 3.6e+06).
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
