@@ -103,12 +103,15 @@ func (s *Service) Start() error {
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	go func() { s.serveErr <- s.srv.Serve(ln) }()
-	go s.work()
-	if len(s.queue) > 0 {
+	// Read before the worker starts: from then on the queue is the
+	// worker's, under s.mu.
+	queued := len(s.queue)
+	if queued > 0 {
 		s.signal()
 	}
-	s.log.Info("loadgend listening", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir, "queued", len(s.queue))
+	go func() { s.serveErr <- s.srv.Serve(ln) }()
+	go s.work()
+	s.log.Info("loadgend listening", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir, "queued", queued)
 	return nil
 }
 
