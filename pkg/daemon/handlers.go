@@ -38,9 +38,13 @@ func (s *Service) handler() http.Handler {
 		}
 		mux.Handle(r.Pattern(), h)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	noRoute := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, api.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, "")
 	})
+	// Unknown /v1 paths and methods are refused like known ones, so a
+	// caller without the token cannot map the API.
+	mux.Handle("/v1/", s.authenticated(noRoute))
+	mux.Handle("/", noRoute)
 	return mux
 }
 
@@ -63,15 +67,16 @@ func (s *Service) routes() map[string]http.Handler {
 }
 
 // authenticated requires "Authorization: Bearer <LOADGEND_API_TOKEN>" when a
-// token is configured, compared in constant time.
+// token is configured, compared in constant time. The scheme name is
+// case-insensitive (RFC 9110 §11.1), the token is not.
 func (s *Service) authenticated(h http.Handler) http.Handler {
 	if s.cfg.APIToken == "" {
 		return h
 	}
-	want := []byte("Bearer " + s.cfg.APIToken)
+	want := []byte(s.cfg.APIToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="loadgend"`)
 			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "a valid bearer token is required", "")
 			return
