@@ -27,6 +27,9 @@ import (
 // scrape at once: one as Debian ships it (text format, classic buckets) and
 // one with native histograms (protobuf, the native form only).
 func TestE2EPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10 s run under two Prometheus servers")
+	}
 	bin := testtool.Need(t, "prometheus")
 	const qps = 300
 	target := e2eSUT(t)
