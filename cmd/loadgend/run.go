@@ -33,7 +33,7 @@ const (
 func runCommand(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	spec, logLevel, err := parseRunFlags(args, stderr)
+	req, err := parseRunFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitValid
 	}
@@ -41,8 +41,35 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: req.level}))
+	switch req.mode {
+	case modeFindPeak:
+		return runFindPeak(ctx, req, log, stdout, stderr)
+	case modeAccuracy:
+		return runAccuracy(ctx, req, log, stdout, stderr)
+	}
+	return runPerformance(ctx, req.spec, log, stdout, stderr)
+}
 
+// Run modes (--mode): a contract for scripts.
+const (
+	modePerformance = "performance" // one performance run (default)
+	modeFindPeak    = "find-peak"   // a peak search: trial after trial
+	modeAccuracy    = "accuracy"    // every sample of the accuracy set once, responses logged
+)
+
+// runRequest is what the flags asked for.
+type runRequest struct {
+	spec  runner.Spec
+	level slog.Level
+	mode  string
+	// Flags of the modes, registered by each mode's file.
+	findPeak *findPeakFlags
+	accuracy *accuracyFlags
+}
+
+// runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error.
+func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, stdout, stderr io.Writer) int {
 	var progressDone chan struct{}
 	opts := runner.Options{Logger: log}
 	if isTerminal(stderr) {
@@ -74,7 +101,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	return exitInvalid
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, error) {
+func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
+	var req runRequest
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -124,55 +152,58 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 	fs.Uint64Var(&drainMs, "drain-timeout-ms", 0, "wait for outstanding responses after issuing ends (default: the engine's)")
 	fs.BoolVar(&earlyVerdict, "early-verdict", false, "stop as soon as the verdict is certain to be INVALID")
 	fs.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")
+	fs.StringVar(&req.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
+	req.findPeak = addFindPeakFlags(fs)
+	req.accuracy = addAccuracyFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
 			fmt.Fprintln(stderr, "usage: loadgend run --target URL --model NAME [flags]")
 			fs.PrintDefaults()
 		}
-		return spec, 0, err
+		return req, err
 	}
 	if fs.NArg() > 0 {
-		return spec, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return req, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-		return spec, 0, fmt.Errorf("--log-level: %q is not debug, info, warn or error", logLevel)
+		return req, fmt.Errorf("--log-level: %q is not debug, info, warn or error", logLevel)
 	}
 	if spec.Target == "" {
-		return spec, 0, errors.New("--target is required (http://host:port or grpc://host:port)")
+		return req, errors.New("--target is required (http://host:port or grpc://host:port)")
 	}
 	if _, err := runner.ParseTarget(spec.Target); err != nil {
-		return spec, 0, fmt.Errorf("--target: %w", err)
+		return req, fmt.Errorf("--target: %w", err)
 	}
 	if spec.Model == "" {
-		return spec, 0, errors.New("--model is required")
+		return req, errors.New("--model is required")
 	}
 	if data != "" {
 		// What needs no model is checked now, before any connection; the
 		// rest once the model's metadata is known, still before any request.
 		if err := qsl.CheckPath(data); err != nil {
-			return spec, 0, fmt.Errorf("--data: %w", err)
+			return req, fmt.Errorf("--data: %w", err)
 		}
 		if set["total-samples"] {
-			return spec, 0, errors.New("--total-samples: with --data the files give the total")
+			return req, errors.New("--total-samples: with --data the files give the total")
 		}
 		spec.Data = data
 	}
 	sc, err := trace.ParseScenario(scenario)
 	if err != nil {
-		return spec, 0, fmt.Errorf("--scenario: %q is not SingleStream, MultiStream, Server or Offline", scenario)
+		return req, fmt.Errorf("--scenario: %q is not SingleStream, MultiStream, Server or Offline", scenario)
 	}
 	rs := loadgen.Ruleset(ruleset)
 	if rs != loadgen.RulesetV05 && rs != loadgen.RulesetLoadGen6 {
-		return spec, 0, fmt.Errorf("--ruleset: %q is not v0.5 or loadgen6", ruleset)
+		return req, fmt.Errorf("--ruleset: %q is not v0.5 or loadgen6", ruleset)
 	}
 	s, err := loadgen.NewSettings(rs, sc, preset)
 	if err != nil {
-		return spec, 0, fmt.Errorf("--preset: %w", err)
+		return req, fmt.Errorf("--preset: %w", err)
 	}
 	for _, c := range []struct {
 		flag, path string
@@ -183,15 +214,15 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 		}
 		f, err := os.Open(c.path)
 		if err != nil {
-			return spec, 0, fmt.Errorf("--%s: %w", c.flag, err)
+			return req, fmt.Errorf("--%s: %w", c.flag, err)
 		}
 		cfg, err := loadgen.ParseConfig(c.path, f)
 		f.Close()
 		if err != nil {
-			return spec, 0, fmt.Errorf("--%s: %w", c.flag, err)
+			return req, fmt.Errorf("--%s: %w", c.flag, err)
 		}
 		if err := s.ApplyConfig(cfg, c.kind, spec.Model); err != nil {
-			return spec, 0, fmt.Errorf("--%s: %w", c.flag, err)
+			return req, fmt.Errorf("--%s: %w", c.flag, err)
 		}
 	}
 
@@ -203,19 +234,19 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 	}
 	if set["target-qps"] {
 		if err := positive("target-qps", targetQPS); err != nil {
-			return spec, 0, err
+			return req, err
 		}
 		s.ServerTargetQPS, s.OfflineExpectedQPS = targetQPS, targetQPS
 	}
 	if set["expected-latency-ns"] {
 		if err := positive("expected-latency-ns", expectedLatency); err != nil {
-			return spec, 0, err
+			return req, err
 		}
 		s.SingleStreamExpectedLatencyNs, s.MultiStreamExpectedLatencyNs = expectedLatency, expectedLatency
 	}
 	if set["samples-per-query"] {
 		if spq == 0 {
-			return spec, 0, errors.New("--samples-per-query must be at least 1")
+			return req, errors.New("--samples-per-query must be at least 1")
 		}
 		s.MultiStreamSamplesPerQuery = spq
 	}
@@ -248,7 +279,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 	}
 	if set["target-latency-ms"] {
 		if err := positive("target-latency-ms", targetLatencyMs); err != nil {
-			return spec, 0, err
+			return req, err
 		}
 		s.ServerTargetLatencyNs = uint64(targetLatencyMs * 1e6)
 	}
@@ -258,7 +289,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 			p /= 100
 		}
 		if !(p > 0 && p < 1) {
-			return spec, 0, fmt.Errorf("--latency-percentile must be in (0, 1) or (0, 100), got %v", percentile)
+			return req, fmt.Errorf("--latency-percentile must be in (0, 1) or (0, 100), got %v", percentile)
 		}
 		s.ServerTargetLatencyPercentile = p
 		s.SingleStreamTargetLatencyPercentile = p
@@ -266,7 +297,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 	}
 	if set["interval-ms"] {
 		if err := positive("interval-ms", ivalMs); err != nil {
-			return spec, 0, err
+			return req, err
 		}
 		s.MultiStreamTargetQPS = 1000 / ivalMs
 	}
@@ -275,21 +306,33 @@ func parseRunFlags(args []string, stderr io.Writer) (runner.Spec, slog.Level, er
 	}
 	s.Engine.EarlyVerdict = earlyVerdict
 	if spec.TotalSamples <= 0 || spec.PerformanceSamples <= 0 {
-		return spec, 0, errors.New("--total-samples and --performance-samples must be at least 1")
+		return req, errors.New("--total-samples and --performance-samples must be at least 1")
 	}
 	for _, c := range []struct {
 		flag string
 		v    int
 	}{{"batch-size", spec.BatchSize}, {"max-inflight", spec.MaxInflight}, {"conns", spec.Conns}} {
 		if c.v < 0 {
-			return spec, 0, fmt.Errorf("--%s cannot be negative, got %d", c.flag, c.v)
+			return req, fmt.Errorf("--%s cannot be negative, got %d", c.flag, c.v)
 		}
 	}
 	if err := s.Validate(); err != nil {
-		return spec, 0, err
+		return req, err
 	}
 	spec.Settings = s
-	return spec, level, nil
+	switch req.mode {
+	case modePerformance, modeFindPeak, modeAccuracy:
+	default:
+		return req, fmt.Errorf("--mode: %q is not %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeAccuracy)
+	}
+	req.spec, req.level = spec, level
+	if err := req.findPeak.check(req); err != nil {
+		return req, err
+	}
+	if err := req.accuracy.check(req); err != nil {
+		return req, err
+	}
+	return req, nil
 }
 
 // showProgress rewrites one status line on a terminal until done.

@@ -537,6 +537,7 @@ func TestRunBadFlags(t *testing.T) {
 		{"missing model", []string{"--target", "http://127.0.0.1:9"}, "--model"},
 		{"bad scenario", append(base, "--scenario", "Streaming"), "--scenario"},
 		{"bad ruleset", append(base, "--ruleset", "v9"), "--ruleset"},
+		{"bad mode", append(base, "--mode", "soak"), "--mode"},
 		{"zero qps", append(base, "--target-qps", "0"), "--target-qps"},
 		{"negative qps", append(base, "--target-qps", "-5"), "--target-qps"},
 		{"nan qps", append(base, "--target-qps", "NaN"), "--target-qps"},
@@ -609,10 +610,11 @@ func TestRunCancelledMidRun(t *testing.T) {
 	httpAddr, _, _ := serveBackend(t, &tripBackend{Backend: p.Backend(), after: after, trip: cancel})
 	args := []string{"--target", "http://" + httpAddr, "--model", "m", "--scenario", "Server", "--target-qps", "200",
 		"--target-latency-ms", "50", "--min-duration-ms", "5000", "--min-query-count", "100"}
-	spec, _, err := parseRunFlags(args, io.Discard)
+	req, err := parseRunFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
+	spec := req.spec
 	spec.OutDir = t.TempDir()
 	out, err := runner.Run(ctx, spec, runner.Options{})
 	if err != nil {

@@ -24,6 +24,17 @@ func TestScheduleMatchesVector(t *testing.T) {
 	}
 }
 
+// With no command loadgend is the daemon (the container's entry point); a
+// configuration it cannot serve stops it at once with the variable named.
+func TestNoCommandServesTheDaemon(t *testing.T) {
+	t.Setenv("LOADGEND_LISTEN", "0.0.0.0:0")
+	t.Setenv("LOADGEND_API_TOKEN", "")
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "LOADGEND_LISTEN") {
+		t.Errorf("exit %d, stderr %q: want 2 naming LOADGEND_LISTEN", code, stderr.String())
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -31,7 +42,7 @@ func TestUsageErrors(t *testing.T) {
 		code     int
 		mentions string
 	}{
-		{"no command", nil, 2, "usage"},
+		{"serve with stray argument", []string{"serve", "now"}, 2, "now"},
 		{"unknown command", []string{"frobnicate"}, 2, "frobnicate"},
 		{"unknown flag", []string{"schedule", "--target-qsp", "5"}, 2, "target-qsp"},
 		{"bad float", []string{"schedule", "--target-qps", "fast"}, 2, "target-qps"},
