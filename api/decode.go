@@ -103,7 +103,12 @@ func (s RunSpec) check(lim Limits) error {
 		return err
 	}
 	if s.Data != "" {
-		return fieldErr("data", "sample files are not supported yet; leave it out for synthetic samples from the model's metadata")
+		if _, err := ResolveData(lim.DataRoot, s.Data); err != nil {
+			return err
+		}
+		if s.TotalSamples != 0 {
+			return fieldErr("total_samples", "with data the files give the total")
+		}
 	}
 	if err := s.checkKnobs(lim); err != nil {
 		return err

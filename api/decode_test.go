@@ -95,7 +95,7 @@ func TestDecodeRunSpecRefuses(t *testing.T) {
 		{"oversized body", spec(map[string]string{"sut_name": `"` + strings.Repeat("x", 300) + `"`}), "", "exceeds 256 bytes"},
 		{"settings as array", settings(`[]`), "settings", "expected an object, got an array"},
 		{"json flag as string", spec(map[string]string{"json": `"true"`}), "json", `expected true or false, got the string "true"`},
-		{"data not supported", spec(map[string]string{"data": `"/data/imagenet"`}), "data", "not supported yet"},
+		{"data without a root", spec(map[string]string{"data": `"/data/imagenet"`}), "data", "LOADGEND_DATA_ROOT"},
 		{"search not supported", spec(map[string]string{"search": `{"mode": "find-peak"}`}), "search", "not supported yet"},
 		{"ambiguous qps", settings(`{"target_qps": 1, "server_target_qps": 2}`), "settings.server_target_qps", "same setting as settings.target_qps"},
 		{"negative latency bound", settings(`{"target_qps": 1, "target_latency_ms": -3}`), "settings.target_latency_ms", "positive number, got -3"},

@@ -29,7 +29,7 @@ func FuzzDecodeRunSpec(f *testing.F) {
 			t.Fatalf("accepted spec fails Settings: %v\n%s", err, body)
 		}
 		if s.Search == nil {
-			if _, err := s.RunnerSpec(""); err != nil {
+			if _, err := s.RunnerSpec("", ""); err != nil {
 				t.Fatalf("accepted spec fails RunnerSpec: %v\n%s", err, body)
 			}
 		}

@@ -21,6 +21,9 @@ type Limits struct {
 	// MaxQueries bounds the queries a run's trace is generated for, which
 	// is held in memory before the clock starts.
 	MaxQueries uint64
+	// DataRoot is the directory a spec's data may name files under
+	// (LOADGEND_DATA_ROOT); empty refuses data.
+	DataRoot string
 	// AllowSearch accepts a "search" block; off until the peak search
 	// exists, so a spec with one is refused at submission, not at run time.
 	AllowSearch bool

@@ -8,14 +8,19 @@ import (
 )
 
 // RunnerSpec is the spec as pkg/runner runs it, writing its files to
-// outDir ("" writes none). A search is a driver over many such runs, so a
-// spec with one has no single RunnerSpec.
-func (s RunSpec) RunnerSpec(outDir string) (runner.Spec, error) {
+// outDir ("" writes none), with data resolved under dataRoot (ResolveData).
+// A search is a driver over many such runs, so a spec with one has no
+// single RunnerSpec.
+func (s RunSpec) RunnerSpec(outDir, dataRoot string) (runner.Spec, error) {
 	if s.Search != nil {
 		return runner.Spec{}, fieldErr("search", "a search runs many trials; it has no single runner spec")
 	}
+	var data string
 	if s.Data != "" {
-		return runner.Spec{}, fieldErr("data", "sample files are not supported yet")
+		var err error
+		if data, err = ResolveData(dataRoot, s.Data); err != nil {
+			return runner.Spec{}, err
+		}
 	}
 	if s.RequestTimeoutMs > uint64(math.MaxInt64/int64(time.Millisecond)) {
 		return runner.Spec{}, fieldErr("request_timeout_ms", "too large: %d", s.RequestTimeoutMs)
@@ -33,6 +38,7 @@ func (s RunSpec) RunnerSpec(outDir string) (runner.Spec, error) {
 	}
 	return runner.Spec{
 		Target:             s.Target,
+		Data:               data,
 		Model:              s.Model,
 		ModelVersion:       s.ModelVersion,
 		Settings:           ls,

@@ -153,7 +153,7 @@ func TestRunnerSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := spec.RunnerSpec("/runs/x")
+	got, err := spec.RunnerSpec("/runs/x", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestRunnerSpec(t *testing.T) {
 
 	spec.Search = &Search{Mode: SearchFindPeak}
 	var fe *FieldError
-	if _, err := spec.RunnerSpec(""); !errors.As(err, &fe) || fe.Field != "search" {
+	if _, err := spec.RunnerSpec("", ""); !errors.As(err, &fe) || fe.Field != "search" {
 		t.Errorf("a search spec: got %v, want a FieldError on search", err)
 	}
 }

@@ -19,6 +19,9 @@ type Config struct {
 	Listen string `envconfig:"LISTEN" default:"127.0.0.1:8080"`
 	// DataDir holds the run history, one directory per run.
 	DataDir string `envconfig:"DATA_DIR" default:"./loadgend-data"`
+	// DataRoot is the directory run specs may name sample files under;
+	// empty refuses sample files (the API can be reached from the network).
+	DataRoot string `envconfig:"DATA_ROOT"`
 	// APIToken, when set, is required as a bearer token on /v1/*.
 	APIToken string `envconfig:"API_TOKEN"`
 	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a

@@ -70,6 +70,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 			MaxDuration: cfg.MaxDuration,
 			MaxInflight: cfg.MaxInflight,
 			MaxConns:    cfg.MaxInflight,
+			DataRoot:    cfg.DataRoot,
 		},
 		wake:       make(chan struct{}, 1),
 		watchers:   map[string]map[chan struct{}]struct{}{},

@@ -94,7 +94,7 @@ func (s *Service) execute(id string) {
 		s.fail(id, "the stored spec no longer decodes", err)
 		return
 	}
-	rspec, err := spec.RunnerSpec(s.store.Dir(id))
+	rspec, err := spec.RunnerSpec(s.store.Dir(id), s.limits.DataRoot)
 	if err != nil {
 		s.fail(id, "the spec does not build a run", err)
 		return
