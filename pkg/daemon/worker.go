@@ -103,6 +103,11 @@ func (s *Service) execute(id string) {
 		s.fail(id, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
 		return
 	}
+	// LOADGEND_MAX_DURATION bounds the run itself, not only the settings a
+	// spec asks: max_duration 0 (LoadGen's "none") becomes the cap.
+	if capMs := uint64(s.cfg.MaxDuration / time.Millisecond); rspec.Settings.MaxDurationMs == 0 || rspec.Settings.MaxDurationMs > capMs {
+		rspec.Settings.MaxDurationMs = capMs
+	}
 	if rspec.Settings.Engine.DrainTimeoutMs == 0 || time.Duration(rspec.Settings.Engine.DrainTimeoutMs)*time.Millisecond > s.cfg.DrainTimeout {
 		rspec.Settings.Engine.DrainTimeoutMs = uint64(s.cfg.DrainTimeout / time.Millisecond)
 	}
