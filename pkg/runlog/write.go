@@ -65,7 +65,7 @@ func (o *Options) qslName() string {
 // LoadGen summary, detail and accuracy logs, result.json and latency.hlog.
 // Each file is written to a temporary file in dir, fsynced and renamed into
 // place, and dir is fsynced at the end, so a crash leaves every file either
-// complete or absent (plus at most a temporary file named ".runlog-tmp-*").
+// complete or absent (plus at most a temporary file named ".atomic-tmp-*").
 //
 // Call it after run.Execute has returned (it reads the run's record). run
 // may be nil to rewrite the logs from a loaded result.json: the sample

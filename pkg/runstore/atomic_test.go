@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 )
 
 func TestWriteAtomicKeepsOldFileOnFailure(t *testing.T) {
@@ -102,7 +104,7 @@ func TestWriteFileAtomic(t *testing.T) {
 
 func TestWriteFileAtomicRefusesNames(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"", ".", "..", "../x", "a/b", `a\b`, "/abs", "x\x00y", tempPrefix + "x", ".runlog-tmp-x"} {
+	for _, name := range []string{"", ".", "..", "../x", "a/b", `a\b`, "/abs", "x\x00y", tempPrefix + "x", atomicfile.TempPrefix + "x"} {
 		if err := WriteFileAtomic(dir, name, []byte("x")); !errors.Is(err, ErrFileName) {
 			t.Errorf("WriteFileAtomic(%q): %v, want ErrFileName", name, err)
 		}

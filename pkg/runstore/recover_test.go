@@ -40,7 +40,7 @@ func TestRecoveryAfterCrash(t *testing.T) {
 	}
 	strays := []string{
 		filepath.Join(runDir, tempPrefix+"progress.json-123"),
-		filepath.Join(runDir, ".runlog-tmp-result.json-456"),
+		filepath.Join(runDir, ".atomic-tmp-result.json-456"),
 		filepath.Join(dir, "runs", done.ID, tempPrefix+"progress.json-789"),
 	}
 	for _, p := range strays {

@@ -1,4 +1,4 @@
-package runlog
+package atomicfile
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 // A write that fails part-way leaves the previous file as it was and no
 // temporary file; one that succeeds replaces it whole.
-func TestWriteFileAtomic(t *testing.T) {
+func TestWrite(t *testing.T) {
 	errFill := errors.New("fill failed")
 	cases := []struct {
 		name    string
@@ -33,9 +33,9 @@ func TestWriteFileAtomic(t *testing.T) {
 			if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := writeFileAtomic(dir, "f.txt", c.fill)
+			err := Write(dir, "f.txt", c.fill)
 			if !errors.Is(err, c.wantErr) {
-				t.Fatalf("writeFileAtomic: %v, want %v", err, c.wantErr)
+				t.Fatalf("Write: %v, want %v", err, c.wantErr)
 			}
 			got, err := os.ReadFile(path)
 			if err != nil || string(got) != c.want {
