@@ -1,0 +1,9 @@
+// Package search finds the peak a deployed endpoint sustains: the highest
+// Server QPS, or the most v0.5 MultiStream streams, whose runs still meet the
+// scenario's constraint (MLPERF.md, Peak search; LOADGEN-REFERENCE.md §4).
+//
+// The decisions (which target to try next, when to stop, what the peak is)
+// are Planners: pure state machines fed pass or fail, tested exactly. Run
+// drives a Planner with a TrialRunner (NetworkTrials runs each trial as a
+// full pkg/runner run with its own logs) and writes the search's record.
+package search

@@ -1,0 +1,140 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// peakFiles are the peak trial's files copied to the search's directory:
+// as LoadGen's FindPeakPerformance does, the search's own logs are those of
+// the run that gave the answer.
+var peakFiles = []string{"mlperf_log_summary.txt", "mlperf_log_detail.txt", "result.json", "latency.hlog"}
+
+// writeRecord writes search.json, the summary table and the peak trial's
+// logs into dir.
+func writeRecord(dir string, res *Result) error {
+	if err := writeJSON(filepath.Join(dir, ResultFile), res); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, SummaryFile), []byte(Summary(res))); err != nil {
+		return err
+	}
+	if !res.Found {
+		return nil
+	}
+	src := filepath.Join(dir, TrialDir(res.PeakTrial))
+	for _, name := range peakFiles {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(filepath.Join(dir, name), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Summary is the search as text: the trials as a table, then the answer.
+func Summary(res *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Peak search: %s %s (%s)\n\n", res.Ruleset, res.Scenario, res.Algorithm)
+	writeTable(&b, res)
+	fmt.Fprintln(&b)
+	if res.Found {
+		fmt.Fprintf(&b, "Peak: %s %s (trial %d)\n", fmtNum(res.Peak), res.Unit, res.PeakTrial)
+		fmt.Fprintf(&b, "Reported: %s\n", fmtNum(res.Reported))
+		if len(res.Verifying) > 0 {
+			fmt.Fprintf(&b, "Verifying trials: %v, all passed\n", res.Verifying)
+		}
+	} else {
+		fmt.Fprintln(&b, "Peak: none found")
+	}
+	fmt.Fprintf(&b, "Bracket: [%s, %s)\n", fmtNum(res.Lower), upperText(res.Upper))
+	fmt.Fprintf(&b, "Ended: %s\n", res.EndReason)
+	fmt.Fprintf(&b, "Trials: %d; total time %.1f s\n", len(res.Trials), res.DurationS)
+	return b.String()
+}
+
+func writeTable(w io.Writer, res *Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	pct := "tail"
+	if len(res.Trials) > 0 && res.Trials[0].Percentile > 0 {
+		pct = fmt.Sprintf("p%g", res.Trials[0].Percentile*100)
+	}
+	fmt.Fprintf(tw, "trial\tphase\ttarget\tachieved/s\t%s ms\tverdict\tpass\tduration s\tearly verdict\t\n", pct)
+	for _, t := range res.Trials {
+		pass := "no"
+		if t.Pass {
+			pass = "yes"
+		}
+		ev := "-"
+		if t.EarlyVerdict != "" {
+			ev = "stopped"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%.3f\t%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
+			t.Achieved, t.TailLatencyMs, t.Verdict, pass, t.DurationS, ev)
+	}
+	tw.Flush()
+}
+
+func upperText(u float64) string {
+	if u == 0 {
+		return "none failed"
+	}
+	return fmtNum(u)
+}
+
+func fmtNum(v float64) string { return fmt.Sprintf("%.6g", v) }
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(b, '\n'))
+}
+
+// writeAtomic renames into place, so a reader (the daemon's status) never
+// sees half a file.
+func writeAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Load reads a search's record from its directory.
+func Load(dir string) (*Result, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", ResultFile, err)
+	}
+	return &r, nil
+}

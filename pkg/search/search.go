@@ -1,0 +1,174 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"time"
+)
+
+// DefaultMaxTrials bounds a search that gives no bound: LoadGen's own
+// search has none, but a daemon must not run forever on a flaky endpoint.
+const DefaultMaxTrials = 100
+
+// Config is one search.
+type Config struct {
+	Planner Planner
+	Trials  TrialRunner
+	// Ruleset, Scenario, Algorithm and Unit label the record.
+	Ruleset, Scenario, Algorithm, Unit string
+	// Dir holds search.json, the summary and one subdirectory per trial;
+	// "" writes nothing.
+	Dir       string
+	MaxTrials int // 0: DefaultMaxTrials
+	Logger    *slog.Logger
+	// Starting is called before each trial with the current bracket;
+	// Finished after it with the record so far (search.json is written by
+	// then). Both run on the search's goroutine.
+	Starting func(req TrialRequest, lower, upper float64)
+	Finished func(t Trial, r *Result)
+}
+
+// Record and summary file names in a search's directory.
+const (
+	ResultFile  = "search.json"
+	SummaryFile = "search_summary.txt"
+)
+
+// TrialDir is trial i's subdirectory name.
+func TrialDir(i int) string { return fmt.Sprintf("trial-%03d", i) }
+
+// Run drives c.Planner trial by trial until it ends. The Result is returned
+// (and written) even with an error: a trial that could not run, or ctx
+// cancelled, ends the search with what it had.
+func Run(ctx context.Context, c Config) (*Result, error) {
+	if c.Planner == nil || c.Trials == nil {
+		return nil, fmt.Errorf("%w: a planner and a trial runner are required", ErrConfig)
+	}
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	maxTrials := c.MaxTrials
+	if maxTrials <= 0 {
+		maxTrials = DefaultMaxTrials
+	}
+	res := &Result{Ruleset: c.Ruleset, Scenario: c.Scenario, Algorithm: c.Algorithm, Unit: c.Unit,
+		Started: time.Now(), Trials: []Trial{}}
+	var runErr error
+	for {
+		step, ok := c.Planner.Next()
+		if !ok {
+			break
+		}
+		if len(res.Trials) >= maxTrials {
+			res.EndReason = fmt.Sprintf("stopped after %d trials (max trials) before the search converged", maxTrials)
+			break
+		}
+		req := TrialRequest{Index: len(res.Trials) + 1, Target: step.Target, Phase: step.Phase}
+		if c.Dir != "" {
+			req.Dir = filepath.Join(c.Dir, TrialDir(req.Index))
+		}
+		lo, hi := c.Planner.Bounds()
+		if c.Starting != nil {
+			c.Starting(req, lo, hi)
+		}
+		log.Info("trial starting", "trial", req.Index, "phase", string(req.Phase), "target", req.Target, "lower", lo, "upper", hi)
+		tr, err := c.Trials.RunTrial(ctx, req)
+		if err != nil {
+			runErr = fmt.Errorf("trial %d at %v: %w", req.Index, req.Target, err)
+			res.EndReason = "error: " + runErr.Error()
+			if ctx.Err() != nil {
+				res.EndReason = "cancelled"
+			}
+			break
+		}
+		c.Planner.Record(tr.Pass)
+		t := trialRecord(req, tr)
+		if c.Dir != "" {
+			t.Dir = TrialDir(req.Index)
+		}
+		res.Trials = append(res.Trials, t)
+		res.Lower, res.Upper = bracket(c.Planner)
+		log.Info("trial finished", "trial", t.Index, "target", t.Target, "pass", t.Pass, "verdict", t.Verdict,
+			"tail_latency_ms", t.TailLatencyMs, "early_verdict", t.EarlyVerdict)
+		if c.Dir != "" {
+			if err := writeJSON(filepath.Join(c.Dir, ResultFile), res); err != nil {
+				log.Warn("writing the search record", "error", err)
+			}
+		}
+		if c.Finished != nil {
+			c.Finished(t, res)
+		}
+	}
+	res.Ended = time.Now()
+	res.DurationS = res.Ended.Sub(res.Started).Seconds()
+	if res.EndReason == "" {
+		conclude(res, c.Planner.Outcome())
+	}
+	if c.Dir != "" {
+		if err := writeRecord(c.Dir, res); err != nil {
+			return res, errors.Join(runErr, err)
+		}
+	}
+	return res, runErr
+}
+
+func bracket(p Planner) (float64, float64) {
+	lo, hi := p.Bounds()
+	if math.IsInf(hi, 1) {
+		hi = 0
+	}
+	return lo, hi
+}
+
+func trialRecord(req TrialRequest, tr TrialResult) Trial {
+	return Trial{
+		Index: req.Index, Phase: req.Phase, Target: req.Target, Pass: tr.Pass, Verdict: tr.Verdict,
+		Achieved: tr.Achieved, Metric: tr.Metric, TailLatencyMs: float64(tr.TailLatency) / 1e6,
+		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
+	}
+}
+
+// conclude fills the peak from the planner's outcome, and checks it against
+// the trials themselves: a peak is reported only if the trials that back it
+// passed at that very target, whatever the planner says.
+func conclude(res *Result, o Outcome) {
+	res.EndReason = o.Reason
+	if !o.Found {
+		return
+	}
+	n := len(res.Trials)
+	if o.Verifying > 0 {
+		if o.Verifying > n {
+			res.EndReason = "internal: more verifying runs than trials; no peak reported"
+			return
+		}
+		best := -1
+		for i := n - o.Verifying; i < n; i++ {
+			t := res.Trials[i]
+			if !t.Pass || t.Target != o.Peak || t.Phase != PhaseVerify {
+				res.EndReason = fmt.Sprintf("internal: verifying trial %d did not pass at %v; no peak reported", t.Index, o.Peak)
+				res.Verifying = nil
+				return
+			}
+			res.Verifying = append(res.Verifying, t.Index)
+			if best < 0 || t.Metric < res.Trials[best].Metric {
+				best = i
+			}
+		}
+		res.Found, res.Peak = true, o.Peak
+		res.PeakTrial, res.Reported = res.Trials[best].Index, res.Trials[best].Metric
+		return
+	}
+	for i := n - 1; i >= 0; i-- {
+		if t := res.Trials[i]; t.Pass && t.Target == o.Peak {
+			res.Found, res.Peak, res.PeakTrial, res.Reported = true, o.Peak, t.Index, t.Metric
+			return
+		}
+	}
+	res.EndReason = fmt.Sprintf("internal: no passing trial at %v; no peak reported", o.Peak)
+}
