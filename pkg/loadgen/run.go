@@ -37,7 +37,8 @@ type Run struct {
 	clock    Clock
 	log      *slog.Logger
 	sutName  string
-	obs      Observer // nil: no telemetry
+	obs      Observer         // nil: no telemetry
+	acc      *accuracySampler // nil: no sampled accuracy log
 
 	n, spq   int
 	interval time.Duration // v0.5 MultiStream tick spacing
@@ -136,6 +137,9 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	r.queryDone = make([]atomic.Int64, r.n)
 	r.queryFail = make([]atomic.Bool, r.n)
 	r.claims = make([]atomic.Uint32, (nSamples+31)/32)
+	if p := AccuracyLogProbability(s, tr.Settings); p > 0 {
+		r.acc = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples)
+	}
 	if s.Engine.EarlyVerdict {
 		if err := r.planEarlyVerdict(); err != nil {
 			return nil, err
@@ -354,6 +358,9 @@ func (r *Run) complete(c Completion) {
 		} else {
 			_ = r.samples.Record(base+j, lat)
 			r.live.Record(lat)
+			if r.acc != nil && len(c.Data) == c.Count {
+				r.acc.add(base+j, r.tr.Query(q).Samples[j], c.Data[j-c.First])
+			}
 		}
 		n++
 	}

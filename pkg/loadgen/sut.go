@@ -74,4 +74,9 @@ type Completion struct {
 	// done the moment the response is decoded. Set it only when the response
 	// arrived measurably earlier than the call can be made.
 	At time.Time
+	// Data holds the response bytes of each sample of the range, in order
+	// (len Count), when the SUT was asked to capture responses (accuracy
+	// mode, sampled accuracy logging); nil otherwise. The engine keeps the
+	// slices: the SUT must not reuse them.
+	Data [][]byte
 }

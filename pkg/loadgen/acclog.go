@@ -1,0 +1,114 @@
+package loadgen
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/netloadgen/netloadgen/pkg/rng"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// AccuracyEntry is one logged response: a line of mlperf_log_accuracy.json.
+type AccuracyEntry struct {
+	SeqID    int    // the sample's sequence number in the run (Query.FirstSample+j)
+	QSLIndex int    // the sample's QSL index
+	Data     []byte // the response bytes
+}
+
+// accuracyLogDefaultSeed is the seed of LoadGen's per-sample accuracy-log
+// engine: SequenceGen's mt19937 is default-constructed and never reseeded
+// (LOADGEN-REFERENCE §3.1), so it is std::mt19937's default, 5489.
+const accuracyLogDefaultSeed = 5489
+
+// AccuracyLogProbability is the probability with which a performance run
+// logs a sample's response (LOADGEN-REFERENCE §7.1, TEST01): with
+// accuracy_log_sampling_target set, the target over the expected sample
+// count uint64(target_qps × min_duration_ms / 1000), times samples per query
+// except for Offline, and at least min_sample_count; otherwise
+// accuracy_log_probability. 0 means nothing is logged.
+func AccuracyLogProbability(s Settings, e trace.Effective) float64 {
+	if s.AccuracyLogSamplingTarget == 0 {
+		return s.AccuracyLogProbability
+	}
+	expected := uint64(0)
+	if v := e.TargetQPS * float64(e.MinDurationMs) / 1000; v > 0 && v < math.MaxUint64 {
+		expected = uint64(v)
+	}
+	if e.Scenario != trace.Offline {
+		expected *= e.SamplesPerQuery
+	}
+	expected = max(expected, e.MinSampleCount)
+	if expected == 0 {
+		return 1
+	}
+	return float64(s.AccuracyLogSamplingTarget) / float64(expected)
+}
+
+// accuracySampler holds a performance run's sampled accuracy log. Which
+// samples are logged is fixed before the run: sample seq is logged iff
+// frac(val_seq + offset) ≤ prob, where offset is the first uniform_real(0,1)
+// draw of mt19937(accuracy_log_rng_seed) and val_seq the seq-th draw of a
+// default-seeded mt19937, one per sample in creation (trace) order.
+type accuracySampler struct {
+	selected []uint64 // bit per sample sequence number
+	entries  []AccuracyEntry
+	n        atomic.Int64
+}
+
+func newAccuracySampler(prob float64, seed uint64, samples int) *accuracySampler {
+	a := &accuracySampler{selected: make([]uint64, (samples+63)/64)}
+	offset := rng.UniformReal(rng.NewMT19937(seed), 0, 1)
+	g := rng.NewMT19937(accuracyLogDefaultSeed)
+	count := 0
+	for seq := range samples {
+		v := rng.UniformReal(g, 0, 1) + offset
+		if v >= 1 {
+			v--
+		}
+		if v <= prob {
+			a.selected[seq/64] |= 1 << (seq % 64)
+			count++
+		}
+	}
+	a.entries = make([]AccuracyEntry, count)
+	return a
+}
+
+func (a *accuracySampler) isSelected(seq int) bool {
+	return a.selected[seq/64]&(1<<(seq%64)) != 0
+}
+
+// add logs a response if its sample is selected; concurrent calls write
+// distinct slots, in completion order.
+func (a *accuracySampler) add(seq, qslIndex int, data []byte) {
+	if !a.isSelected(seq) {
+		return
+	}
+	if i := a.n.Add(1) - 1; i < int64(len(a.entries)) {
+		a.entries[i] = AccuracyEntry{SeqID: seq, QSLIndex: qslIndex, Data: data}
+	}
+}
+
+func (a *accuracySampler) logged() []AccuracyEntry {
+	return a.entries[:min(a.n.Load(), int64(len(a.entries)))]
+}
+
+// LogsResponses reports whether the run logs sampled responses (TEST01's
+// accuracy_log_sampling_target or accuracy_log_probability): the SUT must
+// then capture response bytes in Completion.Data.
+func (r *Run) LogsResponses() bool { return r.acc != nil }
+
+// AccuracyLog returns the sampled responses in completion order, LoadGen's
+// mlperf_log_accuracy.json for a performance run. Read it only after
+// Execute has returned.
+func (r *Run) AccuracyLog() []AccuracyEntry {
+	if r.acc == nil {
+		return nil
+	}
+	return r.acc.logged()
+}
+
+// AccuracyLogSelected reports whether sample seq is one the run logs.
+func (r *Run) AccuracyLogSelected(seq int) bool {
+	return r.acc != nil && seq >= 0 && seq < r.n*r.spq && r.acc.isSelected(seq)
+}
