@@ -42,3 +42,29 @@ func (g grpcClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	}
 	return func(ctx context.Context) error { return g.c.InferPreparedDiscard(ctx, p) }, nil
 }
+
+// CaptureCall sends one pre-encoded request and returns the decoded
+// response, which owns its memory.
+type CaptureCall func(ctx context.Context) (*kserve.InferResponse, error)
+
+// Capturer is a Client that can also return responses: accuracy mode and
+// sampled accuracy logging read the outputs a performance run discards.
+type Capturer interface {
+	PrepareCapture(req *kserve.InferRequest) (CaptureCall, error)
+}
+
+func (h httpClient) PrepareCapture(req *kserve.InferRequest) (CaptureCall, error) {
+	p, err := h.c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (*kserve.InferResponse, error) { return h.c.InferPrepared(ctx, p) }, nil
+}
+
+func (g grpcClient) PrepareCapture(req *kserve.InferRequest) (CaptureCall, error) {
+	p, err := g.c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (*kserve.InferResponse, error) { return g.c.InferPrepared(ctx, p) }, nil
+}

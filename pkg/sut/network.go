@@ -34,6 +34,11 @@ type Options struct {
 	Timeout time.Duration
 	// Name is the SUT name for the logs; it should contain "Network SUT".
 	Name string
+	// Capture decodes every response and hands each sample's output bytes
+	// to the engine (Completion.Data): accuracy mode and sampled accuracy
+	// logging. It costs a decode per response, so performance runs leave it
+	// off. The client must implement Capturer.
+	Capture bool
 }
 
 // maxCached bounds the multi-sample requests encoded ahead; past it a
@@ -47,6 +52,7 @@ type Network struct {
 	o      Options
 
 	single []Call          // by QSL index: one-sample requests
+	capt   *capture        // nil unless Options.Capture
 	multi  map[string]Call // by the samples' indices: batched requests
 	mu     sync.Mutex      // guards multi after Prepare (issue-time encodes)
 	keyBuf sync.Pool       // *[]byte scratch for multi keys
@@ -69,7 +75,15 @@ func New(client Client, lib qsl.Library, o Options) (*Network, error) {
 	if o.Name == "" {
 		o.Name = "Network SUT"
 	}
-	return &Network{client: client, lib: lib, o: o, multi: map[string]Call{}}, nil
+	n := &Network{client: client, lib: lib, o: o, multi: map[string]Call{}}
+	if o.Capture {
+		c, ok := client.(Capturer)
+		if !ok {
+			return nil, fmt.Errorf("sut: the client cannot return responses (Options.Capture)")
+		}
+		n.capt = &capture{client: c, multi: map[string]CaptureCall{}}
+	}
+	return n, nil
 }
 
 // Name is the SUT's name for the logs.
@@ -78,6 +92,9 @@ func (n *Network) Name() string { return n.o.Name }
 // Prepare encodes, before the clock starts, every request the trace will
 // send: one per loaded sample, and one per distinct batch of samples.
 func (n *Network) Prepare(ctx context.Context, tr *trace.Trace) error {
+	if n.capt != nil {
+		return n.prepareCapture(ctx, tr)
+	}
 	n.single = make([]Call, n.lib.TotalSampleCount())
 	for i := range tr.Len() {
 		if err := ctx.Err(); err != nil {
@@ -173,9 +190,22 @@ func (n *Network) multiCall(samples []int) (Call, error) {
 	return c, err
 }
 
-// encode builds the request for samples: their tensors concatenated along a
-// new batch dimension when the model batches.
+// encode builds and prepares the request for samples.
 func (n *Network) encode(samples []int) (Call, error) {
+	req, err := n.request(samples)
+	if err != nil {
+		return nil, err
+	}
+	c, err := n.client.Prepare(req)
+	if err != nil {
+		return nil, fmt.Errorf("sut: encode samples %v: %w", samples, err)
+	}
+	return c, nil
+}
+
+// request builds the request for samples: their tensors concatenated along
+// a new batch dimension when the model batches.
+func (n *Network) request(samples []int) (*kserve.InferRequest, error) {
 	first := n.lib.Sample(samples[0])
 	if first == nil {
 		return nil, fmt.Errorf("sut: sample %d was not loaded", samples[0])
@@ -197,16 +227,16 @@ func (n *Network) encode(samples []int) (Call, error) {
 		}
 		req.Inputs = append(req.Inputs, t)
 	}
-	c, err := n.client.Prepare(req)
-	if err != nil {
-		return nil, fmt.Errorf("sut: encode samples %v: %w", samples, err)
-	}
-	return c, nil
+	return req, nil
 }
 
 // IssueQuery sends q without blocking: each request runs on its own
 // goroutine, so the Server scheduler never waits on the network.
 func (n *Network) IssueQuery(ctx context.Context, q loadgen.Query, done func(loadgen.Completion)) {
+	if n.capt != nil {
+		n.issueCapture(ctx, q, done)
+		return
+	}
 	size := len(q.Samples)
 	if size == 1 {
 		c, err := n.singleCall(q.Samples[0])
