@@ -55,16 +55,25 @@ type Options struct {
 type Outcome struct {
 	Result *loadgen.Result
 	Probe  *Probe
+	// Accuracy are the responses a run with sampled accuracy logging
+	// logged, in completion order, and Layout the outputs in their bytes.
+	Accuracy []loadgen.AccuracyEntry
+	Layout   []sut.OutputLayout
 }
 
-// Run carries out spec. An error means the run could not start or could not
-// finish its bookkeeping; a run that started always returns its Result, with
-// files written, even when the SUT failed every request.
-func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+// session is everything a run needs before its engine exists: the probed
+// target, the sample library and the SUT adapter.
+type session struct {
+	t     Target
+	conn  *connection
+	pr    *Probe
+	lib   qsl.Library
+	net   *sut.Network
+	conns int
+}
+
+// open parses and probes the target, builds the library and the SUT.
+func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	t, err := ParseTarget(spec.Target)
 	if err != nil {
 		return nil, err
@@ -72,7 +81,11 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if spec.Model == "" {
 		return nil, fmt.Errorf("%w: no model named", ErrTarget)
 	}
-	if err := spec.Settings.Validate(); err != nil {
+	check := spec.Settings
+	if check.Mode == loadgen.AccuracyOnly {
+		check.Mode = loadgen.PerformanceOnly
+	}
+	if err := check.Validate(); err != nil {
 		return nil, err
 	}
 	conns := spec.Conns
@@ -83,7 +96,12 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer conn.probe.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			conn.probe.Close()
+		}
+	}()
 	pr, err := probe(ctx, conn.probe, t, spec.Model, spec.ModelVersion)
 	if err != nil {
 		return nil, err
@@ -104,12 +122,36 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		Model: spec.Model, Version: spec.ModelVersion, MaxBatch: pr.MaxBatch,
 		BatchSize: splitSize(spec.BatchSize, pr), MaxInflight: spec.MaxInflight,
 		WholeQueries: spec.Settings.Scenario != trace.Offline, Timeout: spec.RequestTimeout, Name: name,
+		Capture: capture,
 	})
 	if err != nil {
 		return nil, err
 	}
-	q := &preparingQSL{lib: lib, sut: net, conn: conn, conns: conns}
-	run, err := loadgen.NewRun(spec.Settings, net, q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
+	ok = true
+	return &session{t: t, conn: conn, pr: pr, lib: lib, net: net, conns: conns}, nil
+}
+
+// Run carries out spec. An error means the run could not start or could not
+// finish its bookkeeping; a run that started always returns its Result, with
+// files written, even when the SUT failed every request.
+//
+// With accuracy_log_sampling_target or accuracy_log_probability set (TEST01)
+// responses are decoded and the sampled ones are logged: Outcome.Accuracy
+// and the run's mlperf_log_accuracy.json hold them.
+func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	capture := spec.Settings.AccuracyLogSamplingTarget > 0 || spec.Settings.AccuracyLogProbability > 0
+	ss, err := open(ctx, spec, capture)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.conn.probe.Close()
+	t, pr := ss.t, ss.pr
+	q := &preparingQSL{lib: ss.lib, sut: ss.net, conn: ss.conn, conns: ss.conns}
+	run, err := loadgen.NewRun(spec.Settings, ss.net, q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -118,13 +160,21 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o.Started(run)
 	}
 	log.Info("run starting", "target", t.URL, "model", spec.Model, "scenario", run.Trace().Settings.Scenario.String(),
-		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch)
+		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses())
 	res, err := run.Execute(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := &Outcome{Result: res, Probe: pr}
+	if run.LogsResponses() {
+		out.Accuracy, out.Layout = run.AccuracyLog(), ss.net.Layout()
+	}
 	if spec.OutDir != "" {
+		if run.LogsResponses() {
+			if err := WriteAccuracyLog(spec.OutDir, out.Accuracy, out.Layout); err != nil {
+				return out, fmt.Errorf("writing the run's files: %w", err)
+			}
+		}
 		if err := runlog.Write(spec.OutDir, run, res, runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
 		}

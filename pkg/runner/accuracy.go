@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/mlperflog"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/sut"
+)
+
+// Files of an accuracy run, beside runlog's mlperf_log_accuracy.json.
+const (
+	// OutputsFile describes the outputs in each logged response's bytes
+	// (sut.OutputLayout, as JSON): what `loadgend accuracy --output` reads
+	// to find one output.
+	OutputsFile = "accuracy_outputs.json"
+	// AccuracyResultFile is the accuracy run's counts (loadgen.AccuracyResult).
+	AccuracyResultFile = "accuracy_result.json"
+)
+
+// AccuracyOutcome is a finished accuracy run.
+type AccuracyOutcome struct {
+	Result *loadgen.AccuracyResult
+	Probe  *Probe
+	// Layout describes the outputs in each entry's bytes.
+	Layout []sut.OutputLayout
+}
+
+// RunAccuracy runs spec in accuracy mode: every sample of the accuracy set
+// once, every response decoded and logged. With OutDir set it writes
+// mlperf_log_accuracy.json, accuracy_outputs.json and accuracy_result.json.
+// An error means the run could not start or its files could not be written.
+func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	spec.Settings.Mode = loadgen.AccuracyOnly
+	ss, err := open(ctx, spec, true)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.conn.probe.Close()
+	run, err := loadgen.NewAccuracyRun(spec.Settings, ss.net, accuracyQSL{ss.lib}, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
+	if err != nil {
+		return nil, err
+	}
+	samples := 0
+	for _, set := range run.Sets() {
+		samples += set.End
+	}
+	log.Info("accuracy run starting", "target", ss.t.URL, "model", spec.Model, "scenario", spec.Settings.Scenario.String(),
+		"sets", len(run.Sets()), "samples", samples)
+	res, err := run.Execute(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &AccuracyOutcome{Result: res, Probe: ss.pr, Layout: ss.net.Layout()}
+	if spec.OutDir != "" {
+		if err := os.MkdirAll(spec.OutDir, 0o755); err != nil {
+			return out, fmt.Errorf("writing the run's files: %w", err)
+		}
+		if err := WriteAccuracyLog(spec.OutDir, res.Entries, out.Layout); err != nil {
+			return out, fmt.Errorf("writing the run's files: %w", err)
+		}
+		if err := atomicfile.Write(spec.OutDir, AccuracyResultFile, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}); err != nil {
+			return out, fmt.Errorf("writing the run's files: %w", err)
+		}
+		if err := atomicfile.SyncDir(spec.OutDir); err != nil {
+			return out, fmt.Errorf("writing the run's files: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// WriteAccuracyLog writes entries as dir/mlperf_log_accuracy.json in
+// LoadGen's format and, when layout is known, dir/accuracy_outputs.json.
+func WriteAccuracyLog(dir string, entries []loadgen.AccuracyEntry, layout []sut.OutputLayout) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	err := atomicfile.Write(dir, runlog.AccuracyFile, func(w io.Writer) error {
+		a, err := mlperflog.NewAccuracyLog(w)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := a.Add(uint64(e.SeqID), uint64(e.QSLIndex), e.Data); err != nil {
+				return err
+			}
+		}
+		return a.Close()
+	})
+	if err != nil || layout == nil {
+		return err
+	}
+	return atomicfile.Write(dir, OutputsFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(layout)
+	})
+}
+
+// accuracyQSL loads each accuracy set into the library; requests are
+// encoded as they are issued (latency does not count in accuracy mode).
+type accuracyQSL struct{ lib qsl.Library }
+
+func (a accuracyQSL) TotalSampleCount() int       { return a.lib.TotalSampleCount() }
+func (a accuracyQSL) PerformanceSampleCount() int { return a.lib.PerformanceSampleCount() }
+func (a accuracyQSL) Load(ctx context.Context, indices []int) error {
+	return a.lib.Load(ctx, indices)
+}
