@@ -86,6 +86,12 @@ func (s ModelSpec) normalized() (ModelSpec, error) {
 	if field, err := s.Latency.check(); err != nil {
 		return bad(join("latency", field), "%v", err)
 	}
+	if s.CacheHitLatency < 0 || s.CacheHitLatency.D() > maxOneLatency {
+		return bad("cache_hit_latency", "%s is not in [0, %s]", s.CacheHitLatency, maxOneLatency)
+	}
+	if s.CacheHitLatency != 0 && !s.Cache {
+		return bad("cache_hit_latency", "needs cache: true")
+	}
 	if b := s.DynamicBatching; b != nil {
 		nb := *b
 		if s.MaxBatchSize == 0 {

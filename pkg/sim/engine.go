@@ -31,6 +31,7 @@ type engine struct {
 	timerArmed bool // a dynamic-batching timer will call dispatch
 	lat        *sampler
 	exec       execStats
+	cache      *responseCache // nil unless spec.Cache
 
 	req requestStats
 
@@ -87,6 +88,12 @@ func newEngine(spec *ModelSpec, version string, clk clock) *engine {
 		}(),
 		lat:  newSampler(spec.Latency, spec.Seed, spec.Name+"/"+version),
 		exec: execStats{bySize: map[int]*batchStat{}},
+		cache: func() *responseCache {
+			if spec.Cache {
+				return newResponseCache()
+			}
+			return nil
+		}(),
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // FlagSyntax summarises ParseModelFlag's syntax, for a flag's usage text.
 const FlagSyntax = `name=NAME[,fn=echo|add_sub|classify][,classes=N][,dtype=FP32][,dims=16|3x32x32][,inputs=N]` +
 	`[,max_batch=8][,latency=constant:2ms|uniform:1ms:3ms|lognormal:2ms:0.3|empirical:1ms:2ms:5ms|none]` +
-	`[,per_sample=100us][,instances=N][,batch=N][,delay=1ms][,versions=1:2][,platform=P][,seed=N]`
+	`[,per_sample=100us][,instances=N][,batch=N][,delay=1ms][,versions=1:2][,platform=P][,seed=N][,cache=1][,cache_hit=50us]`
 
 // ParseModelFlag parses the compact model syntax of `sutproxy --model`: comma
 // separated key=value pairs (FlagSyntax), for example
@@ -127,6 +127,12 @@ func setFlagKey(spec *ModelSpec, key, val string, dtype *kserve.DataType, dims *
 		spec.Versions = strings.Split(val, ":")
 	case "platform":
 		spec.Platform = val
+	case "cache":
+		spec.Cache, err = strconv.ParseBool(val)
+	case "cache_hit":
+		var d time.Duration
+		d, err = time.ParseDuration(val)
+		spec.CacheHitLatency = Duration(d)
 	case "seed":
 		spec.Seed, err = strconv.ParseUint(val, 10, 64)
 	default:

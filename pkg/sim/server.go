@@ -228,6 +228,13 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 		e.req.fail.add(clk.Now().Sub(t0))
 		return nil, err
 	}
+	var key uint64
+	if e.cache != nil {
+		key = e.cache.key(c)
+		if resp, hit, err := s.answerFromCache(ctx, e, req, c, key, t0); hit {
+			return resp, err
+		}
+	}
 	arrival := clk.Now()
 	j, err := e.enqueue(c.n, arrival)
 	if err == nil {
@@ -251,6 +258,10 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 	r.success.add(t3.Sub(t0))
 	r.inferences.Add(uint64(c.n))
 	r.lastMS.Store(t3.UnixMilli())
+	if e.cache != nil {
+		e.cache.put(key, outs)
+		e.cache.misses.add(t3.Sub(t0))
+	}
 	return &kserve.InferResponse{Model: e.spec.Name, Version: e.version, ID: req.ID, Outputs: outs}, nil
 }
 

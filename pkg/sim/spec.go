@@ -48,6 +48,14 @@ type ModelSpec struct {
 	// Seed seeds the latency sampler; 0 derives it from the model's name, so
 	// every run of the same spec draws the same sequence of latencies.
 	Seed uint64 `json:"seed,omitempty"`
+	// Cache makes the model cheat: a request whose inputs (and requested
+	// outputs) it has answered before is answered from a cache after
+	// CacheHitLatency, without queueing or executing. The answers are the
+	// same; only the time differs. It exists to show that the compliance
+	// checks (TEST04, the caching check) catch such a server.
+	Cache bool `json:"cache,omitempty"`
+	// CacheHitLatency is how long a cache hit takes; default 0 (at once).
+	CacheHitLatency Duration `json:"cache_hit_latency,omitempty"`
 }
 
 // TensorSpec is one input or output. Shape uses -1 for a variable dimension

@@ -71,6 +71,10 @@ func (e *engine) statistics() triton.ModelStatistics {
 		},
 		BatchStats: []triton.BatchStatistics{},
 	}
+	if e.cache != nil {
+		st.InferenceStats.CacheHit = e.cache.hits.load()
+		st.InferenceStats.CacheMiss = e.cache.misses.load()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st.ExecutionCount = e.exec.executions
