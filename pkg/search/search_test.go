@@ -89,7 +89,7 @@ func (l *lyingPlanner) Next() (Step, bool) {
 	l.n++
 	return Step{Target: 10, Phase: PhaseVerify}, true
 }
-func (l *lyingPlanner) Record(bool)                 {}
+func (l *lyingPlanner) Record(bool)                {}
 func (l *lyingPlanner) Bounds() (float64, float64) { return 0, 10 }
 func (l *lyingPlanner) Outcome() Outcome {
 	return Outcome{Found: true, Peak: 10, Verifying: 5, Reason: "lie"}
