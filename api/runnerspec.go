@@ -15,6 +15,16 @@ func (s RunSpec) RunnerSpec(outDir, dataRoot string) (runner.Spec, error) {
 	if s.Search != nil {
 		return runner.Spec{}, fieldErr("search", "a search runs many trials; it has no single runner spec")
 	}
+	return s.runnerSpec(outDir, dataRoot)
+}
+
+// TrialBase is the spec a search's trials start from (each sets its own
+// target and directory); for a spec without a search, RunnerSpec.
+func (s RunSpec) TrialBase(outDir, dataRoot string) (runner.Spec, error) {
+	return s.runnerSpec(outDir, dataRoot)
+}
+
+func (s RunSpec) runnerSpec(outDir, dataRoot string) (runner.Spec, error) {
 	var data string
 	if s.Data != "" {
 		var err error

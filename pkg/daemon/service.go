@@ -71,6 +71,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 			MaxInflight: cfg.MaxInflight,
 			MaxConns:    cfg.MaxInflight,
 			DataRoot:    cfg.DataRoot,
+			AllowSearch: true,
 		},
 		wake:       make(chan struct{}, 1),
 		watchers:   map[string]map[chan struct{}]struct{}{},

@@ -94,7 +94,7 @@ func (s *Service) execute(id string) {
 		s.fail(id, "the stored spec no longer decodes", err)
 		return
 	}
-	rspec, err := spec.RunnerSpec(s.store.Dir(id), s.limits.DataRoot)
+	rspec, err := spec.TrialBase(s.store.Dir(id), s.limits.DataRoot)
 	if err != nil {
 		s.fail(id, "the spec does not build a run", err)
 		return
@@ -156,11 +156,17 @@ func (s *Service) execute(id string) {
 	})
 
 	log.Info("run starting", "target", spec.Target, "model", spec.Model, "scenario", spec.Scenario)
-	out, runErr := runner.Run(ctx, rspec, runner.Options{
-		Logger:  log,
-		Started: func(r *loadgen.Run) { a.run.Store(r) },
-		Engine:  []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
-	})
+	var out *runner.Outcome
+	var runErr error
+	if spec.Search != nil {
+		out, runErr = s.runSearch(ctx, a, *spec.Search, rspec, log)
+	} else {
+		out, runErr = runner.Run(ctx, rspec, runner.Options{
+			Logger:  log,
+			Started: func(r *loadgen.Run) { a.run.Store(r) },
+			Engine:  []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
+		})
+	}
 	close(stopTick)
 	wg.Wait()
 	s.saveProgress(a)

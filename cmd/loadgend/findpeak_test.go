@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+func TestFindPeakExitStatusAndFiles(t *testing.T) {
+	p := startProxy(t, "name=fast,fn=echo,dims=16,max_batch=0,latency=constant:100us,instances=4",
+		"name=slow,fn=echo,dims=16,max_batch=0,latency=constant:20ms,instances=1")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		trials int // at least
+	}{
+		// Everything passes below the upper bound: bisection to 10 QPS,
+		// then 2 verifying runs.
+		{"v0.5 peak found", []string{"--model", "fast", "--ruleset", "v0.5", "--target-qps", "50", "--search-upper", "100",
+			"--search-precision", "10", "--verify-runs", "2"}, exitPeakFound, 6},
+		// 50 req/s of capacity cannot hold 1000 QPS: the base run fails.
+		{"loadgen6 no peak", []string{"--model", "slow", "--target-qps", "1000"}, exitNoPeak, 1},
+		{"loadgen6 verify runs refused", []string{"--model", "fast", "--verify-runs", "3"}, exitError, 0},
+		{"offline refused", []string{"--model", "fast", "--scenario", "Offline"}, exitError, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"--mode", "find-peak", "--target", "http://" + p.HTTPAddr(), "--min-duration-ms", "200",
+				"--min-query-count", "1", "--target-latency-ms", "10", "--out", dir}, tc.args...)
+			var out, errb bytes.Buffer
+			code := runCommand(args, &out, &errb)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out.String(), errb.String())
+			}
+			if tc.code == exitError {
+				return
+			}
+			res, err := search.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Trials) < tc.trials || res.Found != (tc.code == exitPeakFound) {
+				t.Fatalf("record %+v", res)
+			}
+			for _, tr := range res.Trials {
+				if _, err := os.Stat(filepath.Join(dir, tr.Dir, "mlperf_log_detail.txt")); err != nil {
+					t.Errorf("trial %d: %v", tr.Index, err)
+				}
+			}
+			if !strings.Contains(out.String(), "achieved/s") || !strings.Contains(out.String(), "Peak:") {
+				t.Errorf("stdout lacks the table:\n%s", out.String())
+			}
+			if res.Found {
+				if _, err := os.Stat(filepath.Join(dir, "mlperf_log_summary.txt")); err != nil {
+					t.Errorf("peak's summary not copied: %v", err)
+				}
+				if len(res.Verifying) != 2 {
+					t.Errorf("verifying %v, want 2 trials", res.Verifying)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+// runSearch carries out a spec with a search block: trial after trial in
+// subdirectories of the run's directory, search.json rewritten after each
+// so GET /v1/runs/{id} lists the trials as they finish. The Outcome is the
+// peak trial's result (the last trial's when there is no peak), whose logs
+// the search copies to the run's directory.
+func (s *Service) runSearch(ctx context.Context, a *activeRun, sp api.Search, base runner.Spec, log *slog.Logger) (*runner.Outcome, error) {
+	planner, algo, unit, err := search.Plan(base.Settings, search.Options{
+		Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, VerifyRuns: sp.VerifyRuns,
+	})
+	if err != nil {
+		return nil, err
+	}
+	early := sp.EarlyVerdict == nil || *sp.EarlyVerdict
+	trials := &search.NetworkTrials{
+		Base:         base,
+		Options:      runner.Options{Logger: log, Started: func(r *loadgen.Run) { a.run.Store(r) }},
+		Observer:     s.met.Observer(),
+		EarlyVerdict: early,
+	}
+	res, err := search.Run(ctx, search.Config{
+		Planner: planner, Trials: trials, Dir: base.OutDir, MaxTrials: sp.MaxTrials, Logger: log,
+		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
+		Starting: func(r search.TrialRequest, lo, hi float64) {
+			if unit == search.UnitQPS {
+				if err := s.met.SetTargetQPS(r.Target); err != nil {
+					log.Warn("metrics", "error", err)
+				}
+			}
+			if err := s.met.SearchProgress(r.Index, lo, hi); err != nil {
+				log.Warn("metrics", "error", err)
+			}
+		},
+		Finished: func(search.Trial, *search.Result) { s.notify(a.id) },
+	})
+	if res == nil || len(res.Trials) == 0 {
+		return nil, err
+	}
+	pick := res.Trials[len(res.Trials)-1].Index
+	if res.Found {
+		pick = res.PeakTrial
+	}
+	r, lerr := runlog.Load(base.OutDir + "/" + search.TrialDir(pick))
+	if lerr != nil {
+		return nil, fmt.Errorf("the search ran %d trials but trial %d's result does not load: %w", len(res.Trials), pick, lerr)
+	}
+	if err != nil && ctx.Err() != nil {
+		err = nil // cancelled or interrupted: the worker reports it from a.stoppedAs
+	}
+	return &runner.Outcome{Result: r}, err
+}
+
+// searchTrials is a search's trials so far for the run's status; nil when
+// the run is no search.
+func searchTrials(dir, id string) []api.Trial {
+	res, err := search.Load(dir)
+	if err != nil {
+		return nil
+	}
+	out := make([]api.Trial, 0, len(res.Trials))
+	for _, t := range res.Trials {
+		out = append(out, api.Trial{
+			Index: t.Index, RunID: id + "/" + t.Dir, Target: t.Target, Achieved: t.Achieved,
+			TailLatencyMs: t.TailLatencyMs, Percentile: t.Percentile, Verdict: t.Verdict, DurationS: t.DurationS,
+		})
+	}
+	return out
+}
