@@ -96,4 +96,3 @@ func runFindPeak(ctx context.Context, req runRequest, log *slog.Logger, stdout, 
 	}
 	return exitNoPeak
 }
-
