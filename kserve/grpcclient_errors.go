@@ -76,8 +76,18 @@ func (c *grpcCall) fail(err error) error {
 	switch {
 	case (ke.Code == codes.DeadlineExceeded || ke.Code == codes.Canceled) && c.Context.Err() != nil:
 		return fmt.Errorf("%w: %w", c.Context.Err(), ke)
+	case ke.Code == codes.DeadlineExceeded && hasDeadline(c.Context):
+		// grpc-go sends our deadline to the server, whose timer can fire
+		// (and reset the stream) a moment before ours: it is still our
+		// deadline that passed.
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, ke)
 	case ke.Code == codes.Unavailable && !c.trailer.Load():
 		return &grpcTransportError{err: ke}
 	}
 	return ke
+}
+
+func hasDeadline(ctx context.Context) bool {
+	_, ok := ctx.Deadline()
+	return ok
 }

@@ -20,8 +20,11 @@ type PreparedInfer struct {
 func (p *PreparedInfer) BodyLen() int { return p.bodyLen }
 
 // PrepareInfer encodes req (for req.Model and req.Version) with the client's
-// binary setting: no Content-Type and Inference-Header-Content-Length when
-// binary, application/json when not.
+// binary setting: Content-Type application/octet-stream and
+// Inference-Header-Content-Length when binary, application/json when not.
+// (With no Content-Type at all the KServe Python server's FastAPI front
+// parses the body as JSON and answers 400 to every binary request; Triton
+// ignores the header.)
 func (c *HTTPClient) PrepareInfer(req *InferRequest) (*PreparedInfer, error) {
 	if req.Model == "" {
 		return nil, fmt.Errorf("kserve: infer request without a model name")
@@ -30,7 +33,7 @@ func (c *HTTPClient) PrepareInfer(req *InferRequest) (*PreparedInfer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kserve: encode request for model %q: %w", req.Model, err)
 	}
-	ct := ""
+	ct := "application/octet-stream"
 	if jsonLen < 0 {
 		ct = "application/json"
 	}

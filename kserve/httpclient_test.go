@@ -181,9 +181,16 @@ func kserveStyleServer(t *testing.T, ready bool, infer []byte, jsonLen int) stri
 		w.Write([]byte("Internal Server Error\n"))
 	})
 	mux.HandleFunc("POST /v2/models/{m}/infer", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Content-Type") != "" || r.Header.Get(HeaderInferenceContentLength) == "" {
+		switch ct := r.Header.Get("Content-Type"); {
+		case ct == "application/json":
 			w.WriteHeader(http.StatusUnprocessableEntity)
-			w.Write([]byte(`{"error":"expected a binary request without Content-Type"}`))
+			w.Write([]byte(`{"error":"this test server takes binary requests only"}`))
+			return
+		case ct != "application/octet-stream" || r.Header.Get(HeaderInferenceContentLength) == "":
+			// As the KServe Python server's FastAPI front: a body without
+			// Content-Type is parsed as JSON, so a binary one fails there.
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"detail":"There was an error parsing the body"}`))
 			return
 		}
 		w.Header().Set(HeaderInferenceContentLength, strconv.Itoa(jsonLen))
