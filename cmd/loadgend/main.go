@@ -16,9 +16,11 @@ type command func(args []string, stdout, stderr io.Writer) int
 
 // commands maps subcommand names (os.Args[1]) to their entry points.
 var commands = map[string]command{
-	"schedule": scheduleCommand,
-	"run":      runCommand,
-	"serve":    serveCommand,
+	"schedule":   scheduleCommand,
+	"run":        runCommand,
+	"serve":      serveCommand,
+	"accuracy":   accuracyCommand,
+	"compliance": complianceCommand,
 }
 
 func main() {
