@@ -213,7 +213,7 @@ func TestDashboardIsValid(t *testing.T) {
 	// What the issue asks the dashboard to show, by the metric that shows it.
 	for what, metric := range map[string]string{
 		"achieved rate": "loadgend_samples_completed_total", "target rate": "loadgend_target_samples_per_second",
-		"latency percentiles (native)": "histogram_quantile(0.99, sum by (instance) (rate(loadgend_sample_latency_seconds{",
+		"latency percentiles (native)":  "histogram_quantile(0.99, sum by (instance) (rate(loadgend_sample_latency_seconds{",
 		"latency percentiles (classic)": "loadgend_sample_latency_seconds_bucket", "issue lateness": "loadgend_issue_lateness_seconds",
 		"errors by outcome": "sum by (outcome) (rate(loadgend_samples_failed_total", "in flight": "loadgend_queries_in_flight",
 		"search trial": "loadgend_search_trial", "search bounds": "loadgend_search_lower_bound_samples_per_second",
