@@ -49,9 +49,10 @@ func captureKey(samples []int) string {
 	return string(b)
 }
 
-// captureCall returns the prepared request for samples, encoding it (and
-// caching it, up to maxCached) if needed.
-func (n *Network) captureCall(samples []int) (CaptureCall, error) {
+// captureCall returns the prepared request for samples, encoding it if
+// Prepare did not; only Prepare caches (up to maxCached), so an accuracy
+// run over a large data set does not keep every encoded request.
+func (n *Network) captureCall(samples []int, keep bool) (CaptureCall, error) {
 	key := captureKey(samples)
 	c := n.capt
 	c.mu.Lock()
@@ -68,11 +69,13 @@ func (n *Network) captureCall(samples []int) (CaptureCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sut: encode samples %v: %w", samples, err)
 	}
-	c.mu.Lock()
-	if len(c.multi) < maxCached {
-		c.multi[key] = call
+	if keep {
+		c.mu.Lock()
+		if len(c.multi) < maxCached {
+			c.multi[key] = call
+		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	return call, nil
 }
 
@@ -84,7 +87,7 @@ func (n *Network) prepareCapture(ctx context.Context, tr *trace.Trace) error {
 		}
 		q := tr.Query(i)
 		for _, ch := range n.chunks(len(q.Samples)) {
-			if _, err := n.captureCall(q.Samples[ch[0]:ch[1]]); err != nil {
+			if _, err := n.captureCall(q.Samples[ch[0]:ch[1]], true); err != nil {
 				return err
 			}
 		}
@@ -125,7 +128,7 @@ func (n *Network) issueCapture(ctx context.Context, q loadgen.Query, done func(l
 }
 
 func (n *Network) sendCapture(ctx context.Context, samples []int) ([][]byte, error) {
-	call, err := n.captureCall(samples)
+	call, err := n.captureCall(samples, false)
 	if err != nil {
 		return nil, err
 	}
