@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/netloadgen/netloadgen/pkg/version.Version=$(VERSION)
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build test test-short proto demo fuzz vet fmt clean
+.PHONY: all build test test-short proto demo fuzz vet fmt clean dockerfile-check deploy-check dashboards-check
 
 all: build
 
@@ -15,6 +15,7 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 5m ./...
 
 test-short:
 	$(GO) test -short -count=1 ./...
@@ -49,3 +50,19 @@ fmt:
 
 clean:
 	rm -rf $(BIN)
+
+# The Dockerfile's rules (pinned bases, non-root, EXPOSE, ENTRYPOINT) and its
+# build stage run without Docker: deploy/dockerfile_test.go.
+dockerfile-check:
+	cd deploy && $(GO) test -count=1 -run 'Dockerfile' ./...
+
+# Every manifest under deploy/ decoded strictly into the Kubernetes types,
+# every kustomization resolved (and compared with `kubectl kustomize` when a
+# kubectl with kustomize v4+ is installed), the run specs against the daemon.
+deploy-check:
+	cd deploy && $(GO) test -count=1 ./...
+
+# The Grafana dashboard: well formed, and every query returns data from a
+# real Prometheus (Debian package prometheus) scraping a live run.
+dashboards-check:
+	$(GO) test -count=1 ./dashboards

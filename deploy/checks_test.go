@@ -414,3 +414,21 @@ func readmeVariables(t *testing.T) map[string]bool {
 	}
 	return vars
 }
+
+// TestReadmeCreatesTheSecret: the Secret the Deployment reads is one the
+// README tells operators to create, with the same name and key.
+func TestReadmeCreatesTheSecret(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := typedBuild(t, "base")
+	for _, e := range tb.deployments["loadgend"].Spec.Template.Spec.Containers[0].Env {
+		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
+			want := fmt.Sprintf("create secret generic %s --from-literal=%s=", ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
+			if !strings.Contains(string(b), want) {
+				t.Errorf("the README does not show `kubectl ... %s...` for %s", want, e.Name)
+			}
+		}
+	}
+}
