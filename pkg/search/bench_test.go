@@ -50,7 +50,7 @@ func TestEarlyVerdictHalvesTheSearch(t *testing.T) {
 	if os.Getenv(benchEnv) == "" {
 		t.Skip("set " + benchEnv + "=1 (bench/search.sh)")
 	}
-	c := peakCase{"M/D/1 1ms http", "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1", queueModel{1, constantLaw(time.Millisecond)}, "http", 100}
+	c := peakCase{"M/D/1 1ms http", "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1", queueModel{1, constantLaw(time.Millisecond)}, "http", 100, 0}
 	p := startProxy(t, c.flag)
 	s := serverSettings(t, loadgen.RulesetLoadGen6, 3000)
 	// An upper bound far above the capacity, as a capacity planner who does
