@@ -112,11 +112,7 @@ func TestServerPeakWithinFivePercentOfTheTruth(t *testing.T) {
 				dur = c.minDurMs
 			}
 			s := serverSettings(t, loadgen.RulesetLoadGen6, dur)
-			// The truth is the queue's own peak, not one short sample of it:
-			// a minute of arrivals.
-			long := s
-			long.MinDurationMs = 60000
-			truth := truePeak(t, long, c.model)
+			truth := truthFor(t, s, c.model, 11)
 			res := searchPeak(t, p, c, s, 0.01*truth, true)
 			if !res.Found {
 				t.Fatalf("no peak: %s\n%s", res.EndReason, Summary(res))

@@ -33,12 +33,18 @@ func lognormalLaw(median time.Duration, sigma float64) func(*rand.Rand) time.Dur
 // schedule: the same trace generator, settings and seeds.
 func tailLatency(t testing.TB, s loadgen.Settings, m queueModel, qps float64) time.Duration {
 	t.Helper()
+	return tailLatencySeeded(t, s, m, qps, 0)
+}
+
+// tailLatencySeeded is tailLatency with the service draws' seed chosen.
+func tailLatencySeeded(t testing.TB, s loadgen.Settings, m queueModel, qps float64, seed uint64) time.Duration {
+	t.Helper()
 	s.ServerTargetQPS = qps
 	tr, err := trace.New(s.TraceSettings(), trace.QSL{TotalSampleCount: 1024, PerformanceSampleCount: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(1+seed, 2))
 	free := make([]time.Duration, m.servers)
 	lat := make([]time.Duration, tr.Len())
 	for i := range tr.Len() {
@@ -61,20 +67,50 @@ func tailLatency(t testing.TB, s loadgen.Settings, m queueModel, qps float64) ti
 // bound, by bisection to 0.1%.
 func truePeak(t testing.TB, s loadgen.Settings, m queueModel) float64 {
 	t.Helper()
+	return truePeakSeeded(t, s, m, 0)
+}
+
+func truePeakSeeded(t testing.TB, s loadgen.Settings, m queueModel, seed uint64) float64 {
+	t.Helper()
 	bound := time.Duration(s.ServerTargetLatencyNs)
 	lo, hi := 1.0, 1.0
-	for tailLatency(t, s, m, hi) <= bound {
+	for tailLatencySeeded(t, s, m, hi, seed) <= bound {
 		lo, hi = hi, hi*2
 	}
 	for hi-lo > 0.001*lo {
 		mid := lo + (hi-lo)/2
-		if tailLatency(t, s, m, mid) <= bound {
+		if tailLatencySeeded(t, s, m, mid, seed) <= bound {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	return lo
+}
+
+// truthFor is the peak of the queue under exactly the arrivals the trials
+// get (same trace settings, duration and seeds). A deterministic law has one
+// answer; for a random law, whose service draws differ from sutproxy's, it
+// is the median over draws realisations, so the truth is the queue's and not
+// one lucky sample of it.
+func truthFor(t testing.TB, s loadgen.Settings, m queueModel, draws int) float64 {
+	t.Helper()
+	if m.deterministic() {
+		return truePeak(t, s, m)
+	}
+	peaks := make([]float64, draws)
+	for i := range peaks {
+		peaks[i] = truePeakSeeded(t, s, m, uint64(i))
+	}
+	slices.Sort(peaks)
+	return peaks[draws/2]
+}
+
+// deterministic reports whether the law ignores its random source.
+func (m queueModel) deterministic() bool {
+	a := m.service(rand.New(rand.NewPCG(1, 1)))
+	b := m.service(rand.New(rand.NewPCG(2, 2)))
+	return a == b
 }
 
 // The simulation itself: an M/D/1 queue's tail grows with load, and one
