@@ -1,0 +1,83 @@
+// Command nullserver is the raw-transport target of the benchmarks: a
+// fasthttp server and a grpc-go server answering every KServe v2 inference
+// request to model "null" with one fixed, pre-encoded response, without
+// decoding the request body (HTTP) or running anything (gRPC). What a load
+// generator achieves against it is the generator's and the transport's
+// limit, not a model's. Not part of the product; see bench/peers.sh.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc"
+
+	"github.com/netloadgen/netloadgen/kserve/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "nullserver:", err)
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("nullserver", flag.ContinueOnError)
+	httpAddr := fs.String("http-addr", "127.0.0.1:0", "HTTP listen address")
+	grpcAddr := fs.String("grpc-addr", "127.0.0.1:0", "gRPC listen address")
+	readyFile := fs.String("ready-file", "", "write {\"http\":ADDR,\"grpc\":ADDR} here once listening")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	f, err := newFixed()
+	if err != nil {
+		return err
+	}
+	hl, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		return fmt.Errorf("http listen: %w", err)
+	}
+	gl, err := net.Listen("tcp", *grpcAddr)
+	if err != nil {
+		return fmt.Errorf("grpc listen: %w", err)
+	}
+	b := nullBackend{resp: f.resp}
+	control := server.NewHTTPHandler(b)
+	hs := &fasthttp.Server{Handler: f.httpHandler(control.ServeFastHTTP), NoDefaultServerHeader: true, NoDefaultDate: true}
+	gs := server.NewGRPCServer(b, grpc.ChainUnaryInterceptor(f.grpcInterceptor))
+	errc := make(chan error, 2)
+	go func() { errc <- hs.Serve(hl) }()
+	go func() { errc <- gs.Serve(gl) }()
+	if *readyFile != "" {
+		addrs, _ := json.Marshal(map[string]string{"http": hl.Addr().String(), "grpc": gl.Addr().String()})
+		if err := os.WriteFile(*readyFile, addrs, 0o644); err != nil {
+			return fmt.Errorf("ready file: %w", err)
+		}
+	}
+	slog.Info("nullserver listening", "http", hl.Addr().String(), "grpc", gl.Addr().String())
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	gs.Stop()
+	if serr := hs.Shutdown(); serr != nil && err == nil {
+		err = serr
+	}
+	if errors.Is(err, grpc.ErrServerStopped) {
+		err = nil
+	}
+	return err
+}
+
