@@ -80,4 +80,3 @@ func run(ctx context.Context, args []string) error {
 	}
 	return err
 }
-
