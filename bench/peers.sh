@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# netloadgen against its peers, side by side in one run, on loopback: every
+# client pinned to CPU 0 (taskset), the target to CPU 1. A benchmark, not a
+# test: the machine is shared and noisy, so each row runs REPEAT times and
+# bench/peers_parse.py reports the median and the range.
+#
+#   bench/peers.sh install      # wrk (Debian), fortio, hey, ghz (go install)
+#   bench/peers.sh              # the table: QPS=20000, 10 s rows, 3 repeats
+#   bench/peers.sh sweep        # Server over HTTP at RATES: VALID? lateness p99?
+#   bench/peers.sh idle         # Server at 100 QPS for 20 s: % of a core
+#
+# Env: QPS (20000), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
+# peers and ghz), TARGETS ("nullserver sutproxy"), ROWS (all rows below),
+# RATES ("20000 30000 40000 50000"), OFFLINE_QPS (5000), OUT (bench/out/DATE: raw outputs and
+# rows.tsv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GOBIN=$(go env GOPATH)/bin
+export PATH="$GOBIN:$PATH"
+
+if [ "${1:-}" = install ]; then
+  # Versions that resolved here on 2026-02: wrk 4.1.0 (Debian 12), fortio
+  # v1.66.2 (newer pulls a dependency the module proxy refuses), hey v0.1.5,
+  # ghz v0.93.0.
+  command -v wrk >/dev/null || apt-get install -y wrk
+  GOFLAGS= go install fortio.org/fortio@v1.66.2
+  GOFLAGS= go install github.com/rakyll/hey@v0.1.5
+  GOFLAGS= go install github.com/bojand/ghz/cmd/ghz@v0.93.0
+  exit 0
+fi
+
+MODE=${1:-table}
+QPS=${QPS:-20000}
+DURATION=${DURATION:-10}
+REPEAT=${REPEAT:-3}
+CONNS=${CONNS:-32}
+TARGETS=${TARGETS:-"nullserver sutproxy"}
+ROWS=${ROWS:-"nlg-http-bin nlg-http-json nlg-grpc nlg-grpc-offline32 wrk-c32 fortio-qps fortio-max hey-q ghz-c32"}
+RATES=${RATES:-"20000 30000 40000 50000"}
+# Offline issues offline_expected_qps x duration x 1.1 samples at once: a
+# guess near the achieved rate keeps the row near DURATION.
+OFFLINE_QPS=${OFFLINE_QPS:-5000}
+OUT=${OUT:-bench/out/$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT" bench/out
+[ -e bench/out/.gitignore ] || echo "*" >bench/out/.gitignore 2>/dev/null || true
+TSV="$OUT/rows.tsv"
+make -s build
+go build -o bin/nullserver ./bench/nullserver
+python3 bench/peers_body.py "$OUT"
+HLEN=$(cat "$OUT/hlen")
+
+srv=
+stop_target() { if [ -n "$srv" ]; then kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; srv=; fi; }
+trap stop_target EXIT
+
+start_target() { # $1: nullserver | sutproxy; sets HTTP, GRPC
+  rm -f "$OUT/ready.json"
+  case $1 in
+    nullserver) taskset -c 1 bin/nullserver --ready-file "$OUT/ready.json" 2>/dev/null & ;;
+    sutproxy) taskset -c 1 bin/sutproxy --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
+      --ready-file "$OUT/ready.json" --log-level error & ;;
+  esac
+  srv=$!
+  for _ in $(seq 100); do [ -s "$OUT/ready.json" ] && break; sleep 0.1; done
+  HTTP=$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$OUT/ready.json")
+  GRPC=$(sed -E 's/.*"grpc":"([^"]+)".*/\1/' "$OUT/ready.json")
+}
+
+# timed TOOL NAME CMD...: runs CMD on CPU 0 under /usr/bin/time, output in
+# $OUT/NAME.out, and appends the parsed row to rows.tsv.
+timed() {
+  local tool=$1 name=$2; shift 2
+  local f="$OUT/$target-$name-$rep"
+  echo "\$ $*" >"$f.cmd"
+  set +e
+  /usr/bin/time -f '%U %S %M' -o "$f.time" taskset -c 0 "$@" >"$f.stdout" 2>"$f.stderr"
+  set -e
+  local res="$f.stdout"
+  case $tool in loadgend) res="$f.d/result.json" ;; fortio | ghz) res="$f.json" ;; esac
+  printf '%s\t%s\t%s\t%s\n' "$target" "$name" "$rep" "$(python3 bench/peers_parse.py row "$tool" "$res" "$f.time")" | tee -a "$TSV"
+}
+
+nlg() { # name scenario target-url extra-args...
+  local name=$1 scen=$2 url=$3; shift 3
+  local d="$OUT/$target-$name-$rep.d"
+  timed loadgend "$name" bin/loadgend run --target "$url" --model null --scenario "$scen" \
+    --target-latency-ms 10 --min-duration-ms $((DURATION * 1000)) --min-query-count 1 --out "$d" "$@"
+}
+
+row() {
+  local url="http://$HTTP/v2/models/null/infer" f="$OUT/$target-$1-$rep"
+  case $1 in
+    nlg-http-bin) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" ;;
+    nlg-http-json) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" --json ;;
+    nlg-grpc) nlg "$1" Server "grpc://$GRPC" --target-qps "$QPS" ;;
+    nlg-grpc-offline32) nlg "$1" Offline "grpc://$GRPC" --target-qps "$OFFLINE_QPS" --max-inflight "$CONNS" --batch-size 1 ;;
+    wrk-c32) BODY="$OUT/body.bin" HLEN=$HLEN timed wrk "$1" wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -s bench/peers_wrk.lua "$url" ;;
+    fortio-qps) timed fortio "$1" fortio load -quiet -qps "$QPS" -c "$CONNS" -t "${DURATION}s" -p 50,99 \
+      -payload-file "$OUT/body.bin" -content-type application/octet-stream \
+      -H "Inference-Header-Content-Length: $HLEN" -json "$f.json" "$url" ;;
+    fortio-max) timed fortio "$1" fortio load -quiet -qps 0 -c "$CONNS" -t "${DURATION}s" -p 50,99 \
+      -payload-file "$OUT/body.bin" -content-type application/octet-stream \
+      -H "Inference-Header-Content-Length: $HLEN" -json "$f.json" "$url" ;;
+    hey-q) timed hey "$1" hey -z "${DURATION}s" -c "$CONNS" -q $((QPS / CONNS)) -m POST -D "$OUT/body.bin" \
+      -T application/octet-stream -H "Inference-Header-Content-Length: $HLEN" "$url" ;;
+    ghz-c32) timed ghz "$1" ghz --insecure --proto kserve/inferencepb/inference.proto \
+      --call inference.GRPCInferenceService/ModelInfer -c "$CONNS" -z "${DURATION}s" \
+      -D "$OUT/ghz.json" --format json -o "$f.json" "$GRPC" ;;
+    *) echo "unknown row $1" >&2; return 1 ;;
+  esac
+}
+
+{
+  echo "date: $(date -u +%FT%TZ)  mode: $MODE  qps: $QPS  duration: ${DURATION}s  repeat: $REPEAT  conns: $CONNS"
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(uname -r), $(go version)"
+  echo "netloadgen: $(git describe --always --dirty)  wrk: $(wrk -v 2>&1 | head -1)  fortio: $(fortio version 2>&1 | head -1)  ghz: $(ghz --version 2>&1)"
+} | tee "$OUT/header.txt"
+printf 'target\trow\trep\tverdict\trate\tp50_ms\tp99_ms\tlate_p99_ms\tcompleted\tcpu_s\trss_mib\n' >"$TSV"
+
+for target in $TARGETS; do
+  start_target "$target"
+  for rep in $(seq "$REPEAT"); do
+    case $MODE in
+      table) for r in $ROWS; do row "$r"; done ;;
+      sweep) for q in $RATES; do nlg "nlg-http-bin-$q" Server "http://$HTTP" --target-qps "$q"; done ;;
+      idle) DURATION=20 nlg nlg-http-bin-100 Server "http://$HTTP" --target-qps 100
+        DURATION=20 nlg nlg-grpc-100 Server "grpc://$GRPC" --target-qps 100 ;;
+    esac
+  done
+  stop_target
+done
+python3 bench/peers_parse.py table "$TSV" | tee "$OUT/table.md"

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Parses one peer's output into a TSV row, and summarises rows.
+
+  peers_parse.py row TOOL OUT TIME   -> verdict rate p50_ms p99_ms late_p99_ms completed cpu_s rss_mb
+  peers_parse.py table TSV           -> Markdown: median [min-max] of 3 repeats per (target, row)
+
+TIME is /usr/bin/time -f '%U %S %M' output (user s, sys s, peak RSS KiB).
+Missing figures are "-"."""
+import json, re, statistics, sys
+
+NA = "-"
+
+
+def dur_ms(s):
+    m = re.match(r"([\d.]+)\s*(us|µs|ms|s|m)$", s.strip())
+    if not m:
+        return float("nan")
+    v, u = float(m.group(1)), m.group(2)
+    return v * {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[u]
+
+
+def pct(stats, q):
+    for e in stats.get("percentiles", []):
+        if abs(e["p"] - q) < 1e-9:
+            return e["latency_ns"] / 1e6
+    return NA
+
+
+def loadgend(out):
+    r = json.load(open(out))
+    n = r["samples_completed"]
+    rate = r["result_completed_samples_per_sec"] or r["metric"]["value"]  # Offline: samples/s
+    return dict(verdict=r["result_validity"], rate=rate,
+                p50=pct(r["sample_latency"], 0.5), p99=pct(r["sample_latency"], 0.99),
+                late=pct(r["issue_lateness"], 0.99), n=n)
+
+
+def wrk(out):
+    t = open(out).read()
+    lat = dict(re.findall(r"^\s+(50|99)\.000%\s+(\S+)", t, re.M)) or dict(re.findall(r"^\s+(50|99)%\s+(\S+)", t, re.M))
+    n = int(re.search(r"(\d+) requests in", t).group(1))
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
+    return dict(rate=rate, p50=dur_ms(lat.get("50", "")), p99=dur_ms(lat.get("99", "")), n=n)
+
+
+def fortio(out):
+    r = json.load(open(out))
+    h = r["DurationHistogram"]
+    p = {e["Percentile"]: e["Value"] * 1e3 for e in h.get("Percentiles", [])}
+    ok = r.get("RetCodes", {}).get("200", 0)
+    return dict(rate=r["ActualQPS"], p50=p.get(50, NA), p99=p.get(99, NA), n=ok,
+                verdict=f'{h["Count"] - ok} errors' if h["Count"] != ok else "")
+
+
+def hey(out):
+    t = open(out).read()
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
+    lat = dict(re.findall(r"^\s+(50|99)%+ in ([\d.]+) secs", t, re.M))  # hey prints "%%"
+    n = sum(int(x) for x in re.findall(r"\[200\]\s+(\d+) responses", t))
+    return dict(rate=rate, p50=float(lat.get("50", "nan")) * 1e3, p99=float(lat.get("99", "nan")) * 1e3, n=n)
+
+
+def ghz(out):
+    r = json.load(open(out))
+    p = {int(e["percentage"]): e["latency"] / 1e6 for e in r.get("latencyDistribution") or []}
+    ok = r.get("statusCodeDistribution", {}).get("OK", 0)
+    return dict(rate=r["rps"], p50=p.get(50, NA), p99=p.get(99, NA), n=ok)
+
+
+def row(tool, out, timef):
+    try:
+        f = {"loadgend": loadgend, "wrk": wrk, "fortio": fortio, "hey": hey, "ghz": ghz}[tool](out)
+    except Exception as e:  # a failed run is a row too, not a crash of the script
+        f = dict(verdict=f"unparsed:{type(e).__name__}")
+    try:
+        u, s, m = open(timef).read().split()[-3:]
+        cpu, rss = float(u) + float(s), int(m) / 1024
+    except Exception:
+        cpu, rss = NA, NA
+    vals = [f.get("verdict") or "ok", f.get("rate", NA), f.get("p50", NA), f.get("p99", NA), f.get("late", NA), f.get("n", NA), cpu, rss]
+    print("\t".join(v if isinstance(v, str) else f"{v:.4g}" if isinstance(v, float) else str(v) for v in vals))
+
+
+def num(x):
+    try:
+        return float(x)
+    except ValueError:
+        return None
+
+
+def cell(xs, fmt):
+    xs = [x for x in xs if x is not None and x == x]
+    if not xs:
+        return "-"
+    m = statistics.median(xs)
+    return f"{fmt(m)} [{fmt(min(xs))}–{fmt(max(xs))}]" if len(xs) > 1 else fmt(m)
+
+
+def table(tsv):
+    groups = {}
+    for line in open(tsv):
+        p = line.rstrip("\n").split("\t")
+        if len(p) < 11 or p[0] == "target":
+            continue
+        groups.setdefault((p[0], p[1]), []).append(p[2:])
+    print("| target | row | verdicts | achieved req/s | p50 ms | p99 ms | lateness p99 ms | client CPU µs/req | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (target, name), reps in groups.items():
+        col = lambda i: [num(r[i]) for r in reps]
+        us = [num(r[7]) / num(r[6]) * 1e6 if num(r[7]) and num(r[6]) else None for r in reps]
+        verdicts = ",".join(sorted(set(r[1] for r in reps)))
+        print(f"| {target} | {name} | {verdicts} | {cell(col(2), lambda v: f'{v:,.0f}')} | {cell(col(3), lambda v: f'{v:.3f}')} "
+              f"| {cell(col(4), lambda v: f'{v:.3f}')} | {cell(col(5), lambda v: f'{v:.3f}')} | {cell(us, lambda v: f'{v:.1f}')} "
+              f"| {cell(col(8), lambda v: f'{v:.0f}')} |")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "row":
+        row(*sys.argv[2:5])
+    else:
+        table(sys.argv[2])
