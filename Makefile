@@ -66,3 +66,11 @@ deploy-check:
 # real Prometheus (Debian package prometheus) scraping a live run.
 dashboards-check:
 	$(GO) test -count=1 ./dashboards
+
+# Builds, then runs sutproxy (simulated models, 127.0.0.1:8000 HTTP and :8001
+# gRPC) and loadgend (API on 127.0.0.1:8080) in the foreground for the
+# README's curl session; Ctrl-C stops both. SERVE_API_ADDR, SERVE_SUT_HTTP,
+# SERVE_SUT_GRPC choose other addresses.
+.PHONY: serve
+serve: build
+	BIN=$(BIN) ./scripts/serve.sh

@@ -1,0 +1,35 @@
+package readmetest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/internal/testtool"
+)
+
+// TestDemo runs `make demo`'s script, the README's first command, on the
+// binaries built here, shortened to 2 s: it starts everything on free ports,
+// drives loadgend with curl, and exits 0 only when the run is VALID. A server
+// it left running would hold its output open, and runScript would fail.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and runs a Server scenario")
+	}
+	testtool.Need(t, "bash")
+	testtool.Need(t, "curl")
+	bin := buildBinaries(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	env := cleanEnv("BIN="+bin, "TMPDIR="+t.TempDir(), "DEMO_DURATION_MS=2000", "DEMO_QPS=1000")
+	out, err := runScript(ctx, repoRoot, env, "bash", "scripts/demo.sh")
+	if err != nil {
+		t.Fatalf("scripts/demo.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Result is : VALID", "Mode     : PerformanceOnly", ": VALID; all files under"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q\n%s", want, out)
+		}
+	}
+}
