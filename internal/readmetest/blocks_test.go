@@ -15,7 +15,8 @@ type block struct {
 	tested bool   // the info string says "tested": the README test runs it
 	needs  []string
 	body   string
-	prose  string // the text since the previous block: where a reason is given
+	prose  string // the text since the previous block
+	after  string // the text up to the next block
 }
 
 // testedMarker is the info-string word that makes a shell block part of the
@@ -82,6 +83,13 @@ func parseBlocks(md string) ([]block, error) {
 	if cur != nil {
 		return nil, fmt.Errorf("line %d: block never closed", cur.line)
 	}
+	for i := range blocks {
+		if i+1 < len(blocks) {
+			blocks[i].after = blocks[i+1].prose
+		} else {
+			blocks[i].after = prose.String()
+		}
+	}
 	return blocks, nil
 }
 
@@ -89,8 +97,8 @@ var (
 	// A tested block runs against servers on ports the test picks: it must
 	// reach them through $API, $SUT and $SUT_GRPC, never a fixed address.
 	fixedAddr = regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]):[0-9]`)
-	// An untested shell block must say why in the prose before it.
-	untestedReason = regexp.MustCompile(`(?i)not run by the tests`)
+	// An untested shell block must say why, in the text before or after it.
+	untestedReason = regexp.MustCompile(`(?i)not\s+run\s+by\s+the\s+tests`)
 )
 
 // checkBlocks applies the README's rules to its blocks: every shell block is
@@ -106,8 +114,8 @@ func checkBlocks(blocks []block) []error {
 				b.line, fixedAddr.FindString(b.body)))
 		case !b.tested && len(b.needs) > 0:
 			errs = append(errs, fmt.Errorf("line %d: needs= on a block not marked %s", b.line, testedMarker))
-		case !b.tested && b.shell() && !untestedReason.MatchString(b.prose):
-			errs = append(errs, fmt.Errorf("line %d: shell block neither marked %q nor explained (%q in the text before it)",
+		case !b.tested && b.shell() && !untestedReason.MatchString(b.prose) && !untestedReason.MatchString(b.after):
+			errs = append(errs, fmt.Errorf("line %d: shell block neither marked %q nor explained (%q in the text around it)",
 				b.line, testedMarker, untestedReason.String()))
 		}
 	}

@@ -87,7 +87,8 @@ func TestReadme(t *testing.T) {
 		}
 		for _, r := range runs {
 			if r.Validity != "VALID" {
-				t.Errorf("run %s (%s %s) ended %q, want VALID", r.ID, r.Spec.Scenario, r.Spec.Model, r.Validity)
+				b, _ := json.MarshalIndent(r, "", "  ")
+				t.Errorf("run %s ended %q, want VALID: %s", r.ID, r.Validity, b)
 			}
 		}
 	})
