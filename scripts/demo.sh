@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
 QPS=${DEMO_QPS:-500}
 DURATION_MS=${DEMO_DURATION_MS:-10000}
+BOUND_MS=${DEMO_TARGET_LATENCY_MS:-10}
 work=$(mktemp -d "${TMPDIR:-/tmp}/netloadgen-demo.XXXXXX")
 pids=()
 cleanup() {
@@ -51,10 +52,10 @@ curl -sS -X POST "$API/v1/probe" -d "{\"target\":\"$SUT\",\"model\":\"identity\"
   grep -E '^  "(live|ready|max_batch_size|batched)"|"latency_ms"|"ok"'
 
 echo
-echo "== curl -X POST $API/v1/runs   (Server, $QPS QPS Poisson, ${DURATION_MS} ms, p99 <= 10 ms)"
+echo "== curl -X POST $API/v1/runs   (Server, $QPS QPS Poisson, ${DURATION_MS} ms, p99 <= ${BOUND_MS} ms)"
 created=$(curl -sS -X POST "$API/v1/runs" -d "{
   \"target\": \"$SUT\", \"model\": \"identity\", \"scenario\": \"Server\", \"ruleset\": \"loadgen6\",
-  \"settings\": {\"target_qps\": $QPS, \"min_duration_ms\": $DURATION_MS, \"min_query_count\": 1000, \"target_latency_ms\": 10}}")
+  \"settings\": {\"target_qps\": $QPS, \"min_duration_ms\": $DURATION_MS, \"min_query_count\": 1000, \"target_latency_ms\": $BOUND_MS}}")
 echo "$created"
 ID=$(echo "$created" | sed -nE 's/.*"id": "([^"]+)".*/\1/p')
 

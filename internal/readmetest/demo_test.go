@@ -22,7 +22,10 @@ func TestDemo(t *testing.T) {
 	bin := buildBinaries(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	env := cleanEnv("BIN="+bin, "TMPDIR="+t.TempDir(), "DEMO_DURATION_MS=2000", "DEMO_QPS=1000")
+	env := cleanEnv("BIN="+bin, "TMPDIR="+t.TempDir(), "DEMO_DURATION_MS=2000", "DEMO_QPS=1000",
+		// The suite runs packages in parallel on two cores: a 10 ms p99 is the
+		// demo's bound on a quiet machine, not one for a loaded test run.
+		"DEMO_TARGET_LATENCY_MS=100")
 	out, err := runScript(ctx, repoRoot, env, "bash", "scripts/demo.sh")
 	if err != nil {
 		t.Fatalf("scripts/demo.sh: %v\n%s", err, out)
