@@ -161,7 +161,7 @@ func TestRunWithData(t *testing.T) {
 		args      []string
 	}{
 		{"grpc", []string{"--scenario", "SingleStream", "--expected-latency-ns", "1000000", "--latency-percentile", "0.9",
-			"--min-duration-ms", "200", "--min-query-count", "40"}},
+			"--min-duration-ms", "200", "--min-query-count", "64"}}, // 64: early stopping's minimum for p90
 		{"http", []string{"--scenario", "Server", "--target-qps", "200", "--target-latency-ms", "50", "--latency-percentile", "0.9",
 			"--min-duration-ms", "300", "--min-query-count", "40"}},
 		{"http-json", []string{"--scenario", "Offline", "--batch-size", "8", "--target-qps", "20000", "--min-duration-ms", "100", "--min-query-count", "1"}},
