@@ -1,20 +1,25 @@
 package kserve
 
 // This file is the pre-encoded inference path: a request is converted to its
-// gRPC message once, before a run, and sent many times.
+// gRPC message and encoded once, before a run, and sent many times.
 
 import (
 	"context"
 	"fmt"
 
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 )
 
-// PreparedGRPCInfer is a request converted once to its gRPC message. It shares
-// the tensor data of the request it was built from, which must not change
-// while it is in use. It is safe for concurrent use: gRPC only reads it.
+// PreparedGRPCInfer is a request converted once to its gRPC message and
+// encoded once to its wire form, which every send reuses (see grpcCodec). It
+// shares the tensor data of the request it was built from, which must not
+// change while it is in use. It is safe for concurrent use: gRPC only reads it.
 type PreparedGRPCInfer struct {
-	msg *inferencepb.ModelInferRequest
+	msg  *inferencepb.ModelInferRequest
+	wire mem.BufferSlice // msg encoded: one SliceBuffer
 }
 
 // PrepareInfer converts req for InferPrepared, checking every input's data
@@ -24,16 +29,27 @@ func (c *GRPCClient) PrepareInfer(req *InferRequest) (*PreparedGRPCInfer, error)
 	if err != nil {
 		return nil, err
 	}
-	return &PreparedGRPCInfer{msg: m}, nil
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, pbErrorf("ModelInferRequest: %v", err)
+	}
+	return &PreparedGRPCInfer{msg: m, wire: mem.BufferSlice{mem.SliceBuffer(b)}}, nil
 }
 
 // Message is the prepared gRPC message; callers must not modify it.
 func (p *PreparedGRPCInfer) Message() *inferencepb.ModelInferRequest { return p.msg }
 
+func (p *PreparedGRPCInfer) check() error {
+	if p == nil || p.msg == nil || p.wire == nil {
+		return pbErrorf("no prepared request")
+	}
+	return nil
+}
+
 // InferPrepared runs a prepared request and decodes the response.
 func (c *GRPCClient) InferPrepared(ctx context.Context, p *PreparedGRPCInfer) (*InferResponse, error) {
-	r, err := c.modelInfer(ctx, p)
-	if err != nil {
+	r := new(inferencepb.ModelInferResponse)
+	if err := c.modelInfer(ctx, p, r); err != nil {
 		return nil, err
 	}
 	resp, err := InferResponseFromPB(r)
@@ -44,21 +60,22 @@ func (c *GRPCClient) InferPrepared(ctx context.Context, p *PreparedGRPCInfer) (*
 }
 
 // InferPreparedDiscard runs a prepared request and only reports whether it
-// succeeded: the response is not converted, which a performance run that
-// never reads outputs need not pay for.
+// succeeded, by its status: the response message is received but neither
+// decoded nor converted, which a performance run that never reads outputs
+// need not pay for.
 func (c *GRPCClient) InferPreparedDiscard(ctx context.Context, p *PreparedGRPCInfer) error {
-	_, err := c.modelInfer(ctx, p)
-	return err
+	return c.modelInfer(ctx, p, new(grpcDiscard))
 }
 
-func (c *GRPCClient) modelInfer(ctx context.Context, p *PreparedGRPCInfer) (*inferencepb.ModelInferResponse, error) {
-	if p == nil || p.msg == nil {
-		return nil, pbErrorf("no prepared request")
+// modelInfer calls ModelInfer with the prepared bytes; reply is a
+// *inferencepb.ModelInferResponse or a *grpcDiscard (see grpcCodec).
+func (c *GRPCClient) modelInfer(ctx context.Context, p *PreparedGRPCInfer, reply any) error {
+	if err := p.check(); err != nil {
+		return err
 	}
 	call := newGRPCCall(ctx)
-	r, err := c.pick().ModelInfer(call, p.msg)
-	if err != nil {
-		return nil, call.fail(err)
+	if err := c.pickConn().Invoke(call, inferencepb.GRPCInferenceService_ModelInfer_FullMethodName, p, reply); err != nil {
+		return call.fail(err)
 	}
-	return r, nil
+	return nil
 }

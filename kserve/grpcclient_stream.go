@@ -50,14 +50,16 @@ func (s *GRPCInferStream) Send(req *InferRequest) error {
 
 // SendPrepared sends a prepared request.
 func (s *GRPCInferStream) SendPrepared(p *PreparedGRPCInfer) error {
-	if p == nil || p.msg == nil {
-		return pbErrorf("no prepared request")
+	if err := p.check(); err != nil {
+		return err
 	}
-	return s.send(p.msg)
+	return s.send(p)
 }
 
-func (s *GRPCInferStream) send(m *inferencepb.ModelInferRequest) error {
-	if err := s.stream.Send(m); err != nil {
+// send sends a *inferencepb.ModelInferRequest or a *PreparedGRPCInfer, whose
+// bytes go out as prepared (see grpcCodec).
+func (s *GRPCInferStream) send(m any) error {
+	if err := s.stream.SendMsg(m); err != nil {
 		if errors.Is(err, io.EOF) {
 			return io.EOF
 		}

@@ -1,0 +1,55 @@
+package kserve_test
+
+// The gRPC client's own cost per inference call, without a server in the
+// same process (whose allocations would be counted too):
+//
+//	taskset -c 1 bin/nullserver --ready-file /tmp/r.json &
+//	NLG_BENCH_GRPC=127.0.0.1:PORT taskset -c 0 \
+//	  go test ./kserve -run '^$' -bench GRPCClient -benchmem
+//
+// The benchmarks skip unless their target is given.
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+func benchGRPCClient(b *testing.B, call func(*kserve.GRPCClient, *kserve.PreparedGRPCInfer) error) {
+	addr := os.Getenv("NLG_BENCH_GRPC")
+	if addr == "" {
+		b.Skip("NLG_BENCH_GRPC (host:port of bench/nullserver) not set")
+	}
+	c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(1), kserve.WithGRPCEagerConnect(10*time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	p, err := c.PrepareInfer(&kserve.InferRequest{Model: "null", ID: "bench", Inputs: []kserve.Tensor{{
+		Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{1, 16}, Data: make([]byte, 64)}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := call(c, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// One FP32[1,16] round trip at a time to bench/nullserver.
+func BenchmarkGRPCClientInferPrepared(b *testing.B) {
+	benchGRPCClient(b, func(c *kserve.GRPCClient, p *kserve.PreparedGRPCInfer) error {
+		_, err := c.InferPrepared(b.Context(), p)
+		return err
+	})
+}
+
+func BenchmarkGRPCClientInferPreparedDiscard(b *testing.B) {
+	benchGRPCClient(b, func(c *kserve.GRPCClient, p *kserve.PreparedGRPCInfer) error {
+		return c.InferPreparedDiscard(b.Context(), p)
+	})
+}
