@@ -46,6 +46,7 @@ type GRPCClient struct {
 	conns   []*grpc.ClientConn
 	clients []inferencepb.GRPCInferenceServiceClient
 	next    atomic.Uint64
+	calls   grpcCalls
 }
 
 // GRPCOption configures a GRPCClient.
@@ -93,7 +94,6 @@ func NewGRPCClient(target string, opts ...GRPCOption) (*GRPCClient, error) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcMaxMessage), grpc.MaxCallSendMsgSize(grpcMaxMessage),
 			grpc.ForceCodecV2(codec)),
-		grpc.WithStatsHandler(grpcTrailerWatch{}),
 		// Static flow-control windows at the size grpc-go's BDP estimator
 		// grows to at most: the estimator pings the server about once per
 		// round trip (a PING and its ACK, each a write and a read on both
@@ -167,8 +167,9 @@ func (c *GRPCClient) pickConn() *grpc.ClientConn { return c.conns[c.pickIndex()]
 
 // ServerLive asks whether the server is live.
 func (c *GRPCClient) ServerLive(ctx context.Context) (bool, error) {
-	call := newGRPCCall(ctx)
-	r, err := c.pick().ServerLive(call, &inferencepb.ServerLiveRequest{})
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	r, err := c.pick().ServerLive(ctx, &inferencepb.ServerLiveRequest{}, call.opts[:]...)
 	if err != nil {
 		return false, call.fail(err)
 	}
@@ -177,8 +178,9 @@ func (c *GRPCClient) ServerLive(ctx context.Context) (bool, error) {
 
 // ServerReady asks whether the server is ready.
 func (c *GRPCClient) ServerReady(ctx context.Context) (bool, error) {
-	call := newGRPCCall(ctx)
-	r, err := c.pick().ServerReady(call, &inferencepb.ServerReadyRequest{})
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	r, err := c.pick().ServerReady(ctx, &inferencepb.ServerReadyRequest{}, call.opts[:]...)
 	if err != nil {
 		return false, call.fail(err)
 	}
@@ -187,8 +189,9 @@ func (c *GRPCClient) ServerReady(ctx context.Context) (bool, error) {
 
 // ModelReady asks whether a model (version "" for the server's choice) is ready.
 func (c *GRPCClient) ModelReady(ctx context.Context, model, version string) (bool, error) {
-	call := newGRPCCall(ctx)
-	r, err := c.pick().ModelReady(call, &inferencepb.ModelReadyRequest{Name: model, Version: version})
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	r, err := c.pick().ModelReady(ctx, &inferencepb.ModelReadyRequest{Name: model, Version: version}, call.opts[:]...)
 	if err != nil {
 		return false, call.fail(err)
 	}
@@ -197,8 +200,9 @@ func (c *GRPCClient) ModelReady(ctx context.Context, model, version string) (boo
 
 // ServerMetadata fetches the server's name, version and extensions.
 func (c *GRPCClient) ServerMetadata(ctx context.Context) (ServerMetadata, error) {
-	call := newGRPCCall(ctx)
-	r, err := c.pick().ServerMetadata(call, &inferencepb.ServerMetadataRequest{})
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	r, err := c.pick().ServerMetadata(ctx, &inferencepb.ServerMetadataRequest{}, call.opts[:]...)
 	if err != nil {
 		return ServerMetadata{}, call.fail(err)
 	}
@@ -207,8 +211,9 @@ func (c *GRPCClient) ServerMetadata(ctx context.Context) (ServerMetadata, error)
 
 // ModelMetadata fetches a model's metadata.
 func (c *GRPCClient) ModelMetadata(ctx context.Context, model, version string) (ModelMetadata, error) {
-	call := newGRPCCall(ctx)
-	r, err := c.pick().ModelMetadata(call, &inferencepb.ModelMetadataRequest{Name: model, Version: version})
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	r, err := c.pick().ModelMetadata(ctx, &inferencepb.ModelMetadataRequest{Name: model, Version: version}, call.opts[:]...)
 	if err != nil {
 		return ModelMetadata{}, call.fail(err)
 	}
@@ -228,8 +233,9 @@ func (c *GRPCClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 // ModelConfig fetches a model's Triton configuration (extension
 // model_configuration).
 func (c *GRPCClient) ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error) {
-	call := newGRPCCall(ctx)
-	r, err := c.pick().ModelConfig(call, &inferencepb.ModelConfigRequest{Name: model, Version: version})
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	r, err := c.pick().ModelConfig(ctx, &inferencepb.ModelConfigRequest{Name: model, Version: version}, call.opts[:]...)
 	if err != nil {
 		return triton.ModelConfig{}, call.fail(err)
 	}
@@ -239,8 +245,9 @@ func (c *GRPCClient) ModelConfig(ctx context.Context, model, version string) (tr
 // ModelStatistics fetches Triton's cumulative statistics (extension
 // statistics) of a model, or of every model when model is "".
 func (c *GRPCClient) ModelStatistics(ctx context.Context, model, version string) (triton.StatisticsResponse, error) {
-	call := newGRPCCall(ctx)
-	r, err := c.pick().ModelStatistics(call, &inferencepb.ModelStatisticsRequest{Name: model, Version: version})
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	r, err := c.pick().ModelStatistics(ctx, &inferencepb.ModelStatisticsRequest{Name: model, Version: version}, call.opts[:]...)
 	if err != nil {
 		return triton.StatisticsResponse{}, call.fail(err)
 	}

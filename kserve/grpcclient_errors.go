@@ -8,52 +8,57 @@ package kserve
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"sync"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
-// grpcCall is the context of one RPC. It records whether the server's
-// trailers (which carry its status) arrived; it is one allocation per call,
-// the context and the flag together.
+// grpcCall is the bookkeeping of one unary RPC: where grpc-go stores the
+// response's header and trailer metadata, which tell whether the server
+// answered (see answered). Calls are pooled: grpc-go writes the two maps
+// before the RPC returns and keeps no reference after.
+//
+// This replaced a stats.Handler watching for the trailer frame: grpc-go
+// allocates an event for every step of every RPC once a handler is
+// installed, 15 allocations and 1.4 KB per call measured on the
+// pre-encoded path (issue 8), against 3 for copying the metadata.
 type grpcCall struct {
-	context.Context
-	trailer atomic.Bool
+	ctx     context.Context
+	header  metadata.MD
+	trailer metadata.MD
+	opts    [2]grpc.CallOption // Header(&header), Trailer(&trailer)
 }
 
-type grpcCallKey struct{}
+// grpcCalls pools the grpcCall of a GRPCClient.
+type grpcCalls struct{ pool sync.Pool }
 
-func newGRPCCall(ctx context.Context) *grpcCall { return &grpcCall{Context: ctx} }
-
-func (c *grpcCall) Value(key any) any {
-	if key == (grpcCallKey{}) {
-		return c
+func (p *grpcCalls) get(ctx context.Context) *grpcCall {
+	c, _ := p.pool.Get().(*grpcCall)
+	if c == nil {
+		c = new(grpcCall)
+		c.opts = [2]grpc.CallOption{grpc.Header(&c.header), grpc.Trailer(&c.trailer)}
 	}
-	return c.Context.Value(key)
+	c.ctx = ctx
+	return c
 }
 
-// grpcTrailerWatch is a stats.Handler marking the grpcCall of an RPC whose
-// trailers arrived. grpc-go reports InTrailer from the frame that carried the
-// status, before the call returns, so the flag is set by the time the caller
-// reads it.
-type grpcTrailerWatch struct{}
-
-func (grpcTrailerWatch) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (grpcTrailerWatch) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
+func (p *grpcCalls) put(c *grpcCall) {
+	*c = grpcCall{opts: c.opts}
+	p.pool.Put(c)
 }
-func (grpcTrailerWatch) HandleConn(context.Context, stats.ConnStats) {}
 
-func (grpcTrailerWatch) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if _, ok := s.(*stats.InTrailer); !ok {
-		return
-	}
-	if c, ok := ctx.Value(grpcCallKey{}).(*grpcCall); ok {
-		c.trailer.Store(true)
-	}
-}
+// answered tells whether the server's response reached us. A gRPC response
+// carries its content-type either in headers (then a message, then the
+// status in trailers) or, when it is only a status, in the one trailers
+// frame: grpc-go keeps header metadata only when headers arrived, and
+// trailer metadata only when it holds more than the status, which a
+// trailers-only response does (the content-type). A call that never reached
+// the server, or whose connection broke before the server's first frame,
+// has neither.
+func (c *grpcCall) answered() bool { return len(c.header) > 0 || len(c.trailer) > 0 }
 
 // grpcTransportError is an UNAVAILABLE that no server sent: a refused, reset
 // or closed connection. It matches both ErrTransport and its *Error (so
@@ -66,26 +71,30 @@ func (e *grpcTransportError) Error() string {
 
 func (e *grpcTransportError) Unwrap() []error { return []error{ErrTransport, e.err} }
 
-// fail converts the error of an RPC made with c.
-func (c *grpcCall) fail(err error) error {
+// grpcFail converts the error of an RPC made with ctx; answered tells
+// whether the server's response began (see grpcCall.answered).
+func grpcFail(ctx context.Context, err error, answered bool) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return fmt.Errorf("%w: %w", ErrTransport, err)
 	}
 	ke := &Error{Code: st.Code(), Message: st.Message()}
 	switch {
-	case (ke.Code == codes.DeadlineExceeded || ke.Code == codes.Canceled) && c.Context.Err() != nil:
-		return fmt.Errorf("%w: %w", c.Context.Err(), ke)
-	case ke.Code == codes.DeadlineExceeded && hasDeadline(c.Context):
+	case (ke.Code == codes.DeadlineExceeded || ke.Code == codes.Canceled) && ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", ctx.Err(), ke)
+	case ke.Code == codes.DeadlineExceeded && hasDeadline(ctx):
 		// grpc-go sends our deadline to the server, whose timer can fire
 		// (and reset the stream) a moment before ours: it is still our
 		// deadline that passed.
 		return fmt.Errorf("%w: %w", context.DeadlineExceeded, ke)
-	case ke.Code == codes.Unavailable && !c.trailer.Load():
+	case ke.Code == codes.Unavailable && !answered:
 		return &grpcTransportError{err: ke}
 	}
 	return ke
 }
+
+// fail converts the error of the RPC made with c.
+func (c *grpcCall) fail(err error) error { return grpcFail(c.ctx, err, c.answered()) }
 
 func hasDeadline(ctx context.Context) bool {
 	_, ok := ctx.Deadline()

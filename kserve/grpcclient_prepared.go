@@ -73,8 +73,9 @@ func (c *GRPCClient) modelInfer(ctx context.Context, p *PreparedGRPCInfer, reply
 	if err := p.check(); err != nil {
 		return err
 	}
-	call := newGRPCCall(ctx)
-	if err := c.pickConn().Invoke(call, inferencepb.GRPCInferenceService_ModelInfer_FullMethodName, p, reply); err != nil {
+	call := c.calls.get(ctx)
+	defer c.calls.put(call)
+	if err := c.pickConn().Invoke(ctx, inferencepb.GRPCInferenceService_ModelInfer_FullMethodName, p, reply, call.opts[:]...); err != nil {
 		return call.fail(err)
 	}
 	return nil

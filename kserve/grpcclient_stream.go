@@ -19,7 +19,7 @@ import (
 // while another Receives; neither method may be called concurrently with
 // itself.
 type GRPCInferStream struct {
-	call   *grpcCall
+	ctx    context.Context
 	cancel context.CancelFunc
 	stream inferencepb.GRPCInferenceService_ModelStreamInferClient
 }
@@ -29,13 +29,13 @@ type GRPCInferStream struct {
 // call Close when done with it, or its resources stay held until ctx ends.
 func (c *GRPCClient) StreamInfer(ctx context.Context) (*GRPCInferStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	call := newGRPCCall(ctx)
-	st, err := c.pick().ModelStreamInfer(call)
+	st, err := c.pick().ModelStreamInfer(ctx)
 	if err != nil {
 		cancel()
-		return nil, call.fail(err)
+		// Opening a stream fails before any answer from the server.
+		return nil, grpcFail(ctx, err, false)
 	}
-	return &GRPCInferStream{call: call, cancel: cancel, stream: st}, nil
+	return &GRPCInferStream{ctx: ctx, cancel: cancel, stream: st}, nil
 }
 
 // Send encodes and sends a request. io.EOF means the stream has ended: Recv
@@ -63,7 +63,9 @@ func (s *GRPCInferStream) send(m any) error {
 		if errors.Is(err, io.EOF) {
 			return io.EOF
 		}
-		return s.call.fail(err)
+		// grpc-go returns io.EOF when the stream has ended (Recv has the
+		// status); any other error of Send is its own, before any answer.
+		return grpcFail(s.ctx, err, false)
 	}
 	return nil
 }
@@ -80,7 +82,7 @@ func (s *GRPCInferStream) Recv() (*InferResponse, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
-		return nil, s.call.fail(err)
+		return nil, grpcFail(s.ctx, err, s.answered())
 	}
 	if msg := r.GetErrorMessage(); msg != "" {
 		ir := r.GetInferResponse()
@@ -92,6 +94,13 @@ func (s *GRPCInferStream) Recv() (*InferResponse, error) {
 		return nil, fmt.Errorf("%w: ModelStreamInferResponse: %s", ErrMalformed, pbMessage(err))
 	}
 	return resp, nil
+}
+
+// answered is grpcCall.answered for a stream that has ended: its header
+// and trailer metadata are final, so reading them does not block.
+func (s *GRPCInferStream) answered() bool {
+	h, _ := s.stream.Header()
+	return len(h) > 0 || len(s.stream.Trailer()) > 0
 }
 
 // CloseSend tells the server no more requests will come; responses still

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -17,16 +17,16 @@ func TestGRPCCallFail(t *testing.T) {
 	tests := []struct {
 		name       string
 		ctx        context.Context
-		trailer    bool // the server's status arrived
+		answered   bool // the server's response began
 		err        error
 		want       []error
 		notWant    []error
 		wantPlain  bool // exactly an *Error with the status's code
 		wantStatus codes.Code
 	}{
-		{name: "server NOT_FOUND", ctx: context.Background(), trailer: true, err: status.Error(codes.NotFound, "no model"),
+		{name: "server NOT_FOUND", ctx: context.Background(), answered: true, err: status.Error(codes.NotFound, "no model"),
 			want: []error{ErrNotFound}, notWant: []error{ErrTransport}, wantPlain: true, wantStatus: codes.NotFound},
-		{name: "server UNAVAILABLE", ctx: context.Background(), trailer: true, err: status.Error(codes.Unavailable, "queue full"),
+		{name: "server UNAVAILABLE", ctx: context.Background(), answered: true, err: status.Error(codes.Unavailable, "queue full"),
 			want: []error{ErrUnavailable}, notWant: []error{ErrTransport}, wantPlain: true, wantStatus: codes.Unavailable},
 		{name: "connection refused", ctx: context.Background(), err: status.Error(codes.Unavailable, "connection error"),
 			want: []error{ErrUnavailable, ErrTransport}, wantStatus: codes.Unavailable},
@@ -37,12 +37,7 @@ func TestGRPCCallFail(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			call := newGRPCCall(tc.ctx)
-			if tc.trailer {
-				// What grpc-go does when the status frame arrives.
-				grpcTrailerWatch{}.HandleRPC(call, &stats.InTrailer{Client: true})
-			}
-			err := call.fail(tc.err)
+			err := grpcFail(tc.ctx, tc.err, tc.answered)
 			for _, w := range tc.want {
 				if !errors.Is(err, w) {
 					t.Errorf("%v does not match %v", err, w)
@@ -63,10 +58,20 @@ func TestGRPCCallFail(t *testing.T) {
 	}
 }
 
-func TestGRPCCallKeepsContextValues(t *testing.T) {
-	type key struct{}
-	call := newGRPCCall(context.WithValue(context.Background(), key{}, "v"))
-	if call.Value(key{}) != "v" || call.Value(grpcCallKey{}) != call {
-		t.Error("the call context hides its parent's values or its own")
+// A pooled call must not carry the previous call's answer into the next:
+// a transport failure would pass for the server's status.
+func TestGRPCCallReuseForgetsAnswer(t *testing.T) {
+	var calls grpcCalls
+	for range 3 {
+		c := calls.get(t.Context())
+		if c.answered() {
+			t.Fatal("a fresh call counts as answered")
+		}
+		c.header = metadata.Pairs("content-type", "application/grpc")
+		c.trailer = metadata.Pairs("content-type", "application/grpc")
+		if !c.answered() {
+			t.Fatal("a call with response metadata does not count as answered")
+		}
+		calls.put(c)
 	}
 }

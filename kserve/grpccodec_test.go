@@ -3,6 +3,7 @@ package kserve_test
 import (
 	"bytes"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,9 +39,40 @@ type rawSeen struct {
 	contentType []string
 }
 
-// rawServer answers every call with reply's bytes, whatever they are, and
-// reports what each request carried.
-func rawServer(t *testing.T, reply []byte) (string, <-chan rawSeen) {
+// rawListener remembers its connections, so that a test can break them.
+type rawListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (l *rawListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.conns = append(l.conns, c)
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+// drop closes every connection accepted so far, below gRPC.
+func (l *rawListener) drop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.conns {
+		c.Close()
+	}
+}
+
+// rawServer serves every call with answer, given the request's bytes as they
+// came off the wire, and reports what each request carried.
+func rawServer(t *testing.T, answer func(st grpc.ServerStream, body []byte) error) (string, <-chan rawSeen) {
+	addr, seen, _ := rawServerListener(t, answer)
+	return addr, seen
+}
+
+func rawServerListener(t *testing.T, answer func(st grpc.ServerStream, body []byte) error) (string, <-chan rawSeen, *rawListener) {
 	t.Helper()
 	seen := make(chan rawSeen, 16)
 	s := grpc.NewServer(grpc.ForceServerCodecV2(rawCodec{}), grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
@@ -50,15 +82,21 @@ func rawServer(t *testing.T, reply []byte) (string, <-chan rawSeen) {
 		}
 		md, _ := metadata.FromIncomingContext(st.Context())
 		seen <- rawSeen{body: m.b, contentType: md.Get("content-type")}
-		return st.SendMsg(&rawMsg{b: reply})
+		return answer(st, m.b)
 	}))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	nl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := &rawListener{Listener: nl}
 	go s.Serve(l)
 	t.Cleanup(s.Stop)
-	return l.Addr().String(), seen
+	return l.Addr().String(), seen, l
+}
+
+// rawReply answers every call with reply's bytes, whatever they are.
+func rawReply(reply []byte) func(grpc.ServerStream, []byte) error {
+	return func(st grpc.ServerStream, _ []byte) error { return st.SendMsg(&rawMsg{b: reply}) }
 }
 
 func TestGRPCPreparedWire(t *testing.T) {
@@ -86,7 +124,7 @@ func TestGRPCPreparedWire(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, seen := rawServer(t, tc.reply)
+			addr, seen := rawServer(t, rawReply(tc.reply))
 			c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(1), kserve.WithGRPCEagerConnect(10*time.Second))
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +166,7 @@ func TestGRPCPreparedWire(t *testing.T) {
 }
 
 func TestGRPCPreparedStream(t *testing.T) {
-	addr, seen := rawServer(t, nil)
+	addr, seen := rawServer(t, rawReply(nil))
 	c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(1))
 	if err != nil {
 		t.Fatal(err)
@@ -154,5 +192,63 @@ func TestGRPCPreparedStream(t *testing.T) {
 	}
 	if err := st.SendPrepared(nil); err == nil {
 		t.Error("SendPrepared(nil) succeeded")
+	}
+}
+
+// One prepared request sent from many goroutines at once over two
+// connections: grpc-go shares its pre-encoded bytes without writing to them
+// (run with -race), and every server sees the same message.
+func TestGRPCPreparedConcurrent(t *testing.T) {
+	const senders, each = 8, 16
+	addr, seen := rawServer(t, rawReply(nil))
+	c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := c.PrepareInfer(&kserve.InferRequest{Model: "m", ID: "same", Inputs: []kserve.Tensor{
+		{Name: "X", Datatype: kserve.Int32, Shape: []int64{2}, Data: []byte{1, 0, 0, 0, 2, 0, 0, 0}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, senders)
+	for range senders {
+		go func() {
+			var err error
+			for range each {
+				if err = c.InferPreparedDiscard(t.Context(), p); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	check := func(s rawSeen) {
+		var got inferencepb.ModelInferRequest
+		if err := proto.Unmarshal(s.body, &got); err != nil || !proto.Equal(&got, p.Message()) {
+			t.Errorf("server received %v (%v), want %v", &got, err, p.Message())
+		}
+	}
+	received := 0
+	// The server reports a request before it answers, so once every sender
+	// is done every request has been reported.
+	for finished := 0; finished < senders; {
+		select {
+		case s := <-seen:
+			check(s)
+			received++
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished++
+		}
+	}
+	for len(seen) > 0 {
+		check(<-seen)
+		received++
+	}
+	if received != senders*each {
+		t.Errorf("server saw %d requests, want %d", received, senders*each)
 	}
 }
