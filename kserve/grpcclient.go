@@ -70,7 +70,8 @@ func WithGRPCEagerConnect(timeout time.Duration) GRPCOption {
 }
 
 // WithGRPCDialOptions adds grpc-go dial options (after the client's own, so
-// they take precedence).
+// they take precedence). A codec forced with grpc.ForceCodecV2 in default
+// call options would replace the client's, which prepared requests need.
 func WithGRPCDialOptions(opts ...grpc.DialOption) GRPCOption {
 	return func(c *grpcConfig) { c.dialOptions = append(c.dialOptions, opts...) }
 }

@@ -58,6 +58,11 @@ func (p *grpcCalls) put(c *grpcCall) {
 // trailers-only response does (the content-type). A call that never reached
 // the server, or whose connection broke before the server's first frame,
 // has neither.
+//
+// One case differs from watching the trailer frame itself (a stats.Handler
+// did): a connection that breaks after the server's headers but before its
+// status counts as answered. For a unary call the headers, the message and
+// the status leave a server together, so the window is one write's wide.
 func (c *grpcCall) answered() bool { return len(c.header) > 0 || len(c.trailer) > 0 }
 
 // grpcTransportError is an UNAVAILABLE that no server sent: a refused, reset
