@@ -12,11 +12,14 @@ import (
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// grpcDiscard receives a response that is not read: a call that returns
-// with an OK status succeeded, whatever its message holds. It has no size,
-// so taking its address allocates nothing.
+// grpcDiscard receives a response that is not read. Its message is not
+// decoded, only walked field by field at the top level (no allocation), so
+// bytes that are not a protobuf message still fail the call: a malformed
+// response is a failed sample, never a success. It has no size, so taking
+// its address allocates nothing.
 type grpcDiscard struct{}
 
 // grpcCodec is forced on every call of a GRPCClient's connections.
@@ -44,9 +47,37 @@ func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 
 func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if _, ok := v.(*grpcDiscard); ok {
-		return nil
+		return checkWire(data)
 	}
 	return c.proto.Unmarshal(data, v)
+}
+
+// checkWire walks a message's top-level fields without decoding them.
+func checkWire(data mem.BufferSlice) error {
+	var b []byte
+	switch len(data) {
+	case 0:
+		return nil
+	case 1:
+		b = data[0].ReadOnlyData()
+	default:
+		// Large responses arrive in several buffers; joining them is the
+		// rare case's cost.
+		b = data.Materialize()
+	}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("%w: response: %v", ErrMalformed, protowire.ParseError(n))
+		}
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return fmt.Errorf("%w: response field %d: %v", ErrMalformed, num, protowire.ParseError(m))
+		}
+		b = b[m:]
+	}
+	return nil
 }
 
 // Name is empty so that the content-type stays "application/grpc", what

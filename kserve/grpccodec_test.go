@@ -119,8 +119,9 @@ func TestGRPCPreparedWire(t *testing.T) {
 		{name: "decoded", reply: okResp, wantOutput: true},
 		{name: "discarded", reply: okResp, discard: true},
 		{name: "undecodable decoded", reply: garbage, wantErr: codes.Internal},
-		// A discarded response is not decoded: its OK status is the success.
-		{name: "undecodable discarded", reply: garbage, discard: true},
+		// A discarded response is not decoded, but bytes that are not a
+		// protobuf message still fail the call.
+		{name: "undecodable discarded", reply: garbage, discard: true, wantErr: codes.Internal},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
