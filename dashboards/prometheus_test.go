@@ -7,12 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -209,56 +205,18 @@ func finiteValues(t *testing.T, base, expr string) (int, error) {
 	return n, nil
 }
 
-// startPrometheus runs prometheus on a free loopback port scraping target
-// (host:port) every second, and returns its base URL once it is ready and
-// has scraped loadgend once. The port is found by listening on :0 and
-// closing; should another process take it first, prometheus exits and the
-// next attempt picks another.
+// startPrometheus is testtool.StartPrometheus, returning once loadgend has
+// been scraped once.
 func startPrometheus(t *testing.T, bin, target string, args ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "prometheus.yml")
-	yml := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"+
-		"scrape_configs:\n  - job_name: loadgend\n    static_configs:\n      - targets: [%q]\n", target)
-	if err := os.WriteFile(conf, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
+	base := testtool.StartPrometheus(t, bin, target, args...)
+	if err := waitFor(nil, 30*time.Second, func() bool {
+		n, err := finiteValues(t, base, `up{job="loadgend"} == 1`)
+		return err == nil && n > 0
+	}); err != nil {
+		t.Fatalf("prometheus %v: %v", args, err)
 	}
-	var lastErr error
-	for attempt := range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		cmd := exec.Command(bin, append([]string{"--config.file=" + conf,
-			"--storage.tsdb.path=" + filepath.Join(dir, fmt.Sprintf("tsdb%d", attempt)),
-			"--web.listen-address=" + addr, "--log.level=warn"}, args...)...)
-		var log strings.Builder
-		cmd.Stdout, cmd.Stderr = &syncWriter{w: &log}, &syncWriter{w: &log}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		stop := func() {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		base := "http://" + addr
-		if err := waitFor(exited, 30*time.Second, func() bool {
-			n, err := finiteValues(t, base, `up{job="loadgend"} == 1`)
-			return err == nil && n > 0
-		}); err != nil {
-			stop()
-			lastErr = fmt.Errorf("prometheus %v: %w", args, err)
-			continue
-		}
-		t.Cleanup(stop)
-		return base
-	}
-	t.Fatal(lastErr)
-	return ""
+	return base
 }
 
 // waitFor polls ok until it holds, the process exits or the timeout

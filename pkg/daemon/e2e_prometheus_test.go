@@ -3,15 +3,10 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +40,7 @@ func TestE2EPrometheus(t *testing.T) {
 	}
 	bases := make([]string, len(proms))
 	for i, p := range proms {
-		bases[i] = startPrometheus(t, bin, svc.Addr(), p.args...)
+		bases[i] = testtool.StartPrometheus(t, bin, svc.Addr(), p.args...)
 	}
 	for i, p := range proms {
 		waitQuery(t, bases[i], `up{job="loadgend"}`, 20*time.Second, func(v, _ float64) bool { return v == 1 },
@@ -131,96 +126,6 @@ func TestE2EPrometheus(t *testing.T) {
 			}
 		}
 	}
-}
-
-// startPrometheus runs prometheus on a free loopback port, scraping target
-// (host:port) every second, and waits until it is ready. The port is found
-// by listening on :0 and closing; should another process take it first,
-// prometheus exits and the next attempt picks another.
-func startPrometheus(t *testing.T, bin, target string, args ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "prometheus.yml")
-	yml := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: loadgend
-    static_configs:
-      - targets: [%q]
-`, target)
-	if err := os.WriteFile(conf, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var lastErr error
-	for attempt := range 3 {
-		addr := freeLoopbackAddr(t)
-		cmd := exec.Command(bin, append([]string{
-			"--config.file=" + conf,
-			"--storage.tsdb.path=" + filepath.Join(dir, fmt.Sprintf("tsdb%d", attempt)),
-			"--web.listen-address=" + addr,
-			"--log.level=warn",
-		}, args...)...)
-		out := &logLines{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		stop := func() {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		base := "http://" + addr
-		if err := waitReady(base+"/-/ready", exited, 30*time.Second); err != nil {
-			stop()
-			lastErr = fmt.Errorf("prometheus %v: %w\n%s", args, err, out.String())
-			continue
-		}
-		t.Cleanup(func() {
-			stop()
-			if t.Failed() {
-				t.Logf("prometheus %v log:\n%s", args, out.String())
-			}
-		})
-		return base
-	}
-	t.Fatal(lastErr)
-	return ""
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// waitReady polls url until 200, the process exits or the timeout passes:
-// a readiness endpoint has no event to wait on.
-func waitReady(url string, exited <-chan error, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("exited: %v", err)
-		default:
-		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not ready after %v", url, timeout)
 }
 
 // promQuery evaluates an instant query now and returns the first series'
