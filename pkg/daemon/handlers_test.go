@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,24 +66,55 @@ func do(t *testing.T, method, url, body string, header ...string) (int, []byte) 
 	return resp.StatusCode, b
 }
 
-// waitState polls a run until it reaches a terminal state (no event to wait
-// on from outside the API but the stream, tested on its own).
+// follow reads a run's event stream until until returns true for an event
+// (its name and data) or the stream ends; the stream is the API's event for
+// "something changed", so no test polls.
+func follow(t *testing.T, base, id string, until func(event string, data []byte) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/runs/"+id+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var event string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			if until(event, []byte(strings.TrimPrefix(line, "data: "))) {
+				return
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("events of %s: %v", id, err)
+	}
+}
+
+// waitState follows a run's events until its terminal state, then returns
+// its status.
 func waitState(t *testing.T, base, id string) api.RunStatus {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		_, b := do(t, "GET", base+"/v1/runs/"+id, "")
-		var st api.RunStatus
-		if err := json.Unmarshal(b, &st); err != nil {
-			t.Fatalf("%s: %v", b, err)
-		}
-		if st.State.Terminal() {
-			return st
-		}
-		time.Sleep(50 * time.Millisecond)
+	follow(t, base, id, func(event string, data []byte) bool {
+		var ev api.StateEvent
+		return event == api.EventState && json.Unmarshal(data, &ev) == nil && ev.State.Terminal()
+	})
+	_, b := do(t, "GET", base+"/v1/runs/"+id, "")
+	var st api.RunStatus
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("%s: %v", b, err)
 	}
-	t.Fatalf("run %s did not finish", id)
-	return api.RunStatus{}
+	if !st.State.Terminal() {
+		t.Fatalf("run %s: the event stream ended with the run %s", id, st.State)
+	}
+	return st
 }
 
 func TestRoutesMatchSpec(t *testing.T) {
@@ -177,18 +210,14 @@ func TestQueueAndCancel(t *testing.T) {
 		t.Fatalf("cancel queued: %d %s", code, b)
 	}
 	// Wait until the long run is issuing, then cancel it.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, b := do(t, "GET", base+"/v1/runs/"+ids[0], "")
-		var st api.RunStatus
-		json.Unmarshal(b, &st)
-		if st.State == api.StateRunning && st.Progress != nil && st.Progress.Issued > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("long run never ran: %s", b)
-		}
-		time.Sleep(50 * time.Millisecond)
+	issuing := false
+	follow(t, base, ids[0], func(event string, data []byte) bool {
+		var p api.Progress
+		issuing = event == api.EventProgress && json.Unmarshal(data, &p) == nil && p.Issued > 0
+		return issuing
+	})
+	if !issuing {
+		t.Fatal("the long run ended before it issued")
 	}
 	if code, b := do(t, "POST", base+"/v1/runs/"+ids[0]+"/cancel", ""); code != 202 {
 		t.Fatalf("cancel running: %d %s", code, b)
