@@ -23,6 +23,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 	"github.com/netloadgen/netloadgen/triton"
 )
 
@@ -37,29 +38,10 @@ const model2ms = "name=m,fn=echo,dtype=FP32,dims=16,max_batch=8,latency=constant
 var transports = []string{"http", "grpc", "http-json"}
 
 func startProxy(t *testing.T, flags ...string) *sutproxy.Proxy {
-	t.Helper()
-	var specs []sim.ModelSpec
-	for _, f := range flags {
-		s, err := sim.ParseModelFlag(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, s)
-	}
-	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Models: specs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return sutproxytest.Start(t, flags...)
 }
 
-func targetOf(p *sutproxy.Proxy, transport string) string {
-	if transport == "grpc" {
-		return "grpc://" + p.GRPCAddr()
-	}
-	return "http://" + p.HTTPAddr()
-}
+func targetOf(p *sutproxy.Proxy, transport string) string { return sutproxytest.Target(p, transport) }
 
 // transportArgs are the flags that choose the transport's encoding.
 func transportArgs(transport string) []string {

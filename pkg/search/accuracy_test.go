@@ -8,8 +8,8 @@ import (
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runner"
-	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -18,29 +18,10 @@ import (
 const benchEnv = "NETLOADGEN_SEARCH_BENCH"
 
 func startProxy(t *testing.T, flags ...string) *sutproxy.Proxy {
-	t.Helper()
-	var specs []sim.ModelSpec
-	for _, f := range flags {
-		s, err := sim.ParseModelFlag(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, s)
-	}
-	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Models: specs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return sutproxytest.Start(t, flags...)
 }
 
-func targetOf(p *sutproxy.Proxy, transport string) string {
-	if transport == "grpc" {
-		return "grpc://" + p.GRPCAddr()
-	}
-	return "http://" + p.HTTPAddr()
-}
+func targetOf(p *sutproxy.Proxy, transport string) string { return sutproxytest.Target(p, transport) }
 
 func serverSettings(t testing.TB, rs loadgen.Ruleset, minDur uint64) loadgen.Settings {
 	s, err := loadgen.NewSettings(rs, trace.Server, "")

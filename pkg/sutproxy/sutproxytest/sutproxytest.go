@@ -1,0 +1,39 @@
+// Package sutproxytest starts sutproxy in-process for tests: simulated models
+// given in the --model flag syntax, both front ends on loopback ports the
+// kernel picks, closed when the test ends.
+package sutproxytest
+
+import (
+	"testing"
+
+	"github.com/netloadgen/netloadgen/pkg/sim"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+)
+
+// Start serves the models (sim.ParseModelFlag syntax; none: the built-in set).
+func Start(t testing.TB, flags ...string) *sutproxy.Proxy {
+	t.Helper()
+	var specs []sim.ModelSpec
+	for _, f := range flags {
+		s, err := sim.ParseModelFlag(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Models: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// Target is p's URL for a transport: "grpc" gives grpc://, anything else
+// (http, http-json) http://.
+func Target(p *sutproxy.Proxy, transport string) string {
+	if transport == "grpc" {
+		return "grpc://" + p.GRPCAddr()
+	}
+	return "http://" + p.HTTPAddr()
+}
