@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
+	"github.com/netloadgen/netloadgen/pkg/rxstamp"
 	"github.com/netloadgen/netloadgen/triton"
 )
 
@@ -45,6 +48,7 @@ type GRPCClient struct {
 	target  string
 	conns   []*grpc.ClientConn
 	clients []inferencepb.GRPCInferenceServiceClient
+	rx      []atomic.Pointer[rxstamp.Conn] // by pool index: the live connection, when timestamped
 	next    atomic.Uint64
 	calls   grpcCalls
 }
@@ -91,7 +95,7 @@ func NewGRPCClient(target string, opts ...GRPCOption) (*GRPCClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	dial := append([]grpc.DialOption{
+	dial := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcMaxMessage), grpc.MaxCallSendMsgSize(grpcMaxMessage),
 			grpc.ForceCodecV2(codec)),
@@ -102,10 +106,17 @@ func NewGRPCClient(target string, opts ...GRPCOption) (*GRPCClient, error) {
 		// pair per request for windows that end at this size anyway.
 		grpc.WithStaticStreamWindowSize(grpcWindow),
 		grpc.WithStaticConnWindowSize(grpcWindow),
-	}, cfg.dialOptions...)
-	c := &GRPCClient{target: target}
-	for range cfg.conns {
-		cc, err := grpc.NewClient(target, dial...)
+	}
+	c := &GRPCClient{target: target, rx: make([]atomic.Pointer[rxstamp.Conn], cfg.conns)}
+	for i := range cfg.conns {
+		opts := dial[:len(dial):len(dial)]
+		if plainTCPTarget(target) {
+			// Our own dialer, so that responses carry the kernel's arrival
+			// time (pkg/rxstamp); a dialer in cfg.dialOptions replaces it.
+			opts = append(opts, grpc.WithContextDialer(c.rxDialer(i)))
+		}
+		opts = append(opts, cfg.dialOptions...)
+		cc, err := grpc.NewClient(target, opts...)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("kserve: gRPC client of %s: %w", target, err)
@@ -122,6 +133,38 @@ func NewGRPCClient(target string, opts ...GRPCOption) (*GRPCClient, error) {
 		}
 	}
 	return c, nil
+}
+
+// plainTCPTarget is a host:port target, which grpc-go dials over TCP with
+// the address as given (a resolver scheme or a unix socket is left to
+// grpc-go's own dialer).
+func plainTCPTarget(target string) bool {
+	return !strings.Contains(target, "://") && !strings.HasPrefix(target, "unix:")
+}
+
+// rxDialer dials TCP for pool slot i and keeps the connection, so a call
+// can read when its response arrived.
+func (c *GRPCClient) rxDialer(i int) func(context.Context, string) (net.Conn, error) {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := rxstamp.Dial(ctx, &net.Dialer{}, "tcp", addr)
+		if rc, ok := nc.(*rxstamp.Conn); ok && rc.Stamped() {
+			c.rx[i].Store(rc)
+		}
+		return nc, err
+	}
+}
+
+// arrival is when the latest data on pool slot i's connection reached the
+// kernel, a bound on when a call on it that just returned got its response:
+// the response was read before the call returned, so the latest arrival is
+// its own or a later one, never an earlier one. Zero without timestamps.
+func (c *GRPCClient) arrival(i uint64) time.Time {
+	if rc := c.rx[i].Load(); rc != nil {
+		if at, ok := rc.Arrival(time.Now()); ok {
+			return at
+		}
+	}
+	return time.Time{}
 }
 
 // Connect opens every connection of the pool and waits until each is ready.
@@ -158,13 +201,13 @@ func (c *GRPCClient) Close() error {
 // Conns is the pool size.
 func (c *GRPCClient) Conns() int { return len(c.conns) }
 
+// pickIndex is the pool slot of the next call; prepared calls use the
+// connection directly (the generated client adds a call option and two
+// allocations to every call).
 func (c *GRPCClient) pickIndex() uint64 { return (c.next.Add(1) - 1) % uint64(len(c.conns)) }
 
 func (c *GRPCClient) pick() inferencepb.GRPCInferenceServiceClient { return c.clients[c.pickIndex()] }
 
-// pickConn is pick for a call made without the generated client, which
-// adds a call option (and two allocations) to every call.
-func (c *GRPCClient) pickConn() *grpc.ClientConn { return c.conns[c.pickIndex()] }
 
 // ServerLive asks whether the server is live.
 func (c *GRPCClient) ServerLive(ctx context.Context) (bool, error) {

@@ -6,6 +6,7 @@ package kserve
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
@@ -49,7 +50,7 @@ func (p *PreparedGRPCInfer) check() error {
 // InferPrepared runs a prepared request and decodes the response.
 func (c *GRPCClient) InferPrepared(ctx context.Context, p *PreparedGRPCInfer) (*InferResponse, error) {
 	r := new(inferencepb.ModelInferResponse)
-	if err := c.modelInfer(ctx, p, r); err != nil {
+	if _, err := c.modelInfer(ctx, p, r); err != nil {
 		return nil, err
 	}
 	resp, err := InferResponseFromPB(r)
@@ -64,19 +65,35 @@ func (c *GRPCClient) InferPrepared(ctx context.Context, p *PreparedGRPCInfer) (*
 // decoded nor converted, which a performance run that never reads outputs
 // need not pay for.
 func (c *GRPCClient) InferPreparedDiscard(ctx context.Context, p *PreparedGRPCInfer) error {
-	return c.modelInfer(ctx, p, new(grpcDiscard))
+	_, err := c.modelInfer(ctx, p, new(grpcDiscard))
+	return err
+}
+
+// InferPreparedDiscardAt is InferPreparedDiscard that also returns when the
+// response reached this host's kernel (zero when unknown), before grpc-go's
+// reader and this goroutine woke up: a load generator's latency should end
+// there. Under concurrency it may be a later response's arrival on the same
+// connection, never an earlier one.
+func (c *GRPCClient) InferPreparedDiscardAt(ctx context.Context, p *PreparedGRPCInfer) (time.Time, error) {
+	i, err := c.modelInfer(ctx, p, new(grpcDiscard))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return c.arrival(i), nil
 }
 
 // modelInfer calls ModelInfer with the prepared bytes; reply is a
 // *inferencepb.ModelInferResponse or a *grpcDiscard (see grpcCodec).
-func (c *GRPCClient) modelInfer(ctx context.Context, p *PreparedGRPCInfer, reply any) error {
+// It returns the pool slot the call went on.
+func (c *GRPCClient) modelInfer(ctx context.Context, p *PreparedGRPCInfer, reply any) (uint64, error) {
 	if err := p.check(); err != nil {
-		return err
+		return 0, err
 	}
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
-	if err := c.pickConn().Invoke(ctx, inferencepb.GRPCInferenceService_ModelInfer_FullMethodName, p, reply, call.opts[:]...); err != nil {
-		return call.fail(err)
+	i := c.pickIndex()
+	if err := c.conns[i].Invoke(ctx, inferencepb.GRPCInferenceService_ModelInfer_FullMethodName, p, reply, call.opts[:]...); err != nil {
+		return i, call.fail(err)
 	}
-	return nil
+	return i, nil
 }

@@ -281,6 +281,13 @@ var aLongTimeAgo = time.Unix(1, 0)
 // a fresh connection: the server closed the idle connection (uvicorn does
 // after 5 s) and never saw the request.
 func (c *HTTPClient) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.Response) error {
+	return c.roundTripAt(ctx, raw, resp, nil)
+}
+
+// roundTripAt is roundTrip that also sets *at, when not nil, to when the
+// response arrived in the kernel (left alone when the connection has no
+// receive timestamps).
+func (c *HTTPClient) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Response, at *time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrTransport, err)
 	}
@@ -300,6 +307,11 @@ func (c *HTTPClient) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.R
 	if err != nil {
 		c.pool.discard(conn)
 		return c.transportError(ctx, err)
+	}
+	if at != nil && conn.rx != nil {
+		if t, ok := conn.rx.Arrival(time.Now()); ok {
+			*at = t
+		}
 	}
 	if resp.ConnectionClose() {
 		c.pool.discard(conn)
@@ -326,6 +338,9 @@ func (c *HTTPClient) exchange(ctx context.Context, conn *httpConn, raw []byte, r
 	conn.cr.n = 0
 	if conn.br.Buffered() > 0 {
 		return errors.New("unsolicited bytes on an idle connection")
+	}
+	if conn.rx != nil {
+		conn.rx.Reset()
 	}
 	if _, err := conn.nc.Write(raw); err != nil {
 		return err

@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/rxstamp"
 )
 
 // httpConn is one keep-alive connection.
 type httpConn struct {
 	nc      net.Conn
+	rx      *rxstamp.Conn // nc when it carries kernel receive timestamps
 	cr      countingReader
 	br      *bufio.Reader
 	lastUse time.Time
@@ -110,6 +113,13 @@ func (p *connPool) dial(ctx context.Context) (*httpConn, error) {
 		}
 	}
 	c := &httpConn{nc: nc, cr: countingReader{r: nc}}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		// The response's arrival is read from the kernel, so a latency does
+		// not include this process's own wake-up (pkg/rxstamp).
+		if rc := rxstamp.Wrap(tc); rc.Stamped() {
+			c.nc, c.rx, c.cr.r = rc, rc, rc
+		}
+	}
 	c.br = bufio.NewReaderSize(&c.cr, 16<<10)
 	return c, nil
 }

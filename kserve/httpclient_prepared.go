@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // PreparedInfer is an inference request encoded once, ready to be sent any
@@ -65,9 +66,24 @@ func (c *HTTPClient) InferPrepared(ctx context.Context, p *PreparedInfer) (*Infe
 // non-empty body, a JSON header length within it): the cheap path for
 // performance runs, where outputs are not read.
 func (c *HTTPClient) InferPreparedCheck(ctx context.Context, p *PreparedInfer) error {
+	_, err := c.InferPreparedCheckAt(ctx, p)
+	return err
+}
+
+// InferPreparedCheckAt is InferPreparedCheck that also returns when the
+// response reached this host's kernel, before this process woke up to read
+// it (zero when the connection has no receive timestamps): a load
+// generator's latency should end there, not include its own wake-up.
+func (c *HTTPClient) InferPreparedCheckAt(ctx context.Context, p *PreparedInfer) (time.Time, error) {
+	var at time.Time
+	err := c.inferPreparedCheck(ctx, p, &at)
+	return at, err
+}
+
+func (c *HTTPClient) inferPreparedCheck(ctx context.Context, p *PreparedInfer, at *time.Time) error {
 	resp := c.acquireResponse()
 	defer c.resps.Put(resp)
-	if err := c.roundTrip(ctx, p.raw, resp); err != nil {
+	if err := c.roundTripAt(ctx, p.raw, resp, at); err != nil {
 		return err
 	}
 	if st := resp.StatusCode(); st < 200 || st >= 300 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestNewHTTPClientRejectsBadURLs(t *testing.T) {
@@ -255,6 +256,13 @@ func TestHTTPClientAgainstKServeStyleServer(t *testing.T) {
 		}
 		if err := c.InferPreparedCheck(ctx, p); err != nil {
 			t.Errorf("InferPreparedCheck: %v", err)
+		}
+		start := time.Now()
+		at, err := c.InferPreparedCheckAt(ctx, p)
+		end := time.Now()
+		if err != nil || at.IsZero() || at.Before(start) || at.After(end) {
+			t.Errorf("InferPreparedCheckAt = %v (%v after the call began, which took %v), %v; want the arrival within the call",
+				at, at.Sub(start), end.Sub(start), err)
 		}
 		// Pure JSON requests carry Content-Type: the server here refuses them with 422.
 		jc, err := NewHTTPClient("http://"+c.host, HTTPBinary(false))

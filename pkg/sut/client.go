@@ -2,13 +2,16 @@ package sut
 
 import (
 	"context"
+	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
 // Call sends one pre-encoded request and reports whether it succeeded; it
-// must not allocate the request again.
-type Call func(ctx context.Context) error
+// must not allocate the request again. at is when the response arrived, if
+// the transport knows it better than "now" (the kernel's receive timestamp:
+// the latency then excludes this process's wake-up); zero means now.
+type Call func(ctx context.Context) (at time.Time, err error)
 
 // Client prepares requests for one transport.
 type Client interface {
@@ -26,7 +29,7 @@ func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) error { return h.c.InferPreparedCheck(ctx, p) }, nil
+	return func(ctx context.Context) (time.Time, error) { return h.c.InferPreparedCheckAt(ctx, p) }, nil
 }
 
 type grpcClient struct{ c *kserve.GRPCClient }
@@ -40,7 +43,7 @@ func (g grpcClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) error { return g.c.InferPreparedDiscard(ctx, p) }, nil
+	return func(ctx context.Context) (time.Time, error) { return g.c.InferPreparedDiscardAt(ctx, p) }, nil
 }
 
 // CaptureCall sends one pre-encoded request and returns the decoded

@@ -14,6 +14,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -27,7 +28,7 @@ const benchWindow = 32
 type nullClient struct{}
 
 func (nullClient) Prepare(*kserve.InferRequest) (Call, error) {
-	return func(context.Context) error { return nil }, nil
+	return func(context.Context) (time.Time, error) { return time.Time{}, nil }, nil
 }
 
 func benchLibrary(b *testing.B) *qsl.Synthetic {

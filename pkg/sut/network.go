@@ -244,17 +244,21 @@ func (n *Network) IssueQuery(ctx context.Context, q loadgen.Query, done func(loa
 			done(q.Done(err))
 			return
 		}
-		go func() { done(q.Done(n.send(ctx, c))) }()
+		go func() {
+			at, err := n.send(ctx, c)
+			done(completion(q, q.Done(err), at))
+		}()
 		return
 	}
 	chunks := n.chunks(size)
 	if len(chunks) == 1 {
 		go func() {
+			var at time.Time
 			c, err := n.multiCall(q.Samples)
 			if err == nil {
-				err = n.send(ctx, c)
+				at, err = n.send(ctx, c)
 			}
-			done(q.Done(err))
+			done(completion(q, q.Done(err), at))
 		}()
 		return
 	}
@@ -282,15 +286,16 @@ func (n *Network) issueChunks(ctx context.Context, q loadgen.Query, chunks [][2]
 			samples := q.Samples[ch[0]:ch[1]]
 			var c Call
 			var err error
+			var at time.Time
 			if len(samples) == 1 {
 				c, err = n.singleCall(samples[0])
 			} else {
 				c, err = n.multiCall(samples)
 			}
 			if err == nil {
-				err = n.send(ctx, c)
+				at, err = n.send(ctx, c)
 			}
-			done(q.DoneRange(ch[0], ch[1]-ch[0], err))
+			done(completion(q, q.DoneRange(ch[0], ch[1]-ch[0], err), at))
 			if sem != nil {
 				<-sem
 			}
@@ -299,13 +304,26 @@ func (n *Network) issueChunks(ctx context.Context, q loadgen.Query, chunks [][2]
 	wg.Wait()
 }
 
-func (n *Network) send(ctx context.Context, c Call) error {
+func (n *Network) send(ctx context.Context, c Call) (time.Time, error) {
 	if n.o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, n.o.Timeout)
 		defer cancel()
 	}
 	return c(ctx)
+}
+
+// completion stamps c with the response's arrival from the transport, never
+// before the query was handed over: a stamp from before it (a wall-clock
+// step) cannot be this response's.
+func completion(q loadgen.Query, c loadgen.Completion, at time.Time) loadgen.Completion {
+	if c.Err == nil && !at.IsZero() {
+		if at.Before(q.Issued) {
+			at = q.Issued
+		}
+		c.At = at
+	}
+	return c
 }
 
 // TimeOne sends sample index as one request, once the connection is warm
@@ -317,10 +335,13 @@ func (n *Network) TimeOne(ctx context.Context, index int) (time.Duration, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := c(ctx); err != nil {
+	if _, err := c(ctx); err != nil {
 		return 0, err
 	}
 	start := time.Now()
-	err = c(ctx)
-	return time.Since(start), err
+	at, err := c(ctx)
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return at.Sub(start), err
 }

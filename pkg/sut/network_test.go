@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -23,13 +24,14 @@ type fakeClient struct {
 	maxSeen  int
 	gate     chan struct{}
 	fail     error
+	at       time.Time // the arrival every call reports
 }
 
 func (f *fakeClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	f.mu.Lock()
 	f.prepared = append(f.prepared, req)
 	f.mu.Unlock()
-	return func(ctx context.Context) error {
+	return func(ctx context.Context) (time.Time, error) {
 		f.mu.Lock()
 		f.sent = append(f.sent, req)
 		f.inflight++
@@ -41,7 +43,7 @@ func (f *fakeClient) Prepare(req *kserve.InferRequest) (Call, error) {
 		f.mu.Lock()
 		f.inflight--
 		f.mu.Unlock()
-		return f.fail
+		return f.at, f.fail
 	}, nil
 }
 
@@ -221,6 +223,47 @@ func TestWholeQueries(t *testing.T) {
 			sort.Ints(sizes)
 			if fmt.Sprint(sizes) != c.sizes {
 				t.Errorf("requests of %v samples, want %s", sizes, c.sizes)
+			}
+		})
+	}
+}
+
+func TestCompletionCarriesTheTransportsArrival(t *testing.T) {
+	issued := time.Unix(1000, 0)
+	cases := []struct {
+		name    string
+		at      time.Time
+		fail    error
+		wantAt  time.Time
+		batched bool
+	}{
+		{"arrival passed on", issued.Add(3 * time.Millisecond), nil, issued.Add(3 * time.Millisecond), false},
+		{"batched query too", issued.Add(2 * time.Millisecond), nil, issued.Add(2 * time.Millisecond), true},
+		{"no arrival: engine's now", time.Time{}, nil, time.Time{}, false},
+		{"before the issue: clamped", issued.Add(-time.Second), nil, issued, false},
+		{"failure: no arrival", issued.Add(time.Millisecond), errors.New("boom"), time.Time{}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lib := library(t, tc.batched)
+			fc := &fakeClient{at: tc.at, fail: tc.fail}
+			o := Options{Model: "m"}
+			samples := []int{1}
+			if tc.batched {
+				o.MaxBatch, samples = 8, []int{1, 2}
+			}
+			n, err := New(fc, lib, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newCollector(len(samples))
+			n.IssueQuery(t.Context(), loadgen.Query{Samples: samples, Issued: issued}, c.done)
+			<-c.all
+			if len(c.got) != 1 {
+				t.Fatalf("%d completions, want 1", len(c.got))
+			}
+			if got := c.got[0].At; !got.Equal(tc.wantAt) {
+				t.Errorf("At = %v, want %v", got, tc.wantAt)
 			}
 		})
 	}
