@@ -208,7 +208,6 @@ func (c *GRPCClient) pickIndex() uint64 { return (c.next.Add(1) - 1) % uint64(le
 
 func (c *GRPCClient) pick() inferencepb.GRPCInferenceServiceClient { return c.clients[c.pickIndex()] }
 
-
 // ServerLive asks whether the server is live.
 func (c *GRPCClient) ServerLive(ctx context.Context) (bool, error) {
 	call := c.calls.get(ctx)
