@@ -1,0 +1,53 @@
+package httploop
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// ErrUnsupported is New's error where the loop cannot run (not Linux).
+var ErrUnsupported = errors.New("httploop: not supported on this platform")
+
+// ErrClosed is the error of a request sent after Close.
+var ErrClosed = errors.New("httploop: closed")
+
+// Config configures a Loop.
+type Config struct {
+	// Addr is the server's host:port; a host name is resolved once, by New.
+	Addr string
+	// MaxConns caps the open connections (default 64). Requests beyond
+	// them wait in FIFO order for a connection to come free.
+	MaxConns int
+	// Timeout bounds a request from Send to its answer (0: none). Time
+	// spent waiting for a connection counts.
+	Timeout time.Duration
+	// DialTimeout bounds Preconnect (default 5 s).
+	DialTimeout time.Duration
+	// OnDone is called once per Send, on the goroutine that polls, with the
+	// Send's tag and nil or the request's error. It may call Send.
+	OnDone func(tag uint64, err error)
+}
+
+func (c *Config) normalise() error {
+	if c.OnDone == nil {
+		return fmt.Errorf("httploop: Config.OnDone is required")
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = 64
+	}
+	if c.MaxConns < 0 {
+		return fmt.Errorf("httploop: max connections %d: must be positive", c.MaxConns)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("httploop: timeout %v: must not be negative", c.Timeout)
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = 5 * time.Second
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("httploop: address %q: %w", c.Addr, err)
+	}
+	return nil
+}

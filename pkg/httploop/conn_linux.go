@@ -1,0 +1,276 @@
+//go:build linux
+
+package httploop
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// Connection states.
+const (
+	stateClosed = iota
+	stateConnecting
+	stateIdle
+	stateBusy
+)
+
+// conn is one keep-alive connection: at most one request in flight (no
+// pipelining, as the servers under test expect).
+type conn struct {
+	fd     int
+	slot   int32
+	gen    int32 // tells a stale epoll event of a slot's earlier socket
+	state  int
+	out    bool // EPOLLOUT is registered: a write is partial
+	reused bool // it has answered before: a close may predate our request
+	req    pending
+	wrote  int
+	resp   response
+}
+
+const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
+
+// dial starts a non-blocking connect on a free slot.
+func (l *Loop) dial() error {
+	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	// Requests are small and answered one at a time: Nagle would hold a
+	// request's tail for the previous answer's ACK.
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("TCP_NODELAY: %w", err)
+	}
+	if err := unix.Connect(fd, l.sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
+		unix.Close(fd)
+		return fmt.Errorf("connect %s: %w", l.cfg.Addr, err)
+	}
+	c := l.freeSlot()
+	c.fd, c.state, c.reused, c.out = fd, stateConnecting, false, false
+	c.gen++
+	if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+		unix.Close(fd)
+		c.state = stateClosed
+		return err
+	}
+	l.open++
+	l.connecting++
+	return nil
+}
+
+func (l *Loop) freeSlot() *conn {
+	for _, c := range l.slots {
+		if c.state == stateClosed {
+			return c
+		}
+	}
+	c := &conn{slot: int32(len(l.slots)), fd: -1}
+	l.slots = append(l.slots, c)
+	return c
+}
+
+// event handles epoll's report on c.
+func (l *Loop) event(c *conn, ev uint32) {
+	switch c.state {
+	case stateConnecting:
+		l.connected(c)
+	case stateIdle:
+		// An idle connection has nothing to say: the server closed it or
+		// sent bytes nobody asked for. Either way it is done.
+		l.closeConn(c)
+		l.grow()
+	case stateBusy:
+		if c.out && ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			if !l.write(c) {
+				return
+			}
+		}
+		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			l.read(c)
+		}
+	}
+}
+
+func (l *Loop) connected(c *conn) {
+	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soErr != 0 {
+		err = unix.Errno(soErr)
+	}
+	if err == nil {
+		err = l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen)
+	}
+	if err != nil {
+		l.closeConn(c)
+		l.connErr = fmt.Errorf("connect %s: %w", l.cfg.Addr, err)
+		if l.open == 0 {
+			l.failQueue(l.connErr)
+		}
+		return
+	}
+	l.connecting--
+	l.release(c)
+}
+
+// release hands a free connection the oldest waiting request, or parks it.
+func (l *Loop) release(c *conn) {
+	if l.queue.len() > 0 {
+		l.start(c, l.queue.popFront())
+		return
+	}
+	c.state = stateIdle
+	l.idle = append(l.idle, c)
+}
+
+func (l *Loop) start(c *conn, p pending) {
+	c.state, c.req, c.wrote = stateBusy, p, 0
+	c.resp.reset()
+	l.busy++
+	l.write(c)
+}
+
+// write sends what is left of c's request; false if c failed.
+func (l *Loop) write(c *conn) bool {
+	for c.wrote < len(c.req.raw) {
+		n, err := unix.Write(c.fd, c.req.raw[c.wrote:])
+		switch {
+		case err == nil:
+			c.wrote += n
+			continue
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			if !c.out {
+				if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+					l.fail(c, err)
+					return false
+				}
+				c.out = true
+			}
+			return true
+		}
+		l.fail(c, err)
+		return false
+	}
+	if c.out {
+		c.out = false
+		if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen); err != nil {
+			l.fail(c, err)
+			return false
+		}
+	}
+	return true
+}
+
+// read takes what the socket has and finishes c's request once its answer
+// is complete.
+func (l *Loop) read(c *conn) {
+	for {
+		n, err := unix.Read(c.fd, l.buf)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return
+		case err != nil:
+			l.fail(c, err)
+			return
+		case n == 0:
+			if done, err := c.resp.eof(); !done {
+				l.fail(c, err)
+				return
+			}
+			l.finish(c, true)
+			return
+		}
+		used, done, err := c.resp.feed(l.buf[:n])
+		if err != nil {
+			l.fail(c, err)
+			return
+		}
+		if done {
+			// Bytes after the answer were not asked for: the connection
+			// cannot be trusted with the next request.
+			l.finish(c, used < n || c.wrote < len(c.req.raw))
+			return
+		}
+		if n < len(l.buf) {
+			return // the socket is drained: wait for the rest
+		}
+	}
+}
+
+// finish reports c's answer and frees or closes c.
+func (l *Loop) finish(c *conn, closeIt bool) {
+	tag, err := c.req.tag, c.resp.check()
+	l.busy--
+	c.req = pending{}
+	if closeIt || c.resp.closeConn {
+		l.closeConn(c)
+		l.deliver(tag, err)
+		l.grow()
+		return
+	}
+	c.reused = true
+	// The answer is timed first; the next waiting request goes out after.
+	l.deliver(tag, err)
+	if l.closed {
+		return
+	}
+	l.connecting--
+	l.release(c)
+}
+
+// fail ends c after an error on its request. A request that met a reused
+// connection's close before any byte of its answer goes first in the queue
+// once more: the server closed the idle connection and never saw it.
+func (l *Loop) fail(c *conn, err error) {
+	p := c.req
+	retry := c.reused && !c.resp.sawByte && !p.retried && retryable(err)
+	l.busy--
+	c.req = pending{}
+	l.closeConn(c)
+	if retry {
+		p.retried = true
+		l.retries++
+		l.queue.pushFront(p)
+	} else {
+		l.deliver(p.tag, transportError(err))
+	}
+	l.grow()
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, errNoResponse) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) || errors.Is(err, unix.ECONNABORTED)
+}
+
+func transportError(err error) error {
+	if errors.Is(err, kserve.ErrTransport) || errors.Is(err, kserve.ErrMalformed) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
+}
+
+func (l *Loop) closeConn(c *conn) {
+	switch c.state {
+	case stateClosed:
+		return
+	case stateConnecting:
+		l.connecting--
+	case stateIdle:
+		for i, ic := range l.idle {
+			if ic == c {
+				l.idle = append(l.idle[:i], l.idle[i+1:]...)
+				break
+			}
+		}
+	}
+	unix.Close(c.fd) // also leaves the epoll set
+	c.fd, c.state, c.out = -1, stateClosed, false
+	l.open--
+}

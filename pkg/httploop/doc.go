@@ -1,0 +1,9 @@
+// Package httploop is an HTTP/1.1 keep-alive client that runs entirely on
+// its caller's goroutine: its own epoll set, non-blocking sockets and a
+// timerfd, so a load generator's issuer can send a request at its due time
+// and read the answers while it waits for the next one, with no goroutine
+// hand-offs through Go's netpoller. It sends pre-encoded requests and checks
+// the answers the way kserve.HTTPClient.InferPreparedCheck does, without
+// keeping their bodies. Linux only; elsewhere New returns ErrUnsupported so
+// the caller falls back to kserve.HTTPClient.
+package httploop

@@ -1,0 +1,377 @@
+//go:build linux
+
+package httploop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// Epoll keys that are not connections (a connection's key is its slot).
+const (
+	keyTimer = -1
+	keyWake  = -2
+)
+
+const (
+	readBufSize = 64 << 10
+	maxEvents   = 128
+	never       = math.MaxInt64
+)
+
+// Loop is the client. Send and PollUntil must be called from one goroutine
+// at a time (the issuer's); nothing in it runs on another goroutine except
+// the wake-up of a cancelled context.
+type Loop struct {
+	cfg    Config
+	sa     unix.Sockaddr
+	family int
+
+	epfd, tfd, efd int
+	events         []unix.EpollEvent
+	buf            []byte // read buffer shared by every connection: one goroutine reads
+
+	slots      []*conn // by epoll key
+	idle       []*conn // LIFO: the warmest connection first
+	queue      fifo
+	open       int // connections open or connecting
+	connecting int
+	busy       int
+
+	base      time.Time // the loop's clock: ns since base
+	clockBase int64     // CLOCK_MONOTONIC at base, for the timerfd
+	armed     int64     // timerfd expiry on the loop's clock; 0: not armed
+	spec      unix.ItimerSpec
+	checkAt   int64 // the earliest request deadline that may have passed
+
+	done      <-chan struct{} // the context being watched
+	stopWatch func() bool
+
+	delivered uint64
+	retries   uint64
+	connErr   error
+	closed    bool
+}
+
+// New resolves the address and sets up the epoll set. It opens no
+// connection: Preconnect does, or the first Send.
+func New(cfg Config) (*Loop, error) {
+	if err := cfg.normalise(); err != nil {
+		return nil, err
+	}
+	ta, err := net.ResolveTCPAddr("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("httploop: resolve %q: %w", cfg.Addr, err)
+	}
+	l := &Loop{cfg: cfg, epfd: -1, tfd: -1, efd: -1, checkAt: never,
+		events: make([]unix.EpollEvent, maxEvents), buf: make([]byte, readBufSize)}
+	if ip4 := ta.IP.To4(); ip4 != nil {
+		sa := &unix.SockaddrInet4{Port: ta.Port}
+		copy(sa.Addr[:], ip4)
+		l.sa, l.family = sa, unix.AF_INET
+	} else {
+		sa := &unix.SockaddrInet6{Port: ta.Port}
+		copy(sa.Addr[:], ta.IP.To16())
+		l.sa, l.family = sa, unix.AF_INET6
+	}
+	if err := l.setup(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Loop) setup() error {
+	var err error
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return fmt.Errorf("httploop: epoll_create1: %w", err)
+	}
+	// The wait is a timerfd rather than epoll_wait's timeout: epoll_wait
+	// rounds to milliseconds and adds the thread's timer slack (50 µs by
+	// default); a timerfd expires on the kernel's high-resolution timer.
+	if l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK); err != nil {
+		return fmt.Errorf("httploop: timerfd_create: %w", err)
+	}
+	if l.efd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return fmt.Errorf("httploop: eventfd: %w", err)
+	}
+	// Edge-triggered and never read: each expiry wakes the wait once, and
+	// re-arming needs one syscall, not two.
+	if err := l.ctl(unix.EPOLL_CTL_ADD, l.tfd, unix.EPOLLIN|unix.EPOLLET, keyTimer, 0); err != nil {
+		return err
+	}
+	if err := l.ctl(unix.EPOLL_CTL_ADD, l.efd, unix.EPOLLIN, keyWake, 0); err != nil {
+		return err
+	}
+	var ts unix.Timespec
+	l.base = time.Now()
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return fmt.Errorf("httploop: clock_gettime: %w", err)
+	}
+	l.clockBase = ts.Nano()
+	return nil
+}
+
+func (l *Loop) ctl(op, fd int, events uint32, key, gen int32) error {
+	ev := unix.EpollEvent{Events: events, Fd: key, Pad: gen}
+	if err := unix.EpollCtl(l.epfd, op, fd, &ev); err != nil {
+		return fmt.Errorf("httploop: epoll_ctl: %w", err)
+	}
+	return nil
+}
+
+// now is the loop's clock: monotonic ns since New.
+func (l *Loop) now() int64 { return int64(time.Since(l.base)) }
+
+// Send queues raw (a whole HTTP/1.1 request, kept by reference until its
+// answer) and writes it at once on an idle connection if there is one.
+// OnDone reports its outcome with tag from a later PollUntil, or from this
+// call when it fails at once.
+func (l *Loop) Send(raw []byte, tag uint64) {
+	if l.closed {
+		l.cfg.OnDone(tag, ErrClosed)
+		return
+	}
+	p := pending{raw: raw, tag: tag}
+	if l.cfg.Timeout > 0 {
+		p.deadline = l.now() + int64(l.cfg.Timeout)
+		l.checkAt = min(l.checkAt, p.deadline)
+	}
+	if n := len(l.idle); n > 0 && l.queue.len() == 0 {
+		c := l.idle[n-1]
+		l.idle = l.idle[:n-1]
+		l.start(c, p)
+		return
+	}
+	l.queue.pushBack(p)
+	l.grow()
+}
+
+// grow opens connections while requests wait and the cap allows.
+func (l *Loop) grow() {
+	for l.queue.len() > l.connecting && l.open < l.cfg.MaxConns {
+		if err := l.dial(); err != nil {
+			l.connErr = err
+			if l.open == 0 {
+				l.failQueue(err)
+			}
+			return
+		}
+	}
+}
+
+// Outstanding is the number of requests sent or queued and not yet
+// answered.
+func (l *Loop) Outstanding() int { return l.busy + l.queue.len() }
+
+// Retries is how many requests were sent again on a fresh connection
+// because their reused one had been closed by the server.
+func (l *Loop) Retries() uint64 { return l.retries }
+
+// Conns is the number of connections open or being opened.
+func (l *Loop) Conns() int { return l.open }
+
+// PollUntil does the loop's I/O and delivers completions (OnDone) until t,
+// until ctx is done, or until it has delivered at least one completion,
+// whichever is first; it reports whether it delivered any. It polls the
+// sockets at least once even when t has passed, so a caller that is behind
+// still receives answers.
+func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
+	l.watch(ctx)
+	due := int64(t.Sub(l.base))
+	start := l.delivered
+	polled := false
+	for {
+		now := l.now()
+		if now >= l.checkAt {
+			l.expire(now)
+		}
+		if l.delivered != start || l.cancelled() || (now >= due && polled) {
+			return l.delivered != start
+		}
+		wake := min(due, l.checkAt)
+		if now >= wake {
+			wake = 0 // poll without waiting
+		}
+		if err := l.wait(wake); err != nil {
+			return l.delivered != start
+		}
+		polled = true
+	}
+}
+
+func (l *Loop) cancelled() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// watch makes ctx's end wake a wait in progress. Callers poll with the same
+// context for long stretches, so this registers once per context.
+func (l *Loop) watch(ctx context.Context) {
+	done := ctx.Done()
+	if done == l.done && (l.stopWatch != nil || done == nil) {
+		return
+	}
+	if l.stopWatch != nil {
+		l.stopWatch()
+		l.stopWatch = nil
+	}
+	l.done = done
+	if done != nil {
+		efd := l.efd
+		l.stopWatch = context.AfterFunc(ctx, func() {
+			one := [8]byte{1}
+			_, _ = unix.Write(efd, one[:])
+		})
+	}
+}
+
+// wait blocks in epoll until an event or the loop-clock time wake (0: do
+// not block) and handles what it returns.
+func (l *Loop) wait(wake int64) error {
+	timeout := 0
+	if wake > 0 {
+		timeout = -1
+		if wake != l.armed {
+			l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
+			if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &l.spec, nil); err != nil {
+				return fmt.Errorf("httploop: timerfd_settime: %w", err)
+			}
+			l.armed = wake
+		}
+	}
+	n, err := unix.EpollWait(l.epfd, l.events, timeout)
+	if err != nil {
+		if errors.Is(err, unix.EINTR) {
+			return nil
+		}
+		return fmt.Errorf("httploop: epoll_wait: %w", err)
+	}
+	for i := range n {
+		ev := l.events[i]
+		switch ev.Fd {
+		case keyTimer:
+			l.armed = 0
+		case keyWake:
+			var b [8]byte
+			_, _ = unix.Read(l.efd, b[:])
+		default:
+			if c := l.slots[ev.Fd]; c.gen == ev.Pad && c.state != stateClosed {
+				l.event(c, ev.Events)
+			}
+		}
+	}
+	return nil
+}
+
+// deliver reports a request's outcome.
+func (l *Loop) deliver(tag uint64, err error) {
+	l.delivered++
+	l.cfg.OnDone(tag, err)
+}
+
+// failQueue fails every waiting request: no connection can be opened.
+func (l *Loop) failQueue(err error) {
+	for l.queue.len() > 0 {
+		p := l.queue.popFront()
+		l.deliver(p.tag, fmt.Errorf("%w: connect: %w", kserve.ErrTransport, err))
+	}
+}
+
+// expire fails the requests whose deadline passed, and finds the next one.
+func (l *Loop) expire(now int64) {
+	next := int64(never)
+	for _, c := range l.slots {
+		if c.state != stateBusy || c.req.deadline == 0 {
+			continue
+		}
+		if c.req.deadline <= now {
+			tag := c.req.tag
+			l.busy--
+			c.req = pending{}
+			l.closeConn(c)
+			l.deliver(tag, l.timeoutError())
+			continue
+		}
+		next = min(next, c.req.deadline)
+	}
+	for l.queue.len() > 0 && l.queue.front().deadline <= now {
+		p := l.queue.popFront()
+		l.deliver(p.tag, l.timeoutError())
+	}
+	for i := range l.queue.len() {
+		if d := l.queue.buf[(l.queue.head+i)%len(l.queue.buf)].deadline; d > 0 {
+			next = min(next, d)
+			break // deadlines are in queue order after the first
+		}
+	}
+	l.checkAt = next
+	l.grow()
+}
+
+func (l *Loop) timeoutError() error {
+	return fmt.Errorf("%w: request timeout %v: %w", kserve.ErrTransport, l.cfg.Timeout, context.DeadlineExceeded)
+}
+
+// Preconnect opens connections until n are open (within MaxConns) and
+// waits for them, bounded by ctx and the dial timeout.
+func (l *Loop) Preconnect(ctx context.Context, n int) error {
+	if l.closed {
+		return ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.DialTimeout)
+	defer cancel()
+	l.connErr = nil
+	for l.open < min(n, l.cfg.MaxConns) {
+		if err := l.dial(); err != nil {
+			return fmt.Errorf("%w: preconnect: %w", kserve.ErrTransport, err)
+		}
+	}
+	for l.connecting > 0 {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w: preconnect: %w", kserve.ErrTransport, err)
+		}
+		l.PollUntil(ctx, time.Now().Add(10*time.Millisecond))
+	}
+	if l.connErr != nil {
+		return fmt.Errorf("%w: preconnect: %w", kserve.ErrTransport, l.connErr)
+	}
+	return nil
+}
+
+// Close closes every connection and the loop's descriptors. Requests still
+// outstanding are dropped without a callback: the caller has stopped
+// listening.
+func (l *Loop) Close() error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.stopWatch != nil {
+		l.stopWatch()
+	}
+	for _, c := range l.slots {
+		if c.state != stateClosed {
+			unix.Close(c.fd)
+			c.state = stateClosed
+		}
+	}
+	for _, fd := range []int{l.tfd, l.efd, l.epfd} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	return nil
+}

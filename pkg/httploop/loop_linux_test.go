@@ -1,0 +1,337 @@
+//go:build linux
+
+package httploop
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// testServer answers each HTTP/1.1 request on 127.0.0.1 with answer(n),
+// n counting requests from 0 across connections; answer returns the raw
+// response and whether to close the connection after it. hold, when set,
+// is waited on before answering.
+type testServer struct {
+	ln       net.Listener
+	requests atomic.Int64
+	conns    atomic.Int64
+	answer   func(n int64) (string, bool)
+	hold     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func startServer(t *testing.T, answer func(n int64) (string, bool)) *testServer {
+	return startHeldServer(t, answer, nil)
+}
+
+func startHeldServer(t *testing.T, answer func(n int64) (string, bool), hold chan struct{}) *testServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &testServer{ln: ln, answer: answer, hold: hold}
+	s.wg.Go(s.accept)
+	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
+	return s
+}
+
+func (s *testServer) accept() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.conns.Add(1)
+		s.wg.Go(func() { s.serve(c) })
+	}
+}
+
+func (s *testServer) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return
+		}
+		n := s.requests.Add(1) - 1
+		if s.hold != nil {
+			<-s.hold
+		}
+		resp, closeIt := s.answer(n)
+		if _, err := io.WriteString(c, resp); err != nil || closeIt {
+			return
+		}
+	}
+}
+
+func (s *testServer) addr() string { return s.ln.Addr().String() }
+
+var testRequest = []byte("POST /v2/models/null/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+
+type results struct {
+	errs map[uint64]error
+}
+
+func newLoop(t *testing.T, cfg Config, res *results) *Loop {
+	t.Helper()
+	res.errs = map[uint64]error{}
+	cfg.OnDone = func(tag uint64, err error) {
+		if _, dup := res.errs[tag]; dup {
+			t.Errorf("tag %d completed twice", tag)
+		}
+		res.errs[tag] = err
+	}
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// pollFor polls until n completions arrived, bounded by ten seconds.
+func pollFor(t *testing.T, l *Loop, res *results, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for len(res.errs) < n {
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d completions after 10 s", len(res.errs), n)
+		}
+		l.PollUntil(ctx, time.Now().Add(time.Second))
+	}
+}
+
+func always(resp string) func(int64) (string, bool) {
+	return func(int64) (string, bool) { return resp, false }
+}
+
+func TestLoopAnswersEveryRequestBeyondTheConnectionCap(t *testing.T) {
+	s := startServer(t, always(okResponse("")))
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 3}, &res)
+	const n = 50
+	for i := range n {
+		l.Send(testRequest, uint64(i))
+	}
+	if got := l.Outstanding(); got != n {
+		t.Fatalf("outstanding %d right after %d sends, want %d", got, n, n)
+	}
+	pollFor(t, l, &res, n)
+	for tag, err := range res.errs {
+		if err != nil {
+			t.Errorf("tag %d: %v", tag, err)
+		}
+	}
+	if c := s.conns.Load(); c > 3 {
+		t.Errorf("%d connections opened, cap 3", c)
+	}
+	if l.Outstanding() != 0 {
+		t.Errorf("outstanding %d after all answers", l.Outstanding())
+	}
+}
+
+func TestLoopReportsServerErrorsAsKServeErrors(t *testing.T) {
+	s := startServer(t, always("HTTP/1.1 404 Not Found\r\nContent-Length: 25\r\n\r\n{\"error\":\"no such model\"}"))
+	var res results
+	l := newLoop(t, Config{Addr: s.addr()}, &res)
+	l.Send(testRequest, 7)
+	pollFor(t, l, &res, 1)
+	if err := res.errs[7]; !errors.Is(err, kserve.ErrNotFound) {
+		t.Fatalf("error %v, want kserve.ErrNotFound", err)
+	}
+}
+
+func TestLoopResendsOnceWhenTheServerClosedAnIdleConnection(t *testing.T) {
+	// The server closes after every answer without saying so: the next
+	// request on that connection meets the close before any answer byte.
+	s := startServer(t, func(int64) (string, bool) { return okResponse(""), true })
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1}, &res)
+	for i := range 5 {
+		l.Send(testRequest, uint64(i))
+		pollFor(t, l, &res, i+1)
+		if err := res.errs[uint64(i)]; err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	if got := s.requests.Load(); got != 5 {
+		t.Fatalf("server saw %d requests, want 5 (a resend must not duplicate an answered one)", got)
+	}
+	if s.conns.Load() != 5 {
+		t.Fatalf("%d connections, want one per request", s.conns.Load())
+	}
+}
+
+func TestLoopHonoursConnectionClose(t *testing.T) {
+	s := startServer(t, always(okResponse("Connection: close\r\n")))
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1}, &res)
+	for i := range 3 {
+		l.Send(testRequest, uint64(i))
+	}
+	pollFor(t, l, &res, 3)
+	for tag, err := range res.errs {
+		if err != nil {
+			t.Errorf("tag %d: %v", tag, err)
+		}
+	}
+	if l.Retries() != 0 {
+		t.Errorf("%d retries: Connection: close needs none", l.Retries())
+	}
+}
+
+func TestLoopTimesOutASilentServer(t *testing.T) {
+	hold := make(chan struct{})
+	s := startHeldServer(t, always(okResponse("")), hold)
+	defer close(hold)
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1, Timeout: 20 * time.Millisecond}, &res)
+	l.Send(testRequest, 1)
+	l.Send(testRequest, 2) // waits for the one connection, and times out waiting
+	pollFor(t, l, &res, 2)
+	for _, tag := range []uint64{1, 2} {
+		if err := res.errs[tag]; !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, kserve.ErrTransport) {
+			t.Errorf("tag %d: error %v, want a transport deadline error", tag, err)
+		}
+	}
+}
+
+func TestLoopFailsRequestsWhenNothingListens(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var res results
+	l := newLoop(t, Config{Addr: addr}, &res)
+	l.Send(testRequest, 1)
+	pollFor(t, l, &res, 1)
+	if err := res.errs[1]; !errors.Is(err, kserve.ErrTransport) {
+		t.Fatalf("error %v, want kserve.ErrTransport", err)
+	}
+	if err := l.Preconnect(context.Background(), 1); !errors.Is(err, kserve.ErrTransport) {
+		t.Fatalf("preconnect error %v, want kserve.ErrTransport", err)
+	}
+}
+
+func TestLoopPreconnectOpensConnections(t *testing.T) {
+	s := startServer(t, always(okResponse("")))
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 4}, &res)
+	if err := l.Preconnect(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if l.Conns() != 4 {
+		t.Fatalf("%d connections, want the cap 4", l.Conns())
+	}
+}
+
+func TestPollUntilReturnsWhenTheContextEnds(t *testing.T) {
+	s := startServer(t, always(okResponse("")))
+	var res results
+	l := newLoop(t, Config{Addr: s.addr()}, &res)
+	ctx, cancel := context.WithCancel(context.Background())
+	go cancel()
+	if l.PollUntil(ctx, time.Now().Add(time.Hour)) {
+		t.Fatal("delivered a completion nobody asked for")
+	}
+	if ctx.Err() == nil {
+		t.Fatal("PollUntil returned before its hour and before the cancel")
+	}
+}
+
+func TestSendAfterCloseFails(t *testing.T) {
+	var res results
+	l := newLoop(t, Config{Addr: "127.0.0.1:1"}, &res)
+	l.Close()
+	l.Send(testRequest, 3)
+	if !errors.Is(res.errs[3], ErrClosed) {
+		t.Fatalf("error %v, want ErrClosed", res.errs[3])
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	done := func(uint64, error) {}
+	for _, cfg := range []Config{{Addr: "127.0.0.1:1"}, {Addr: "nohostport", OnDone: done}, {Addr: "127.0.0.1:1", MaxConns: -1, OnDone: done}} {
+		if l, err := New(cfg); err == nil {
+			l.Close()
+			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+}
+
+// startEchoServer answers every len(testRequest) bytes with okResponse
+// and allocates nothing per request, so AllocsPerRun sees the client only.
+func startEchoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	resp := []byte(okResponse(""))
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				buf := make([]byte, len(testRequest))
+				for {
+					if _, err := io.ReadFull(c, buf); err != nil {
+						return
+					}
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// The steady state of a run — send, poll, deliver — allocates nothing.
+func TestSteadyStateDoesNotAllocate(t *testing.T) {
+	addr := startEchoServer(t)
+	var got int
+	l, err := New(Config{Addr: addr, MaxConns: 2, Timeout: time.Minute, OnDone: func(uint64, error) { got++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	round := func() {
+		want := got + 1
+		l.Send(testRequest, 1)
+		for got < want {
+			l.PollUntil(ctx, time.Now().Add(time.Second))
+		}
+	}
+	for range 10 {
+		round()
+	}
+	if a := testing.AllocsPerRun(200, round); a != 0 {
+		t.Fatalf("%.2f allocations per request, want 0", a)
+	}
+}

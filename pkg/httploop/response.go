@@ -1,0 +1,425 @@
+package httploop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// Limits of what the parser accepts from a server.
+const (
+	maxHeaderBytes = 64 << 10
+	// errBodyKeep is how much of a non-2xx body becomes the error message,
+	// as kserve.HTTPClient does.
+	errBodyKeep = 512
+)
+
+// errNoResponse is a connection that ended before any byte of the answer:
+// on a reused connection, the server closed it while idle and never saw
+// the request, so the request may be sent once more.
+var errNoResponse = fmt.Errorf("%w: connection closed before any response byte", kserve.ErrTransport)
+
+// Body framing of the response being parsed.
+const (
+	frameLength  = iota // Content-Length
+	frameChunked        // Transfer-Encoding: chunked
+	frameClose          // neither: the body runs to the end of the connection
+)
+
+// Parser states.
+const (
+	stHeader = iota
+	stBody
+	stChunkSize
+	stChunkExt
+	stChunkSizeLF
+	stChunkData
+	stChunkDataCR
+	stChunkDataLF
+	stTrailerStart
+	stTrailerLine
+	stTrailerLF
+	stDone
+)
+
+// response parses one HTTP/1.1 response at a time from a byte stream, in
+// pieces as they arrive, without keeping the body: a performance run only
+// checks its framing and its first byte, so a body of any size costs no
+// memory. It is reused from response to response (reset) and allocates
+// only when a header block arrives split across reads.
+type response struct {
+	state     int
+	hdr       []byte // a header block that arrived in pieces
+	status    int
+	frame     int
+	closeConn bool
+	inferLen  int   // Inference-Header-Content-Length; -1 when absent
+	left      int64 // body (frameLength) or chunk bytes still to come
+	bodyLen   int64
+	first     byte   // first non-whitespace byte of the body; 0 before it
+	errBody   []byte // the start of a non-2xx body
+	sawByte   bool   // any byte of this response arrived
+}
+
+func (r *response) reset() {
+	*r = response{hdr: r.hdr[:0], errBody: r.errBody[:0], inferLen: -1}
+}
+
+// feed consumes the start of b and returns how many bytes it used and
+// whether the response is complete; bytes after a complete response are
+// left unconsumed.
+func (r *response) feed(b []byte) (int, bool, error) {
+	if len(b) > 0 {
+		r.sawByte = true
+	}
+	n := 0
+	for n < len(b) && r.state != stDone {
+		used, err := r.step(b[n:])
+		if err != nil {
+			return n, false, err
+		}
+		n += used
+	}
+	return n, r.state == stDone, nil
+}
+
+// eof tells the parser the connection ended; it reports whether that
+// completed the response (a body framed by the connection's end).
+func (r *response) eof() (bool, error) {
+	if r.state == stBody && r.frame == frameClose {
+		r.state = stDone
+		return true, nil
+	}
+	if r.state == stDone {
+		return true, nil
+	}
+	if !r.sawByte {
+		return false, errNoResponse
+	}
+	return false, fmt.Errorf("%w: connection closed in the middle of a response", kserve.ErrTransport)
+}
+
+func (r *response) step(b []byte) (int, error) {
+	switch r.state {
+	case stHeader:
+		return r.header(b)
+	case stBody:
+		n := len(b)
+		if r.frame == frameLength && int64(n) > r.left {
+			n = int(r.left)
+		}
+		r.body(b[:n])
+		if r.frame == frameLength {
+			r.left -= int64(n)
+			if r.left == 0 {
+				r.state = stDone
+			}
+		}
+		return n, nil
+	case stChunkData:
+		n := len(b)
+		if int64(n) > r.left {
+			n = int(r.left)
+		}
+		r.body(b[:n])
+		if r.left -= int64(n); r.left == 0 {
+			r.state = stChunkDataCR
+		}
+		return n, nil
+	}
+	return 1, r.chunkByte(b[0])
+}
+
+// chunkByte advances the chunked-encoding state machine by one byte of
+// framing (sizes, extensions, CRLFs, trailers).
+func (r *response) chunkByte(c byte) error {
+	switch r.state {
+	case stChunkSize:
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			if r.left > (1<<40)>>4 {
+				return kserve.Malformedf("HTTP chunk size too large")
+			}
+			r.left = r.left<<4 | int64(unhex(c))
+		case c == ';' || c == ' ' || c == '\t':
+			r.state = stChunkExt
+		case c == '\r':
+			r.state = stChunkSizeLF
+		case c == '\n':
+			r.endChunkSize()
+		default:
+			return kserve.Malformedf("bad HTTP chunk size byte %q", c)
+		}
+	case stChunkExt:
+		switch c {
+		case '\r':
+			r.state = stChunkSizeLF
+		case '\n':
+			r.endChunkSize()
+		}
+	case stChunkSizeLF:
+		if c != '\n' {
+			return kserve.Malformedf("HTTP chunk size line not ended by CRLF")
+		}
+		r.endChunkSize()
+	case stChunkDataCR:
+		switch c {
+		case '\r':
+			r.state = stChunkDataLF
+		case '\n':
+			r.startChunk()
+		default:
+			return kserve.Malformedf("HTTP chunk data longer than its size")
+		}
+	case stChunkDataLF:
+		if c != '\n' {
+			return kserve.Malformedf("HTTP chunk data not ended by CRLF")
+		}
+		r.startChunk()
+	case stTrailerStart:
+		switch c {
+		case '\r':
+			r.state = stTrailerLF
+		case '\n':
+			r.state = stDone
+		default:
+			r.state = stTrailerLine
+		}
+	case stTrailerLine:
+		if c == '\n' {
+			r.state = stTrailerStart
+		}
+	case stTrailerLF:
+		if c != '\n' {
+			return kserve.Malformedf("HTTP trailer not ended by CRLF")
+		}
+		r.state = stDone
+	}
+	return nil
+}
+
+func (r *response) startChunk() { r.state, r.left = stChunkSize, 0 }
+
+func (r *response) endChunkSize() {
+	if r.left == 0 {
+		r.state = stTrailerStart
+		return
+	}
+	r.state = stChunkData
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+// body takes body bytes: their count, the first non-whitespace byte, and
+// for a non-2xx answer the start of the message.
+func (r *response) body(b []byte) {
+	r.bodyLen += int64(len(b))
+	if r.first == 0 {
+		for _, c := range b {
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				r.first = c
+				break
+			}
+		}
+	}
+	if !r.ok() && len(r.errBody) < errBodyKeep {
+		r.errBody = append(r.errBody, b[:min(len(b), errBodyKeep-len(r.errBody))]...)
+	}
+}
+
+func (r *response) ok() bool { return r.status >= 200 && r.status < 300 }
+
+// header collects the header block, parsing it straight from b when it
+// arrived whole (the usual case: no copy).
+func (r *response) header(b []byte) (int, error) {
+	if len(r.hdr) == 0 {
+		if end := headerEnd(b); end >= 0 {
+			return end, r.parseHeader(b[:end])
+		}
+	}
+	old := len(r.hdr)
+	take := min(len(b), maxHeaderBytes+4-old)
+	r.hdr = append(r.hdr, b[:take]...)
+	end := headerEnd(r.hdr)
+	if end < 0 {
+		if len(r.hdr) > maxHeaderBytes {
+			return take, kserve.Malformedf("HTTP response header over %d bytes", maxHeaderBytes)
+		}
+		return take, nil
+	}
+	used := end - old
+	err := r.parseHeader(r.hdr[:end])
+	r.hdr = r.hdr[:0]
+	return used, err
+}
+
+// headerEnd returns the length of the header block at the start of b
+// (through its blank line), or -1 if it is not all there.
+func headerEnd(b []byte) int {
+	if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+		if j := bytes.Index(b[:i], []byte("\n\n")); j >= 0 {
+			return j + 2
+		}
+		return i + 4
+	}
+	if j := bytes.Index(b, []byte("\n\n")); j >= 0 {
+		return j + 2
+	}
+	return -1
+}
+
+// parseHeader reads the status line and the headers that frame the body.
+func (r *response) parseHeader(h []byte) error {
+	line, rest := cutLine(h)
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return kserve.Malformedf("bad HTTP status line %q", clip(line))
+	}
+	st := 0
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return kserve.Malformedf("bad HTTP status line %q", clip(line))
+		}
+		st = st*10 + int(c-'0')
+	}
+	if len(line) > 12 && line[12] != ' ' {
+		return kserve.Malformedf("bad HTTP status line %q", clip(line))
+	}
+	r.status = st
+	http10 := line[7] == '0'
+	r.closeConn = http10
+	length := int64(-1)
+	for len(rest) > 0 {
+		line, rest = cutLine(rest)
+		if len(line) == 0 {
+			break
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return kserve.Malformedf("bad HTTP header line %q", clip(line))
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			n, ok := parseUint(value)
+			if !ok || (length >= 0 && n != length) {
+				return kserve.Malformedf("bad Content-Length %q", clip(value))
+			}
+			length = n
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			if !hasToken(value, "chunked") {
+				return kserve.Malformedf("unsupported Transfer-Encoding %q", clip(value))
+			}
+			r.frame = frameChunked
+		case bytes.EqualFold(name, []byte("Connection")):
+			if hasToken(value, "close") {
+				r.closeConn = true
+			} else if http10 && hasToken(value, "keep-alive") {
+				r.closeConn = false
+			}
+		case bytes.EqualFold(name, []byte(kserve.HeaderInferenceContentLength)):
+			// As kserve.ParseInferenceHeaderLength, without its allocation.
+			n, ok := parseUint(value)
+			switch {
+			case len(value) == 0:
+				r.inferLen = -1
+			case !ok || n > 1<<40:
+				return kserve.Malformedf("bad %s %q", kserve.HeaderInferenceContentLength, clip(value))
+			default:
+				r.inferLen = int(n)
+			}
+		}
+	}
+	switch {
+	case st >= 100 && st < 200:
+		// An interim answer (100 Continue, 103): the real one follows.
+		r.reset()
+		return nil
+	case st == 204 || st == 304:
+		r.state = stDone
+	case r.frame == frameChunked:
+		r.state = stChunkSize
+	case length >= 0:
+		r.frame, r.left = frameLength, length
+		r.state = stBody
+		if length == 0 {
+			r.state = stDone
+		}
+	default:
+		r.frame, r.closeConn = frameClose, true
+		r.state = stBody
+	}
+	return nil
+}
+
+// check applies kserve.HTTPClient.InferPreparedCheck's rules to a complete
+// response: 2xx, a non-empty body that starts with a JSON object, an
+// Inference-Header-Content-Length within it.
+func (r *response) check() error {
+	if !r.ok() {
+		msg := strings.TrimSpace(string(r.errBody))
+		var e struct {
+			Error *string `json:"error"`
+		}
+		if json.Unmarshal(r.errBody, &e) == nil && e.Error != nil {
+			msg = *e.Error
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("status %d", r.status)
+		}
+		return &kserve.Error{Code: kserve.CodeFromHTTP(r.status), HTTPStatus: r.status, Message: msg}
+	}
+	switch {
+	case r.bodyLen == 0:
+		return kserve.Malformedf("empty inference response")
+	case r.inferLen == 0 || int64(r.inferLen) > r.bodyLen:
+		return kserve.Malformedf("%s %d with a body of %d bytes", kserve.HeaderInferenceContentLength, r.inferLen, r.bodyLen)
+	case r.first != '{':
+		return kserve.Malformedf("inference response does not start with a JSON object")
+	}
+	return nil
+}
+
+// parseUint reads a decimal header value; false if it is not one.
+func parseUint(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	n := int64(0)
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func cutLine(b []byte) (line, rest []byte) {
+	line, rest, _ = bytes.Cut(b, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), rest
+}
+
+// hasToken reports whether the comma-separated list v holds tok.
+func hasToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		var t []byte
+		t, v, _ = bytes.Cut(v, []byte(","))
+		if bytes.EqualFold(bytes.TrimSpace(t), []byte(tok)) {
+			return true
+		}
+	}
+	return false
+}
+
+func clip(b []byte) []byte { return b[:min(len(b), 80)] }
