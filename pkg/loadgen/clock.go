@@ -81,3 +81,26 @@ func (c *SystemClock) SleepUntil(ctx context.Context, t time.Time) {
 		runtime.Gosched()
 	}
 }
+
+// sleepUntil is the issuer's wait for a due time: the clock's sleep, or,
+// with a Poller SUT, polling it so completions are delivered meanwhile.
+func (r *Run) sleepUntil(ctx context.Context, t time.Time) {
+	if r.poller == nil {
+		r.clock.SleepUntil(ctx, t)
+		return
+	}
+	done := ctx.Done()
+	for time.Now().Before(t) && !cancelled(done) {
+		r.poller.PollUntil(ctx, t)
+	}
+}
+
+// pollerFor is the SUT's Poller when the run may use it: only on the
+// system clock, since a Poller waits in real time.
+func pollerFor(sut SUT, c Clock) Poller {
+	p, ok := sut.(Poller)
+	if _, sys := c.(*SystemClock); !ok || !sys {
+		return nil
+	}
+	return p
+}

@@ -17,7 +17,7 @@ func (r *Run) issueServer(ctx, sutCtx context.Context) StopReason {
 	maxAsync := int64(r.tr.Settings.MaxAsyncQueries)
 	for i := 0; i < r.n; i++ {
 		due := r.startTime.Add(r.tr.Query(i).Scheduled)
-		r.clock.SleepUntil(ctx, due)
+		r.sleepUntil(ctx, due)
 		if cancelled(done) {
 			return StopCancelled
 		}
@@ -81,7 +81,7 @@ func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
 		r.ticks[i] = int32(min(next-tick, 1<<31-1))
 		tick = next
 		due := r.startTime.Add(time.Duration(next * iv))
-		r.clock.SleepUntil(ctx, due)
+		r.sleepUntil(ctx, due)
 		if cancelled(done) {
 			return StopCancelled
 		}
@@ -162,13 +162,21 @@ func (w *waiter) wait(ctx context.Context, target int64) StopReason {
 	done := ctx.Done()
 	lastS, lastProgress := r.doneS.Load(), time.Now()
 	for r.doneQ.Load() < target {
-		w.timer.Reset(w.poll)
-		select {
-		case <-r.notify:
-		case <-w.timer.C:
-		case <-done:
-			w.timer.Stop()
-			return StopCancelled
+		if r.poller != nil {
+			// Completions arrive from inside the poll, on this goroutine.
+			r.poller.PollUntil(ctx, time.Now().Add(w.poll))
+			if cancelled(done) {
+				return StopCancelled
+			}
+		} else {
+			w.timer.Reset(w.poll)
+			select {
+			case <-r.notify:
+			case <-w.timer.C:
+			case <-done:
+				w.timer.Stop()
+				return StopCancelled
+			}
 		}
 		if s := r.doneS.Load(); s != lastS {
 			lastS, lastProgress = s, time.Now()

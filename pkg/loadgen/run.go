@@ -35,6 +35,7 @@ type Run struct {
 	sut      SUT
 	qsl      QSL
 	clock    Clock
+	poller   Poller // the SUT, when it polls on the issuer's goroutine; nil otherwise
 	log      *slog.Logger
 	sutName  string
 	obs      Observer         // nil: no telemetry
@@ -204,6 +205,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		return nil, ErrAlreadyExecuted
 	}
 	r.sutName = r.sut.Name()
+	r.poller = pollerFor(r.sut, r.clock)
 	if c, ok := r.clock.(interface{ Close() error }); ok {
 		defer c.Close()
 	}

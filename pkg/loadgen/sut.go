@@ -20,6 +20,20 @@ type SUT interface {
 	Name() string
 }
 
+// Poller is a SUT that does its network I/O on the issuer's goroutine.
+// When the run uses the system clock, the engine calls PollUntil wherever
+// it would otherwise sleep until a query is due or block until queries
+// complete, and the SUT calls the done callbacks from inside PollUntil: no
+// goroutine hand-off between the network and the engine. Open loop stays
+// open loop: the engine still issues each query at its due time, and
+// latency still counts from the scheduled time.
+type Poller interface {
+	// PollUntil does the SUT's pending I/O and calls done callbacks until
+	// t, until ctx is done, or until it has called at least one, whichever
+	// comes first. A t in the past still polls once without waiting.
+	PollUntil(ctx context.Context, t time.Time)
+}
+
 // QSL is the query sample library: the data set the SUT's samples come from.
 type QSL interface {
 	TotalSampleCount() int
