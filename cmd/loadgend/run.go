@@ -148,6 +148,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	fs.StringVar(&spec.SUTName, "sut-name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	fs.IntVar(&spec.Conns, "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
+	fs.StringVar(&spec.HTTPClient, "http-client", runner.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
 	fs.DurationVar(&spec.RequestTimeout, "request-timeout", 0, "bound on one request (0 = none)")
 	fs.Uint64Var(&drainMs, "drain-timeout-ms", 0, "wait for outstanding responses after issuing ends (default: the engine's)")
 	fs.BoolVar(&earlyVerdict, "early-verdict", false, "stop as soon as the verdict is certain to be INVALID")
@@ -315,6 +316,12 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 		if c.v < 0 {
 			return req, fmt.Errorf("--%s cannot be negative, got %d", c.flag, c.v)
 		}
+	}
+	if spec.HTTPClient != runner.HTTPClientLoop && spec.HTTPClient != runner.HTTPClientPool {
+		return req, fmt.Errorf("--http-client: %q is not %s or %s", spec.HTTPClient, runner.HTTPClientLoop, runner.HTTPClientPool)
+	}
+	if !set["http-client"] {
+		spec.HTTPClient = "" // the default: the loop where it runs, else the pool
 	}
 	if err := s.Validate(); err != nil {
 		return req, err

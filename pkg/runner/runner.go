@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/httploop"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
@@ -28,6 +30,10 @@ type Spec struct {
 	Conns int
 	// JSON sends tensors as JSON instead of the binary extension (HTTP).
 	JSON bool
+	// HTTPClient chooses the HTTP performance client: HTTPClientLoop (the
+	// default where it runs: Linux) or HTTPClientPool. Runs that capture
+	// responses always use the pool.
+	HTTPClient string
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
 	// Data is a file or directory of samples (see package qsl); "" makes
@@ -40,6 +46,16 @@ type Spec struct {
 	SUTName                          string
 	OutDir                           string // "" writes no files
 }
+
+// HTTP clients for Spec.HTTPClient.
+const (
+	// HTTPClientLoop sends from the engine's issuer goroutine with its own
+	// epoll loop (pkg/httploop): no goroutine per request.
+	HTTPClientLoop = "loop"
+	// HTTPClientPool is kserve.HTTPClient's keep-alive pool, a goroutine
+	// per request.
+	HTTPClientPool = "pool"
+)
 
 // Options observe a run.
 type Options struct {
@@ -69,6 +85,7 @@ type session struct {
 	pr    *Probe
 	lib   qsl.Library
 	net   *sut.Network
+	loop  *sut.Loop // the HTTP performance SUT when the loop runs; nil otherwise
 	conns int
 }
 
@@ -87,6 +104,11 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	}
 	if err := check.Validate(); err != nil {
 		return nil, err
+	}
+	switch spec.HTTPClient {
+	case "", HTTPClientLoop, HTTPClientPool:
+	default:
+		return nil, fmt.Errorf("HTTP client %q: want %q or %q", spec.HTTPClient, HTTPClientLoop, HTTPClientPool)
 	}
 	conns := spec.Conns
 	if conns <= 0 {
@@ -118,17 +140,28 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if name == "" {
 		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
 	}
-	net, err := sut.New(conn.sut, lib, sut.Options{
+	so := sut.Options{
 		Model: spec.Model, Version: spec.ModelVersion, MaxBatch: pr.MaxBatch,
 		BatchSize: splitSize(spec.BatchSize, pr), MaxInflight: spec.MaxInflight,
 		WholeQueries: spec.Settings.Scenario != trace.Offline, Timeout: spec.RequestTimeout, Name: name,
 		Capture: capture,
-	})
+	}
+	net, err := sut.New(conn.sut, lib, so)
 	if err != nil {
 		return nil, err
 	}
+	var loop *sut.Loop
+	if conn.http != nil && !capture && spec.HTTPClient != HTTPClientPool {
+		loop, err = sut.NewLoop(conn.http, lib, so, sut.LoopOptions{Addr: t.Host, MaxConns: conns})
+		switch {
+		case errors.Is(err, httploop.ErrUnsupported) && spec.HTTPClient == "":
+			loop = nil // the pool serves where the loop cannot run
+		case err != nil:
+			return nil, fmt.Errorf("HTTP client %q: %w", HTTPClientLoop, err)
+		}
+	}
 	ok = true
-	return &session{t: t, conn: conn, pr: pr, lib: lib, net: net, conns: conns}, nil
+	return &session{t: t, conn: conn, pr: pr, lib: lib, net: net, loop: loop, conns: conns}, nil
 }
 
 // Run carries out spec. An error means the run could not start or could not
@@ -150,8 +183,13 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	}
 	defer ss.conn.probe.Close()
 	t, pr := ss.t, ss.pr
-	q := &preparingQSL{lib: ss.lib, sut: ss.net, conn: ss.conn, conns: ss.conns}
-	run, err := loadgen.NewRun(spec.Settings, ss.net, q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
+	q := &preparingQSL{lib: ss.lib, sut: ss.net, preconnect: ss.conn.preconnect, conns: ss.conns}
+	var engineSUT loadgen.SUT = ss.net
+	if ss.loop != nil {
+		defer ss.loop.Close()
+		q.sut, q.preconnect, engineSUT = ss.loop, ss.loop.Preconnect, ss.loop
+	}
+	run, err := loadgen.NewRun(spec.Settings, engineSUT, q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +197,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if o.Started != nil {
 		o.Started(run)
 	}
-	log.Info("run starting", "target", t.URL, "model", spec.Model, "scenario", run.Trace().Settings.Scenario.String(),
+	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.loop != nil, "scenario", run.Trace().Settings.Scenario.String(),
 		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses())
 	res, err := run.Execute(ctx)
 	if err != nil {
@@ -230,11 +268,13 @@ func poolSize(s loadgen.Settings) int {
 // preparingQSL loads samples, then encodes every request of the trace and
 // opens the connections: all of it before the engine starts its clock.
 type preparingQSL struct {
-	lib   qsl.Library
-	sut   *sut.Network
-	conn  *connection
-	conns int
-	trace *trace.Trace
+	lib qsl.Library
+	sut interface {
+		Prepare(ctx context.Context, tr *trace.Trace) error
+	}
+	preconnect func(ctx context.Context, n int) error
+	conns      int
+	trace      *trace.Trace
 }
 
 func (p *preparingQSL) TotalSampleCount() int       { return p.lib.TotalSampleCount() }
@@ -249,5 +289,5 @@ func (p *preparingQSL) Load(ctx context.Context, indices []int) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return p.conn.preconnect(ctx, min(p.conns, 64))
+	return p.preconnect(ctx, min(p.conns, 64))
 }

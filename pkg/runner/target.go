@@ -61,6 +61,7 @@ type probeClient interface {
 type connection struct {
 	probe probeClient
 	sut   sut.Client
+	http  *kserve.HTTPClient // the HTTP client, which also encodes the loop's requests; nil for gRPC
 	// preconnect opens n connections before the clock starts.
 	preconnect func(ctx context.Context, n int) error
 }
@@ -72,7 +73,7 @@ func connect(ctx context.Context, t Target, conns int, binary bool) (*connection
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.HTTP(c), preconnect: c.Preconnect}, nil
+		return &connection{probe: c, sut: sut.HTTP(c), http: c, preconnect: c.Preconnect}, nil
 	case "grpc":
 		n := min(max(conns/16, 1), 8)
 		c, err := kserve.NewGRPCClient(t.Host, kserve.WithGRPCConns(n))
