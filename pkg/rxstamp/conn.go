@@ -14,7 +14,9 @@ type Conn struct {
 	*net.TCPConn
 	last atomic.Int64 // Unix ns of the latest data read; 0 = none since Reset
 	rd   reader       // the platform's recvmsg state; nil = plain reads
-	ln   *Listener    // set for accepted connections, to unregister on Close
+	// onWrite is called, once, when the next write starts (OnNextWrite).
+	onWrite atomic.Pointer[func(time.Time)]
+	ln      *Listener // set for accepted connections, to unregister on Close
 }
 
 // Wrap turns on receive timestamps for tc. Where the platform has none (or
@@ -46,6 +48,22 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	return c.rd.read(p)
 }
+
+// Write writes like net.Conn's Write, first telling a waiting OnNextWrite
+// callback when it started.
+func (c *Conn) Write(p []byte) (int, error) {
+	if f := c.onWrite.Swap(nil); f != nil {
+		(*f)(time.Now())
+	}
+	return c.TCPConn.Write(p)
+}
+
+// OnNextWrite asks for f to be called with the start time of the next write
+// on the connection (replacing an earlier request not yet served). A server
+// learns from it when its answers really leave, after its own encoding and
+// hand-offs; on a connection shared by concurrent requests the next write
+// may carry another answer, so it is an estimate.
+func (c *Conn) OnNextWrite(f func(start time.Time)) { c.onWrite.Store(&f) }
 
 // Close closes the connection.
 func (c *Conn) Close() error {

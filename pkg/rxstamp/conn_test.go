@@ -152,13 +152,47 @@ func TestReadDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestContextCarriesArrival(t *testing.T) {
+func TestContextCarriesTheStamp(t *testing.T) {
 	at := time.Now().Add(-time.Millisecond)
-	got, ok := FromContext(NewContext(context.Background(), at))
-	if !ok || !got.Equal(at) {
-		t.Fatalf("FromContext = %v, %v; want %v", got, ok, at)
+	st := NewStamp(at, nil)
+	if got := FromContext(NewContext(context.Background(), st)); got != st || !got.Arrival.Equal(at) {
+		t.Fatalf("FromContext = %+v, want %+v", got, st)
 	}
-	if _, ok := FromContext(context.Background()); ok {
-		t.Fatal("an arrival in a bare context")
+	if got := FromContext(context.Background()); got != nil {
+		t.Fatalf("a stamp in a bare context: %+v", got)
+	}
+	if st.OnDeparture(func(time.Time) { t.Error("called without a connection") }) {
+		t.Error("OnDeparture without a connection reported true")
+	}
+	var none *Stamp
+	if none.OnDeparture(func(time.Time) {}) {
+		t.Error("OnDeparture of a nil stamp reported true")
+	}
+}
+
+func TestDepartureIsTheNextWrite(t *testing.T) {
+	_, server, _ := pair(t)
+	st := NewStamp(time.Now(), server)
+	got := make(chan time.Time, 2)
+	if !st.OnDeparture(func(start time.Time) { got <- start }) {
+		t.Fatal("OnDeparture on a connection reported false")
+	}
+	before := time.Now()
+	if _, err := server.Write([]byte("answer")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Write([]byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case start := <-got:
+		if start.Before(before) {
+			t.Errorf("departure %v before the write was asked for", before.Sub(start))
+		}
+	default:
+		t.Fatal("no departure reported after a write")
+	}
+	if len(got) != 0 {
+		t.Error("the callback ran for a second write")
 	}
 }

@@ -27,6 +27,11 @@ type engine struct {
 	head, tail *job // waiting jobs, oldest first
 	queued     int  // jobs in the queue
 	idle       int  // free instances
+	// freeAt holds, for each free instance, when it became free (its last
+	// execution's nominal end; zero if it never ran): a request that arrived
+	// earlier than it was handled (its kernel arrival time) starts no earlier
+	// than its instance was free.
+	freeAt     []time.Time
 	closed     bool
 	timerArmed bool // a dynamic-batching timer will call dispatch
 	lat        *sampler
@@ -77,6 +82,7 @@ func newEngine(spec *ModelSpec, version string, clk clock) *engine {
 		version: version,
 		clk:     clk,
 		idle:    spec.Instances,
+		freeAt:  make([]time.Time, spec.Instances),
 		// Only the real clock's timers are late; a fake one fires exactly.
 		compensate: func() bool { _, real := clk.(realClock); return real }(),
 		allOutputs: func() []int {
@@ -109,7 +115,7 @@ func (e *engine) enqueue(n int, arrival time.Time) (*job, error) {
 		return nil, errClosed
 	}
 	e.push(j)
-	e.dispatch(time.Time{})
+	e.dispatch()
 	switch j.state {
 	case finished:
 	default:
@@ -124,14 +130,21 @@ func (e *engine) enqueue(n int, arrival time.Time) (*job, error) {
 // wait blocks until j has run, or ctx is done; a job still queued is then
 // taken out of the queue. A job already running keeps its instance until its
 // execution ends, as a real model would, but its caller is not kept waiting.
-func (e *engine) wait(ctx context.Context, j *job) error {
+//
+// With compensation on, the wake lead is learnt from when the answer leaves
+// (dep: the next write on its connection, after encoding and any writer
+// hand-off) when the transport can tell, else from when the caller resumed.
+func (e *engine) wait(ctx context.Context, j *job, dep departures) error {
 	if j.done == nil {
 		return j.err
 	}
 	select {
 	case <-j.done:
 		if e.compensate && j.err == nil {
-			e.learnWakeLead(e.clk.Now().Sub(j.end))
+			end := j.end
+			if dep == nil || !dep.OnDeparture(func(start time.Time) { e.learnWakeLead(start.Sub(end)) }) {
+				e.learnWakeLead(e.clk.Now().Sub(end))
+			}
 		}
 		return j.err
 	case <-ctx.Done():
@@ -146,6 +159,11 @@ func (e *engine) wait(ctx context.Context, j *job) error {
 	}
 	j.state = abandoned
 	return ctx.Err()
+}
+
+// departures tells when a request's answer starts leaving (rxstamp.Stamp).
+type departures interface {
+	OnDeparture(f func(start time.Time)) bool
 }
 
 // maxWakeLead bounds the compensation: a machine so loaded that callers wake
@@ -197,35 +215,47 @@ func (e *engine) remove(j *job) {
 }
 
 // dispatch starts executions while an instance is free and the queue holds a
-// batch ready to go. Called with mu held. freed, if not zero, is when the
-// instance that just became free finished in the schedule: executions are
-// timed from there, not from when the timer fired, so that timer lateness
-// (tens of µs to a few ms on a busy host) delays responses but does not
-// leak into the model's capacity.
-func (e *engine) dispatch(freed time.Time) {
+// batch ready to go. Called with mu held. An execution starts when its
+// instance became free (the nominal end of the one before, not when that
+// one's timer fired: timer lateness, tens of µs to a few ms on a busy host,
+// delays responses but does not leak into the model's capacity), or when its
+// batch was complete, whichever is later.
+func (e *engine) dispatch() {
 	for e.idle > 0 && e.head != nil {
 		now := e.clk.Now()
-		k, samples, ready := e.nextBatch(now)
+		k, samples, notBefore, ready := e.nextBatch(now)
 		if !ready {
 			return
 		}
-		// An instance freed by a timer that fired early (the wake lead) or
-		// late starts its next execution at its nominal end either way.
-		start := now
-		if !freed.IsZero() {
-			start = freed
+		// The instance free the longest: the earliest possible start.
+		inst := 0
+		for i, t := range e.freeAt {
+			if t.Before(e.freeAt[inst]) {
+				inst = i
+			}
 		}
-		freed = e.launch(k, samples, start, now)
+		start := e.freeAt[inst]
+		if notBefore.After(start) {
+			start = notBefore
+		}
+		if ended := e.launch(k, samples, start, now); !ended.IsZero() {
+			e.freeAt[inst] = ended // over already: the instance goes on from there
+		} else {
+			e.freeAt[inst] = e.freeAt[len(e.freeAt)-1]
+			e.freeAt = e.freeAt[:len(e.freeAt)-1]
+		}
 	}
 }
 
 // nextBatch is how many jobs from the head of the queue the next execution
 // takes and their samples; ready is false when dynamic batching should wait
-// for more (it then arms the timer that calls dispatch again).
-func (e *engine) nextBatch(now time.Time) (k, samples int, ready bool) {
+// for more (it then arms the timer that calls dispatch again). A batch sent
+// because its oldest job waited the queue delay starts no earlier than
+// notBefore.
+func (e *engine) nextBatch(now time.Time) (k, samples int, notBefore time.Time, ready bool) {
 	b := e.spec.DynamicBatching
 	if b == nil {
-		return 1, e.head.n, true
+		return 1, e.head.n, time.Time{}, true
 	}
 	j := e.head
 	for ; j != nil && (k == 0 || samples+j.n <= b.MaxBatchSize); j = j.next {
@@ -235,11 +265,11 @@ func (e *engine) nextBatch(now time.Time) (k, samples int, ready bool) {
 	// Full when the batch is at its cap or the next job does not fit; a job
 	// bigger than the cap runs alone.
 	if samples >= b.MaxBatchSize || j != nil {
-		return k, samples, true
+		return k, samples, time.Time{}, true
 	}
 	deadline := e.head.arrival.Add(b.MaxQueueDelay.D())
 	if !now.Before(deadline) {
-		return k, samples, true
+		return k, samples, deadline, true
 	}
 	if !e.timerArmed {
 		// The head only gets older, so a timer armed for an earlier head fires
@@ -249,10 +279,10 @@ func (e *engine) nextBatch(now time.Time) (k, samples int, ready bool) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.timerArmed = false
-			e.dispatch(time.Time{})
+			e.dispatch()
 		})
 	}
-	return 0, 0, false
+	return 0, 0, time.Time{}, false
 }
 
 // launch starts an execution of the first k queued jobs at start (no
@@ -296,7 +326,8 @@ func (e *engine) launch(k, samples int, start, now time.Time) (freed time.Time) 
 		defer e.mu.Unlock()
 		e.finish(first, samples, start, end)
 		e.idle++
-		e.dispatch(end)
+		e.freeAt = append(e.freeAt, end)
+		e.dispatch()
 	})
 	return time.Time{}
 }

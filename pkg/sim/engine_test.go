@@ -75,7 +75,7 @@ func TestQueuedRequestStartsWhenAnInstanceFrees(t *testing.T) {
 	}
 	clk.Advance(4 * ms)
 	for i, j := range []*job{j1, j2, j3} {
-		if err := e.wait(context.Background(), j); err != nil {
+		if err := e.wait(context.Background(), j, nil); err != nil {
 			t.Errorf("job %d: %v", i+1, err)
 		}
 	}
@@ -147,7 +147,7 @@ func TestDynamicBatching(t *testing.T) {
 			var starts []time.Duration
 			for i := 0; i < len(jobs); {
 				j := jobs[i]
-				if err := e.wait(context.Background(), j); err != nil {
+				if err := e.wait(context.Background(), j, nil); err != nil {
 					t.Fatal(err)
 				}
 				batches = append(batches, j.batch)
@@ -213,7 +213,7 @@ func TestCancelledQueuedRequestLeavesTheQueue(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			if err := e.wait(ctx, j); !errors.Is(err, context.Canceled) {
+			if err := e.wait(ctx, j, nil); !errors.Is(err, context.Canceled) {
 				t.Fatalf("wait: %v, want context.Canceled", err)
 			}
 			if g := e.gauges(); g.queued != 0 {
@@ -252,17 +252,60 @@ func TestCloseFailsQueuedRequests(t *testing.T) {
 	running := mustEnqueue(t, e, 1, clk)
 	waiting := mustEnqueue(t, e, 1, clk)
 	s.Close()
-	if err := e.wait(context.Background(), waiting); !errors.Is(err, kserve.ErrUnavailable) {
+	if err := e.wait(context.Background(), waiting, nil); !errors.Is(err, kserve.ErrUnavailable) {
 		t.Errorf("queued request after Close: %v, want unavailable", err)
 	}
 	if _, err := e.enqueue(1, clk.Now()); !errors.Is(err, kserve.ErrUnavailable) {
 		t.Errorf("new request after Close: %v, want unavailable", err)
 	}
 	clk.Advance(2 * ms)
-	if err := e.wait(context.Background(), running); err != nil {
+	if err := e.wait(context.Background(), running, nil); err != nil {
 		t.Errorf("running request after Close: %v, want it to finish", err)
 	}
 	if s.ServerReady(context.Background()) {
 		t.Error("ready after Close")
+	}
+}
+
+// A request handled after it arrived (the server woke late; its arrival is
+// the kernel's timestamp) is served from its arrival, but never before its
+// instance was free or its batch was complete.
+func TestBackdatedArrivalStartsNoEarlierThanItsInstance(t *testing.T) {
+	_, e, clk := newTestEngine(t, 1, constant(2*ms), nil)
+	clk.Advance(10 * ms)
+	// Arrived 300 µs before it was handled, instance idle: served from arrival.
+	j1, err := e.enqueue(1, clk.Now().Add(-300*time.Microsecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := epoch.Add(10*ms - 300*time.Microsecond); !j1.start.Equal(want) {
+		t.Fatalf("j1 started at %v, want its arrival %v", j1.start.Sub(epoch), want.Sub(epoch))
+	}
+	// j1 ends at 11.7 ms. j2 arrived at 11.5 ms but is handled only at
+	// 11.9 ms: it starts when the instance freed, 11.7 ms, not at 11.5.
+	clk.Advance(1900 * time.Microsecond)
+	if state(e, j1) != finished {
+		t.Fatal("j1 not finished at its end")
+	}
+	j2, err := e.enqueue(1, epoch.Add(11500*time.Microsecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := epoch.Add(11700 * time.Microsecond); !j2.start.Equal(want) {
+		t.Errorf("j2 started at %v, want %v (when j1's instance freed)", j2.start.Sub(epoch), want.Sub(epoch))
+	}
+}
+
+func TestTimedOutBatchStartsAtItsDeadline(t *testing.T) {
+	_, e, clk := newTestEngine(t, 1, constant(2*ms), &BatchingSpec{MaxBatchSize: 4, MaxQueueDelay: Duration(ms)})
+	clk.Advance(5 * ms)
+	// Handled after its delay had passed (arrival back-dated 1.5 ms): the
+	// batch is sent at once, but it was complete only at arrival + delay.
+	j, err := e.enqueue(1, clk.Now().Add(-1500*time.Microsecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := epoch.Add(4500 * time.Microsecond); !j.start.Equal(want) {
+		t.Errorf("batch started at %v, want %v (arrival + max queue delay)", j.start.Sub(epoch), want.Sub(epoch))
 	}
 }

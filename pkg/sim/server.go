@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/hrtimer"
+	"github.com/netloadgen/netloadgen/pkg/rxstamp"
 	"github.com/netloadgen/netloadgen/triton"
 )
 
@@ -222,7 +224,11 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 		return nil, err
 	}
 	clk := e.clk
+	st := stampOf(ctx, clk)
 	t0 := clk.Now()
+	if st != nil {
+		t0 = st.Arrival
+	}
 	c, err := e.check(req)
 	if err != nil {
 		e.req.fail.add(clk.Now().Sub(t0))
@@ -235,10 +241,13 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 			return resp, err
 		}
 	}
-	arrival := clk.Now()
+	arrival := t0
+	if st == nil {
+		arrival = clk.Now() // the checks done
+	}
 	j, err := e.enqueue(c.n, arrival)
 	if err == nil {
-		err = e.wait(ctx, j)
+		err = e.wait(ctx, j, st)
 	}
 	if err != nil {
 		e.req.fail.add(clk.Now().Sub(t0))
@@ -263,6 +272,28 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 		e.cache.misses.add(t3.Sub(t0))
 	}
 	return &kserve.InferResponse{Model: e.spec.Name, Version: e.version, ID: req.ID, Outputs: outs}, nil
+}
+
+// maxArrivalAge bounds how far back a request's kernel arrival may date its
+// service: beyond it the stamp is not this request's (a wall-clock step).
+const maxArrivalAge = time.Second
+
+// stampOf is the request's passage through its connection, when the
+// transport knows it (rxstamp) and the engine runs on real time: the
+// simulated latency then starts at the kernel's arrival time, not after the
+// server's own wake-up. nil otherwise.
+func stampOf(ctx context.Context, clk clock) *rxstamp.Stamp {
+	if _, real := clk.(realClock); !real {
+		return nil
+	}
+	st := rxstamp.FromContext(ctx)
+	if st == nil {
+		return nil
+	}
+	if now := clk.Now(); st.Arrival.After(now) || now.Sub(st.Arrival) >= maxArrivalAge {
+		return nil
+	}
+	return st
 }
 
 // contextError gives a caller's cancellation the gRPC code it maps to, still

@@ -24,6 +24,7 @@ func newHTTPServer(b server.Backend, reg *prometheus.Registry, m *metrics) *fast
 				metricsHandler(ctx)
 				return
 			}
+			setHTTPArrival(ctx)
 			kserveHandler.ServeFastHTTP(ctx)
 		},
 		Name:                          "sutproxy",

@@ -23,6 +23,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/server"
 	"github.com/netloadgen/netloadgen/pkg/forward"
+	"github.com/netloadgen/netloadgen/pkg/rxstamp"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
@@ -89,10 +90,16 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		}
 	}
 
+	// Connections carry kernel receive timestamps, so a simulated model's
+	// latency starts when the request arrived, not when this process woke
+	// up to read it (pkg/rxstamp).
+	p.httpLn = rxstamp.NewListener(p.httpLn)
 	p.httpSrv = newHTTPServer(backend, reg, m)
 	go func() { p.done <- p.httpSrv.Serve(p.httpLn) }()
 	if p.grpcLn != nil {
-		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC)
+		rx := rxstamp.NewListener(p.grpcLn)
+		p.grpcLn = rx
+		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, grpc.UnaryInterceptor(arrivalInterceptor(rx)))
 		go func() { p.done <- p.grpcSrv.Serve(p.grpcLn) }()
 	}
 	log.Info("sutproxy listening", "http", p.HTTPAddr(), "grpc", p.GRPCAddr())

@@ -1,0 +1,46 @@
+package sutproxy
+
+import (
+	"context"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
+
+	"github.com/netloadgen/netloadgen/pkg/rxstamp"
+)
+
+// Requests tell the backend when they reached this host's kernel, so that
+// a simulated model's latency starts there and the proxy's own wake-up
+// (0.1–0.4 ms on an idle VM) is not added to every answer; and they let it
+// learn when its answers leave (the next write on the connection), after the
+// encoding and grpc-go's writer hand-off (~0.05 ms HTTP, ~0.14 ms gRPC
+// measured here). The latest arrival on the connection is this request's or
+// a later one's (requests are read before they are handled), never an
+// earlier one's.
+
+// setHTTPArrival stores the request's arrival for the backend; fasthttp's
+// RequestCtx answers Value from its user values.
+func setHTTPArrival(ctx *fasthttp.RequestCtx) {
+	if rc, ok := ctx.Conn().(*rxstamp.Conn); ok {
+		if at, ok := rc.Arrival(time.Now()); ok {
+			ctx.SetUserValue(rxstamp.ContextKey{}, rxstamp.NewStamp(at, rc))
+		}
+	}
+}
+
+// arrivalInterceptor adds the request's arrival to a unary call's context,
+// finding its connection by the peer's address.
+func arrivalInterceptor(ln *rxstamp.Listener) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if p, ok := peer.FromContext(ctx); ok {
+			if rc := ln.Conn(p.Addr); rc != nil {
+				if at, ok := rc.Arrival(time.Now()); ok {
+					ctx = rxstamp.NewContext(ctx, rxstamp.NewStamp(at, rc))
+				}
+			}
+		}
+		return handler(ctx, req)
+	}
+}
