@@ -137,7 +137,7 @@ func (l *Loop) start(c *conn, p pending) {
 // write sends what is left of c's request; false if c failed.
 func (l *Loop) write(c *conn) bool {
 	for c.wrote < len(c.req.raw) {
-		n, err := unix.Write(c.fd, c.req.raw[c.wrote:])
+		n, err := rawWrite(c.fd, c.req.raw[c.wrote:])
 		switch {
 		case err == nil:
 			c.wrote += n
@@ -171,7 +171,7 @@ func (l *Loop) write(c *conn) bool {
 // is complete.
 func (l *Loop) read(c *conn) {
 	for {
-		n, err := unix.Read(c.fd, l.buf)
+		n, err := rawRead(c.fd, l.buf)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue

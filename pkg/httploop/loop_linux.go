@@ -242,7 +242,9 @@ func (l *Loop) watch(ctx context.Context) {
 // not block) and handles what it returns.
 func (l *Loop) wait(wake int64) error {
 	timeout := 0
+	raw := true
 	if wake > 0 {
+		raw = wake-l.now() <= rawWaitLimit
 		timeout = -1
 		if wake != l.armed {
 			l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
@@ -252,7 +254,7 @@ func (l *Loop) wait(wake int64) error {
 			l.armed = wake
 		}
 	}
-	n, err := unix.EpollWait(l.epfd, l.events, timeout)
+	n, err := epollWait(l.epfd, l.events, timeout, raw)
 	if err != nil {
 		if errors.Is(err, unix.EINTR) {
 			return nil
