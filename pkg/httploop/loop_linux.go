@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +39,15 @@ type Loop struct {
 
 	epfd, tfd, efd int
 	events         []unix.EpollEvent
+	// A long wait parks the goroutine on Go's poller until the epoll set
+	// has events (an epoll fd is itself pollable): the thread then serves
+	// other goroutines or sleeps in the runtime's own epoll, with no
+	// hand-off. epf owns epfd once set.
+	epf     *os.File
+	epRaw   syscall.RawConn
+	parked  func(fd uintptr) bool
+	nReady  int
+	errWait error
 	buf            []byte // read buffer shared by every connection: one goroutine reads
 
 	slots      []*conn // by epoll key
@@ -93,6 +104,21 @@ func (l *Loop) setup() error {
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fmt.Errorf("httploop: epoll_create1: %w", err)
+	}
+	if err := unix.SetNonblock(l.epfd, true); err != nil {
+		return fmt.Errorf("httploop: epoll fd: %w", err)
+	}
+	l.epf = os.NewFile(uintptr(l.epfd), "httploop-epoll")
+	if l.epRaw, err = l.epf.SyscallConn(); err != nil {
+		return fmt.Errorf("httploop: epoll fd: %w", err)
+	}
+	// Made once: a closure per wait would allocate.
+	l.parked = func(fd uintptr) bool {
+		l.nReady, l.errWait = epollWait(int(fd), l.events, 0, true)
+		if errors.Is(l.errWait, unix.EINTR) {
+			l.errWait = nil
+		}
+		return l.nReady > 0 || l.errWait != nil
 	}
 	// The wait is a timerfd rather than epoll_wait's timeout: epoll_wait
 	// rounds to milliseconds and adds the thread's timer slack (50 µs by
@@ -244,7 +270,7 @@ func (l *Loop) wait(wake int64) error {
 	timeout := 0
 	raw := true
 	if wake > 0 {
-		raw = wake-l.now() <= rawWaitLimit
+		raw = wake-l.now() <= rawWaitLimit || l.epRaw == nil
 		timeout = -1
 		if wake != l.armed {
 			l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
@@ -254,7 +280,16 @@ func (l *Loop) wait(wake int64) error {
 			l.armed = wake
 		}
 	}
-	n, err := epollWait(l.epfd, l.events, timeout, raw)
+	var n int
+	var err error
+	if raw {
+		n, err = epollWait(l.epfd, l.events, timeout, true)
+	} else {
+		if rerr := l.epRaw.Read(l.parked); rerr != nil {
+			return fmt.Errorf("httploop: wait: %w", rerr)
+		}
+		n, err = l.nReady, l.errWait
+	}
 	if err != nil {
 		if errors.Is(err, unix.EINTR) {
 			return nil
@@ -370,10 +405,15 @@ func (l *Loop) Close() error {
 			c.state = stateClosed
 		}
 	}
-	for _, fd := range []int{l.tfd, l.efd, l.epfd} {
+	for _, fd := range []int{l.tfd, l.efd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
+	}
+	if l.epf != nil {
+		l.epf.Close()
+	} else if l.epfd >= 0 {
+		unix.Close(l.epfd)
 	}
 	return nil
 }

@@ -17,7 +17,8 @@ import (
 // Reads and writes here never block (non-blocking sockets); a raw wait is
 // used only when it is short, so other goroutines are held off for at most
 // that long, and sysmon's preemption signal (which ends the wait with
-// EINTR) bounds it anyway.
+// EINTR) bounds it anyway. A longer wait parks on Go's poller instead
+// (Loop.wait).
 
 // rawWaitLimit is the longest wait made without telling the scheduler.
 const rawWaitLimit = 2_000_000 // ns
@@ -38,7 +39,8 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(r), nil
 }
 
-// epollWait is epoll_pwait with no signal mask; raw for a short wait.
+// epollWait is epoll_pwait with no signal mask; raw unless it may block
+// long.
 func epollWait(epfd int, events []unix.EpollEvent, msec int, raw bool) (int, error) {
 	var r uintptr
 	var e unix.Errno
