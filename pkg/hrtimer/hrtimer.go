@@ -74,7 +74,7 @@ func New() (*Timers, error) {
 	}
 	t := &Timers{clock: src, done: make(chan struct{})}
 	if src != nil {
-		t.goTimer = time.AfterFunc(time.Hour, t.fireDue)
+		t.goTimer = time.AfterFunc(time.Hour, func() { t.fireDue(false) })
 		t.goTimer.Stop()
 		started := make(chan struct{})
 		go t.loop(started)
@@ -177,14 +177,16 @@ func (t *Timers) loop(started chan<- struct{}) {
 		if closed {
 			return
 		}
-		t.fireDue()
+		t.fireDue(true)
 	}
 }
 
 // fireDue runs the callbacks whose deadline has passed and re-arms for the
-// next; the timerfd loop and Go's timer both call it, and a callback runs
-// once whichever gets there first.
-func (t *Timers) fireDue() {
+// next; the timerfd loop (fromClock) and Go's timer both call it, and a
+// callback runs once whichever gets there first. With nothing left pending
+// the other alarm is cancelled: its wake-up would find nothing to do and, at
+// a low rate, double the process's wake-ups.
+func (t *Timers) fireDue(fromClock bool) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -196,9 +198,16 @@ func (t *Timers) fireDue() {
 	for len(t.pending) > 0 && t.pending[0].when <= now {
 		due = append(due, heap.Pop(&t.pending).(*Timer))
 	}
-	t.armed = 0
-	if len(t.pending) > 0 {
+	switch {
+	case len(t.pending) > 0:
 		t.arm(t.pending[0].when, now)
+	case t.armed != 0:
+		t.armed = 0
+		if fromClock {
+			t.goTimer.Stop()
+		} else {
+			t.clock.arm(0)
+		}
 	}
 	t.mu.Unlock()
 	for _, tm := range due {
