@@ -9,6 +9,13 @@
 #   bench/peers.sh sweep        # Server over HTTP at RATES: VALID? lateness p99?
 #   bench/peers.sh idle         # Server at 100 QPS for 20 s: % of a core
 #
+# Client CPU is measured twice: the whole process (/usr/bin/time: start-up,
+# sample generation and log writing included) and its steady state, from
+# /proc/PID/stat between 2 s after the start and 1 s before the end, over
+# the requests that window holds at the achieved rate. The same window
+# gives the client's run-queue delay (/proc/PID/task/*/schedstat): time it
+# was runnable but another process had CPU 0, i.e. how noisy the row was.
+#
 # Env: QPS (20000), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
 # peers and ghz), TARGETS ("nullserver sutproxy"), ROWS (all rows below),
 # RATES ("20000 30000 40000 50000"), OFFLINE_QPS (5000), OUT (bench/out/DATE: raw outputs and
@@ -35,8 +42,8 @@ DURATION=${DURATION:-10}
 REPEAT=${REPEAT:-3}
 CONNS=${CONNS:-32}
 TARGETS=${TARGETS:-"nullserver sutproxy"}
-ROWS=${ROWS:-"nlg-http-bin nlg-http-json nlg-grpc nlg-grpc-offline32 wrk-c32 fortio-qps fortio-max hey-q ghz-c32"}
-RATES=${RATES:-"20000 30000 40000 50000"}
+ROWS=${ROWS:-"nlg-http-bin nlg-http-bin-pool nlg-http-json nlg-grpc nlg-grpc-offline32 wrk-c32 fortio-qps fortio-max hey-q ghz-c32"}
+RATES=${RATES:-"20000 30000 40000 50000 60000 70000"}
 # Offline issues offline_expected_qps x duration x 1.1 samples at once: a
 # guess near the achieved rate keeps the row near DURATION.
 OFFLINE_QPS=${OFFLINE_QPS:-5000}
@@ -66,18 +73,44 @@ start_target() { # $1: nullserver | sutproxy; sets HTTP, GRPC
   GRPC=$(sed -E 's/.*"grpc":"([^"]+)".*/\1/' "$OUT/ready.json")
 }
 
+# cpu_of PID: user+sys clock ticks of the process, all threads.
+cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# delay_of PID: ns its threads spent runnable but not running.
+delay_of() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $2} END {print s + 0}'; }
+
+# steady PID SECONDS FILE: the process's CPU and run-queue delay from 2 s in
+# to 1 s before SECONDS, written to FILE as "cpu_s window_s delay_ms".
+steady() {
+  local p=$1 secs=$2 file=$3 hz c0 d0 t0 c1 d1 t1
+  hz=$(getconf CLK_TCK)
+  sleep 2
+  c0=$(cpu_of "$p") d0=$(delay_of "$p") t0=$(date +%s.%N)
+  sleep $((secs - 3))
+  [ -e "/proc/$p" ] || return 0 # ended before the window did: no steady figure
+  c1=$(cpu_of "$p") d1=$(delay_of "$p") t1=$(date +%s.%N)
+  awk -v c="$((c1 - c0))" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v d="$((d1 - d0))" \
+    'BEGIN {printf "%.3f %.3f %.1f\n", c / hz, t1 - t0, d / 1e6}' >"$file"
+}
+
 # timed TOOL NAME CMD...: runs CMD on CPU 0 under /usr/bin/time, output in
 # $OUT/NAME.out, and appends the parsed row to rows.tsv.
 timed() {
   local tool=$1 name=$2; shift 2
-  local f="$OUT/$target-$name-$rep"
+  local f="$OUT/$target-$name-$rep" tp cp
   echo "\$ $*" >"$f.cmd"
   set +e
-  /usr/bin/time -f '%U %S %M' -o "$f.time" taskset -c 0 "$@" >"$f.stdout" 2>"$f.stderr"
+  /usr/bin/time -f '%U %S %M' -o "$f.time" taskset -c 0 "$@" >"$f.stdout" 2>"$f.stderr" &
+  tp=$!
+  sleep 0.2
+  cp=$(pgrep -P "$tp" | head -1)
+  rm -f "$f.steady"
+  if [ -n "$cp" ] && [ "${DURATION}" -ge 5 ]; then steady "$cp" "$DURATION" "$f.steady" & fi
+  wait "$tp"
+  wait
   set -e
   local res="$f.stdout"
   case $tool in loadgend) res="$f.d/result.json" ;; fortio | ghz) res="$f.json" ;; esac
-  printf '%s\t%s\t%s\t%s\n' "$target" "$name" "$rep" "$(python3 bench/peers_parse.py row "$tool" "$res" "$f.time")" | tee -a "$TSV"
+  printf '%s\t%s\t%s\t%s\n' "$target" "$name" "$rep" "$(python3 bench/peers_parse.py row "$tool" "$res" "$f.time" "$f.steady")" | tee -a "$TSV"
 }
 
 nlg() { # name scenario target-url extra-args...
@@ -91,6 +124,7 @@ row() {
   local url="http://$HTTP/v2/models/null/infer" f="$OUT/$target-$1-$rep"
   case $1 in
     nlg-http-bin) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" ;;
+    nlg-http-bin-pool) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" --http-client pool ;;
     nlg-http-json) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" --json ;;
     nlg-grpc) nlg "$1" Server "grpc://$GRPC" --target-qps "$QPS" ;;
     nlg-grpc-offline32) nlg "$1" Offline "grpc://$GRPC" --target-qps "$OFFLINE_QPS" --max-inflight "$CONNS" --batch-size 1 ;;
@@ -115,7 +149,7 @@ row() {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(uname -r), $(go version)"
   echo "netloadgen: $(git describe --always --dirty)  wrk: $(wrk -v 2>&1 | head -1)  fortio: $(fortio version 2>&1 | head -1)  ghz: $(ghz --version 2>&1)"
 } | tee "$OUT/header.txt"
-printf 'target\trow\trep\tverdict\trate\tp50_ms\tp99_ms\tlate_p99_ms\tcompleted\tcpu_s\trss_mib\n' >"$TSV"
+printf 'target\trow\trep\tverdict\trate\tp50_ms\tp99_ms\tlate_p99_ms\tcompleted\tcpu_s\trss_mib\tsteady_cpu_s\tsteady_window_s\trunq_delay_ms\n' >"$TSV"
 
 for target in $TARGETS; do
   start_target "$target"

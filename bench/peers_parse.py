@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Parses one peer's output into a TSV row, and summarises rows.
 
-  peers_parse.py row TOOL OUT TIME   -> verdict rate p50_ms p99_ms late_p99_ms completed cpu_s rss_mb
+  peers_parse.py row TOOL OUT TIME [STEADY] -> verdict rate p50_ms p99_ms late_p99_ms completed cpu_s rss_mb
+                                               steady_cpu_s steady_window_s runq_delay_ms
   peers_parse.py table TSV           -> Markdown: median [min-max] of 3 repeats per (target, row)
 
-TIME is /usr/bin/time -f '%U %S %M' output (user s, sys s, peak RSS KiB).
+TIME is /usr/bin/time -f '%U %S %M' output (user s, sys s, peak RSS KiB); STEADY is
+peers.sh's "cpu_s window_s delay_ms" from /proc over the middle of the run.
 Missing figures are "-"."""
 import json, re, statistics, sys
 
@@ -67,7 +69,7 @@ def ghz(out):
     return dict(rate=r["rps"], p50=p.get(50, NA), p99=p.get(99, NA), n=ok)
 
 
-def row(tool, out, timef):
+def row(tool, out, timef, steadyf=None):
     try:
         f = {"loadgend": loadgend, "wrk": wrk, "fortio": fortio, "hey": hey, "ghz": ghz}[tool](out)
     except Exception as e:  # a failed run is a row too, not a crash of the script
@@ -77,7 +79,12 @@ def row(tool, out, timef):
         cpu, rss = float(u) + float(s), int(m) / 1024
     except Exception:
         cpu, rss = NA, NA
-    vals = [f.get("verdict") or "ok", f.get("rate", NA), f.get("p50", NA), f.get("p99", NA), f.get("late", NA), f.get("n", NA), cpu, rss]
+    try:
+        sc, sw, sd = (float(x) for x in open(steadyf).read().split())
+    except Exception:
+        sc, sw, sd = NA, NA, NA
+    vals = [f.get("verdict") or "ok", f.get("rate", NA), f.get("p50", NA), f.get("p99", NA), f.get("late", NA), f.get("n", NA), cpu, rss,
+            sc, sw, sd]
     print("\t".join(v if isinstance(v, str) else f"{v:.4g}" if isinstance(v, float) else str(v) for v in vals))
 
 
@@ -103,11 +110,15 @@ def table(tsv):
         if len(p) < 11 or p[0] == "target":
             continue
         groups.setdefault((p[0], p[1]), []).append(p[2:])
-    print("| target | row | verdicts | achieved req/s | p50 ms | p99 ms | lateness p99 ms | client CPU µs/req | peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| target | row | verdicts | achieved req/s | p50 ms | p99 ms | lateness p99 ms | client CPU µs/req (whole process) "
+          "| steady-state CPU µs/req | client run-queue delay ms | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for (target, name), reps in groups.items():
         col = lambda i: [num(r[i]) for r in reps]
         us = [num(r[7]) / num(r[6]) * 1e6 if num(r[7]) and num(r[6]) else None for r in reps]
+        ext = lambda r, i: num(r[i]) if len(r) > i else None
+        steady = [ext(r, 9) / (num(r[2]) * ext(r, 10)) * 1e6 if ext(r, 9) is not None and ext(r, 10) and num(r[2]) else None
+                  for r in reps]
         verdicts = ",".join(sorted(set(r[1] for r in reps)))
         print(f"| {target} | {name} | {verdicts} | {cell(col(2), lambda v: f'{v:,.0f}')} | {cell(col(3), lambda v: f'{v:.3f}')} "
               f"| {cell(col(4), lambda v: f'{v:.3f}')} | {cell(col(5), lambda v: f'{v:.3f}')} | {cell(us, lambda v: f'{v:.1f}')} "
@@ -116,6 +127,6 @@ def table(tsv):
 
 if __name__ == "__main__":
     if sys.argv[1] == "row":
-        row(*sys.argv[2:5])
+        row(*sys.argv[2:6])
     else:
         table(sys.argv[2])
