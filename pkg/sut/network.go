@@ -56,6 +56,7 @@ type Network struct {
 	multi  map[string]Call // by the samples' indices: batched requests
 	mu     sync.Mutex      // guards multi after Prepare (issue-time encodes)
 	keyBuf sync.Pool       // *[]byte scratch for multi keys
+	work   *workers
 }
 
 // New builds a Network SUT; call Prepare before the run starts.
@@ -75,7 +76,7 @@ func New(client Client, lib qsl.Library, o Options) (*Network, error) {
 	if o.Name == "" {
 		o.Name = "Network SUT"
 	}
-	n := &Network{client: client, lib: lib, o: o, multi: map[string]Call{}}
+	n := &Network{client: client, lib: lib, o: o, multi: map[string]Call{}, work: newWorkers()}
 	if o.Capture {
 		c, ok := client.(Capturer)
 		if !ok {
@@ -88,6 +89,13 @@ func New(client Client, lib qsl.Library, o Options) (*Network, error) {
 
 // Name is the SUT's name for the logs.
 func (n *Network) Name() string { return n.o.Name }
+
+// Close ends the SUT's idle workers once the run is over; requests still in
+// flight finish first.
+func (n *Network) Close() error {
+	n.work.close()
+	return nil
+}
 
 // Prepare encodes, before the clock starts, every request the trace will
 // send: one per loaded sample, and one per distinct batch of samples.
@@ -230,8 +238,8 @@ func (n *Network) request(samples []int) (*kserve.InferRequest, error) {
 	return req, nil
 }
 
-// IssueQuery sends q without blocking: each request runs on its own
-// goroutine, so the Server scheduler never waits on the network.
+// IssueQuery sends q without blocking: each request runs on a worker of its
+// own (workers), so the Server scheduler never waits on the network.
 func (n *Network) IssueQuery(ctx context.Context, q loadgen.Query, done func(loadgen.Completion)) {
 	if n.capt != nil {
 		n.issueCapture(ctx, q, done)
@@ -244,22 +252,22 @@ func (n *Network) IssueQuery(ctx context.Context, q loadgen.Query, done func(loa
 			done(q.Done(err))
 			return
 		}
-		go func() {
+		n.work.do(func() {
 			at, err := n.send(ctx, c)
 			done(completion(q, q.Done(err), at))
-		}()
+		})
 		return
 	}
 	chunks := n.chunks(size)
 	if len(chunks) == 1 {
-		go func() {
+		n.work.do(func() {
 			var at time.Time
 			c, err := n.multiCall(q.Samples)
 			if err == nil {
 				at, err = n.send(ctx, c)
 			}
 			done(completion(q, q.Done(err), at))
-		}()
+		})
 		return
 	}
 	go n.issueChunks(ctx, q, chunks, done)
@@ -282,7 +290,9 @@ func (n *Network) issueChunks(ctx context.Context, q loadgen.Query, chunks [][2]
 				continue
 			}
 		}
-		wg.Go(func() {
+		wg.Add(1)
+		n.work.do(func() {
+			defer wg.Done()
 			samples := q.Samples[ch[0]:ch[1]]
 			var c Call
 			var err error
