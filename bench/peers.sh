@@ -96,7 +96,7 @@ steady() {
 # $OUT/NAME.out, and appends the parsed row to rows.tsv.
 timed() {
   local tool=$1 name=$2; shift 2
-  local f="$OUT/$target-$name-$rep" tp cp
+  local f="$OUT/$target-$name-$rep" tp cp sp
   echo "\$ $*" >"$f.cmd"
   set +e
   /usr/bin/time -f '%U %S %M' -o "$f.time" taskset -c 0 "$@" >"$f.stdout" 2>"$f.stderr" &
@@ -104,9 +104,12 @@ timed() {
   sleep 0.2
   cp=$(pgrep -P "$tp" | head -1)
   rm -f "$f.steady"
-  if [ -n "$cp" ] && [ "${DURATION}" -ge 5 ]; then steady "$cp" "$DURATION" "$f.steady" & fi
-  wait "$tp"
-  wait
+  sp=
+  # The sampler's subshell must not run the EXIT trap (it would stop the
+  # target).
+  if [ -n "$cp" ] && [ "${DURATION}" -ge 5 ]; then (trap - EXIT; steady "$cp" "$DURATION" "$f.steady") & sp=$!; fi
+  wait "$tp" || true
+  if [ -n "$sp" ]; then wait "$sp" || true; fi
   set -e
   local res="$f.stdout"
   case $tool in loadgend) res="$f.d/result.json" ;; fortio | ghz) res="$f.json" ;; esac

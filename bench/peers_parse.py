@@ -122,6 +122,7 @@ def table(tsv):
         verdicts = ",".join(sorted(set(r[1] for r in reps)))
         print(f"| {target} | {name} | {verdicts} | {cell(col(2), lambda v: f'{v:,.0f}')} | {cell(col(3), lambda v: f'{v:.3f}')} "
               f"| {cell(col(4), lambda v: f'{v:.3f}')} | {cell(col(5), lambda v: f'{v:.3f}')} | {cell(us, lambda v: f'{v:.1f}')} "
+              f"| {cell(steady, lambda v: f'{v:.1f}')} | {cell([ext(r, 11) for r in reps], lambda v: f'{v:.0f}')} "
               f"| {cell(col(8), lambda v: f'{v:.0f}')} |")
 
 
