@@ -49,6 +49,7 @@ func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, e
 		return nil, err
 	}
 	defer ss.conn.probe.Close()
+	defer ss.net.Close()
 	run, err := loadgen.NewAccuracyRun(spec.Settings, ss.net, accuracyQSL{ss.lib}, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err

@@ -82,6 +82,7 @@ func ProbeEndpoint(ctx context.Context, target, model, version string) (*Endpoin
 		rep.InferenceError = err.Error()
 		return rep, nil
 	}
+	defer n.Close()
 	lat, err := n.TimeOne(ctx, 0)
 	if err != nil {
 		rep.InferenceError = err.Error()

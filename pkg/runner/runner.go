@@ -182,6 +182,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer ss.conn.probe.Close()
+	defer ss.net.Close()
 	t, pr := ss.t, ss.pr
 	q := &preparingQSL{lib: ss.lib, sut: ss.net, preconnect: ss.conn.preconnect, conns: ss.conns}
 	var engineSUT loadgen.SUT = ss.net
