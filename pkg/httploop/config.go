@@ -26,8 +26,11 @@ type Config struct {
 	// DialTimeout bounds Preconnect (default 5 s).
 	DialTimeout time.Duration
 	// OnDone is called once per Send, on the goroutine that polls, with the
-	// Send's tag and nil or the request's error. It may call Send.
-	OnDone func(tag uint64, err error)
+	// Send's tag, nil or the request's error, and for an answer the time
+	// its last byte reached this host: the kernel's receive timestamp, so
+	// an answer read later (the loop reads sockets when it wakes to send,
+	// not on each packet) keeps its true arrival time. It may call Send.
+	OnDone func(tag uint64, at time.Time, err error)
 }
 
 func (c *Config) normalise() error {

@@ -31,6 +31,7 @@ type conn struct {
 	req    pending
 	wrote  int
 	resp   response
+	rxNs   int64 // kernel receive time (CLOCK_REALTIME ns) of the latest bytes read; 0: none
 }
 
 const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
@@ -47,6 +48,10 @@ func (l *Loop) dial() error {
 		unix.Close(fd)
 		return fmt.Errorf("TCP_NODELAY: %w", err)
 	}
+	// Receive timestamps time an answer by its arrival, not by when the
+	// loop got round to reading it. Without them (an old kernel) answers
+	// are timed when read.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	if err := unix.Connect(fd, l.sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
 		unix.Close(fd)
 		return fmt.Errorf("connect %s: %w", l.cfg.Addr, err)
@@ -128,7 +133,7 @@ func (l *Loop) release(c *conn) {
 }
 
 func (l *Loop) start(c *conn, p pending) {
-	c.state, c.req, c.wrote = stateBusy, p, 0
+	c.state, c.req, c.wrote, c.rxNs = stateBusy, p, 0, 0
 	c.resp.reset()
 	l.busy++
 	l.write(c)
@@ -171,7 +176,7 @@ func (l *Loop) write(c *conn) bool {
 // is complete.
 func (l *Loop) read(c *conn) {
 	for {
-		n, err := rawRead(c.fd, l.buf)
+		n, err := l.recv(c)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
@@ -208,17 +213,18 @@ func (l *Loop) read(c *conn) {
 // finish reports c's answer and frees or closes c.
 func (l *Loop) finish(c *conn, closeIt bool) {
 	tag, err := c.req.tag, c.resp.check()
+	at := arrival(c.rxNs)
 	l.busy--
 	c.req = pending{}
 	if closeIt || c.resp.closeConn {
 		l.closeConn(c)
-		l.deliver(tag, err)
+		l.deliverAt(tag, at, err)
 		l.grow()
 		return
 	}
 	c.reused = true
 	// The answer is timed first; the next waiting request goes out after.
-	l.deliver(tag, err)
+	l.deliverAt(tag, at, err)
 	if l.closed {
 		return
 	}

@@ -39,7 +39,13 @@ type Loop struct {
 	family int
 
 	epfd, tfd, efd int
-	events         []unix.EpollEvent
+	// tepfd holds only the timer and the wake-up: a short wait for a due
+	// time sleeps on it and leaves answers in their sockets, to be read,
+	// all at once, when the loop wakes to send. Each answer would
+	// otherwise cost a wake-up of its own (a context switch, and on a VM
+	// an interrupt); receive timestamps keep their times exact.
+	tepfd  int
+	events []unix.EpollEvent
 	// A long wait parks the goroutine on Go's poller until the epoll set
 	// has events (an epoll fd is itself pollable): the thread then serves
 	// other goroutines or sleeps in the runtime's own epoll, with no
@@ -49,7 +55,8 @@ type Loop struct {
 	parked  func(fd uintptr) bool
 	nReady  int
 	errWait error
-	buf            []byte // read buffer shared by every connection: one goroutine reads
+	buf     []byte // read buffer shared by every connection: one goroutine reads
+	rx      rxMsg
 
 	slots      []*conn // by epoll key
 	idle       []*conn // LIFO: the warmest connection first
@@ -83,7 +90,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httploop: resolve %q: %w", cfg.Addr, err)
 	}
-	l := &Loop{cfg: cfg, epfd: -1, tfd: -1, efd: -1, checkAt: never,
+	l := &Loop{cfg: cfg, epfd: -1, tepfd: -1, tfd: -1, efd: -1, checkAt: never,
 		events: make([]unix.EpollEvent, maxEvents), buf: make([]byte, readBufSize)}
 	if ip4 := ta.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: ta.Port}
@@ -104,6 +111,9 @@ func New(cfg Config) (*Loop, error) {
 func (l *Loop) setup() error {
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return fmt.Errorf("httploop: epoll_create1: %w", err)
+	}
+	if l.tepfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fmt.Errorf("httploop: epoll_create1: %w", err)
 	}
 	if err := unix.SetNonblock(l.epfd, true); err != nil {
@@ -138,6 +148,15 @@ func (l *Loop) setup() error {
 	if err := l.ctl(unix.EPOLL_CTL_ADD, l.efd, unix.EPOLLIN, keyWake, 0); err != nil {
 		return err
 	}
+	for _, fd := range []int{l.tfd, l.efd} {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: keyTimer}
+		if fd == l.efd {
+			ev = unix.EpollEvent{Events: unix.EPOLLIN, Fd: keyWake}
+		}
+		if err := unix.EpollCtl(l.tepfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			return fmt.Errorf("httploop: epoll_ctl: %w", err)
+		}
+	}
 	var ts unix.Timespec
 	l.base = time.Now()
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
@@ -164,7 +183,7 @@ func (l *Loop) now() int64 { return int64(time.Since(l.base)) }
 // call when it fails at once.
 func (l *Loop) Send(raw []byte, tag uint64) {
 	if l.closed {
-		l.cfg.OnDone(tag, ErrClosed)
+		l.cfg.OnDone(tag, time.Time{}, ErrClosed)
 		return
 	}
 	p := pending{raw: raw, tag: tag}
@@ -288,7 +307,17 @@ func (l *Loop) wait(wake int64) error {
 	}
 	var n int
 	var err error
-	if raw {
+	if raw && timeout < 0 {
+		// A short wait for a due time: sleep on the timer alone, then
+		// take whatever the sockets have.
+		if n, err = epollWait(l.tepfd, l.events, -1, true); err == nil {
+			l.handle(n)
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("httploop: epoll_wait: %w", err)
+		}
+		n, err = epollWait(l.epfd, l.events, 0, true)
+	} else if raw {
 		n, err = epollWait(l.epfd, l.events, timeout, true)
 	} else {
 		if rerr := l.epRaw.Read(l.parked); rerr != nil {
@@ -302,6 +331,12 @@ func (l *Loop) wait(wake int64) error {
 		}
 		return fmt.Errorf("httploop: epoll_wait: %w", err)
 	}
+	l.handle(n)
+	return nil
+}
+
+// handle acts on the first n events of the last wait.
+func (l *Loop) handle(n int) {
 	for i := range n {
 		ev := l.events[i]
 		switch ev.Fd {
@@ -316,13 +351,14 @@ func (l *Loop) wait(wake int64) error {
 			}
 		}
 	}
-	return nil
 }
 
 // deliver reports a request's outcome.
-func (l *Loop) deliver(tag uint64, err error) {
+func (l *Loop) deliver(tag uint64, err error) { l.deliverAt(tag, time.Time{}, err) }
+
+func (l *Loop) deliverAt(tag uint64, at time.Time, err error) {
 	l.delivered++
-	l.cfg.OnDone(tag, err)
+	l.cfg.OnDone(tag, at, err)
 }
 
 // failQueue fails every waiting request: no connection can be opened.
@@ -411,7 +447,7 @@ func (l *Loop) Close() error {
 			c.state = stateClosed
 		}
 	}
-	for _, fd := range []int{l.tfd, l.efd} {
+	for _, fd := range []int{l.tfd, l.efd, l.tepfd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}

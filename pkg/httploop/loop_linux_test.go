@@ -85,16 +85,17 @@ var testRequest = []byte("POST /v2/models/null/infer HTTP/1.1\r\nHost: x\r\nCont
 
 type results struct {
 	errs map[uint64]error
+	at   map[uint64]time.Time
 }
 
 func newLoop(t *testing.T, cfg Config, res *results) *Loop {
 	t.Helper()
-	res.errs = map[uint64]error{}
-	cfg.OnDone = func(tag uint64, err error) {
+	res.errs, res.at = map[uint64]error{}, map[uint64]time.Time{}
+	cfg.OnDone = func(tag uint64, at time.Time, err error) {
 		if _, dup := res.errs[tag]; dup {
 			t.Errorf("tag %d completed twice", tag)
 		}
-		res.errs[tag] = err
+		res.errs[tag], res.at[tag] = err, at
 	}
 	l, err := New(cfg)
 	if err != nil {
@@ -143,6 +144,33 @@ func TestLoopAnswersEveryRequestBeyondTheConnectionCap(t *testing.T) {
 	}
 	if l.Outstanding() != 0 {
 		t.Errorf("outstanding %d after all answers", l.Outstanding())
+	}
+}
+
+// An answer read long after it arrived keeps its arrival time: the kernel's
+// receive timestamp, not the read.
+func TestLoopTimesAnswersByArrival(t *testing.T) {
+	s := startServer(t, always(okResponse("")))
+	var res results
+	l := newLoop(t, Config{Addr: s.addr()}, &res)
+	if err := l.Preconnect(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	l.Send(testRequest, 1)
+	for s.requests.Load() == 0 { // wait until the server has it: the answer is on its way
+		if time.Since(sent) > 10*time.Second {
+			t.Fatal("the server never got the request")
+		}
+		l.PollUntil(context.Background(), time.Now())
+	}
+	// Let the answer sit in the socket a while before the loop reads it.
+	time.Sleep(50 * time.Millisecond)
+	read := time.Now()
+	pollFor(t, l, &res, 1)
+	at := res.at[1]
+	if res.errs[1] != nil || at.Before(sent) || !at.Before(read) {
+		t.Fatalf("answer at %v after the send, read from %v: want between (err %v)", at.Sub(sent), read.Sub(sent), res.errs[1])
 	}
 }
 
@@ -268,7 +296,7 @@ func TestSendAfterCloseFails(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	done := func(uint64, error) {}
+	done := func(uint64, time.Time, error) {}
 	for _, cfg := range []Config{{Addr: "127.0.0.1:1"}, {Addr: "nohostport", OnDone: done}, {Addr: "127.0.0.1:1", MaxConns: -1, OnDone: done}} {
 		if l, err := New(cfg); err == nil {
 			l.Close()
@@ -315,7 +343,7 @@ func startEchoServer(t *testing.T) string {
 func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	addr := startEchoServer(t)
 	var got int
-	l, err := New(Config{Addr: addr, MaxConns: 2, Timeout: time.Minute, OnDone: func(uint64, error) { got++ }})
+	l, err := New(Config{Addr: addr, MaxConns: 2, Timeout: time.Minute, OnDone: func(uint64, time.Time, error) { got++ }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@
 package httploop
 
 import (
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -22,14 +23,6 @@ import (
 
 // rawWaitLimit is the longest wait made without telling the scheduler.
 const rawWaitLimit = 2_000_000 // ns
-
-func rawRead(fd int, p []byte) (int, error) {
-	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
 
 func rawWrite(fd int, p []byte) (int, error) {
 	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
@@ -53,4 +46,64 @@ func epollWait(epfd int, events []unix.EpollEvent, msec int, raw bool) (int, err
 		return 0, e
 	}
 	return int(r), nil
+}
+
+// rxMsg is a recvmsg(2) call's buffers, kept by the loop so reading
+// allocates nothing.
+type rxMsg struct {
+	hdr unix.Msghdr
+	iov unix.Iovec
+	oob [64]byte
+}
+
+// recv reads into the loop's buffer and notes the kernel's receive
+// timestamp of the data in c.rxNs.
+func (l *Loop) recv(c *conn) (int, error) {
+	m := &l.rx
+	m.iov.Base = &l.buf[0]
+	m.iov.SetLen(len(l.buf))
+	m.hdr.Iov = &m.iov
+	m.hdr.SetIovlen(1)
+	m.hdr.Control = &m.oob[0]
+	m.hdr.SetControllen(len(m.oob))
+	r, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	if ns := rxTimestamp(m.oob[:m.hdr.Controllen]); ns != 0 {
+		c.rxNs = ns
+	}
+	return int(r), nil
+}
+
+// rxTimestamp finds SCM_TIMESTAMPNS in control messages; 0 if absent.
+func rxTimestamp(oob []byte) int64 {
+	const hdr = unix.SizeofCmsghdr
+	for len(oob) >= hdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		n := int(h.Len)
+		if n < hdr || n > len(oob) {
+			return 0
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && n >= hdr+int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&oob[hdr]))
+			return ts.Nano()
+		}
+		oob = oob[min(len(oob), (n+7)&^7):]
+	}
+	return 0
+}
+
+// arrival turns a receive timestamp (wall clock) into a time on the
+// monotonic clock the engine measures with: now, less the data's age.
+func arrival(rxNs int64) time.Time {
+	now := time.Now()
+	if rxNs == 0 {
+		return now
+	}
+	age := now.UnixNano() - rxNs
+	if age < 0 || age > int64(time.Second) {
+		return now // a wall clock step: the read time is the better guess
+	}
+	return now.Add(-time.Duration(age))
 }

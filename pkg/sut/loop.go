@@ -194,7 +194,7 @@ func (l *Loop) sendChunks(cq *chunkedQuery) {
 		if err != nil {
 			// Cancelled or unencodable: these samples fail now rather
 			// than never.
-			l.finishChunk(cq, i, err)
+			l.finishChunk(cq, i, time.Time{}, err)
 			continue
 		}
 		cq.out++
@@ -202,21 +202,26 @@ func (l *Loop) sendChunks(cq *chunkedQuery) {
 	}
 }
 
-func (l *Loop) finishChunk(cq *chunkedQuery, i int, err error) {
+func (l *Loop) finishChunk(cq *chunkedQuery, i int, at time.Time, err error) {
 	ch := cq.chunks[i]
 	cq.left--
 	if cq.left == 0 {
 		delete(l.chunked, cq.q.ID)
 	}
-	l.done(cq.q.DoneRange(ch[0], ch[1]-ch[0], err))
+	c := cq.q.DoneRange(ch[0], ch[1]-ch[0], err)
+	c.At = at
+	l.done(c)
 }
 
 // onDone is the loop's callback: a request's outcome becomes the
 // completion of its samples.
-func (l *Loop) onDone(tag uint64, err error) {
+func (l *Loop) onDone(tag uint64, at time.Time, err error) {
 	id, low := int(tag>>32), tag&(1<<32-1)
+	if err != nil {
+		at = time.Time{}
+	}
 	if low&wholeBit != 0 {
-		l.done(loadgen.Completion{Query: id, Count: int(low &^ wholeBit), Err: err})
+		l.done(loadgen.Completion{Query: id, Count: int(low &^ wholeBit), Err: err, At: at})
 		return
 	}
 	cq := l.chunked[id]
@@ -224,7 +229,7 @@ func (l *Loop) onDone(tag uint64, err error) {
 		return
 	}
 	cq.out--
-	l.finishChunk(cq, int(low), err)
+	l.finishChunk(cq, int(low), at, err)
 	if cq.next < len(cq.chunks) {
 		l.sendChunks(cq)
 	}
