@@ -39,13 +39,7 @@ type Loop struct {
 	family int
 
 	epfd, tfd, efd int
-	// tepfd holds only the timer and the wake-up: a short wait for a due
-	// time sleeps on it and leaves answers in their sockets, to be read,
-	// all at once, when the loop wakes to send. Each answer would
-	// otherwise cost a wake-up of its own (a context switch, and on a VM
-	// an interrupt); receive timestamps keep their times exact.
-	tepfd  int
-	events []unix.EpollEvent
+	events         []unix.EpollEvent
 	// A long wait parks the goroutine on Go's poller until the epoll set
 	// has events (an epoll fd is itself pollable): the thread then serves
 	// other goroutines or sleeps in the runtime's own epoll, with no
@@ -90,7 +84,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httploop: resolve %q: %w", cfg.Addr, err)
 	}
-	l := &Loop{cfg: cfg, epfd: -1, tepfd: -1, tfd: -1, efd: -1, checkAt: never,
+	l := &Loop{cfg: cfg, epfd: -1, tfd: -1, efd: -1, checkAt: never,
 		events: make([]unix.EpollEvent, maxEvents), buf: make([]byte, readBufSize)}
 	if ip4 := ta.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: ta.Port}
@@ -111,9 +105,6 @@ func New(cfg Config) (*Loop, error) {
 func (l *Loop) setup() error {
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return fmt.Errorf("httploop: epoll_create1: %w", err)
-	}
-	if l.tepfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fmt.Errorf("httploop: epoll_create1: %w", err)
 	}
 	if err := unix.SetNonblock(l.epfd, true); err != nil {
@@ -147,15 +138,6 @@ func (l *Loop) setup() error {
 	}
 	if err := l.ctl(unix.EPOLL_CTL_ADD, l.efd, unix.EPOLLIN, keyWake, 0); err != nil {
 		return err
-	}
-	for _, fd := range []int{l.tfd, l.efd} {
-		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: keyTimer}
-		if fd == l.efd {
-			ev = unix.EpollEvent{Events: unix.EPOLLIN, Fd: keyWake}
-		}
-		if err := unix.EpollCtl(l.tepfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-			return fmt.Errorf("httploop: epoll_ctl: %w", err)
-		}
 	}
 	var ts unix.Timespec
 	l.base = time.Now()
@@ -292,11 +274,26 @@ func (l *Loop) watch(ctx context.Context) {
 // wait blocks in epoll until an event or the loop-clock time wake (0: do
 // not block) and handles what it returns.
 func (l *Loop) wait(wake int64) error {
-	timeout := 0
-	raw := true
-	if wake > 0 {
-		raw = wake-l.now() <= rawWaitLimit || l.epRaw == nil
-		timeout = -1
+	var n int
+	var err error
+	switch {
+	case wake <= 0:
+		n, err = epollWait(l.epfd, l.events, 0, true)
+	case wake-l.now() <= rawWaitLimit || l.epRaw == nil:
+		// A short wait for a due time: sleep, then take whatever the
+		// sockets have. Answers are not woken for: each would cost a
+		// wake-up of its own (a context switch, and on a VM an
+		// interrupt); receive timestamps keep their times exact. The
+		// sleep's timer slack (50 µs by default) lets the kernel wake
+		// once for due times that close together: that lateness is
+		// charged to the latency, as any lateness is.
+		l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
+		if err := clockSleepUntil(&l.spec.Value); err != nil {
+			return fmt.Errorf("httploop: clock_nanosleep: %w", err)
+		}
+		n, err = epollWait(l.epfd, l.events, 0, true)
+	default:
+		// A long wait: park on Go's poller, the timerfd ending it.
 		if wake != l.armed {
 			l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
 			if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &l.spec, nil); err != nil {
@@ -304,22 +301,6 @@ func (l *Loop) wait(wake int64) error {
 			}
 			l.armed = wake
 		}
-	}
-	var n int
-	var err error
-	if raw && timeout < 0 {
-		// A short wait for a due time: sleep on the timer alone, then
-		// take whatever the sockets have.
-		if n, err = epollWait(l.tepfd, l.events, -1, true); err == nil {
-			l.handle(n)
-		}
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("httploop: epoll_wait: %w", err)
-		}
-		n, err = epollWait(l.epfd, l.events, 0, true)
-	} else if raw {
-		n, err = epollWait(l.epfd, l.events, timeout, true)
-	} else {
 		if rerr := l.epRaw.Read(l.parked); rerr != nil {
 			return fmt.Errorf("httploop: wait: %w", rerr)
 		}
@@ -447,7 +428,7 @@ func (l *Loop) Close() error {
 			c.state = stateClosed
 		}
 	}
-	for _, fd := range []int{l.tfd, l.efd, l.tepfd} {
+	for _, fd := range []int{l.tfd, l.efd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}

@@ -107,3 +107,13 @@ func arrival(rxNs int64) time.Time {
 	}
 	return now.Add(-time.Duration(age))
 }
+
+// clockSleepUntil sleeps until t on CLOCK_MONOTONIC; EINTR (a signal, e.g.
+// the runtime's preemption) ends it early, which the caller's loop absorbs.
+func clockSleepUntil(t *unix.Timespec) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(t)), 0, 0, 0)
+	if e != 0 && e != unix.EINTR {
+		return e
+	}
+	return nil
+}
