@@ -45,6 +45,11 @@ type fakeSUT struct {
 	advance bool // move the clock to the completion time (closed loops)
 	silent  bool // never answer
 	batch   int  // >0: complete in ranges of this many samples (Offline)
+	// inline completes within IssueQuery, stamped at issue + latency: on a
+	// virtual clock the issuer would otherwise race through the whole trace
+	// before the completion goroutines run, so a test of when the engine
+	// stops would depend on the scheduler.
+	inline bool
 	onIssue func(q Query)
 
 	mu  sync.Mutex
@@ -63,7 +68,7 @@ func (s *fakeSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)
 	if s.silent {
 		return
 	}
-	go func() {
+	answer := func() {
 		var lat time.Duration
 		if s.latency != nil {
 			lat = s.latency(q.ID)
@@ -87,7 +92,12 @@ func (s *fakeSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)
 			c.At = at
 			done(c)
 		}
-	}()
+	}
+	if s.inline {
+		answer()
+		return
+	}
+	go answer()
 }
 
 func (s *fakeSUT) issued() []issuedQuery {

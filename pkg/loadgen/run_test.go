@@ -374,7 +374,7 @@ func TestEarlyVerdictMatchesFullRun(t *testing.T) {
 			s.MinDurationMs = 600
 			full := func(early bool) *Result {
 				s.Engine.EarlyVerdict = early
-				_, res := execute(t, s, &fakeSUT{clock: newFakeClock(), latency: c.latency, fail: c.fail})
+				_, res := execute(t, s, &fakeSUT{clock: newFakeClock(), latency: c.latency, fail: c.fail, inline: true})
 				return res
 			}
 			whole, early := full(false), full(true)
