@@ -1,0 +1,306 @@
+//go:build linux
+
+package grpcloop
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/net/http2/hpack"
+	"golang.org/x/sys/unix"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// Connection states.
+const (
+	stateClosed     = iota
+	stateConnecting // TCP connect in progress
+	stateHandshake  // preface sent; the server's SETTINGS not yet seen
+	stateReady
+)
+
+// maxStreamID is the last client stream id (odd, below 2^31).
+const maxStreamID = 1<<31 - 1
+
+// conn is one HTTP/2 connection and its open streams.
+type conn struct {
+	fd    int
+	slot  int32
+	gen   int32 // tells a stale epoll event of a slot's earlier socket
+	state int
+
+	out     []byte // frames not yet written, from outOff
+	outOff  int
+	wantOut bool // EPOLLOUT is registered: the socket was full
+	dirty   bool // in the loop's list of connections to flush
+	carry   []byte // a frame cut by the end of the last read
+
+	dec     *hpack.Decoder // the server's header blocks: its dynamic table lives here
+	emit    func(hpack.HeaderField)
+	hdr     *stream // the stream whose header block is being decoded, if still open
+	hdrID   uint32  // that block's stream; 0: no block in progress
+	hdrEnd  bool    // the block ends its stream
+	hdrTrls bool    // the block is the stream's trailers
+
+	nextID     uint32
+	streams    streamTable
+	blocked    []*stream // waiting for a send window, in order
+	spare      []*stream
+	maxStreams int   // the server's MAX_CONCURRENT_STREAMS
+	peerWin    int64 // the server's INITIAL_WINDOW_SIZE: a new stream's send window
+	maxFrame   int   // the server's MAX_FRAME_SIZE
+	sendWin    int64 // the connection's send window
+	recvTaken  int64 // DATA bytes taken since our last connection WINDOW_UPDATE
+	draining   bool  // GOAWAY seen or ids used up: no new streams
+	rxNs       int64 // kernel receive time of the latest bytes read
+}
+
+const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
+
+// usable reports whether c may take a new stream now.
+func (c *conn) usable() bool {
+	return c.state == stateReady && !c.draining && c.streams.n < c.maxStreams
+}
+
+// dial starts a non-blocking connect on a free slot.
+func (l *Loop) dial() error {
+	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	// Calls are small and each is written at its due time: Nagle would
+	// hold one back for the previous one's ACK.
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("TCP_NODELAY: %w", err)
+	}
+	// Receive timestamps time an answer by its arrival, not by when the
+	// loop got round to reading it.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	if err := unix.Connect(fd, l.sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
+		unix.Close(fd)
+		return fmt.Errorf("connect %s: %w", l.cfg.Addr, err)
+	}
+	c := l.freeSlot()
+	c.gen++
+	if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	c.fd, c.state = fd, stateConnecting
+	c.out, c.outOff, c.wantOut, c.carry = c.out[:0], 0, true, c.carry[:0]
+	c.dec = hpack.NewDecoder(4096, c.emit)
+	c.dec.SetMaxStringLength(1 << 20)
+	c.hdr, c.hdrID = nil, 0
+	c.nextID, c.maxStreams, c.peerWin, c.maxFrame = 1, maxStreamID, defaultWindow, defaultMaxFrame
+	c.sendWin, c.recvTaken, c.draining, c.rxNs = defaultWindow, 0, false, 0
+	c.blocked = c.blocked[:0]
+	return nil
+}
+
+func (l *Loop) freeSlot() *conn {
+	for _, c := range l.slots {
+		if c.state == stateClosed {
+			return c
+		}
+	}
+	c := &conn{slot: int32(len(l.slots)), fd: -1}
+	c.emit = func(f hpack.HeaderField) {
+		if c.hdr != nil {
+			c.hdr.resp.field(f.Name, f.Value, c.hdrTrls)
+		}
+	}
+	l.slots = append(l.slots, c)
+	return c
+}
+
+// event handles epoll's report on c.
+func (l *Loop) event(c *conn, ev uint32) {
+	if c.state == stateConnecting {
+		l.connected(c)
+		return
+	}
+	if c.wantOut && ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		l.write(c)
+	}
+	if c.state != stateClosed && ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		l.read(c)
+	}
+}
+
+// connected sends the preface once the TCP connect is done. Calls wait for
+// the server's SETTINGS: its stream limit and windows.
+func (l *Loop) connected(c *conn) {
+	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soErr != 0 {
+		err = unix.Errno(soErr)
+	}
+	if err != nil {
+		// Calls fail rather than wait for a server that is not there;
+		// another connection, if any, still serves them.
+		l.connErr = fmt.Errorf("connect %s: %w", l.cfg.Addr, err)
+		l.closeConn(c)
+		if live, _ := l.count(); live == 0 {
+			l.failQueue(l.connErr)
+		}
+		return
+	}
+	c.state = stateHandshake
+	c.out = appendClientStart(c.out)
+	l.flushLater(c)
+}
+
+// flushLater writes c's frames now, or, while the loop handles events,
+// once it has: answers read together send their follow-up calls together.
+func (l *Loop) flushLater(c *conn) {
+	if !c.dirty {
+		c.dirty = true
+		l.dirty = append(l.dirty, c)
+	}
+	if !l.inHandle {
+		l.flush()
+	}
+}
+
+func (l *Loop) flush() {
+	was := l.inHandle
+	l.inHandle = true // a failure's callbacks may send: they queue behind
+	for i := 0; i < len(l.dirty); i++ {
+		c := l.dirty[i]
+		c.dirty = false
+		if c.state != stateClosed && c.state != stateConnecting {
+			l.write(c)
+		}
+	}
+	l.dirty = l.dirty[:0]
+	l.inHandle = was
+}
+
+// write sends what c has to send, as far as the socket takes it.
+func (l *Loop) write(c *conn) {
+	for c.outOff < len(c.out) {
+		n, err := rawWrite(c.fd, c.out[c.outOff:])
+		switch {
+		case err == nil:
+			c.outOff += n
+			continue
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			if !c.wantOut {
+				if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+					l.connFail(c, err)
+					return
+				}
+				c.wantOut = true
+			}
+			return
+		}
+		l.connFail(c, err)
+		return
+	}
+	c.out, c.outOff = c.out[:0], 0
+	if c.wantOut {
+		c.wantOut = false
+		if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen); err != nil {
+			l.connFail(c, err)
+		}
+	}
+}
+
+// read takes what the socket has and acts on every whole frame in it.
+func (l *Loop) read(c *conn) {
+	for c.state != stateClosed {
+		n0 := copy(l.buf, c.carry)
+		n, rx, err := l.rx.recv(c.fd, l.buf[n0:])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return
+		case err != nil:
+			l.connFail(c, err)
+			return
+		case n == 0:
+			l.connFail(c, errServerClosed)
+			return
+		}
+		if rx != 0 {
+			c.rxNs = rx
+		}
+		b := l.buf[:n0+n]
+		for len(b) >= frameHeaderLen && c.state != stateClosed {
+			h := parseFrameHeader(b)
+			if h.length > defaultMaxFrame {
+				l.connError(c, errCodeFrameSize, "frame of %d bytes, larger than allowed", h.length)
+				return
+			}
+			if len(b) < frameHeaderLen+h.length {
+				break
+			}
+			l.frame(c, h, b[frameHeaderLen:frameHeaderLen+h.length])
+			b = b[frameHeaderLen+h.length:]
+		}
+		if c.state == stateClosed {
+			return
+		}
+		c.carry = append(c.carry[:0], b...)
+		if n0+n < len(l.buf) {
+			return // the socket is drained
+		}
+	}
+}
+
+var errServerClosed = errors.New("connection closed by the server")
+
+// connError ends c for a protocol violation of the server's, telling it
+// why (GOAWAY) as a courtesy.
+func (l *Loop) connError(c *conn, code uint32, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.out = appendFrameHeader(c.out, 8, frameGoAway, 0, 0)
+	c.out = append(c.out, 0, 0, 0, 0, byte(code>>24), byte(code>>16), byte(code>>8), byte(code))
+	if !c.wantOut {
+		_, _ = rawWrite(c.fd, c.out[c.outOff:])
+	}
+	l.connFail(c, fmt.Errorf("HTTP/2 protocol error: %s", msg))
+}
+
+// connFail closes c and fails its calls.
+func (l *Loop) connFail(c *conn, err error) {
+	if c.state == stateClosed {
+		return
+	}
+	l.closeConn(c)
+	l.scratch = l.scratch[:0]
+	for _, s := range c.streams.tab {
+		if s != nil {
+			l.scratch = append(l.scratch, l.removeStream(c, s))
+		}
+	}
+	terr := transportError(err)
+	for i := range l.scratch {
+		p := l.scratch[i]
+		l.scratch[i] = pending{}
+		l.deliver(p.tag, terr)
+	}
+	l.scratch = l.scratch[:0]
+	l.dispatch()
+}
+
+func transportError(err error) error {
+	if errors.Is(err, kserve.ErrTransport) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
+}
+
+func (l *Loop) closeConn(c *conn) {
+	if c.state == stateClosed {
+		return
+	}
+	unix.Close(c.fd) // also leaves the epoll set
+	c.fd, c.state, c.wantOut = -1, stateClosed, false
+	c.out, c.outOff, c.carry = c.out[:0], 0, c.carry[:0]
+	c.hdr, c.hdrID = nil, 0
+}

@@ -1,0 +1,15 @@
+// Package grpcloop is a gRPC client for load generation that runs entirely
+// on its caller's goroutine: unary calls over HTTP/2 with prior knowledge
+// (h2c), on a few connections, with its own epoll set and non-blocking
+// sockets, so a load generator's issuer sends a call at its due time and
+// reads the answers while it waits for the next one, with none of grpc-go's
+// reader, writer and caller goroutines between the network and the engine.
+//
+// Requests are encoded once (NewRequest): a HEADERS block of literal fields
+// that never touch HPACK's dynamic table, and the length-prefixed message;
+// a send copies them behind the connection's other frames and writes the
+// stream id. Answers are checked for their HTTP/2 and gRPC framing and
+// their status, as kserve.GRPCClient.InferPreparedDiscard does, without
+// keeping the message. Linux only; elsewhere New returns ErrUnsupported so
+// the caller falls back to kserve.GRPCClient.
+package grpcloop
