@@ -197,7 +197,7 @@ func (l *Loop) write(c *conn) {
 			}
 			return
 		}
-		l.connFail(c, err)
+		l.writeFailed(c, err)
 		return
 	}
 	c.out, c.outOff = c.out[:0], 0
@@ -207,6 +207,14 @@ func (l *Loop) write(c *conn) {
 			l.connFail(c, err)
 		}
 	}
+}
+
+// writeFailed ends c after a failed write, but first reads what the server
+// sent before it closed: answers already here are answers, not failures.
+func (l *Loop) writeFailed(c *conn, err error) {
+	c.out, c.outOff = c.out[:0], 0
+	l.read(c)
+	l.connFail(c, err)
 }
 
 // read takes what the socket has and acts on every whole frame in it.

@@ -1,0 +1,246 @@
+//go:build linux
+
+package grpcloop
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+// outcome is one OnDone call.
+type outcome struct {
+	at  time.Time
+	err error
+}
+
+// harness is a loop whose outcomes are kept by tag.
+type harness struct {
+	t    *testing.T
+	l    *Loop
+	done map[uint64]outcome
+}
+
+func newHarness(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	h := &harness{t: t, done: map[uint64]outcome{}}
+	cfg.OnDone = func(tag uint64, at time.Time, err error) {
+		if _, dup := h.done[tag]; dup {
+			t.Errorf("tag %d reported twice", tag)
+		}
+		h.done[tag] = outcome{at, err}
+	}
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	h.l = l
+	return h
+}
+
+// drain polls until nothing is outstanding, failing the test after a
+// generous bound rather than hanging.
+func (h *harness) drain() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for h.l.Outstanding() > 0 {
+		if ctx.Err() != nil {
+			h.t.Fatalf("%d calls still outstanding", h.l.Outstanding())
+		}
+		h.l.PollUntil(ctx, time.Now().Add(50*time.Millisecond))
+	}
+}
+
+func testRequest(t *testing.T, addr string, timeout time.Duration) *Request {
+	t.Helper()
+	r, err := NewRequest(ModelInferPath, addr, timeout, []byte("\x0a\x04null"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestAnswersByKind(t *testing.T) {
+	kinds := map[int]action{1: answer, 2: errStatus, 3: reset, 4: badFrame, 5: answer}
+	s := startRaw(t, func(_, n int) action { return kinds[n] })
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	req := testRequest(t, s.addr(), 0)
+	for tag := range uint64(5) {
+		h.l.Send(req, tag+1)
+		h.drain() // one at a time: the server numbers calls in order
+	}
+	for _, tag := range []uint64{1, 5} {
+		if o := h.done[tag]; o.err != nil || o.at.IsZero() {
+			t.Errorf("call %d: %+v, want success with an arrival time", tag, o)
+		}
+	}
+	var ke *kserve.Error
+	if err := h.done[2].err; !errors.Is(err, kserve.ErrNotFound) || !errors.As(err, &ke) || ke.Message != `no model "m"` {
+		t.Errorf("grpc-status 5: %v, want NOT_FOUND with the decoded message", err)
+	}
+	if err := h.done[3].err; !errors.Is(err, kserve.ErrTransport) || !strings.Contains(err.Error(), "INTERNAL_ERROR") {
+		t.Errorf("RST_STREAM: %v, want a transport error naming the code", err)
+	}
+	if err := h.done[4].err; !errors.Is(err, kserve.ErrMalformed) {
+		t.Errorf("cut message: %v, want ErrMalformed", err)
+	}
+	if got := s.conns.Load(); got != 1 {
+		t.Errorf("%d connections, want 1: a stream's failure must not end its connection", got)
+	}
+}
+
+func TestGoAwayRetriesTheUnprocessedCall(t *testing.T) {
+	// Connection 0 holds call 1, then answers its second call with GOAWAY
+	// (last stream 1) and call 1's answer; call 2 must go again on a new
+	// connection.
+	s := startRaw(t, func(conn, n int) action {
+		switch {
+		case conn == 0 && n == 1:
+			return silence
+		case conn == 0 && n == 2:
+			return goAway
+		}
+		return answer
+	})
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	if err := h.l.Preconnect(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	req := testRequest(t, s.addr(), 0)
+	h.l.Send(req, 1)
+	h.l.Send(req, 2)
+	h.drain()
+	for tag := range uint64(2) {
+		if o := h.done[tag+1]; o.err != nil {
+			t.Errorf("call %d: %v", tag+1, o.err)
+		}
+	}
+	if h.l.Retries() != 1 || s.conns.Load() != 2 {
+		t.Errorf("retries %d, connections %d; want 1 and 2", h.l.Retries(), s.conns.Load())
+	}
+	if n := h.l.Conns(); n != 1 {
+		t.Errorf("%d connections open, want 1: the drained one closes", n)
+	}
+}
+
+func TestServerCloseFailsOutstandingCalls(t *testing.T) {
+	s := startRaw(t, func(conn, n int) action {
+		if conn == 0 && n == 3 {
+			return closeConn
+		}
+		return answer
+	})
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	if err := h.l.Preconnect(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	req := testRequest(t, s.addr(), 0)
+	for tag := range uint64(5) {
+		h.l.Send(req, tag+1)
+	}
+	h.drain()
+	for tag := uint64(1); tag <= 2; tag++ {
+		if err := h.done[tag].err; err != nil {
+			t.Errorf("call %d, answered before the close: %v", tag, err)
+		}
+	}
+	for tag := uint64(3); tag <= 5; tag++ {
+		if err := h.done[tag].err; !errors.Is(err, kserve.ErrTransport) {
+			t.Errorf("call %d: %v, want a transport error", tag, err)
+		}
+	}
+	h.l.Send(req, 6)
+	h.drain()
+	if err := h.done[6].err; err != nil {
+		t.Errorf("call after the close: %v, want success on a new connection", err)
+	}
+}
+
+func TestTimeoutCancelsTheStream(t *testing.T) {
+	s := startRaw(t, func(_, n int) action {
+		if n == 1 {
+			return silence
+		}
+		return answer
+	})
+	const timeout = 50 * time.Millisecond
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1, Timeout: timeout})
+	req := testRequest(t, s.addr(), timeout)
+	h.l.Send(req, 1)
+	h.drain()
+	if err := h.done[1].err; !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, kserve.ErrTransport) {
+		t.Fatalf("silent server: %v, want a deadline error", err)
+	}
+	h.l.Send(req, 2)
+	h.drain()
+	if err := h.done[2].err; err != nil || s.conns.Load() != 1 {
+		t.Errorf("next call: %v on %d connections; want success on the same one", err, s.conns.Load())
+	}
+}
+
+func TestRefusedConnectionFailsTheCall(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	h := newHarness(t, Config{Addr: addr})
+	h.l.Send(testRequest(t, addr, 0), 1)
+	h.drain()
+	if err := h.done[1].err; !errors.Is(err, kserve.ErrTransport) {
+		t.Errorf("refused: %v, want a transport error", err)
+	}
+	if err := h.l.Preconnect(t.Context(), 1); !errors.Is(err, kserve.ErrTransport) {
+		t.Errorf("Preconnect: %v, want a transport error", err)
+	}
+}
+
+func TestSendAfterCloseFails(t *testing.T) {
+	s := startRaw(t, nil)
+	h := newHarness(t, Config{Addr: s.addr()})
+	h.l.Close()
+	h.l.Send(testRequest(t, s.addr(), 0), 1)
+	if err := h.done[1].err; !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestSteadyStateAllocatesNothing(t *testing.T) {
+	s := startRaw(t, nil)
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 2, Timeout: time.Minute})
+	if err := h.l.Preconnect(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	req := testRequest(t, s.addr(), time.Minute)
+	ctx := t.Context()
+	tag := uint64(0)
+	// The harness's map would allocate as it grows: count only.
+	n := 0
+	h.l.cfg.OnDone = func(uint64, time.Time, error) { n++ }
+	call := func() {
+		for range 8 {
+			tag++
+			h.l.Send(req, tag)
+		}
+		for h.l.Outstanding() > 0 && ctx.Err() == nil {
+			h.l.PollUntil(ctx, time.Now().Add(time.Second))
+		}
+	}
+	for range 50 {
+		call() // warm up: ring, stream pool, buffers, HPACK table
+	}
+	if a := testing.AllocsPerRun(200, call); a != 0 {
+		t.Errorf("%.2f allocations per 8 calls, want 0", a)
+	}
+	if n != int(tag) {
+		t.Errorf("%d outcomes for %d calls", n, tag)
+	}
+}
