@@ -32,8 +32,8 @@ type conn struct {
 
 	out     []byte // frames not yet written, from outOff
 	outOff  int
-	wantOut bool // EPOLLOUT is registered: the socket was full
-	dirty   bool // in the loop's list of connections to flush
+	wantOut bool   // EPOLLOUT is registered: the socket was full
+	dirty   bool   // in the loop's list of connections to flush
 	carry   []byte // a frame cut by the end of the last read
 
 	dec     *hpack.Decoder // the server's header blocks: its dynamic table lives here

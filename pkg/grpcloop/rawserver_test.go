@@ -29,14 +29,14 @@ type rawServer struct {
 type action int
 
 const (
-	answer  action = iota
-	goAway         // GOAWAY with last stream = this one's predecessor, then answer the predecessor only
-	goAwayAfter    // answer this call, then GOAWAY with last stream = this one
-	reset          // RST_STREAM INTERNAL_ERROR
-	closeConn      // close the connection without a word
-	silence        // never answer
-	errStatus      // trailers-only, grpc-status 5 with a percent-encoded message
-	badFrame       // a DATA frame whose message prefix is cut short
+	answer      action = iota
+	goAway             // GOAWAY with last stream = this one's predecessor, then answer the predecessor only
+	goAwayAfter        // answer this call, then GOAWAY with last stream = this one
+	reset              // RST_STREAM INTERNAL_ERROR
+	closeConn          // close the connection without a word
+	silence            // never answer
+	errStatus          // trailers-only, grpc-status 5 with a percent-encoded message
+	badFrame           // a DATA frame whose message prefix is cut short
 )
 
 func startRaw(t *testing.T, act func(conn, n int) action) *rawServer {
