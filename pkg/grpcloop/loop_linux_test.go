@@ -244,3 +244,26 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		t.Errorf("%d outcomes for %d calls", n, tag)
 	}
 }
+
+func TestGoAwayAfterTheLastCallMovesOn(t *testing.T) {
+	s := startRaw(t, func(conn, n int) action {
+		if conn == 0 && n == 1 {
+			return goAwayAfter
+		}
+		return answer
+	})
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	req := testRequest(t, s.addr(), 0)
+	h.l.Send(req, 1)
+	h.drain()
+	h.l.Send(req, 2)
+	h.drain()
+	for tag := uint64(1); tag <= 2; tag++ {
+		if err := h.done[tag].err; err != nil {
+			t.Errorf("call %d: %v", tag, err)
+		}
+	}
+	if s.conns.Load() != 2 || h.l.Retries() != 0 {
+		t.Errorf("connections %d, retries %d; want 2 and 0", s.conns.Load(), h.l.Retries())
+	}
+}

@@ -1,0 +1,107 @@
+package grpcloop
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/netloadgen/netloadgen/kserve"
+)
+
+func TestRequestEncoding(t *testing.T) {
+	msg := []byte("hello")
+	r, err := NewRequest(ModelInferPath, "h:1", 1500*time.Millisecond, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := parseFrameHeader(r.frames)
+	if h.typ != frameHeaders || h.flags != flagEndHeaders || h.length != len(r.headers)-frameHeaderLen {
+		t.Fatalf("HEADERS frame header %+v", h)
+	}
+	got := map[string]string{}
+	dec := hpack.NewDecoder(4096, func(f hpack.HeaderField) { got[f.Name] = f.Value })
+	if _, err := dec.Write(r.headers[frameHeaderLen:]); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{":method": "POST", ":scheme": "http", ":path": ModelInferPath, ":authority": "h:1",
+		"content-type": "application/grpc", "te": "trailers", "grpc-timeout": "1500000u"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	d := parseFrameHeader(r.frames[len(r.headers):])
+	body := r.frames[len(r.headers)+frameHeaderLen:]
+	if d.typ != frameData || d.flags != flagEndStream || d.length != 5+len(msg) || binary.BigEndian.Uint32(body[1:]) != uint32(len(msg)) || string(body[5:]) != "hello" {
+		t.Errorf("DATA frame %+v %q", d, body)
+	}
+	big, err := NewRequest(ModelInferPath, "h:1", 0, make([]byte, defaultMaxFrame))
+	if err != nil || big.frames != nil || len(big.body) != defaultMaxFrame+5 {
+		t.Errorf("a message beyond one frame: %v, frames %d bytes; want it sent in pieces", err, len(big.frames))
+	}
+}
+
+func TestGRPCTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Millisecond: "1000000n", 100 * time.Millisecond: "100000u", 10 * time.Second: "10000000u",
+		1000 * time.Second: "1000000m", 1001 * time.Nanosecond: "1001n", 48 * time.Hour: "172800S",
+	} {
+		if got := grpcTimeout(d); got != want {
+			t.Errorf("grpcTimeout(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestResponseOutcome(t *testing.T) {
+	ok := func(r *response) {
+		r.field(":status", "200", false)
+		r.field("content-type", "application/grpc", false)
+		r.endBlock()
+	}
+	cases := []struct {
+		name  string
+		build func(r *response)
+		want  error
+	}{
+		{"answer in pieces", func(r *response) {
+			ok(r)
+			r.data([]byte{0, 0, 0})
+			r.data([]byte{0, 3, 1})
+			r.data([]byte{2, 3})
+			r.field("grpc-status", "0", true)
+		}, nil},
+		{"status", func(r *response) { ok(r); r.field("grpc-status", "3", true) }, kserve.ErrInvalidArgument},
+		{"HTTP 503", func(r *response) { r.field(":status", "503", false); r.endBlock() }, kserve.ErrUnavailable},
+		{"no status", func(r *response) { ok(r); r.data([]byte{0, 0, 0, 0, 0}) }, kserve.ErrMalformed},
+		{"cut", func(r *response) { ok(r); r.data([]byte{0, 0, 0, 0, 9, 1}); r.field("grpc-status", "0", true) }, kserve.ErrMalformed},
+		{"two messages", func(r *response) {
+			ok(r)
+			r.data([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+			r.field("grpc-status", "0", true)
+		}, kserve.ErrMalformed},
+		{"no message", func(r *response) { ok(r); r.field("grpc-status", "0", true) }, kserve.ErrMalformed},
+		{"not gRPC", func(r *response) {
+			r.field(":status", "200", false)
+			r.field("content-type", "text/html", false)
+			r.endBlock()
+			r.data([]byte{0, 0, 0, 0, 0})
+			r.field("grpc-status", "0", true)
+		}, kserve.ErrMalformed},
+		{"bad flag", func(r *response) { ok(r); r.data([]byte{7, 0, 0, 0, 0}); r.field("grpc-status", "0", true) }, kserve.ErrMalformed},
+	}
+	for _, c := range cases {
+		var r response
+		r.reset()
+		c.build(&r)
+		err := r.result()
+		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	if got := percentDecode("a%20b%zz%2"); got != "a b%zz%2" {
+		t.Errorf("percentDecode = %q", got)
+	}
+}
