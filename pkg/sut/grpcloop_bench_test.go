@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/grpcloop"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
 
@@ -31,6 +32,7 @@ func BenchmarkIssueQueryGRPCLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	samples := make([][]int, 64)
+	l.single = make([]*grpcloop.Request, 64)
 	for i := range samples {
 		samples[i] = []int{i}
 		if _, err := l.request(samples[i]); err != nil { // what Prepare does for a trace
