@@ -149,6 +149,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	fs.IntVar(&spec.Conns, "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
 	fs.StringVar(&spec.HTTPClient, "http-client", runner.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
+	fs.StringVar(&spec.GRPCClient, "grpc-client", runner.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
 	fs.DurationVar(&spec.RequestTimeout, "request-timeout", 0, "bound on one request (0 = none)")
 	fs.Uint64Var(&drainMs, "drain-timeout-ms", 0, "wait for outstanding responses after issuing ends (default: the engine's)")
 	fs.BoolVar(&earlyVerdict, "early-verdict", false, "stop as soon as the verdict is certain to be INVALID")
@@ -322,6 +323,12 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	}
 	if !set["http-client"] {
 		spec.HTTPClient = "" // the default: the loop where it runs, else the pool
+	}
+	if spec.GRPCClient != runner.GRPCClientLoop && spec.GRPCClient != runner.GRPCClientGRPC {
+		return req, fmt.Errorf("--grpc-client: %q is not %s or %s", spec.GRPCClient, runner.GRPCClientLoop, runner.GRPCClientGRPC)
+	}
+	if !set["grpc-client"] {
+		spec.GRPCClient = "" // the default: the loop where it runs, else grpc-go
 	}
 	if err := s.Validate(); err != nil {
 		return req, err

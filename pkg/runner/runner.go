@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/grpcloop"
 	"github.com/netloadgen/netloadgen/pkg/httploop"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
@@ -34,6 +35,10 @@ type Spec struct {
 	// default where it runs: Linux) or HTTPClientPool. Runs that capture
 	// responses always use the pool.
 	HTTPClient string
+	// GRPCClient chooses the gRPC performance client: GRPCClientLoop (the
+	// default where it runs: Linux) or GRPCClientGRPC. Runs that capture
+	// responses always use grpc-go.
+	GRPCClient string
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
 	// Data is a file or directory of samples (see package qsl); "" makes
@@ -55,6 +60,15 @@ const (
 	// HTTPClientPool is kserve.HTTPClient's keep-alive pool, a goroutine
 	// per request.
 	HTTPClientPool = "pool"
+)
+
+// gRPC clients for Spec.GRPCClient.
+const (
+	// GRPCClientLoop sends from the engine's issuer goroutine over its own
+	// HTTP/2 connections (pkg/grpcloop): no goroutine per call.
+	GRPCClientLoop = "loop"
+	// GRPCClientGRPC is kserve.GRPCClient, grpc-go's connections.
+	GRPCClientGRPC = "grpc"
 )
 
 // Options observe a run.
@@ -85,7 +99,8 @@ type session struct {
 	pr    *Probe
 	lib   qsl.Library
 	net   *sut.Network
-	loop  *sut.Loop // the HTTP performance SUT when the loop runs; nil otherwise
+	loop  *sut.Loop     // the HTTP performance SUT when the loop runs; nil otherwise
+	gloop *sut.GRPCLoop // the gRPC performance SUT when the loop runs; nil otherwise
 	conns int
 }
 
@@ -109,6 +124,11 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	case "", HTTPClientLoop, HTTPClientPool:
 	default:
 		return nil, fmt.Errorf("HTTP client %q: want %q or %q", spec.HTTPClient, HTTPClientLoop, HTTPClientPool)
+	}
+	switch spec.GRPCClient {
+	case "", GRPCClientLoop, GRPCClientGRPC:
+	default:
+		return nil, fmt.Errorf("gRPC client %q: want %q or %q", spec.GRPCClient, GRPCClientLoop, GRPCClientGRPC)
 	}
 	conns := spec.Conns
 	if conns <= 0 {
@@ -160,8 +180,18 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 			return nil, fmt.Errorf("HTTP client %q: %w", HTTPClientLoop, err)
 		}
 	}
+	var gloop *sut.GRPCLoop
+	if conn.grpcConns > 0 && !capture && spec.GRPCClient != GRPCClientGRPC {
+		gloop, err = sut.NewGRPCLoop(lib, so, sut.GRPCLoopOptions{Addr: t.Host, Conns: conn.grpcConns})
+		switch {
+		case errors.Is(err, grpcloop.ErrUnsupported) && spec.GRPCClient == "":
+			gloop = nil // grpc-go serves where the loop cannot run
+		case err != nil:
+			return nil, fmt.Errorf("gRPC client %q: %w", GRPCClientLoop, err)
+		}
+	}
 	ok = true
-	return &session{t: t, conn: conn, pr: pr, lib: lib, net: net, loop: loop, conns: conns}, nil
+	return &session{t: t, conn: conn, pr: pr, lib: lib, net: net, loop: loop, gloop: gloop, conns: conns}, nil
 }
 
 // Run carries out spec. An error means the run could not start or could not
@@ -190,6 +220,10 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		defer ss.loop.Close()
 		q.sut, q.preconnect, engineSUT = ss.loop, ss.loop.Preconnect, ss.loop
 	}
+	if ss.gloop != nil {
+		defer ss.gloop.Close()
+		q.sut, q.preconnect, engineSUT = ss.gloop, ss.gloop.Preconnect, ss.gloop
+	}
 	run, err := loadgen.NewRun(spec.Settings, engineSUT, q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err
@@ -198,7 +232,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if o.Started != nil {
 		o.Started(run)
 	}
-	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.loop != nil, "scenario", run.Trace().Settings.Scenario.String(),
+	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.loop != nil, "grpc_loop", ss.gloop != nil, "scenario", run.Trace().Settings.Scenario.String(),
 		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses())
 	res, err := run.Execute(ctx)
 	if err != nil {

@@ -62,6 +62,9 @@ type connection struct {
 	probe probeClient
 	sut   sut.Client
 	http  *kserve.HTTPClient // the HTTP client, which also encodes the loop's requests; nil for gRPC
+	// grpcConns is the gRPC client's connection count (the gRPC loop opens
+	// as many); 0 for HTTP.
+	grpcConns int
 	// preconnect opens n connections before the clock starts.
 	preconnect func(ctx context.Context, n int) error
 }
@@ -80,7 +83,7 @@ func connect(ctx context.Context, t Target, conns int, binary bool) (*connection
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.GRPC(c), preconnect: func(ctx context.Context, _ int) error { return c.Connect(ctx) }}, nil
+		return &connection{probe: c, sut: sut.GRPC(c), grpcConns: n, preconnect: func(ctx context.Context, _ int) error { return c.Connect(ctx) }}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown scheme %q", ErrTarget, t.Scheme)
 }
