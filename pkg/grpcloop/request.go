@@ -32,19 +32,22 @@ type Request struct {
 // kserve.MarshalGRPCInfer). A timeout > 0 is sent as grpc-timeout, so the
 // server may give up when the client does.
 //
-// The header fields are HPACK literals without indexing (RFC 7541 §6.2.2),
-// not Huffman-coded: they add nothing to the server's dynamic table, so the
-// same bytes are valid on every connection whatever was sent before.
+// The header fields never touch HPACK's dynamic table (RFC 7541): fields
+// and names of the static table are referred to by index, which costs the
+// server no string decoding (Appendix A: :method POST 3, :scheme http 6,
+// names :authority 1, :path 4, content-type 31), and everything else is a
+// literal without indexing (§6.2.2), not Huffman-coded. So the same bytes
+// are valid on every connection whatever was sent before.
 func NewRequest(path, authority string, timeout time.Duration, msg []byte) (*Request, error) {
 	if len(msg) > maxMessage-5 {
 		return nil, fmt.Errorf("grpcloop: message of %d bytes: larger than gRPC's limit", len(msg))
 	}
 	var block []byte
-	block = appendLiteral(block, ":method", "POST")
-	block = appendLiteral(block, ":scheme", "http")
-	block = appendLiteral(block, ":path", path)
-	block = appendLiteral(block, ":authority", authority)
-	block = appendLiteral(block, "content-type", "application/grpc")
+	block = appendHpackInt(block, 0x80, 7, staticMethodPost)
+	block = appendHpackInt(block, 0x80, 7, staticSchemeHTTP)
+	block = appendIndexedName(block, staticPath, path)
+	block = appendIndexedName(block, staticAuthority, authority)
+	block = appendIndexedName(block, staticContentType, "application/grpc")
 	block = appendLiteral(block, "te", "trailers")
 	if timeout > 0 {
 		block = appendLiteral(block, "grpc-timeout", grpcTimeout(timeout))
@@ -71,6 +74,38 @@ func NewRequest(path, authority string, timeout time.Duration, msg []byte) (*Req
 // Len is the request's size on the wire, frames included.
 func (r *Request) Len() int { return len(r.headers) + frameHeaderLen + len(r.body) }
 
+// HPACK static table indices (RFC 7541 Appendix A).
+const (
+	staticAuthority   = 1
+	staticMethodPost  = 3
+	staticPath        = 4
+	staticSchemeHTTP  = 6
+	staticContentType = 31
+)
+
+// appendIndexedName appends a literal header field without indexing whose
+// name is static table entry index (§6.2.2: 0000 and a 4-bit-prefix index).
+func appendIndexedName(b []byte, index uint64, value string) []byte {
+	b = appendHpackInt(b, 0, 4, index)
+	return appendHpackString(b, value)
+}
+
+// appendHpackInt appends v as an integer with an n-bit prefix (§5.1), the
+// first byte's other bits set from first.
+func appendHpackInt(b []byte, first byte, n uint, v uint64) []byte {
+	limit := uint64(1)<<n - 1
+	if v < limit {
+		return append(b, first|byte(v))
+	}
+	b = append(b, first|byte(limit))
+	v -= limit
+	for v >= 128 {
+		b = append(b, byte(v%128+128))
+		v /= 128
+	}
+	return append(b, byte(v))
+}
+
 // appendLiteral appends a literal header field without indexing, new name
 // (RFC 7541 §6.2.2: first byte 0000 0000), both strings raw.
 func appendLiteral(b []byte, name, value string) []byte {
@@ -82,19 +117,7 @@ func appendLiteral(b []byte, name, value string) []byte {
 // appendHpackString appends a string literal, not Huffman-coded: its
 // length as a 7-bit-prefix integer (RFC 7541 §5.1, §5.2), then its bytes.
 func appendHpackString(b []byte, s string) []byte {
-	n := uint64(len(s))
-	if n < 127 {
-		b = append(b, byte(n))
-	} else {
-		b = append(b, 127)
-		n -= 127
-		for n >= 128 {
-			b = append(b, byte(n%128+128))
-			n /= 128
-		}
-		b = append(b, byte(n))
-	}
-	return append(b, s...)
+	return append(appendHpackInt(b, 0, 7, uint64(len(s))), s...)
 }
 
 // grpcTimeout is d in the gRPC wire format: at most 8 digits and a unit

@@ -3,6 +3,7 @@ package grpcloop
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 
 func TestRequestEncoding(t *testing.T) {
 	msg := []byte("hello")
-	r, err := NewRequest(ModelInferPath, "h:1", 1500*time.Millisecond, msg)
+	long := strings.Repeat("a", 300) // a length beyond one byte's prefix
+	r, err := NewRequest(ModelInferPath+long, "h:1", 1500*time.Millisecond, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestRequestEncoding(t *testing.T) {
 	if _, err := dec.Write(r.headers[frameHeaderLen:]); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{":method": "POST", ":scheme": "http", ":path": ModelInferPath, ":authority": "h:1",
+	want := map[string]string{":method": "POST", ":scheme": "http", ":path": ModelInferPath + long, ":authority": "h:1",
 		"content-type": "application/grpc", "te": "trailers", "grpc-timeout": "1500000u"}
 	for k, v := range want {
 		if got[k] != v {
