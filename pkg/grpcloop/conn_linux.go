@@ -279,7 +279,17 @@ func (l *Loop) connFail(c *conn, err error) {
 	if c.state == stateClosed {
 		return
 	}
+	handshake := c.state != stateReady
 	l.closeConn(c)
+	if handshake {
+		// Not an HTTP/2 server, or not one that will talk to us: calls
+		// waiting for a connection fail rather than redial forever.
+		// Others still in their handshake would most likely fail alike.
+		l.connErr = fmt.Errorf("HTTP/2 handshake with %s: %w", l.cfg.Addr, err)
+		if live, opening := l.count(); live == opening {
+			l.failQueue(l.connErr)
+		}
+	}
 	l.scratch = l.scratch[:0]
 	for _, s := range c.streams.tab {
 		if s != nil {

@@ -16,6 +16,11 @@ func (l *Loop) frame(c *conn, h frameHeader, p []byte) {
 		l.connError(c, errCodeProtocol, "frame type %d inside a header block", h.typ)
 		return
 	}
+	if c.state == stateHandshake && (h.typ != frameSettings || h.flags&flagAck != 0) {
+		// The server's preface is a SETTINGS frame (RFC 7540 §3.5).
+		l.connError(c, errCodeProtocol, "the server's first frame is type %d, not SETTINGS", h.typ)
+		return
+	}
 	switch h.typ {
 	case frameData:
 		l.data(c, h, p)

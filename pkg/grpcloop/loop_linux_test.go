@@ -267,3 +267,32 @@ func TestGoAwayAfterTheLastCallMovesOn(t *testing.T) {
 		t.Errorf("connections %d, retries %d; want 2 and 0", s.conns.Load(), h.l.Retries())
 	}
 }
+
+func TestNotAnHTTP2ServerFailsTheCall(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// An HTTP/1.1 server's answer to the preface.
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	h := newHarness(t, Config{Addr: addr, Conns: 2})
+	h.l.Send(testRequest(t, addr, 0), 1)
+	h.drain()
+	if err := h.done[1].err; !errors.Is(err, kserve.ErrTransport) || !strings.Contains(err.Error(), "handshake") {
+		t.Errorf("HTTP/1.1 server: %v, want a transport error about the handshake", err)
+	}
+	if err := h.l.Preconnect(t.Context(), 1); !errors.Is(err, kserve.ErrTransport) {
+		t.Errorf("Preconnect: %v, want a transport error", err)
+	}
+}
