@@ -6,6 +6,7 @@
 #   - early verdicts: at most half the time, same answer
 # Trials are 3 s; the whole script takes a few minutes. Run it on an idle
 # machine: a stall of a few tens of ms fails a trial's p99.
+# NLG_HTTP_CLIENT=pool runs the HTTP cases on the pool client instead of the loop.
 set -eu
 cd "$(dirname "$0")/.."
 NETLOADGEN_SEARCH_BENCH=1 go test -count=1 -v -timeout 30m \

@@ -53,7 +53,7 @@ func searchPeak(t *testing.T, p *sutproxy.Proxy, c peakCase, s loadgen.Settings,
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := runner.Spec{Target: targetOf(p, c.transport), Model: "m", Settings: s, TotalSamples: 1024, PerformanceSamples: 1024}
+	base := runner.Spec{Target: targetOf(p, c.transport), Model: "m", Settings: s, TotalSamples: 1024, PerformanceSamples: 1024, HTTPClient: os.Getenv("NLG_HTTP_CLIENT")}
 	res, err := Run(t.Context(), Config{Planner: planner, Trials: &NetworkTrials{Base: base, EarlyVerdict: early}, Dir: t.TempDir(),
 		Ruleset: string(s.Ruleset), Scenario: "Server", Algorithm: AlgoFindPeak, Unit: UnitQPS})
 	if err != nil {
