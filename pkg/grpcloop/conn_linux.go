@@ -20,6 +20,10 @@ const (
 	stateReady
 )
 
+// maxHeaderBlock bounds one header block: a server that sends more (an
+// endless run of CONTINUATION frames) is not answering a unary call.
+const maxHeaderBlock = 1 << 20
+
 // maxStreamID is the last client stream id (odd, below 2^31).
 const maxStreamID = 1<<31 - 1
 
@@ -42,6 +46,7 @@ type conn struct {
 	hdrID   uint32  // that block's stream; 0: no block in progress
 	hdrEnd  bool    // the block ends its stream
 	hdrTrls bool    // the block is the stream's trailers
+	hdrSize int     // bytes of the block so far
 
 	nextID     uint32
 	streams    streamTable

@@ -35,7 +35,7 @@ func (l *Loop) frame(c *conn, h frameHeader, p []byte) {
 			return
 		}
 		s := c.streams.get(h.stream)
-		c.hdr, c.hdrID, c.hdrEnd = s, h.stream, h.flags&flagEndStream != 0
+		c.hdr, c.hdrID, c.hdrEnd, c.hdrSize = s, h.stream, h.flags&flagEndStream != 0, 0
 		c.hdrTrls = s != nil && s.resp.headers
 		if s != nil && c.hdrTrls && !c.hdrEnd {
 			s.resp.fail("%w: trailers without END_STREAM", kserve.ErrMalformed)
@@ -126,6 +126,10 @@ func (l *Loop) data(c *conn, h frameHeader, p []byte) {
 // decoder, which every block must go through (even one of a stream we gave
 // up on) to keep its dynamic table in step with the server's.
 func (l *Loop) headerBlock(c *conn, frag []byte, end bool) {
+	if c.hdrSize += len(frag); c.hdrSize > maxHeaderBlock {
+		l.connError(c, errCodeProtocol, "header block over %d bytes", maxHeaderBlock)
+		return
+	}
 	if _, err := c.dec.Write(frag); err != nil {
 		l.connError(c, errCodeCompression, "HPACK: %v", err)
 		return

@@ -469,6 +469,9 @@ func (l *Loop) Conns() int {
 // whichever is first; it reports whether it delivered any. It polls the
 // sockets at least once even when t has passed.
 func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
+	if l.closed {
+		return false // its descriptors are gone: nothing to wait on
+	}
 	l.watch(ctx)
 	due := int64(t.Sub(l.base))
 	start := l.delivered
