@@ -68,15 +68,19 @@ func testRequest(t *testing.T, addr string, timeout time.Duration) *Request {
 }
 
 func TestAnswersByKind(t *testing.T) {
-	kinds := map[int]action{1: answer, 2: errStatus, 3: reset, 4: badFrame, 5: answer}
+	kinds := map[int]action{1: answer, 2: errStatus, 3: reset, 4: badFrame, 5: continued, 6: refuse, 7: answer}
 	s := startRaw(t, func(_, n int) action { return kinds[n] })
 	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
 	req := testRequest(t, s.addr(), 0)
-	for tag := range uint64(5) {
+	for tag := range uint64(6) {
 		h.l.Send(req, tag+1)
 		h.drain() // one at a time: the server numbers calls in order
 	}
-	for _, tag := range []uint64{1, 5} {
+	// 6 was refused (RST_STREAM REFUSED_STREAM), so sent again: call 7.
+	if h.l.Retries() != 1 {
+		t.Errorf("%d retries, want 1 (the refused stream)", h.l.Retries())
+	}
+	for _, tag := range []uint64{1, 5, 6} {
 		if o := h.done[tag]; o.err != nil || o.at.IsZero() {
 			t.Errorf("call %d: %+v, want success with an arrival time", tag, o)
 		}

@@ -37,6 +37,8 @@ const (
 	silence            // never answer
 	errStatus          // trailers-only, grpc-status 5 with a percent-encoded message
 	badFrame           // a DATA frame whose message prefix is cut short
+	refuse             // RST_STREAM REFUSED_STREAM
+	continued          // the answer's headers in HEADERS + CONTINUATION, padded DATA
 )
 
 func startRaw(t *testing.T, act func(conn, n int) action) *rawServer {
@@ -148,6 +150,15 @@ func (s *rawServer) serve(c net.Conn, ci int) {
 				next()
 			case reset:
 				out = appendRSTStream(out, id, 2)
+			case refuse:
+				out = appendRSTStream(out, id, errCodeRefusedStream)
+			case continued:
+				hb := appendLiteral([]byte{0x88}, "content-type", "application/grpc")
+				out = append(out, frameBytes(frameHeaders, 0, id, hb[:5])...)
+				out = append(out, frameBytes(frameContinuation, 0, id, hb[5:9])...)
+				out = append(out, frameBytes(frameContinuation, flagEndHeaders, id, hb[9:])...)
+				out = append(out, frameBytes(frameData, flagPadded, id, []byte{3, 0, 0, 0, 0, 1, 7, 0, 0, 0})...)
+				out = append(out, frameBytes(frameHeaders, flagEndHeaders|flagEndStream, id, appendLiteral(nil, "grpc-status", "0"))...)
 			case closeConn:
 				return
 			case silence:
