@@ -38,6 +38,7 @@ type conn struct {
 	outOff  int
 	wantOut bool   // EPOLLOUT is registered: the socket was full
 	dirty   bool   // in the loop's list of connections to flush
+	lazy    bool   // holds a PING ACK that waits for a call (in the loop's list)
 	carry   []byte // a frame cut by the end of the last read
 
 	dec     *hpack.Decoder // the server's header blocks: its dynamic table lives here
@@ -184,6 +185,7 @@ func (l *Loop) flush() {
 
 // write sends what c has to send, as far as the socket takes it.
 func (l *Loop) write(c *conn) {
+	c.lazy = false // whatever waited goes now
 	for c.outOff < len(c.out) {
 		n, err := rawWrite(c.fd, c.out[c.outOff:])
 		switch {

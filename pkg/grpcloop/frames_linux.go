@@ -65,7 +65,7 @@ func (l *Loop) frame(c *conn, h frameHeader, p []byte) {
 		if h.flags&flagAck == 0 {
 			c.out = appendFrameHeader(c.out, 8, framePing, flagAck, 0)
 			c.out = append(c.out, p...)
-			l.flushLater(c)
+			l.ackLater(c)
 		}
 	case frameGoAway:
 		if len(p) < 8 || h.stream != 0 {

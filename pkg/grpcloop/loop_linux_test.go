@@ -300,3 +300,22 @@ func TestNotAnHTTP2ServerFailsTheCall(t *testing.T) {
 		t.Errorf("Preconnect: %v, want a transport error", err)
 	}
 }
+
+func TestPingIsAcknowledgedWithoutAnotherCall(t *testing.T) {
+	s := startRaw(t, func(int, int) action { return pingAfter })
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	h.l.Send(testRequest(t, s.addr(), 0), 1)
+	h.drain()
+	if err := h.done[1].err; err != nil {
+		t.Fatal(err)
+	}
+	// The ACK waits for a call to go with, but not past a long wait.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for s.acks.Load() == 0 && ctx.Err() == nil {
+		h.l.PollUntil(ctx, time.Now().Add(10*time.Millisecond))
+	}
+	if s.acks.Load() != 1 {
+		t.Fatalf("%d PING ACKs with the payload, want 1", s.acks.Load())
+	}
+}

@@ -35,6 +35,13 @@ func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
 			return l.delivered != start
 		}
 		wake := min(due, l.checkAt)
+		if l.lazyAt != 0 {
+			if wake-now > ackDelay || now-l.lazyAt >= ackDelay {
+				l.flushLazy()
+				continue // a failed write may have delivered
+			}
+			wake = min(wake, l.lazyAt+ackDelay)
+		}
 		if now >= wake {
 			wake = 0 // poll without waiting
 		}

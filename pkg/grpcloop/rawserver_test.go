@@ -20,6 +20,7 @@ type rawServer struct {
 	ln    net.Listener
 	conns atomic.Int64
 	calls atomic.Int64
+	acks  atomic.Int64 // PING ACKs with the payload sent
 	// act, when set, is asked for each call (its connection's index from
 	// 0 and the call's count on that connection from 1) what to do.
 	act func(conn, n int) action
@@ -39,6 +40,7 @@ const (
 	badFrame           // a DATA frame whose message prefix is cut short
 	refuse             // RST_STREAM REFUSED_STREAM
 	continued          // the answer's headers in HEADERS + CONTINUATION, padded DATA
+	pingAfter          // answer, then PING
 )
 
 func startRaw(t *testing.T, act func(conn, n int) action) *rawServer {
@@ -119,6 +121,8 @@ func (s *rawServer) serve(c net.Conn, ci int) {
 		}
 		out = out[:0]
 		switch {
+		case h.typ == framePing && h.flags&flagAck != 0 && string(payload[:h.length]) == "pingpong":
+			s.acks.Add(1)
 		case h.typ == frameSettings && h.flags&flagAck == 0:
 			out = append(out, frameBytes(frameSettings, flagAck, 0, nil)...)
 		case (h.typ == frameData || h.typ == frameHeaders) && h.flags&flagEndStream != 0:
@@ -130,13 +134,16 @@ func (s *rawServer) serve(c net.Conn, ci int) {
 			}
 			id := h.stream
 			switch a {
-			case answer, goAwayAfter:
+			case answer, goAwayAfter, pingAfter:
 				off := len(out)
 				out = append(out, ans...)
 				putStream(out[off:], id)
 				putStream(out[off+hdrLen:], id)
 				putStream(out[off+hdrLen+dataLen:], id)
 				next()
+				if a == pingAfter {
+					out = append(out, frameBytes(framePing, 0, 0, []byte("pingpong"))...)
+				}
 				if a == goAwayAfter {
 					out = append(out, frameBytes(frameGoAway, 0, 0, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, id), 0))...)
 				}
