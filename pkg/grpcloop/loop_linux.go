@@ -57,8 +57,8 @@ type Loop struct {
 	free     []*stream
 	active   int // calls on streams
 	dirty    []*conn
-	lazy     []*conn // connections whose PING ACK waits for a call (ack_linux.go)
-	lazyAt   int64   // when the oldest of those ACKs was due; 0: none
+	lazy     []*conn   // connections whose PING ACK waits for a call (ack_linux.go)
+	lazyAt   int64     // when the oldest of those ACKs was due; 0: none
 	inHandle bool      // events are being handled: writes wait for the end
 	scratch  []pending // calls taken off streams, to deliver after
 
