@@ -120,6 +120,9 @@ func (l *Loop) connected(c *conn) {
 	}
 	l.connecting--
 	l.release(c)
+	// Dials are capped at maxDialing at once: requests still waiting
+	// beyond those may need the next one.
+	l.grow()
 }
 
 // release hands a free connection the oldest waiting request, or parks it.
@@ -228,7 +231,6 @@ func (l *Loop) finish(c *conn, closeIt bool) {
 	if l.closed {
 		return
 	}
-	l.connecting--
 	l.release(c)
 }
 

@@ -145,6 +145,11 @@ func TestLoopAnswersEveryRequestBeyondTheConnectionCap(t *testing.T) {
 	if l.Outstanding() != 0 {
 		t.Errorf("outstanding %d after all answers", l.Outstanding())
 	}
+	// Answers must not count as finished connects: a negative count let
+	// every momentary backlog dial up to the cap at once.
+	if l.connecting != 0 {
+		t.Errorf("%d connects in progress after all answers, want 0", l.connecting)
+	}
 }
 
 // An answer read long after it arrived keeps its arrival time: the kernel's
@@ -361,5 +366,37 @@ func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(200, round); a != 0 {
 		t.Fatalf("%.2f allocations per request, want 0", a)
+	}
+}
+
+// A backlog that lasts (a server slower than the open connections can
+// carry) gets more connections, up to the cap: with every request held by
+// the server, all 6 reach it at once only if the loop opened 6 connections.
+func TestLastingBacklogOpensConnections(t *testing.T) {
+	hold := make(chan struct{})
+	s := startHeldServer(t, always(okResponse("")), hold)
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 6}, &res)
+	if err := l.Preconnect(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		l.Send(testRequest, uint64(i))
+	}
+	for i := 0; s.requests.Load() < 6; i++ {
+		if i == 2000 {
+			t.Fatalf("server saw %d requests on %d connections; loop: %d open, %d outstanding, queue %d", s.requests.Load(), s.conns.Load(), l.Conns(), l.Outstanding(), l.queue.len())
+		}
+		l.PollUntil(t.Context(), time.Now().Add(time.Millisecond))
+	}
+	if c := s.conns.Load(); c != 6 {
+		t.Errorf("%d connections for 6 held requests, want 6", c)
+	}
+	close(hold)
+	pollFor(t, l, &res, 6)
+	for tag, err := range res.errs {
+		if err != nil {
+			t.Errorf("tag %d: %v", tag, err)
+		}
 	}
 }

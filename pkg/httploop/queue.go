@@ -5,6 +5,7 @@ type pending struct {
 	raw      []byte
 	tag      uint64
 	deadline int64 // ns on the loop's clock; 0: none
+	since    int64 // when it began to wait for a connection (loop's clock)
 	retried  bool
 }
 

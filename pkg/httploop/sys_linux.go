@@ -28,6 +28,10 @@ import (
 // this (5k QPS and up) still wait raw.
 const rawWaitLimit = 300_000 // ns
 
+// growAfter is how long a request waits for a busy connection before the
+// loop opens another (Loop.grow).
+const growAfter = 500_000 // ns
+
 // parkMargin is how long before its due time a parked wait ends, the rest
 // waited raw: Go's poller wakes a parked goroutine some tens to a few
 // hundred µs after the timerfd fires on an idle VM.
