@@ -49,7 +49,7 @@ type fakeSUT struct {
 	// virtual clock the issuer would otherwise race through the whole trace
 	// before the completion goroutines run, so a test of when the engine
 	// stops would depend on the scheduler.
-	inline bool
+	inline  bool
 	onIssue func(q Query)
 
 	mu  sync.Mutex
