@@ -76,7 +76,7 @@ start_target() { # $1: nullserver | sutproxy; sets HTTP, GRPC
 # cpu_of PID: user+sys clock ticks of the process, all threads.
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # delay_of PID: ns its threads spent runnable but not running.
-delay_of() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $2} END {print s + 0}'; }
+delay_of() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $2} END {printf "%d\n", s}'; }
 
 # steady PID SECONDS FILE: the process's CPU and run-queue delay from 2 s in
 # to 1 s before SECONDS, written to FILE as "cpu_s window_s delay_ms".

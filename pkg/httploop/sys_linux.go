@@ -32,10 +32,7 @@ const rawWaitLimit = 300_000 // ns
 // loop opens another (Loop.grow).
 const growAfter = 500_000 // ns
 
-// parkMargin is how long before its due time a parked wait ends, the rest
-// waited raw: Go's poller wakes a parked goroutine some tens to a few
-// hundred µs after the timerfd fires on an idle VM.
-const parkMargin = 250_000 // ns
+
 
 func rawWrite(fd int, p []byte) (int, error) {
 	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
