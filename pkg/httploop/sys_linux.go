@@ -32,8 +32,6 @@ const rawWaitLimit = 300_000 // ns
 // loop opens another (Loop.grow).
 const growAfter = 500_000 // ns
 
-
-
 func rawWrite(fd int, p []byte) (int, error) {
 	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if e != 0 {
