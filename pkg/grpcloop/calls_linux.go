@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/netloadgen/netloadgen/internal/rawio"
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
@@ -175,7 +176,7 @@ func (l *Loop) finish(c *conn, s *stream) {
 	err := s.resp.result()
 	var at time.Time
 	if err == nil {
-		at = arrival(c.rxNs)
+		at = rawio.Arrival(c.rxNs)
 	}
 	p := l.removeStream(c, s)
 	l.deliverAt(p.tag, at, err)

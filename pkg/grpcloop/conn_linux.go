@@ -9,6 +9,8 @@ import (
 	"golang.org/x/net/http2/hpack"
 	"golang.org/x/sys/unix"
 
+	"github.com/netloadgen/netloadgen/internal/rawio"
+
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
@@ -187,7 +189,7 @@ func (l *Loop) flush() {
 func (l *Loop) write(c *conn) {
 	c.lazy = false // whatever waited goes now
 	for c.outOff < len(c.out) {
-		n, err := rawWrite(c.fd, c.out[c.outOff:])
+		n, err := rawio.Write(c.fd, c.out[c.outOff:])
 		switch {
 		case err == nil:
 			c.outOff += n
@@ -228,7 +230,7 @@ func (l *Loop) writeFailed(c *conn, err error) {
 func (l *Loop) read(c *conn) {
 	for c.state != stateClosed {
 		n0 := copy(l.buf, c.carry)
-		n, rx, err := l.rx.recv(c.fd, l.buf[n0:])
+		n, rx, err := l.rx.Recv(c.fd, l.buf[n0:])
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
@@ -276,7 +278,7 @@ func (l *Loop) connError(c *conn, code uint32, format string, args ...any) {
 	c.out = appendFrameHeader(c.out, 8, frameGoAway, 0, 0)
 	c.out = append(c.out, 0, 0, 0, 0, byte(code>>24), byte(code>>16), byte(code>>8), byte(code))
 	if !c.wantOut {
-		_, _ = rawWrite(c.fd, c.out[c.outOff:])
+		_, _ = rawio.Write(c.fd, c.out[c.outOff:])
 	}
 	l.connFail(c, fmt.Errorf("HTTP/2 protocol error: %s", msg))
 }

@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/netloadgen/netloadgen/internal/rawio"
+
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
@@ -50,7 +52,7 @@ type Loop struct {
 	nReady  int
 	errWait error
 	buf     []byte // read buffer shared by every connection: one goroutine reads
-	rx      rxMsg
+	rx      rawio.Receiver
 
 	slots    []*conn // by epoll key
 	queue    fifo    // calls waiting for a stream
@@ -119,7 +121,7 @@ func (l *Loop) setup() error {
 	}
 	// Made once: a closure per wait would allocate.
 	l.parked = func(fd uintptr) bool {
-		l.nReady, l.errWait = epollWait(int(fd), l.events)
+		l.nReady, l.errWait = rawio.EpollWait(int(fd), l.events)
 		if errors.Is(l.errWait, unix.EINTR) {
 			l.errWait = nil
 		}

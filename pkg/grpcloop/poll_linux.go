@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/netloadgen/netloadgen/internal/rawio"
 )
 
 // PollUntil does the loop's I/O and delivers completions (OnDone) until t,
@@ -93,13 +95,13 @@ func (l *Loop) wait(wake int64) error {
 	var err error
 	switch {
 	case wake <= 0:
-		n, err = epollWait(l.epfd, l.events)
+		n, err = rawio.EpollWait(l.epfd, l.events)
 	case wake-l.now() <= rawWaitLimit:
 		l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
-		if err := clockSleepUntil(&l.spec.Value); err != nil {
+		if err := rawio.SleepUntil(&l.spec.Value); err != nil {
 			return fmt.Errorf("grpcloop: clock_nanosleep: %w", err)
 		}
-		n, err = epollWait(l.epfd, l.events)
+		n, err = rawio.EpollWait(l.epfd, l.events)
 	default:
 		if wake != l.armed {
 			l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)

@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/netloadgen/netloadgen/internal/rawio"
+
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
@@ -145,7 +147,7 @@ func (l *Loop) start(c *conn, p pending) {
 // write sends what is left of c's request; false if c failed.
 func (l *Loop) write(c *conn) bool {
 	for c.wrote < len(c.req.raw) {
-		n, err := rawWrite(c.fd, c.req.raw[c.wrote:])
+		n, err := rawio.Write(c.fd, c.req.raw[c.wrote:])
 		switch {
 		case err == nil:
 			c.wrote += n
@@ -216,7 +218,7 @@ func (l *Loop) read(c *conn) {
 // finish reports c's answer and frees or closes c.
 func (l *Loop) finish(c *conn, closeIt bool) {
 	tag, err := c.req.tag, c.resp.check()
-	at := arrival(c.rxNs)
+	at := rawio.Arrival(c.rxNs)
 	l.busy--
 	c.req = pending{}
 	if closeIt || c.resp.closeConn {

@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/netloadgen/netloadgen/internal/rawio"
+
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
@@ -50,7 +52,7 @@ type Loop struct {
 	nReady  int
 	errWait error
 	buf     []byte // read buffer shared by every connection: one goroutine reads
-	rx      rxMsg
+	rx      rawio.Receiver
 
 	slots      []*conn // by epoll key
 	idle       []*conn // LIFO: the warmest connection first
@@ -116,7 +118,7 @@ func (l *Loop) setup() error {
 	}
 	// Made once: a closure per wait would allocate.
 	l.parked = func(fd uintptr) bool {
-		l.nReady, l.errWait = epollWait(int(fd), l.events, 0, true)
+		l.nReady, l.errWait = rawio.EpollWait(int(fd), l.events)
 		if errors.Is(l.errWait, unix.EINTR) {
 			l.errWait = nil
 		}
@@ -296,7 +298,7 @@ func (l *Loop) wait(wake int64) error {
 	var err error
 	switch {
 	case wake <= 0:
-		n, err = epollWait(l.epfd, l.events, 0, true)
+		n, err = rawio.EpollWait(l.epfd, l.events)
 	case wake-l.now() <= rawWaitLimit || l.epRaw == nil:
 		// A short wait for a due time: sleep, then take whatever the
 		// sockets have. Answers are not woken for: each would cost a
@@ -306,10 +308,10 @@ func (l *Loop) wait(wake int64) error {
 		// once for due times that close together: that lateness is
 		// charged to the latency, as any lateness is.
 		l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
-		if err := clockSleepUntil(&l.spec.Value); err != nil {
+		if err := rawio.SleepUntil(&l.spec.Value); err != nil {
 			return fmt.Errorf("httploop: clock_nanosleep: %w", err)
 		}
-		n, err = epollWait(l.epfd, l.events, 0, true)
+		n, err = rawio.EpollWait(l.epfd, l.events)
 	default:
 		// A long wait: park on Go's poller, the timerfd ending it. (Ending
 		// it early and waiting the rest raw, or adding a read deadline as a

@@ -3,13 +3,13 @@
 package rxstamp
 
 import (
-	"encoding/binary"
 	"io"
 	"os"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/netloadgen/netloadgen/internal/rawio"
 )
 
 // linuxReader reads with recvmsg through the connection's RawConn, so that
@@ -19,17 +19,15 @@ import (
 type linuxReader struct {
 	c   *Conn
 	raw syscall.RawConn
-	iov unix.Iovec
-	msg unix.Msghdr
-	oob [8]uint64 // control buffer, 8-byte aligned for the cmsg headers
+	rcv rawio.Receiver
+	p   []byte
 	n   int
 	err error
 	fn  func(fd uintptr) bool // r.recv, bound once
 }
 
 func newReader(c *Conn) reader {
-	// The cmsg layout parsed below is the 64-bit one (8-byte length field,
-	// 64-bit timespec); elsewhere reads stay plain.
+	// rawio parses the 64-bit control-message layout only.
 	if unix.SizeofCmsghdr != 16 {
 		return nil
 	}
@@ -44,9 +42,6 @@ func newReader(c *Conn) reader {
 		return nil
 	}
 	r := &linuxReader{c: c, raw: raw}
-	r.msg.Iov = &r.iov
-	r.msg.SetIovlen(1)
-	r.msg.Control = (*byte)(unsafe.Pointer(&r.oob[0]))
 	r.fn = r.recv
 	return r
 }
@@ -55,11 +50,9 @@ func (r *linuxReader) read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	r.iov.Base = &p[0]
-	r.iov.SetLen(len(p))
-	r.n, r.err = 0, nil
+	r.p, r.n, r.err = p, 0, nil
 	err := r.raw.Read(r.fn)
-	r.iov.Base = nil // do not keep the caller's buffer reachable
+	r.p = nil // do not keep the caller's buffer reachable
 	if err != nil {
 		return 0, err
 	}
@@ -70,46 +63,25 @@ func (r *linuxReader) read(p []byte) (int, error) {
 // wait for readability.
 func (r *linuxReader) recv(fd uintptr) bool {
 	for {
-		r.msg.SetControllen(len(r.oob) * 8)
-		r.msg.Flags = 0
-		n, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), 0)
-		switch e {
-		case 0:
+		n, rx, err := r.rcv.Recv(int(fd), r.p)
+		switch err {
+		case nil:
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
 			return false
 		default:
-			r.err = os.NewSyscallError("recvmsg", e)
+			r.err = os.NewSyscallError("recvmsg", err)
 			return true
 		}
 		if n == 0 {
 			r.err = io.EOF
 			return true
 		}
-		r.n = int(n)
-		r.parse()
+		r.n = n
+		if rx != 0 {
+			r.c.stamp(rx)
+		}
 		return true
-	}
-}
-
-// parse finds SCM_TIMESTAMPNS among the control messages.
-func (r *linuxReader) parse() {
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&r.oob[0])), len(r.oob)*8)
-	b = b[:min(int(r.msg.Controllen), len(b))]
-	hdr := unix.CmsgLen(0) // the header, padded: where the data starts
-	for len(b) >= hdr {
-		l := int(binary.NativeEndian.Uint64(b[0:8]))
-		level := int32(binary.NativeEndian.Uint32(b[8:12]))
-		typ := int32(binary.NativeEndian.Uint32(b[12:16]))
-		if l < hdr || l > len(b) {
-			return
-		}
-		if level == unix.SOL_SOCKET && typ == unix.SCM_TIMESTAMPNS && l >= hdr+16 {
-			sec := int64(binary.NativeEndian.Uint64(b[hdr : hdr+8]))
-			nsec := int64(binary.NativeEndian.Uint64(b[hdr+8 : hdr+16]))
-			r.c.stamp(sec*1e9 + nsec)
-		}
-		b = b[min(unix.CmsgSpace(l-hdr), len(b)):]
 	}
 }
