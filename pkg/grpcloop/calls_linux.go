@@ -28,12 +28,12 @@ func (l *Loop) pick() *conn {
 // dispatch starts waiting calls on free streams, and opens connections
 // when they still wait.
 func (l *Loop) dispatch() {
-	for l.queue.len() > 0 && !l.closed {
+	for l.queue.Len() > 0 && !l.closed {
 		c := l.pick()
 		if c == nil {
 			break
 		}
-		l.start(c, l.queue.popFront())
+		l.start(c, l.queue.PopFront())
 	}
 	l.grow()
 }
@@ -41,7 +41,7 @@ func (l *Loop) dispatch() {
 // grow opens connections, up to Conns that take new streams, while calls
 // wait, a few at a time.
 func (l *Loop) grow() {
-	if l.queue.len() == 0 || l.closed {
+	if l.queue.Len() == 0 || l.closed {
 		return
 	}
 	live, opening := l.count()
@@ -189,7 +189,7 @@ func (l *Loop) streamEnded(c *conn) {
 	if c.draining && c.streams.n == 0 {
 		l.closeConn(c)
 	}
-	if l.queue.len() > 0 {
+	if l.queue.Len() > 0 {
 		l.dispatch()
 	}
 }
@@ -203,7 +203,7 @@ func (l *Loop) retryOrFail(p pending, err error) {
 	}
 	p.retried = true
 	l.retries++
-	l.queue.pushFront(p)
+	l.queue.PushFront(p)
 }
 
 func (l *Loop) deliver(tag uint64, err error) { l.deliverAt(tag, time.Time{}, err) }
@@ -215,8 +215,8 @@ func (l *Loop) deliverAt(tag uint64, at time.Time, err error) {
 
 // failQueue fails every waiting call: no connection can be opened.
 func (l *Loop) failQueue(err error) {
-	for l.queue.len() > 0 {
-		p := l.queue.popFront()
+	for l.queue.Len() > 0 {
+		p := l.queue.PopFront()
 		l.deliver(p.tag, fmt.Errorf("%w: connect: %w", kserve.ErrTransport, err))
 	}
 }
@@ -253,11 +253,11 @@ func (l *Loop) expire(now int64) {
 			}
 		}
 	}
-	for l.queue.len() > 0 && l.queue.at(0).deadline != 0 && l.queue.at(0).deadline <= now {
-		l.scratch = append(l.scratch, l.queue.popFront())
+	for l.queue.Len() > 0 && l.queue.At(0).deadline != 0 && l.queue.At(0).deadline <= now {
+		l.scratch = append(l.scratch, l.queue.PopFront())
 	}
-	for i := range l.queue.len() {
-		if d := l.queue.at(i).deadline; d > 0 {
+	for i := range l.queue.Len() {
+		if d := l.queue.At(i).deadline; d > 0 {
 			next = min(next, d)
 			break // deadlines are in queue order after the first (a retry's is older still)
 		}

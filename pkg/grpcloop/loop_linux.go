@@ -174,18 +174,18 @@ func (l *Loop) Send(req *Request, tag uint64) {
 		p.deadline = l.now() + int64(l.cfg.Timeout)
 		l.checkAt = min(l.checkAt, p.deadline)
 	}
-	if l.queue.len() == 0 {
+	if l.queue.Len() == 0 {
 		if c := l.pick(); c != nil {
 			l.start(c, p)
 			return
 		}
 	}
-	l.queue.pushBack(p)
+	l.queue.PushBack(p)
 	l.grow()
 }
 
 // Outstanding is the number of calls sent or queued and not yet ended.
-func (l *Loop) Outstanding() int { return l.active + l.queue.len() }
+func (l *Loop) Outstanding() int { return l.active + l.queue.Len() }
 
 // Retries is how many calls were sent again because the server refused
 // their stream or sent GOAWAY before processing them.

@@ -1,5 +1,7 @@
 package grpcloop
 
+import "github.com/netloadgen/netloadgen/internal/ring"
+
 // pending is a call not yet on a stream.
 type pending struct {
 	req      *Request
@@ -8,48 +10,6 @@ type pending struct {
 	retried  bool
 }
 
-// fifo holds calls waiting for a stream: a ring that grows when a backlog
-// outruns it and then keeps its size, so steady state allocates nothing.
-type fifo struct {
-	buf        []pending
-	head, size int
-}
-
-func (q *fifo) len() int { return q.size }
-
-func (q *fifo) grow() {
-	nb := make([]pending, max(2*len(q.buf), 64))
-	for i := range q.size {
-		nb[i] = q.buf[(q.head+i)%len(q.buf)]
-	}
-	q.buf, q.head = nb, 0
-}
-
-func (q *fifo) pushBack(p pending) {
-	if q.size == len(q.buf) {
-		q.grow()
-	}
-	q.buf[(q.head+q.size)%len(q.buf)] = p
-	q.size++
-}
-
-// pushFront puts a call that must go first: a retry, older than everything
-// queued.
-func (q *fifo) pushFront(p pending) {
-	if q.size == len(q.buf) {
-		q.grow()
-	}
-	q.head = (q.head - 1 + len(q.buf)) % len(q.buf)
-	q.buf[q.head] = p
-	q.size++
-}
-
-func (q *fifo) at(i int) *pending { return &q.buf[(q.head+i)%len(q.buf)] }
-
-func (q *fifo) popFront() pending {
-	p := q.buf[q.head]
-	q.buf[q.head] = pending{} // drop the reference to the request
-	q.head = (q.head + 1) % len(q.buf)
-	q.size--
-	return p
-}
+// fifo holds the requests waiting for a connection (a stream, for
+// grpcloop), in order; a retry goes first.
+type fifo = ring.Deque[pending]

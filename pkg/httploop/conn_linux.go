@@ -129,8 +129,8 @@ func (l *Loop) connected(c *conn) {
 
 // release hands a free connection the oldest waiting request, or parks it.
 func (l *Loop) release(c *conn) {
-	if l.queue.len() > 0 {
-		l.start(c, l.queue.popFront())
+	if l.queue.Len() > 0 {
+		l.start(c, l.queue.PopFront())
 		return
 	}
 	c.state = stateIdle
@@ -248,7 +248,7 @@ func (l *Loop) fail(c *conn, err error) {
 	if retry {
 		p.retried = true
 		l.retries++
-		l.queue.pushFront(p)
+		l.queue.PushFront(p)
 	} else {
 		l.deliver(p.tag, transportError(err))
 	}

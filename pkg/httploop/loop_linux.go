@@ -175,14 +175,14 @@ func (l *Loop) Send(raw []byte, tag uint64) {
 		p.deadline = l.now() + int64(l.cfg.Timeout)
 		l.checkAt = min(l.checkAt, p.deadline)
 	}
-	if n := len(l.idle); n > 0 && l.queue.len() == 0 {
+	if n := len(l.idle); n > 0 && l.queue.Len() == 0 {
 		c := l.idle[n-1]
 		l.idle = l.idle[:n-1]
 		l.start(c, p)
 		return
 	}
 	p.since = l.now()
-	l.queue.pushBack(p)
+	l.queue.PushBack(p)
 	l.grow()
 }
 
@@ -201,16 +201,16 @@ func (l *Loop) Send(raw []byte, tag uint64) {
 // backlog that lasts is a server slower than the connections can carry
 // (Little's law), and gets more of them.
 func (l *Loop) grow() {
-	if l.queue.len() == 0 {
+	if l.queue.Len() == 0 {
 		return
 	}
 	if l.open > 0 {
-		if t := l.queue.front().since + growAfter; t > l.now() {
+		if t := l.queue.Front().since + growAfter; t > l.now() {
 			l.checkAt = min(l.checkAt, t)
 			return
 		}
 	}
-	for l.queue.len() > l.connecting && l.connecting < maxDialing && l.open < l.cfg.MaxConns {
+	for l.queue.Len() > l.connecting && l.connecting < maxDialing && l.open < l.cfg.MaxConns {
 		if err := l.dial(); err != nil {
 			l.connErr = err
 			if l.open == 0 {
@@ -223,7 +223,7 @@ func (l *Loop) grow() {
 
 // Outstanding is the number of requests sent or queued and not yet
 // answered.
-func (l *Loop) Outstanding() int { return l.busy + l.queue.len() }
+func (l *Loop) Outstanding() int { return l.busy + l.queue.Len() }
 
 // Retries is how many requests were sent again on a fresh connection
 // because their reused one had been closed by the server.
@@ -368,8 +368,8 @@ func (l *Loop) deliverAt(tag uint64, at time.Time, err error) {
 
 // failQueue fails every waiting request: no connection can be opened.
 func (l *Loop) failQueue(err error) {
-	for l.queue.len() > 0 {
-		p := l.queue.popFront()
+	for l.queue.Len() > 0 {
+		p := l.queue.PopFront()
 		l.deliver(p.tag, fmt.Errorf("%w: connect: %w", kserve.ErrTransport, err))
 	}
 }
@@ -392,12 +392,12 @@ func (l *Loop) expire(now int64) {
 		next = min(next, c.req.deadline)
 	}
 	// deadline 0 is "none": expire also runs for grow's sake (checkAt).
-	for l.queue.len() > 0 && l.queue.front().deadline != 0 && l.queue.front().deadline <= now {
-		p := l.queue.popFront()
+	for l.queue.Len() > 0 && l.queue.Front().deadline != 0 && l.queue.Front().deadline <= now {
+		p := l.queue.PopFront()
 		l.deliver(p.tag, l.timeoutError())
 	}
-	for i := range l.queue.len() {
-		if d := l.queue.buf[(l.queue.head+i)%len(l.queue.buf)].deadline; d > 0 {
+	for i := range l.queue.Len() {
+		if d := (*l.queue.At(i)).deadline; d > 0 {
 			next = min(next, d)
 			break // deadlines are in queue order after the first
 		}

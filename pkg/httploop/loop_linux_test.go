@@ -385,7 +385,7 @@ func TestLastingBacklogOpensConnections(t *testing.T) {
 	}
 	for i := 0; s.requests.Load() < 6; i++ {
 		if i == 2000 {
-			t.Fatalf("server saw %d requests on %d connections; loop: %d open, %d outstanding, queue %d", s.requests.Load(), s.conns.Load(), l.Conns(), l.Outstanding(), l.queue.len())
+			t.Fatalf("server saw %d requests on %d connections; loop: %d open, %d outstanding, queue %d", s.requests.Load(), s.conns.Load(), l.Conns(), l.Outstanding(), l.queue.Len())
 		}
 		l.PollUntil(t.Context(), time.Now().Add(time.Millisecond))
 	}

@@ -133,28 +133,3 @@ func TestResponseHeaderTooLarge(t *testing.T) {
 		t.Fatalf("error %v after a 80 KiB header, want ErrMalformed", err)
 	}
 }
-
-func TestFIFOOrderAcrossGrowth(t *testing.T) {
-	var q fifo
-	for i := range 100 {
-		q.pushBack(pending{tag: uint64(i)})
-		if i%3 == 0 {
-			q.popFront()
-		}
-	}
-	q.pushFront(pending{tag: 1000})
-	if got := q.popFront().tag; got != 1000 {
-		t.Fatalf("front %d, want the pushed-front 1000", got)
-	}
-	prev := uint64(0)
-	for q.len() > 0 {
-		tag := q.popFront().tag
-		if tag <= prev && prev != 0 {
-			t.Fatalf("tag %d after %d: not FIFO", tag, prev)
-		}
-		prev = tag
-	}
-	if prev != 99 {
-		t.Fatalf("last tag %d, want 99", prev)
-	}
-}
