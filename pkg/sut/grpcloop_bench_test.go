@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netloadgen/netloadgen/pkg/grpcloop"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
 
@@ -32,7 +31,7 @@ func BenchmarkIssueQueryGRPCLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	samples := make([][]int, 64)
-	l.single = make([]*grpcloop.Request, 64)
+	l.sizeSingles(64)
 	for i := range samples {
 		samples[i] = []int{i}
 		if _, err := l.request(samples[i]); err != nil { // what Prepare does for a trace

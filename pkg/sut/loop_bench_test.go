@@ -36,10 +36,10 @@ func BenchmarkIssueQueryLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	samples := make([][]int, 64)
-	l.single = make([][]byte, 64)
+	l.sizeSingles(64)
 	for i := range samples {
 		samples[i] = []int{i}
-		if _, err := l.raw(samples[i]); err != nil { // what Prepare does for a trace
+		if _, err := l.request(samples[i]); err != nil { // what Prepare does for a trace
 			b.Fatal(err)
 		}
 	}
