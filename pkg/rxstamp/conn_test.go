@@ -46,11 +46,37 @@ func pair(t *testing.T) (*Conn, *Conn, *Listener) {
 	return client, server, ln
 }
 
+// warm exchanges bytes until a read carries a receive timestamp: the kernel
+// turns them on for the whole stack only after the first socket asks, in
+// deferred work, and packets until then carry none (Arrival then reports
+// false and callers use the read time).
+func warm(t *testing.T, client, server *Conn) {
+	t.Helper()
+	buf := make([]byte, 8)
+	for i := 0; ; i++ {
+		if i == 100_000 {
+			t.Fatal("no receive timestamp after 100,000 exchanges")
+		}
+		client.Reset()
+		if _, err := server.Write([]byte("w")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := client.Arrival(time.Now()); ok {
+			client.Reset()
+			return
+		}
+	}
+}
+
 func TestArrivalIsWhenTheDataCameNotWhenItWasRead(t *testing.T) {
 	client, server, _ := pair(t)
 	if _, ok := client.Arrival(time.Now()); ok {
 		t.Fatal("an arrival before any data")
 	}
+	warm(t, client, server)
 	before := time.Now()
 	if _, err := server.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
