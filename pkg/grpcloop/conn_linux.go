@@ -92,7 +92,7 @@ func (l *Loop) dial() error {
 	}
 	c := l.freeSlot()
 	c.gen++
-	if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+	if err := l.poll.Ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
 		unix.Close(fd)
 		return err
 	}
@@ -198,7 +198,7 @@ func (l *Loop) write(c *conn) {
 			continue
 		case errors.Is(err, unix.EAGAIN):
 			if !c.wantOut {
-				if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+				if err := l.poll.Ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
 					l.connFail(c, err)
 					return
 				}
@@ -212,7 +212,7 @@ func (l *Loop) write(c *conn) {
 	c.out, c.outOff = c.out[:0], 0
 	if c.wantOut {
 		c.wantOut = false
-		if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen); err != nil {
+		if err := l.poll.Ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen); err != nil {
 			l.connFail(c, err)
 		}
 	}

@@ -4,12 +4,9 @@ package grpcloop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net"
-	"os"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,17 +39,9 @@ type Loop struct {
 	sa     unix.Sockaddr
 	family int
 
-	epfd, tfd, efd int
-	events         []unix.EpollEvent
-	// A long wait parks the goroutine on Go's poller until the epoll set
-	// has events (an epoll fd is itself pollable), as httploop does.
-	epf     *os.File
-	epRaw   syscall.RawConn
-	parked  func(fd uintptr) bool
-	nReady  int
-	errWait error
-	buf     []byte // read buffer shared by every connection: one goroutine reads
-	rx      rawio.Receiver
+	poll rawio.Poller // the epoll set, its timer and wake-up, the loop's clock
+	buf  []byte       // read buffer shared by every connection: one goroutine reads
+	rx   rawio.Receiver
 
 	slots    []*conn // by epoll key
 	queue    fifo    // calls waiting for a stream
@@ -64,14 +53,7 @@ type Loop struct {
 	inHandle bool      // events are being handled: writes wait for the end
 	scratch  []pending // calls taken off streams, to deliver after
 
-	base      time.Time // the loop's clock: ns since base
-	clockBase int64     // CLOCK_MONOTONIC at base, for the timerfd
-	armed     int64     // timerfd expiry on the loop's clock; 0: not armed
-	spec      unix.ItimerSpec
-	checkAt   int64 // the earliest call deadline that may have passed
-
-	done      <-chan struct{} // the context being watched
-	stopWatch func() bool
+	checkAt int64 // the earliest call deadline that may have passed
 
 	delivered uint64
 	retries   uint64
@@ -89,8 +71,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grpcloop: resolve %q: %w", cfg.Addr, err)
 	}
-	l := &Loop{cfg: cfg, epfd: -1, tfd: -1, efd: -1, checkAt: never,
-		events: make([]unix.EpollEvent, maxEvents), buf: make([]byte, readBufSize+frameHeaderLen+defaultMaxFrame)}
+	l := &Loop{cfg: cfg, checkAt: never, buf: make([]byte, readBufSize+frameHeaderLen+defaultMaxFrame)}
 	if ip4 := ta.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: ta.Port}
 		copy(sa.Addr[:], ip4)
@@ -100,65 +81,15 @@ func New(cfg Config) (*Loop, error) {
 		copy(sa.Addr[:], ta.IP.To16())
 		l.sa, l.family = sa, unix.AF_INET6
 	}
-	if err := l.setup(); err != nil {
+	if err := l.poll.Open("grpcloop", maxEvents, keyTimer, keyWake); err != nil {
 		l.Close()
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *Loop) setup() error {
-	var err error
-	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return fmt.Errorf("grpcloop: epoll_create1: %w", err)
-	}
-	if err := unix.SetNonblock(l.epfd, true); err != nil {
-		return fmt.Errorf("grpcloop: epoll fd: %w", err)
-	}
-	l.epf = os.NewFile(uintptr(l.epfd), "grpcloop-epoll")
-	if l.epRaw, err = l.epf.SyscallConn(); err != nil {
-		return fmt.Errorf("grpcloop: epoll fd: %w", err)
-	}
-	// Made once: a closure per wait would allocate.
-	l.parked = func(fd uintptr) bool {
-		l.nReady, l.errWait = rawio.EpollWait(int(fd), l.events)
-		if errors.Is(l.errWait, unix.EINTR) {
-			l.errWait = nil
-		}
-		return l.nReady > 0 || l.errWait != nil
-	}
-	if l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK); err != nil {
-		return fmt.Errorf("grpcloop: timerfd_create: %w", err)
-	}
-	if l.efd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		return fmt.Errorf("grpcloop: eventfd: %w", err)
-	}
-	// Edge-triggered and never read: each expiry wakes the wait once.
-	if err := l.ctl(unix.EPOLL_CTL_ADD, l.tfd, unix.EPOLLIN|unix.EPOLLET, keyTimer, 0); err != nil {
-		return err
-	}
-	if err := l.ctl(unix.EPOLL_CTL_ADD, l.efd, unix.EPOLLIN, keyWake, 0); err != nil {
-		return err
-	}
-	var ts unix.Timespec
-	l.base = time.Now()
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return fmt.Errorf("grpcloop: clock_gettime: %w", err)
-	}
-	l.clockBase = ts.Nano()
-	return nil
-}
-
-func (l *Loop) ctl(op, fd int, events uint32, key, gen int32) error {
-	ev := unix.EpollEvent{Events: events, Fd: key, Pad: gen}
-	if err := unix.EpollCtl(l.epfd, op, fd, &ev); err != nil {
-		return fmt.Errorf("grpcloop: epoll_ctl: %w", err)
-	}
-	return nil
-}
-
 // now is the loop's clock: monotonic ns since New.
-func (l *Loop) now() int64 { return int64(time.Since(l.base)) }
+func (l *Loop) now() int64 { return l.poll.Now() }
 
 // Send starts the call req (kept by reference until it ends) on the
 // connection with the fewest calls in flight, writing it at once, or
@@ -242,21 +173,9 @@ func (l *Loop) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.stopWatch != nil {
-		l.stopWatch()
-	}
 	for _, c := range l.slots {
 		l.closeConn(c)
 	}
-	for _, fd := range []int{l.tfd, l.efd} {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
-	if l.epf != nil {
-		l.epf.Close()
-	} else if l.epfd >= 0 {
-		unix.Close(l.epfd)
-	}
+	l.poll.Close()
 	return nil
 }

@@ -61,7 +61,7 @@ func (l *Loop) dial() error {
 	c := l.freeSlot()
 	c.fd, c.state, c.reused, c.out = fd, stateConnecting, false, false
 	c.gen++
-	if err := l.ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+	if err := l.poll.Ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
 		unix.Close(fd)
 		c.state = stateClosed
 		return err
@@ -110,7 +110,7 @@ func (l *Loop) connected(c *conn) {
 		err = unix.Errno(soErr)
 	}
 	if err == nil {
-		err = l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen)
+		err = l.poll.Ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen)
 	}
 	if err != nil {
 		l.closeConn(c)
@@ -156,7 +156,7 @@ func (l *Loop) write(c *conn) bool {
 			continue
 		case errors.Is(err, unix.EAGAIN):
 			if !c.out {
-				if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
+				if err := l.poll.Ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
 					l.fail(c, err)
 					return false
 				}
@@ -169,7 +169,7 @@ func (l *Loop) write(c *conn) bool {
 	}
 	if c.out {
 		c.out = false
-		if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen); err != nil {
+		if err := l.poll.Ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen); err != nil {
 			l.fail(c, err)
 			return false
 		}

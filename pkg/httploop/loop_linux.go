@@ -4,12 +4,9 @@ package httploop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net"
-	"os"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,19 +37,9 @@ type Loop struct {
 	sa     unix.Sockaddr
 	family int
 
-	epfd, tfd, efd int
-	events         []unix.EpollEvent
-	// A long wait parks the goroutine on Go's poller until the epoll set
-	// has events (an epoll fd is itself pollable): the thread then serves
-	// other goroutines or sleeps in the runtime's own epoll, with no
-	// hand-off. epf owns epfd once set.
-	epf     *os.File
-	epRaw   syscall.RawConn
-	parked  func(fd uintptr) bool
-	nReady  int
-	errWait error
-	buf     []byte // read buffer shared by every connection: one goroutine reads
-	rx      rawio.Receiver
+	poll rawio.Poller // the epoll set, its timer and wake-up, the loop's clock
+	buf  []byte       // read buffer shared by every connection: one goroutine reads
+	rx   rawio.Receiver
 
 	slots      []*conn // by epoll key
 	idle       []*conn // LIFO: the warmest connection first
@@ -61,14 +48,7 @@ type Loop struct {
 	connecting int
 	busy       int
 
-	base      time.Time // the loop's clock: ns since base
-	clockBase int64     // CLOCK_MONOTONIC at base, for the timerfd
-	armed     int64     // timerfd expiry on the loop's clock; 0: not armed
-	spec      unix.ItimerSpec
-	checkAt   int64 // the earliest request deadline that may have passed
-
-	done      <-chan struct{} // the context being watched
-	stopWatch func() bool
+	checkAt int64 // the earliest request deadline that may have passed
 
 	delivered uint64
 	retries   uint64
@@ -86,8 +66,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httploop: resolve %q: %w", cfg.Addr, err)
 	}
-	l := &Loop{cfg: cfg, epfd: -1, tfd: -1, efd: -1, checkAt: never,
-		events: make([]unix.EpollEvent, maxEvents), buf: make([]byte, readBufSize)}
+	l := &Loop{cfg: cfg, checkAt: never, buf: make([]byte, readBufSize)}
 	if ip4 := ta.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: ta.Port}
 		copy(sa.Addr[:], ip4)
@@ -97,69 +76,15 @@ func New(cfg Config) (*Loop, error) {
 		copy(sa.Addr[:], ta.IP.To16())
 		l.sa, l.family = sa, unix.AF_INET6
 	}
-	if err := l.setup(); err != nil {
+	if err := l.poll.Open("httploop", maxEvents, keyTimer, keyWake); err != nil {
 		l.Close()
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *Loop) setup() error {
-	var err error
-	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return fmt.Errorf("httploop: epoll_create1: %w", err)
-	}
-	if err := unix.SetNonblock(l.epfd, true); err != nil {
-		return fmt.Errorf("httploop: epoll fd: %w", err)
-	}
-	l.epf = os.NewFile(uintptr(l.epfd), "httploop-epoll")
-	if l.epRaw, err = l.epf.SyscallConn(); err != nil {
-		return fmt.Errorf("httploop: epoll fd: %w", err)
-	}
-	// Made once: a closure per wait would allocate.
-	l.parked = func(fd uintptr) bool {
-		l.nReady, l.errWait = rawio.EpollWait(int(fd), l.events)
-		if errors.Is(l.errWait, unix.EINTR) {
-			l.errWait = nil
-		}
-		return l.nReady > 0 || l.errWait != nil
-	}
-	// The wait is a timerfd rather than epoll_wait's timeout: epoll_wait
-	// rounds to milliseconds and adds the thread's timer slack (50 µs by
-	// default); a timerfd expires on the kernel's high-resolution timer.
-	if l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK); err != nil {
-		return fmt.Errorf("httploop: timerfd_create: %w", err)
-	}
-	if l.efd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		return fmt.Errorf("httploop: eventfd: %w", err)
-	}
-	// Edge-triggered and never read: each expiry wakes the wait once, and
-	// re-arming needs one syscall, not two.
-	if err := l.ctl(unix.EPOLL_CTL_ADD, l.tfd, unix.EPOLLIN|unix.EPOLLET, keyTimer, 0); err != nil {
-		return err
-	}
-	if err := l.ctl(unix.EPOLL_CTL_ADD, l.efd, unix.EPOLLIN, keyWake, 0); err != nil {
-		return err
-	}
-	var ts unix.Timespec
-	l.base = time.Now()
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return fmt.Errorf("httploop: clock_gettime: %w", err)
-	}
-	l.clockBase = ts.Nano()
-	return nil
-}
-
-func (l *Loop) ctl(op, fd int, events uint32, key, gen int32) error {
-	ev := unix.EpollEvent{Events: events, Fd: key, Pad: gen}
-	if err := unix.EpollCtl(l.epfd, op, fd, &ev); err != nil {
-		return fmt.Errorf("httploop: epoll_ctl: %w", err)
-	}
-	return nil
-}
-
 // now is the loop's clock: monotonic ns since New.
-func (l *Loop) now() int64 { return int64(time.Since(l.base)) }
+func (l *Loop) now() int64 { return l.poll.Now() }
 
 // Send queues raw (a whole HTTP/1.1 request, kept by reference until its
 // answer) and writes it at once on an idle connection if there is one.
@@ -238,8 +163,8 @@ func (l *Loop) Conns() int { return l.open }
 // sockets at least once even when t has passed, so a caller that is behind
 // still receives answers.
 func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
-	l.watch(ctx)
-	due := int64(t.Sub(l.base))
+	l.poll.Watch(ctx)
+	due := l.poll.At(t)
 	start := l.delivered
 	polled := false
 	for {
@@ -247,7 +172,7 @@ func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
 		if now >= l.checkAt {
 			l.expire(now)
 		}
-		if l.delivered != start || l.cancelled() || (now >= due && polled) {
+		if l.delivered != start || l.poll.Cancelled() || (now >= due && polled) {
 			return l.delivered != start
 		}
 		wake := min(due, l.checkAt)
@@ -261,80 +186,11 @@ func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-func (l *Loop) cancelled() bool {
-	select {
-	case <-l.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// watch makes ctx's end wake a wait in progress. Callers poll with the same
-// context for long stretches, so this registers once per context.
-func (l *Loop) watch(ctx context.Context) {
-	done := ctx.Done()
-	if done == l.done && (l.stopWatch != nil || done == nil) {
-		return
-	}
-	if l.stopWatch != nil {
-		l.stopWatch()
-		l.stopWatch = nil
-	}
-	l.done = done
-	if done != nil {
-		efd := l.efd
-		l.stopWatch = context.AfterFunc(ctx, func() {
-			one := [8]byte{1}
-			_, _ = unix.Write(efd, one[:])
-		})
-	}
-}
-
-// wait blocks in epoll until an event or the loop-clock time wake (0: do
-// not block) and handles what it returns.
+// wait waits until wake (rawio.Poller.Wait) and handles what is ready.
 func (l *Loop) wait(wake int64) error {
-	var n int
-	var err error
-	switch {
-	case wake <= 0:
-		n, err = rawio.EpollWait(l.epfd, l.events)
-	case wake-l.now() <= rawWaitLimit || l.epRaw == nil:
-		// A short wait for a due time: sleep, then take whatever the
-		// sockets have. Answers are not woken for: each would cost a
-		// wake-up of its own (a context switch, and on a VM an
-		// interrupt); receive timestamps keep their times exact. The
-		// sleep's timer slack (50 µs by default) lets the kernel wake
-		// once for due times that close together: that lateness is
-		// charged to the latency, as any lateness is.
-		l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
-		if err := rawio.SleepUntil(&l.spec.Value); err != nil {
-			return fmt.Errorf("httploop: clock_nanosleep: %w", err)
-		}
-		n, err = rawio.EpollWait(l.epfd, l.events)
-	default:
-		// A long wait: park on Go's poller, the timerfd ending it. (Ending
-		// it early and waiting the rest raw, or adding a read deadline as a
-		// second alarm, each cost a second wake-up per due time: 100 QPS
-		// went from 1.4–1.7% to 2.1% of a core, and did not lower the
-		// issue lateness.)
-		if wake != l.armed {
-			l.spec.Value = unix.NsecToTimespec(l.clockBase + wake)
-			if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &l.spec, nil); err != nil {
-				return fmt.Errorf("httploop: timerfd_settime: %w", err)
-			}
-			l.armed = wake
-		}
-		if rerr := l.epRaw.Read(l.parked); rerr != nil {
-			return fmt.Errorf("httploop: wait: %w", rerr)
-		}
-		n, err = l.nReady, l.errWait
-	}
+	n, err := l.poll.Wait(wake)
 	if err != nil {
-		if errors.Is(err, unix.EINTR) {
-			return nil
-		}
-		return fmt.Errorf("httploop: epoll_wait: %w", err)
+		return err
 	}
 	l.handle(n)
 	return nil
@@ -343,17 +199,12 @@ func (l *Loop) wait(wake int64) error {
 // handle acts on the first n events of the last wait.
 func (l *Loop) handle(n int) {
 	for i := range n {
-		ev := l.events[i]
-		switch ev.Fd {
-		case keyTimer:
-			l.armed = 0
-		case keyWake:
-			var b [8]byte
-			_, _ = unix.Read(l.efd, b[:])
-		default:
-			if c := l.slots[ev.Fd]; c.gen == ev.Pad && c.state != stateClosed {
-				l.event(c, ev.Events)
-			}
+		ev := l.poll.Events[i]
+		if l.poll.Own(ev) {
+			continue
+		}
+		if c := l.slots[ev.Fd]; c.gen == ev.Pad && c.state != stateClosed {
+			l.event(c, ev.Events)
 		}
 	}
 }
@@ -444,24 +295,12 @@ func (l *Loop) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.stopWatch != nil {
-		l.stopWatch()
-	}
 	for _, c := range l.slots {
 		if c.state != stateClosed {
 			unix.Close(c.fd)
 			c.state = stateClosed
 		}
 	}
-	for _, fd := range []int{l.tfd, l.efd} {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}
-	if l.epf != nil {
-		l.epf.Close()
-	} else if l.epfd >= 0 {
-		unix.Close(l.epfd)
-	}
+	l.poll.Close()
 	return nil
 }
