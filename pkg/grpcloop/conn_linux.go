@@ -73,22 +73,9 @@ func (c *conn) usable() bool {
 
 // dial starts a non-blocking connect on a free slot.
 func (l *Loop) dial() error {
-	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, err := l.peer.Connect()
 	if err != nil {
-		return fmt.Errorf("socket: %w", err)
-	}
-	// Calls are small and each is written at its due time: Nagle would
-	// hold one back for the previous one's ACK.
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("TCP_NODELAY: %w", err)
-	}
-	// Receive timestamps time an answer by its arrival, not by when the
-	// loop got round to reading it.
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	if err := unix.Connect(fd, l.sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
-		unix.Close(fd)
-		return fmt.Errorf("connect %s: %w", l.cfg.Addr, err)
+		return err
 	}
 	c := l.freeSlot()
 	c.gen++

@@ -6,10 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/netloadgen/netloadgen/internal/rawio"
 
@@ -35,9 +32,8 @@ const (
 // at a time (the issuer's); nothing in it runs on another goroutine except
 // the wake-up of a cancelled context.
 type Loop struct {
-	cfg    Config
-	sa     unix.Sockaddr
-	family int
+	cfg  Config
+	peer rawio.Peer
 
 	poll rawio.Poller // the epoll set, its timer and wake-up, the loop's clock
 	buf  []byte       // read buffer shared by every connection: one goroutine reads
@@ -67,20 +63,11 @@ func New(cfg Config) (*Loop, error) {
 	if err := cfg.normalise(); err != nil {
 		return nil, err
 	}
-	ta, err := net.ResolveTCPAddr("tcp", cfg.Addr)
+	peer, err := rawio.Resolve(cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("grpcloop: resolve %q: %w", cfg.Addr, err)
 	}
-	l := &Loop{cfg: cfg, checkAt: never, buf: make([]byte, readBufSize+frameHeaderLen+defaultMaxFrame)}
-	if ip4 := ta.IP.To4(); ip4 != nil {
-		sa := &unix.SockaddrInet4{Port: ta.Port}
-		copy(sa.Addr[:], ip4)
-		l.sa, l.family = sa, unix.AF_INET
-	} else {
-		sa := &unix.SockaddrInet6{Port: ta.Port}
-		copy(sa.Addr[:], ta.IP.To16())
-		l.sa, l.family = sa, unix.AF_INET6
-	}
+	l := &Loop{cfg: cfg, peer: peer, checkAt: never, buf: make([]byte, readBufSize+frameHeaderLen+defaultMaxFrame)}
 	if err := l.poll.Open("grpcloop", maxEvents, keyTimer, keyWake); err != nil {
 		l.Close()
 		return nil, err

@@ -40,23 +40,9 @@ const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
 
 // dial starts a non-blocking connect on a free slot.
 func (l *Loop) dial() error {
-	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, err := l.peer.Connect()
 	if err != nil {
-		return fmt.Errorf("socket: %w", err)
-	}
-	// Requests are small and answered one at a time: Nagle would hold a
-	// request's tail for the previous answer's ACK.
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("TCP_NODELAY: %w", err)
-	}
-	// Receive timestamps time an answer by its arrival, not by when the
-	// loop got round to reading it. Without them (an old kernel) answers
-	// are timed when read.
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	if err := unix.Connect(fd, l.sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
-		unix.Close(fd)
-		return fmt.Errorf("connect %s: %w", l.cfg.Addr, err)
+		return err
 	}
 	c := l.freeSlot()
 	c.fd, c.state, c.reused, c.out = fd, stateConnecting, false, false
