@@ -38,7 +38,7 @@ func NewLatencies(ds []time.Duration) (Latencies, error) {
 
 // sortedLatencies takes ownership of s (non-negative, failed = FailedLatency).
 func sortedLatencies(s []time.Duration) Latencies {
-	slices.Sort(s)
+	sortDurations(s)
 	failed := len(s) - sort.Search(len(s), func(i int) bool { return s[i] == FailedLatency })
 	return Latencies{sorted: s, failed: failed, mean: meanOf(s[:len(s)-failed])}
 }
