@@ -244,107 +244,120 @@ func (r *response) ok() bool { return r.status >= 200 && r.status < 300 }
 // arrived whole (the usual case: no copy).
 func (r *response) header(b []byte) (int, error) {
 	if len(r.hdr) == 0 {
-		if end := headerEnd(b); end >= 0 {
-			return end, r.parseHeader(b[:end])
+		end, err := r.parseHeader(b)
+		if end >= 0 || err != nil {
+			return end, err
 		}
 	}
 	old := len(r.hdr)
 	take := min(len(b), maxHeaderBytes+4-old)
 	r.hdr = append(r.hdr, b[:take]...)
-	end := headerEnd(r.hdr)
+	end, err := r.parseHeader(r.hdr)
+	if err != nil {
+		return take, err
+	}
 	if end < 0 {
 		if len(r.hdr) > maxHeaderBytes {
 			return take, kserve.Malformedf("HTTP response header over %d bytes", maxHeaderBytes)
 		}
 		return take, nil
 	}
-	used := end - old
-	err := r.parseHeader(r.hdr[:end])
 	r.hdr = r.hdr[:0]
-	return used, err
+	return end - old, nil
 }
 
-// headerEnd returns the length of the header block at the start of b
-// (through its blank line), or -1 if it is not all there.
-func headerEnd(b []byte) int {
-	if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
-		if j := bytes.Index(b[:i], []byte("\n\n")); j >= 0 {
-			return j + 2
-		}
-		return i + 4
+// parseHeader reads the status line and the headers that frame the body
+// from the start of b, and returns the length of the header block through
+// its blank line, or -1 when the block is not all there yet (the fields it
+// set are set again, to the same values, when the rest has arrived). One
+// pass over the lines: finding the block's end first and then parsing it
+// scanned the header twice (perf: 1.8% of the CPU at 20k QPS).
+func (r *response) parseHeader(b []byte) (int, error) {
+	line, rest, ok := cutLine(b)
+	if !ok {
+		return -1, nil
 	}
-	if j := bytes.Index(b, []byte("\n\n")); j >= 0 {
-		return j + 2
-	}
-	return -1
-}
-
-// parseHeader reads the status line and the headers that frame the body.
-func (r *response) parseHeader(h []byte) error {
-	line, rest := cutLine(h)
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return kserve.Malformedf("bad HTTP status line %q", clip(line))
+		return 0, kserve.Malformedf("bad HTTP status line %q", clip(line))
 	}
 	st := 0
 	for _, c := range line[9:12] {
 		if c < '0' || c > '9' {
-			return kserve.Malformedf("bad HTTP status line %q", clip(line))
+			return 0, kserve.Malformedf("bad HTTP status line %q", clip(line))
 		}
 		st = st*10 + int(c-'0')
 	}
 	if len(line) > 12 && line[12] != ' ' {
-		return kserve.Malformedf("bad HTTP status line %q", clip(line))
+		return 0, kserve.Malformedf("bad HTTP status line %q", clip(line))
 	}
 	r.status = st
 	http10 := line[7] == '0'
 	r.closeConn = http10
 	length := int64(-1)
-	for len(rest) > 0 {
-		line, rest = cutLine(rest)
+	for {
+		line, rest, ok = cutLine(rest)
+		if !ok {
+			return -1, nil
+		}
 		if len(line) == 0 {
 			break
 		}
 		name, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
-			return kserve.Malformedf("bad HTTP header line %q", clip(line))
+			return 0, kserve.Malformedf("bad HTTP header line %q", clip(line))
 		}
 		value = bytes.TrimSpace(value)
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
+		// The length first: most headers are none of these, and are
+		// passed over without a case-folding compare.
+		switch len(name) {
+		case len("Content-Length"):
+			if !bytes.EqualFold(name, []byte("Content-Length")) {
+				continue
+			}
 			n, ok := parseUint(value)
 			if !ok || (length >= 0 && n != length) {
-				return kserve.Malformedf("bad Content-Length %q", clip(value))
+				return 0, kserve.Malformedf("bad Content-Length %q", clip(value))
 			}
 			length = n
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+		case len("Transfer-Encoding"):
+			if !bytes.EqualFold(name, []byte("Transfer-Encoding")) {
+				continue
+			}
 			if !hasToken(value, "chunked") {
-				return kserve.Malformedf("unsupported Transfer-Encoding %q", clip(value))
+				return 0, kserve.Malformedf("unsupported Transfer-Encoding %q", clip(value))
 			}
 			r.frame = frameChunked
-		case bytes.EqualFold(name, []byte("Connection")):
+		case len("Connection"):
+			if !bytes.EqualFold(name, []byte("Connection")) {
+				continue
+			}
 			if hasToken(value, "close") {
 				r.closeConn = true
 			} else if http10 && hasToken(value, "keep-alive") {
 				r.closeConn = false
 			}
-		case bytes.EqualFold(name, []byte(kserve.HeaderInferenceContentLength)):
+		case len(kserve.HeaderInferenceContentLength):
+			if !bytes.EqualFold(name, []byte(kserve.HeaderInferenceContentLength)) {
+				continue
+			}
 			// As kserve.ParseInferenceHeaderLength, without its allocation.
 			n, ok := parseUint(value)
 			switch {
 			case len(value) == 0:
 				r.inferLen = -1
 			case !ok || n > 1<<40:
-				return kserve.Malformedf("bad %s %q", kserve.HeaderInferenceContentLength, clip(value))
+				return 0, kserve.Malformedf("bad %s %q", kserve.HeaderInferenceContentLength, clip(value))
 			default:
 				r.inferLen = int(n)
 			}
 		}
 	}
+	end := len(b) - len(rest)
 	switch {
 	case st >= 100 && st < 200:
 		// An interim answer (100 Continue, 103): the real one follows.
 		r.reset()
-		return nil
+		return end, nil
 	case st == 204 || st == 304:
 		r.state = stDone
 	case r.frame == frameChunked:
@@ -359,7 +372,7 @@ func (r *response) parseHeader(h []byte) error {
 		r.frame, r.closeConn = frameClose, true
 		r.state = stBody
 	}
-	return nil
+	return end, nil
 }
 
 // check applies kserve.HTTPClient.InferPreparedCheck's rules to a complete
@@ -405,9 +418,18 @@ func parseUint(v []byte) (int64, bool) {
 	return n, true
 }
 
-func cutLine(b []byte) (line, rest []byte) {
-	line, rest, _ = bytes.Cut(b, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), rest
+// cutLine splits off b's first line, without its CR LF (or bare LF); false
+// if no line end has arrived yet.
+func cutLine(b []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return nil, b, false
+	}
+	line = b[:i]
+	if i > 0 && line[i-1] == '\r' {
+		line = line[:i-1]
+	}
+	return line, b[i+1:], true
 }
 
 // hasToken reports whether the comma-separated list v holds tok.
