@@ -153,6 +153,9 @@ func (s RunSpec) checkKnobs(lim Limits) error {
 	if maxMs := uint64(lim.MaxDuration.Milliseconds()); s.RequestTimeoutMs > maxMs {
 		return fieldErr("request_timeout_ms", "%d ms is over this daemon's limit of %d ms (%v)", s.RequestTimeoutMs, maxMs, lim.MaxDuration)
 	}
+	if maxUs := uint64(runner.MaxIssueSlack / time.Microsecond); s.IssueSlackUs > maxUs {
+		return fieldErr("issue_slack_us", "%d µs is over the limit of %d µs", s.IssueSlackUs, maxUs)
+	}
 	return nil
 }
 

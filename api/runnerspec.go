@@ -57,6 +57,7 @@ func (s RunSpec) runnerSpec(outDir, dataRoot string) (runner.Spec, error) {
 		Conns:              s.Conns,
 		JSON:               s.JSON,
 		RequestTimeout:     time.Duration(s.RequestTimeoutMs) * time.Millisecond,
+		IssueSlack:         time.Duration(s.IssueSlackUs) * time.Microsecond,
 		TotalSamples:       total,
 		PerformanceSamples: perf,
 		DataSeed:           s.DataSeed,

@@ -148,7 +148,7 @@ func TestSettingsMatchCLI(t *testing.T) {
 
 func TestRunnerSpec(t *testing.T) {
 	body := `{"target": "http://h:1", "model": "m", "model_version": "3", "scenario": "Offline", "settings": {"target_qps": 10},
-		"batch_size": 8, "max_inflight": 2, "conns": 4, "json": true, "request_timeout_ms": 1500, "sut_name": "rig", "data_seed": 9, "total_samples": 100}`
+		"batch_size": 8, "max_inflight": 2, "conns": 4, "json": true, "request_timeout_ms": 1500, "issue_slack_us": 120, "sut_name": "rig", "data_seed": 9, "total_samples": 100}`
 	spec, err := DecodeRunSpec(strings.NewReader(body), Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestRunnerSpec(t *testing.T) {
 	want := runner.Spec{
 		Target: "http://h:1", Model: "m", ModelVersion: "3", Settings: ls,
 		BatchSize: 8, MaxInflight: 2, Conns: 4, JSON: true, RequestTimeout: 1500 * time.Millisecond,
-		TotalSamples: 100, PerformanceSamples: 1024, DataSeed: 9, SUTName: "rig", OutDir: "/runs/x",
+		IssueSlack: 120 * time.Microsecond, TotalSamples: 100, PerformanceSamples: 1024, DataSeed: 9, SUTName: "rig", OutDir: "/runs/x",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)

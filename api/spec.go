@@ -39,6 +39,10 @@ type RunSpec struct {
 	JSON        bool `json:"json,omitempty"`         // tensors as JSON instead of the binary extension (HTTP)
 	// RequestTimeoutMs bounds one request; 0: none (the drain still ends a run).
 	RequestTimeoutMs uint64 `json:"request_timeout_ms,omitempty"`
+	// IssueSlackUs is how late, in µs, the kernel may wake the issuer for a
+	// due query, to wake once for several (runner.Spec.IssueSlack); 0: the
+	// default for the settings.
+	IssueSlackUs uint64 `json:"issue_slack_us,omitempty"`
 	// SUTName is sut_name in the logs; the default names the target.
 	SUTName string `json:"sut_name,omitempty"`
 	// TotalSamples and PerformanceSamples size the synthetic library

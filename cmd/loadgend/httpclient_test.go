@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/runner"
 )
@@ -52,5 +53,25 @@ func TestHTTPClientsRunTheSameTrace(t *testing.T) {
 	}
 	if issued[runner.HTTPClientLoop] != issued[runner.HTTPClientPool] {
 		t.Fatalf("queries issued %v: the same settings must give the same trace", issued)
+	}
+}
+
+func TestIssueSlackFlag(t *testing.T) {
+	base := []string{"--target", "http://127.0.0.1:1", "--model", "m"}
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 0}, // the default: runner.IssueSlackFor the settings
+		{[]string{"--issue-slack", "50us"}, 50 * time.Microsecond},
+		{[]string{"--issue-slack", "1ms"}, time.Millisecond},
+	} {
+		req, err := parseRunFlags(append(append([]string{}, base...), c.args...), io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if req.spec.IssueSlack != c.want {
+			t.Errorf("%v: issue slack %v, want %v", c.args, req.spec.IssueSlack, c.want)
+		}
 	}
 }

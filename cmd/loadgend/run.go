@@ -151,6 +151,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	fs.StringVar(&spec.HTTPClient, "http-client", runner.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
 	fs.StringVar(&spec.GRPCClient, "grpc-client", runner.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
 	fs.DurationVar(&spec.RequestTimeout, "request-timeout", 0, "bound on one request (0 = none)")
+	fs.DurationVar(&spec.IssueSlack, "issue-slack", 0, "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	fs.Uint64Var(&drainMs, "drain-timeout-ms", 0, "wait for outstanding responses after issuing ends (default: the engine's)")
 	fs.BoolVar(&earlyVerdict, "early-verdict", false, "stop as soon as the verdict is certain to be INVALID")
 	fs.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")
@@ -317,6 +318,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 		if c.v < 0 {
 			return req, fmt.Errorf("--%s cannot be negative, got %d", c.flag, c.v)
 		}
+	}
+	if spec.IssueSlack < 0 || spec.IssueSlack > runner.MaxIssueSlack {
+		return req, fmt.Errorf("--issue-slack: %v is not between 0 and %v", spec.IssueSlack, runner.MaxIssueSlack)
 	}
 	if spec.HTTPClient != runner.HTTPClientLoop && spec.HTTPClient != runner.HTTPClientPool {
 		return req, fmt.Errorf("--http-client: %q is not %s or %s", spec.HTTPClient, runner.HTTPClientLoop, runner.HTTPClientPool)

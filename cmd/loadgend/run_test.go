@@ -536,6 +536,8 @@ func TestRunBadFlags(t *testing.T) {
 		{"negative batch size", append(base, "--batch-size", "-1"), "--batch-size"},
 		{"negative max inflight", append(base, "--max-inflight", "-2"), "--max-inflight"},
 		{"negative conns", append(base, "--conns", "-3"), "--conns"},
+		{"negative issue slack", append(base, "--issue-slack", "-1us"), "--issue-slack"},
+		{"issue slack too large", append(base, "--issue-slack", "1s"), "--issue-slack"},
 		{"zero total samples", append(base, "--total-samples", "0"), "--total-samples"},
 		{"bad log level", append(base, "--log-level", "loud"), "--log-level"},
 		{"zero interval", append(base, "--interval-ms", "0"), "--interval-ms"},

@@ -45,6 +45,16 @@ func SleepUntil(t *unix.Timespec) error {
 	return nil
 }
 
+// SetTimerSlack sets the calling thread's timer slack in ns
+// (prctl PR_SET_TIMERSLACK), raw: the goroutine keeps its P and thread.
+func SetTimerSlack(ns uintptr) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_TIMERSLACK, ns, 0, 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // Receiver holds a recvmsg(2) call's buffers, kept by its loop so reading
 // allocates nothing.
 type Receiver struct {

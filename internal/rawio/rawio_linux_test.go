@@ -5,6 +5,7 @@ package rawio
 import (
 	"encoding/binary"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -118,5 +119,35 @@ func TestRecvOnASocket(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per Recv", allocs)
+	}
+}
+
+// A short wait with a slack sleeps until its time and leaves the thread's
+// own slack as it found it: other goroutines run on the thread after.
+func TestPollerSlackIsPutBack(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil {
+		t.Skipf("PR_GET_TIMERSLACK: %v", err)
+	}
+	var p Poller
+	if err := p.Open("test", 4, -1, -2); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.Slack = 150 * time.Microsecond
+	for range 3 {
+		wake := p.Now() + int64(20*time.Microsecond)
+		if _, err := p.Wait(wake); err != nil {
+			t.Fatal(err)
+		}
+		if now := p.Now(); now < wake {
+			t.Fatalf("woke %d ns before the wake time", wake-now)
+		}
+	}
+	after, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil || after != before {
+		t.Errorf("thread's slack %d ns after the waits (%v), want %d as before", after, err, before)
 	}
 }

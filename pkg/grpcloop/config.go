@@ -27,6 +27,11 @@ type Config struct {
 	Timeout time.Duration
 	// DialTimeout bounds Preconnect (default 5 s).
 	DialTimeout time.Duration
+	// Slack is the timer slack of the loop's short sleeps until a due time
+	// (0: the thread's own, 50 µs by default): a larger one wakes the
+	// loop once for more due times, for less CPU and more issue lateness
+	// (rawio.Poller.Slack).
+	Slack time.Duration
 	// OnDone is called once per Send, on the goroutine that polls, with the
 	// Send's tag, nil or the call's error, and for an answer the time the
 	// data that completed it reached this host: the kernel's receive
@@ -47,6 +52,9 @@ func (c *Config) normalise() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("grpcloop: timeout %v: must not be negative", c.Timeout)
+	}
+	if c.Slack < 0 {
+		return fmt.Errorf("grpcloop: timer slack %v: must not be negative", c.Slack)
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = 5 * time.Second

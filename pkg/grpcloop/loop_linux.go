@@ -72,6 +72,7 @@ func New(cfg Config) (*Loop, error) {
 		l.Close()
 		return nil, err
 	}
+	l.poll.Slack = cfg.Slack
 	return l, nil
 }
 

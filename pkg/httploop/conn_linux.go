@@ -5,6 +5,7 @@ package httploop
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,6 +33,7 @@ type conn struct {
 	reused bool // it has answered before: a close may predate our request
 	req    pending
 	wrote  int
+	sent   int64 // when the request's first byte was written (loop's clock)
 	resp   response
 	rxNs   int64 // kernel receive time (CLOCK_REALTIME ns) of the latest bytes read; 0: none
 }
@@ -116,15 +118,15 @@ func (l *Loop) connected(c *conn) {
 // release hands a free connection the oldest waiting request, or parks it.
 func (l *Loop) release(c *conn) {
 	if l.queue.Len() > 0 {
-		l.start(c, l.queue.PopFront())
+		l.start(c, l.queue.PopFront(), l.now())
 		return
 	}
 	c.state = stateIdle
 	l.idle = append(l.idle, c)
 }
 
-func (l *Loop) start(c *conn, p pending) {
-	c.state, c.req, c.wrote, c.rxNs = stateBusy, p, 0, 0
+func (l *Loop) start(c *conn, p pending, now int64) {
+	c.state, c.req, c.wrote, c.rxNs, c.sent = stateBusy, p, 0, 0, now
 	c.resp.reset()
 	l.busy++
 	l.write(c)
@@ -205,6 +207,7 @@ func (l *Loop) read(c *conn) {
 func (l *Loop) finish(c *conn, closeIt bool) {
 	tag, err := c.req.tag, c.resp.check()
 	at := rawio.Arrival(c.rxNs)
+	l.timed(c, at)
 	l.busy--
 	c.req = pending{}
 	if closeIt || c.resp.closeConn {
@@ -220,6 +223,32 @@ func (l *Loop) finish(c *conn, closeIt bool) {
 		return
 	}
 	l.release(c)
+}
+
+// timed adds c's answer time (write to arrival) to the loop's estimate of
+// how long the server takes when it is not queueing: a running mean that
+// follows a shorter answer 16 times faster than a longer one, and rises at
+// most twofold per riseWindow. A server that falls behind answers every
+// connection later the more connections it has, and a plain mean would
+// read that as a need for more of them (measured at 50k QPS: the mean
+// reached 6.3 ms, Little's law 599 connections, the pool its cap of 1,024,
+// INVALID); a server whose answers take longer for good (a bigger batch,
+// a slower model) moves the estimate within a few windows.
+func (l *Loop) timed(c *conn, at time.Time) {
+	arrived := l.poll.At(at)
+	svc := float64(max(arrived-c.sent, 0))
+	switch {
+	case l.answered == 0:
+		l.svc, l.svcCeil, l.riseAt = svc, 2*svc, arrived+riseWindow
+	case svc < l.svc:
+		l.svc += (svc - l.svc) / 16
+	default:
+		if arrived >= l.riseAt {
+			l.svcCeil, l.riseAt = 2*l.svc, arrived+riseWindow
+		}
+		l.svc = min(l.svc+(svc-l.svc)/smoothing, l.svcCeil)
+	}
+	l.answered++
 }
 
 // fail ends c after an error on its request. A request that met a reused

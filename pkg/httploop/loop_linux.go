@@ -48,6 +48,14 @@ type Loop struct {
 
 	checkAt int64 // the earliest request deadline that may have passed
 
+	// Little's law, from what the run shows: the mean gap between sends
+	// and the mean time a connection takes to answer, both smoothed.
+	lastSend int64
+	gap, svc float64 // ns
+	svcCeil  float64 // svc's limit until riseAt
+	riseAt   int64
+	answered int
+
 	delivered uint64
 	retries   uint64
 	connErr   error
@@ -69,6 +77,7 @@ func New(cfg Config) (*Loop, error) {
 		l.Close()
 		return nil, err
 	}
+	l.poll.Slack = cfg.Slack
 	return l, nil
 }
 
@@ -84,18 +93,26 @@ func (l *Loop) Send(raw []byte, tag uint64) {
 		l.cfg.OnDone(tag, time.Time{}, ErrClosed)
 		return
 	}
-	p := pending{raw: raw, tag: tag}
+	now := l.now()
+	p := pending{raw: raw, tag: tag, since: now}
+	switch {
+	case l.lastSend == 0:
+	case l.gap == 0:
+		l.gap = float64(now - l.lastSend)
+	default:
+		l.gap += (float64(now-l.lastSend) - l.gap) / smoothing
+	}
+	l.lastSend = now
 	if l.cfg.Timeout > 0 {
-		p.deadline = l.now() + int64(l.cfg.Timeout)
+		p.deadline = now + int64(l.cfg.Timeout)
 		l.checkAt = min(l.checkAt, p.deadline)
 	}
 	if n := len(l.idle); n > 0 && l.queue.Len() == 0 {
 		c := l.idle[n-1]
 		l.idle = l.idle[:n-1]
-		l.start(c, p)
+		l.start(c, p, now)
 		return
 	}
-	p.since = l.now()
 	l.queue.PushBack(p)
 	l.grow()
 }
@@ -124,7 +141,7 @@ func (l *Loop) grow() {
 			return
 		}
 	}
-	for l.queue.Len() > l.connecting && l.connecting < maxDialing && l.open < l.cfg.MaxConns {
+	for l.queue.Len() > l.connecting && l.connecting < maxDialing && l.open < min(l.cfg.MaxConns, l.needed()) {
 		if err := l.dial(); err != nil {
 			l.connErr = err
 			if l.open == 0 {
@@ -133,6 +150,24 @@ func (l *Loop) grow() {
 			return
 		}
 	}
+}
+
+// needed is how many connections the load needs by Little's law: the send
+// rate times the time a connection takes to answer, twice over for the
+// bursts of a Poisson schedule, and a few more. A backlog on fewer
+// connections than that is a server that answers more slowly than the
+// connections can carry, and more connections serve it; a backlog on more
+// is a server that cannot keep up with the load at all, and more
+// connections would only cost it accepts and reads (measured at 50k QPS
+// against a one-core server: a stall grew the pool to hundreds of
+// connections and the run never recovered, INVALID, where 32 connections
+// stayed VALID with a lateness p99 of 0.15 ms). Until answers have been
+// timed, the cap alone bounds the pool.
+func (l *Loop) needed() int {
+	if l.answered < minTimed || l.gap <= 0 {
+		return l.cfg.MaxConns
+	}
+	return int(math.Ceil(2*l.svc/l.gap)) + 4
 }
 
 // Outstanding is the number of requests sent or queued and not yet
@@ -145,6 +180,10 @@ func (l *Loop) Retries() uint64 { return l.retries }
 
 // Conns is the number of connections open or being opened.
 func (l *Loop) Conns() int { return l.open }
+
+// Needed is the connection count Little's law gives for the load so far
+// (see grow); MaxConns until enough answers have been timed.
+func (l *Loop) Needed() int { return min(l.needed(), l.cfg.MaxConns) }
 
 // PollUntil does the loop's I/O and delivers completions (OnDone) until t,
 // until ctx is done, or until it has delivered at least one completion,

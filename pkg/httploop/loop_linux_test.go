@@ -400,3 +400,61 @@ func TestLastingBacklogOpensConnections(t *testing.T) {
 		}
 	}
 }
+
+// A backlog on more connections than Little's law gives for the load (a
+// server that has stopped answering, not one that needs more connections)
+// opens no more: 100 requests 2 ms apart, answered at once, time the
+// connection at well under the gap; then the server holds every answer
+// while 40 requests queue for a whole 20 ms, and the loop stays within the
+// few connections the law allows instead of opening one per request.
+func TestBacklogBeyondLittlesLawOpensNoConnections(t *testing.T) {
+	release := make(chan struct{})
+	const fast = 100
+	s := startServer(t, func(n int64) (string, bool) {
+		if n >= fast {
+			<-release
+		}
+		return okResponse(""), false
+	})
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
+		}
+	})
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 64}, &res)
+	if err := l.Preconnect(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	next := time.Now()
+	for i := range fast {
+		l.Send(testRequest, uint64(i))
+		next = next.Add(2 * time.Millisecond)
+		for time.Now().Before(next) {
+			l.PollUntil(t.Context(), next)
+		}
+	}
+	pollFor(t, l, &res, fast)
+	if need := l.Needed(); need > 8 {
+		t.Fatalf("Little's law gives %d connections for one request per 2 ms answered at once (svc %.0f ns, gap %.0f ns)", need, l.svc, l.gap)
+	}
+	for i := range 40 {
+		l.Send(testRequest, uint64(fast+i))
+	}
+	end := time.Now().Add(20 * time.Millisecond)
+	for time.Now().Before(end) {
+		l.PollUntil(t.Context(), end)
+	}
+	if got := s.conns.Load(); got > int64(l.Needed()) || l.Conns() > l.Needed() {
+		t.Errorf("a held backlog opened %d connections (loop: %d), Little's law allows %d", got, l.Conns(), l.Needed())
+	}
+	released = true
+	close(release)
+	pollFor(t, l, &res, fast+40)
+	for tag, err := range res.errs {
+		if err != nil {
+			t.Errorf("tag %d: %v", tag, err)
+		}
+	}
+}

@@ -41,6 +41,12 @@ type Spec struct {
 	GRPCClient string
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
+	// IssueSlack is the timer slack of the event-loop clients' sleeps until
+	// a query is due (0: IssueSlackFor the settings): how much later than
+	// its due time the kernel may wake the issuer, to wake it once for
+	// several due times. The lateness is measured and charged to latency
+	// as any is.
+	IssueSlack time.Duration
 	// Data is a file or directory of samples (see package qsl); "" makes
 	// synthetic samples from the model's metadata.
 	Data string
@@ -130,6 +136,9 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	default:
 		return nil, fmt.Errorf("gRPC client %q: want %q or %q", spec.GRPCClient, GRPCClientLoop, GRPCClientGRPC)
 	}
+	if spec.IssueSlack < 0 || spec.IssueSlack > MaxIssueSlack {
+		return nil, fmt.Errorf("issue slack %v: want 0 (default) up to %v", spec.IssueSlack, MaxIssueSlack)
+	}
 	conns := spec.Conns
 	if conns <= 0 {
 		conns = poolSize(spec.Settings)
@@ -170,9 +179,13 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	slack := spec.IssueSlack
+	if slack == 0 {
+		slack = IssueSlackFor(spec.Settings)
+	}
 	var loop *sut.Loop
 	if conn.http != nil && !capture && spec.HTTPClient != HTTPClientPool {
-		loop, err = sut.NewLoop(conn.http, lib, so, sut.LoopOptions{Addr: t.Host, MaxConns: conns})
+		loop, err = sut.NewLoop(conn.http, lib, so, sut.LoopOptions{Addr: t.Host, MaxConns: conns, Slack: slack})
 		switch {
 		case errors.Is(err, httploop.ErrUnsupported) && spec.HTTPClient == "":
 			loop = nil // the pool serves where the loop cannot run
@@ -182,7 +195,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	}
 	var gloop *sut.GRPCLoop
 	if conn.grpcConns > 0 && !capture && spec.GRPCClient != GRPCClientGRPC {
-		gloop, err = sut.NewGRPCLoop(lib, so, sut.GRPCLoopOptions{Addr: t.Host, Conns: conn.grpcConns})
+		gloop, err = sut.NewGRPCLoop(lib, so, sut.GRPCLoopOptions{Addr: t.Host, Conns: conn.grpcConns, Slack: slack})
 		switch {
 		case errors.Is(err, grpcloop.ErrUnsupported) && spec.GRPCClient == "":
 			gloop = nil // grpc-go serves where the loop cannot run
@@ -284,6 +297,39 @@ func splitSize(asked int, pr *Probe) int {
 	return 0
 }
 
+// MaxIssueSlack is the largest IssueSlack accepted.
+const MaxIssueSlack = 10 * time.Millisecond
+
+// IssueSlackFor is the default issue slack: for Server, 2% of the latency
+// bound, at most 200 µs and at most five mean gaps between queries;
+// otherwise 0 (the thread's own, 50 µs). At 20,000
+// QPS the kernel's 50 µs woke the issuer ~7,000 times a second, ~10 µs of
+// CPU each on these VMs (the sleep, the switch from idle, the server's own
+// wake-up on the first request of each burst); 200 µs halves the wake-ups
+// for a lateness p99 of ~0.3 ms instead of ~0.1 (bench/RESULTS.md). The
+// lateness is charged to latency, so it is kept to a small part of the
+// bound: a 10 ms bound gets 200 µs, a 1 ms bound 20 µs. Below a few
+// thousand QPS the sleeps are long and park on a timer without slack, so
+// the setting only matters where it saves wake-ups.
+func IssueSlackFor(s loadgen.Settings) time.Duration {
+	if s.Scenario != trace.Server || s.ServerTargetLatencyNs == 0 || s.ServerTargetQPS <= 0 {
+		return 0
+	}
+	// Enough for some five due times per wake-up at the rate, no more: at
+	// 50,000 QPS the wake-ups are already shared, and 200 µs more than
+	// doubled the lateness p99 (0.16 → 0.44–0.53 ms on 32 connections).
+	perWake := time.Duration(5 / s.ServerTargetQPS * 1e9)
+	return max(min(time.Duration(s.ServerTargetLatencyNs/50), 200*time.Microsecond, perWake), time.Microsecond)
+}
+
+// preopen is how many connections open before the clock, within the
+// pool's cap: as many as the peers' usual -c 32, enough for 32 requests in
+// flight at once; the event-loop client opens more when its observed
+// answer times say the load needs them (httploop, Little's law). 64 held
+// a one-core server at 50k QPS to a lateness p99 of 0.46–0.96 ms, 32 to
+// 0.44–0.53 (bench/RESULTS.md).
+const preopen = 32
+
 // poolSize sizes the connection pool from the load by Little's law, with
 // room for a tail four times the bound: outstanding = rate × latency.
 func poolSize(s loadgen.Settings) int {
@@ -324,5 +370,5 @@ func (p *preparingQSL) Load(ctx context.Context, indices []int) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return p.preconnect(ctx, min(p.conns, 64))
+	return p.preconnect(ctx, min(p.conns, preopen))
 }

@@ -2,6 +2,7 @@ package sut
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/grpcloop"
@@ -24,6 +25,9 @@ type GRPCLoop struct {
 type GRPCLoopOptions struct {
 	Addr  string // host:port
 	Conns int    // HTTP/2 connections (default 4)
+	// Slack is the timer slack of the sleeps until a due time (0: the
+	// thread's own; grpcloop.Config.Slack).
+	Slack time.Duration
 }
 
 // NewGRPCLoop builds a GRPCLoop SUT for a performance run. It fails where
@@ -40,7 +44,7 @@ func NewGRPCLoop(lib qsl.Library, o Options, lo GRPCLoopOptions) (*GRPCLoop, err
 	}
 	l := &GRPCLoop{addr: lo.Addr}
 	l.polled = newPolled(shape, l.encode)
-	l.loop, err = grpcloop.New(grpcloop.Config{Addr: lo.Addr, Conns: lo.Conns, Timeout: o.Timeout, OnDone: l.onDone})
+	l.loop, err = grpcloop.New(grpcloop.Config{Addr: lo.Addr, Conns: lo.Conns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package sut
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/httploop"
@@ -23,6 +24,9 @@ type Loop struct {
 type LoopOptions struct {
 	Addr     string // host:port
 	MaxConns int    // cap on connections (default 64)
+	// Slack is the timer slack of the sleeps until a due time (0: the
+	// thread's own; httploop.Config.Slack).
+	Slack time.Duration
 }
 
 // NewLoop builds a Loop SUT for a performance run: enc encodes the
@@ -40,7 +44,7 @@ func NewLoop(enc *kserve.HTTPClient, lib qsl.Library, o Options, lo LoopOptions)
 	}
 	l := &Loop{enc: enc}
 	l.polled = newPolled(shape, l.encode)
-	l.loop, err = httploop.New(httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Timeout: o.Timeout, OnDone: l.onDone})
+	l.loop, err = httploop.New(httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone})
 	if err != nil {
 		return nil, err
 	}
