@@ -23,6 +23,9 @@ type Poller struct {
 	timerKey, wakeKey int32
 	// Events receives what Wait found ready: Events[:n].
 	Events []unix.EpollEvent
+	// Seen is when the last Wait that found events returned: the "now" of
+	// Arrival for every answer that wait found.
+	Seen time.Time
 	// A long wait parks the goroutine on Go's poller until the epoll set has
 	// events (an epoll fd is itself pollable): the thread then serves other
 	// goroutines or sleeps in the runtime's own epoll, with no hand-off.
@@ -170,6 +173,9 @@ func (p *Poller) Wait(wake int64) (int, error) {
 			return 0, nil
 		}
 		return 0, fmt.Errorf("%s: epoll_wait: %w", p.name, err)
+	}
+	if n > 0 {
+		p.Seen = time.Now()
 	}
 	return n, nil
 }

@@ -109,8 +109,10 @@ func RxTimestamp(oob []byte) int64 {
 // Arrival turns a receive timestamp (wall clock) into a time on the
 // monotonic clock the engine measures with: now, less the data's age. A
 // stamp from the future or over a second old (a wall-clock step) gives now.
-func Arrival(rxNs int64) time.Time {
-	now := time.Now()
+// The caller reads now once for every answer a wake-up found (a clock read
+// is ~0.1 µs on these VMs): the age is taken against now's own wall clock,
+// so a now read a little after the data arrived gives the same time.
+func Arrival(rxNs int64, now time.Time) time.Time {
 	if rxNs == 0 {
 		return now
 	}

@@ -111,7 +111,7 @@ func TestRecvOnASocket(t *testing.T) {
 			if err != nil || string(buf[:n]) != "ping" || rx == 0 {
 				t.Fatalf("Recv = %q, %d, %v", buf[:n], rx, err)
 			}
-			if at := Arrival(rx); at.Before(before.Add(-time.Millisecond)) || at.After(time.Now()) {
+			if at := Arrival(rx, time.Now()); at.Before(before.Add(-time.Millisecond)) || at.After(time.Now()) {
 				t.Fatalf("arrival %v outside the exchange", at.Sub(before))
 			}
 			return

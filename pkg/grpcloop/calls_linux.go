@@ -176,7 +176,7 @@ func (l *Loop) finish(c *conn, s *stream) {
 	err := s.resp.result()
 	var at time.Time
 	if err == nil {
-		at = rawio.Arrival(c.rxNs)
+		at = rawio.Arrival(c.rxNs, l.poll.Seen)
 	}
 	p := l.removeStream(c, s)
 	l.deliverAt(p.tag, at, err)

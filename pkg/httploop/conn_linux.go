@@ -206,7 +206,7 @@ func (l *Loop) read(c *conn) {
 // finish reports c's answer and frees or closes c.
 func (l *Loop) finish(c *conn, closeIt bool) {
 	tag, err := c.req.tag, c.resp.check()
-	at := rawio.Arrival(c.rxNs)
+	at := rawio.Arrival(c.rxNs, l.poll.Seen)
 	l.timed(c, at)
 	l.busy--
 	c.req = pending{}
