@@ -42,7 +42,7 @@ DURATION=${DURATION:-10}
 REPEAT=${REPEAT:-3}
 CONNS=${CONNS:-32}
 TARGETS=${TARGETS:-"nullserver sutproxy"}
-ROWS=${ROWS:-"nlg-http-bin nlg-http-bin-pool nlg-http-json nlg-grpc nlg-grpc-offline32 wrk-c32 fortio-qps fortio-max hey-q ghz-c32"}
+ROWS=${ROWS:-"nlg-http-bin nlg-http-bin-slack50 nlg-http-bin-pool nlg-http-json nlg-grpc nlg-grpc-offline32 wrk-c32 fortio-qps fortio-max hey-q ghz-c32"}
 RATES=${RATES:-"20000 30000 40000 50000 60000 70000"}
 # Offline issues offline_expected_qps x duration x 1.1 samples at once: a
 # guess near the achieved rate keeps the row near DURATION.
@@ -127,6 +127,7 @@ row() {
   local url="http://$HTTP/v2/models/null/infer" f="$OUT/$target-$1-$rep"
   case $1 in
     nlg-http-bin) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" ;;
+    nlg-http-bin-slack50) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" --issue-slack 50us ;;
     nlg-http-bin-pool) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" --http-client pool ;;
     nlg-http-json) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" --json ;;
     nlg-grpc) nlg "$1" Server "grpc://$GRPC" --target-qps "$QPS" ;;
