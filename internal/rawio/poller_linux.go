@@ -41,12 +41,12 @@ type Poller struct {
 	// to Slack after the wake time, and uses that to serve several timers
 	// with one wake-up; a loop that issues everything due when it wakes
 	// thus sends more requests per wake-up, and the server gets them in
-	// fewer bursts. Each wake-up costs ~10 µs of CPU here (a VM: the
-	// sleep, the switch from idle, the server's wake on the first
-	// request), so at 20,000 QPS a slack of 200 µs saved 1.5–2 µs per
-	// request (13.3–14.0 → 11.3–12.5 µs), at a lateness p99 of 0.28 ms
-	// instead of 0.09 (bench/RESULTS.md). Long waits, on the timerfd,
-	// have no slack.
+	// fewer bursts. A wake-up costs several µs of CPU on these VMs (the
+	// sleep, the switch from idle, the server's wake on the first request):
+	// at 20,000 QPS, 200 µs instead of 50 cut the wake-ups from 7,000 to
+	// 2,900 a second and the CPU per request by 1–2 µs, for an issue
+	// lateness p99 of ~0.3 ms instead of ~0.1 (bench/RESULTS.md). Long
+	// waits, on the timerfd, have no slack.
 	Slack     time.Duration
 	slack0    uintptr   // the thread's slack, restored after a sleep with Slack
 	base      time.Time // the loop's clock: ns since base
