@@ -78,18 +78,22 @@ cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # delay_of PID: ns its threads spent runnable but not running.
 delay_of() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $2} END {printf "%d\n", s}'; }
 
+# steal_of: clock ticks the hypervisor ran something else on this VM's
+# CPUs (all of them): a row with steal measured a host that was busy.
+steal_of() { awk '/^cpu /{print $9}' /proc/stat; }
 # steady PID SECONDS FILE: the process's CPU and run-queue delay from 2 s in
-# to 1 s before SECONDS, written to FILE as "cpu_s window_s delay_ms".
+# to 1 s before SECONDS, and the share of the VM's CPU time stolen by the
+# host meanwhile, written to FILE as "cpu_s window_s delay_ms steal_pct".
 steady() {
-  local p=$1 secs=$2 file=$3 hz c0 d0 t0 c1 d1 t1
+  local p=$1 secs=$2 file=$3 hz c0 d0 t0 s0 c1 d1 t1 s1
   hz=$(getconf CLK_TCK)
   sleep 2
-  c0=$(cpu_of "$p") d0=$(delay_of "$p") t0=$(date +%s.%N)
+  c0=$(cpu_of "$p") d0=$(delay_of "$p") t0=$(date +%s.%N) s0=$(steal_of)
   sleep $((secs - 3))
   [ -e "/proc/$p" ] || return 0 # ended before the window did: no steady figure
-  c1=$(cpu_of "$p") d1=$(delay_of "$p") t1=$(date +%s.%N)
-  awk -v c="$((c1 - c0))" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v d="$((d1 - d0))" \
-    'BEGIN {printf "%.3f %.3f %.1f\n", c / hz, t1 - t0, d / 1e6}' >"$file"
+  c1=$(cpu_of "$p") d1=$(delay_of "$p") t1=$(date +%s.%N) s1=$(steal_of)
+  awk -v c="$((c1 - c0))" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v d="$((d1 - d0))" -v s="$((s1 - s0))" -v n="$(nproc)" \
+    'BEGIN {printf "%.3f %.3f %.1f %.2f\n", c / hz, t1 - t0, d / 1e6, 100 * s / hz / (n * (t1 - t0))}' >"$file"
 }
 
 # timed TOOL NAME CMD...: runs CMD on CPU 0 under /usr/bin/time, output in
@@ -153,7 +157,7 @@ row() {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(uname -r), $(go version)"
   echo "netloadgen: $(git describe --always --dirty)  wrk: $(wrk -v 2>&1 | head -1)  fortio: $(fortio version 2>&1 | head -1)  ghz: $(ghz --version 2>&1)"
 } | tee "$OUT/header.txt"
-printf 'target\trow\trep\tverdict\trate\tp50_ms\tp99_ms\tlate_p99_ms\tcompleted\tcpu_s\trss_mib\tsteady_cpu_s\tsteady_window_s\trunq_delay_ms\n' >"$TSV"
+printf 'target\trow\trep\tverdict\trate\tp50_ms\tp99_ms\tlate_p99_ms\tcompleted\tcpu_s\trss_mib\tsteady_cpu_s\tsteady_window_s\trunq_delay_ms\tsteal_pct\n' >"$TSV"
 
 for target in $TARGETS; do
   start_target "$target"

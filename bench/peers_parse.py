@@ -2,7 +2,7 @@
 """Parses one peer's output into a TSV row, and summarises rows.
 
   peers_parse.py row TOOL OUT TIME [STEADY] -> verdict rate p50_ms p99_ms late_p99_ms completed cpu_s rss_mb
-                                               steady_cpu_s steady_window_s runq_delay_ms
+                                               steady_cpu_s steady_window_s runq_delay_ms steal_pct
   peers_parse.py table TSV           -> Markdown: median [min-max] of 3 repeats per (target, row)
 
 TIME is /usr/bin/time -f '%U %S %M' output (user s, sys s, peak RSS KiB); STEADY is
@@ -80,11 +80,13 @@ def row(tool, out, timef, steadyf=None):
     except Exception:
         cpu, rss = NA, NA
     try:
-        sc, sw, sd = (float(x) for x in open(steadyf).read().split())
+        vs = [float(x) for x in open(steadyf).read().split()]
+        sc, sw, sd = vs[:3]
+        st = vs[3] if len(vs) > 3 else NA
     except Exception:
-        sc, sw, sd = NA, NA, NA
+        sc, sw, sd, st = NA, NA, NA, NA
     vals = [f.get("verdict") or "ok", f.get("rate", NA), f.get("p50", NA), f.get("p99", NA), f.get("late", NA), f.get("n", NA), cpu, rss,
-            sc, sw, sd]
+            sc, sw, sd, st]
     print("\t".join(v if isinstance(v, str) else f"{v:.4g}" if isinstance(v, float) else str(v) for v in vals))
 
 
@@ -111,8 +113,8 @@ def table(tsv):
             continue
         groups.setdefault((p[0], p[1]), []).append(p[2:])
     print("| target | row | verdicts | achieved req/s | p50 ms | p99 ms | lateness p99 ms | client CPU µs/req (whole process) "
-          "| steady-state CPU µs/req | client run-queue delay ms | peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| steady-state CPU µs/req | client run-queue delay ms | host steal % | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (target, name), reps in groups.items():
         col = lambda i: [num(r[i]) for r in reps]
         us = [num(r[7]) / num(r[6]) * 1e6 if num(r[7]) and num(r[6]) else None for r in reps]
@@ -123,6 +125,7 @@ def table(tsv):
         print(f"| {target} | {name} | {verdicts} | {cell(col(2), lambda v: f'{v:,.0f}')} | {cell(col(3), lambda v: f'{v:.3f}')} "
               f"| {cell(col(4), lambda v: f'{v:.3f}')} | {cell(col(5), lambda v: f'{v:.3f}')} | {cell(us, lambda v: f'{v:.1f}')} "
               f"| {cell(steady, lambda v: f'{v:.1f}')} | {cell([ext(r, 11) for r in reps], lambda v: f'{v:.0f}')} "
+              f"| {cell([ext(r, 12) for r in reps], lambda v: f'{v:.1f}')} "
               f"| {cell(col(8), lambda v: f'{v:.0f}')} |")
 
 
