@@ -9,9 +9,4 @@ import (
 
 // Receive timestamps on before any test: tests of arrival times must not
 // depend on whether the kernel's deferred enabling has run yet.
-func TestMain(m *testing.M) {
-	stop := testtool.RxTimestampsOn()
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testtool.RunWithRxTimestamps(m)) }
