@@ -183,8 +183,9 @@ func (p *Poller) Wait(wake int64) (int, error) {
 // sleep sleeps until p.spec.Value with the poller's slack. The slack is a
 // property of the thread, which the goroutine may change between waits and
 // which other goroutines use after it: it is set for the sleep and put
-// back after, two system calls per wake-up (~0.3 µs) against the wake-up's
-// ~10 µs.
+// back after: two system calls per wake-up (a raw system call is ~0.15 µs
+// here; the pair was 0.9% of a 20k QPS run's CPU) against the wake-ups
+// the slack saves.
 func (p *Poller) sleep() error {
 	set := p.Slack > 0 && p.slack0 > 0
 	if set {

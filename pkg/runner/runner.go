@@ -313,8 +313,9 @@ const MaxIssueSlack = 10 * time.Millisecond
 // the setting only matters where it saves wake-ups.
 //
 // On a VM whose host is busy, sleeps that long can lose the vCPU to other
-// guests (steal 11–17% in rows with it, ~1% with 50 µs, alternated), and
-// the lateness p99 then reaches ~1 ms; it is measured either way, and
+// guests: side by side, the rows with it had 2.9–17.2% steal, the rows with
+// 50 µs right after them 0.1–9.5%; alternated runs, 0–13 ticks against 1,
+// lateness p99 up to 1.05 ms against 0.11. It is measured either way, and
 // --issue-slack 50us keeps the kernel's default.
 func IssueSlackFor(s loadgen.Settings) time.Duration {
 	if s.Scenario != trace.Server || s.ServerTargetLatencyNs == 0 || s.ServerTargetQPS <= 0 {
@@ -330,9 +331,9 @@ func IssueSlackFor(s loadgen.Settings) time.Duration {
 // preopen is how many connections open before the clock, within the
 // pool's cap: as many as the peers' usual -c 32, enough for 32 requests in
 // flight at once; the event-loop client opens more when its observed
-// answer times say the load needs them (httploop, Little's law). 64 held
-// a one-core server at 50k QPS to a lateness p99 of 0.46–0.96 ms, 32 to
-// 0.44–0.53 (bench/RESULTS.md).
+// answer times say the load needs them (httploop, Little's law). Against a
+// one-core server at 50k QPS (200 µs slack), a pool of 64 gave a lateness
+// p99 of 0.46–0.96 ms, one of 32 gave 0.44–0.53 (bench/RESULTS.md).
 const preopen = 32
 
 // poolSize sizes the connection pool from the load by Little's law, with
