@@ -13,28 +13,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Poller is an event loop's waiting: an epoll set holding a timerfd and an
-// eventfd besides the loop's sockets, waited on raw for a short wait and
-// parked on Go's poller for a long one, and a watched context whose end
-// wakes a parked wait. One goroutine uses it at a time.
+// Poller is an event loop's waiting: an epoll set of the loop's sockets,
+// waited on raw for a short wait; for a long one, a second set (the alarm)
+// holding a timerfd, an eventfd and the sockets' set, parked on Go's poller.
+// A watched context's end wakes a parked wait through the eventfd. One
+// goroutine uses it at a time.
 type Poller struct {
-	name              string
-	epfd, tfd, efd    int
-	timerKey, wakeKey int32
+	name           string
+	epfd, tfd, efd int
 	// Events receives what Wait found ready: Events[:n].
 	Events []unix.EpollEvent
 	// Seen is when the last Wait that found events returned: the "now" of
 	// Arrival for every answer that wait found.
 	Seen time.Time
-	// A long wait parks the goroutine on Go's poller until the epoll set has
+	// A long wait parks the goroutine on Go's poller until the alarm set has
 	// events (an epoll fd is itself pollable): the thread then serves other
 	// goroutines or sleeps in the runtime's own epoll, with no hand-off.
-	// epf owns epfd once set.
-	epf     *os.File
-	epRaw   syscall.RawConn
-	parked  func(fd uintptr) bool
-	nReady  int
-	errWait error
+	// Only the alarm is known to Go's poller: the sockets' set is in it
+	// while a wait is for answers too, and out (its events masked) while a
+	// quiet wait is for the time alone. alarmF owns the alarm's fd.
+	alarm    int
+	alarmF   *os.File
+	alarmRaw syscall.RawConn
+	alarmEvs [3]unix.EpollEvent
+	sockets  bool // the sockets' set wakes a park (it is unmasked in the alarm)
+	parked   func(fd uintptr) bool
+	errWait  error
 
 	// Slack is the timer slack of a short wait's sleep (0: the thread's
 	// own, 50 µs unless changed). The kernel may end the sleep anywhere up
@@ -58,31 +62,53 @@ type Poller struct {
 	stopWatch func() bool
 }
 
+// The alarm's events: which of its three descriptors is ready.
+const (
+	alarmTimer = iota + 1
+	alarmWake
+	alarmSockets
+)
+
 // Open sets the poller up, name prefixing its errors, with room for
-// nEvents events per wait; the timerfd's events carry timerKey, the
-// eventfd's wakeKey. A Poller that failed to open can still be closed.
-func (p *Poller) Open(name string, nEvents int, timerKey, wakeKey int32) error {
-	p.name, p.epfd, p.tfd, p.efd = name, -1, -1, -1
-	p.timerKey, p.wakeKey = timerKey, wakeKey
+// nEvents events per wait. A Poller that failed to open can still be
+// closed.
+func (p *Poller) Open(name string, nEvents int) error {
+	p.name, p.epfd, p.tfd, p.efd, p.alarm = name, -1, -1, -1, -1
 	p.Events = make([]unix.EpollEvent, nEvents)
 	var err error
 	if p.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fmt.Errorf("%s: epoll_create1: %w", name, err)
 	}
-	if err := unix.SetNonblock(p.epfd, true); err != nil {
+	if p.alarm, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return fmt.Errorf("%s: epoll_create1: %w", name, err)
+	}
+	if err := unix.SetNonblock(p.alarm, true); err != nil {
 		return fmt.Errorf("%s: epoll fd: %w", name, err)
 	}
-	p.epf = os.NewFile(uintptr(p.epfd), name+"-epoll")
-	if p.epRaw, err = p.epf.SyscallConn(); err != nil {
+	p.alarmF = os.NewFile(uintptr(p.alarm), name+"-alarm")
+	if p.alarmRaw, err = p.alarmF.SyscallConn(); err != nil {
 		return fmt.Errorf("%s: epoll fd: %w", name, err)
 	}
 	// Made once: a closure per wait would allocate.
 	p.parked = func(fd uintptr) bool {
-		p.nReady, p.errWait = EpollWait(int(fd), p.Events)
-		if errors.Is(p.errWait, unix.EINTR) {
-			p.errWait = nil
+		n, err := EpollWait(int(fd), p.alarmEvs[:])
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				return false
+			}
+			p.errWait = err
+			return true
 		}
-		return p.nReady > 0 || p.errWait != nil
+		for _, ev := range p.alarmEvs[:n] {
+			switch ev.Fd {
+			case alarmTimer:
+				p.armed = 0
+			case alarmWake:
+				var b [8]byte
+				_, _ = unix.Read(p.efd, b[:])
+			}
+		}
+		return n > 0
 	}
 	// The long wait is a timerfd rather than epoll_wait's timeout:
 	// epoll_wait rounds to milliseconds and adds the thread's timer slack
@@ -94,14 +120,23 @@ func (p *Poller) Open(name string, nEvents int, timerKey, wakeKey int32) error {
 	if p.efd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return fmt.Errorf("%s: eventfd: %w", name, err)
 	}
-	// Edge-triggered and never read: each expiry wakes the wait once, and
-	// re-arming needs one syscall, not two.
-	if err := p.Ctl(unix.EPOLL_CTL_ADD, p.tfd, unix.EPOLLIN|unix.EPOLLET, timerKey, 0); err != nil {
-		return err
+	// The timer is edge-triggered and never read: each expiry wakes the
+	// wait once, and re-arming needs one syscall, not two.
+	for _, a := range []struct {
+		fd     int
+		events uint32
+		key    int32
+	}{
+		{p.tfd, unix.EPOLLIN | unix.EPOLLET, alarmTimer},
+		{p.efd, unix.EPOLLIN, alarmWake},
+		{p.epfd, unix.EPOLLIN, alarmSockets},
+	} {
+		ev := unix.EpollEvent{Events: a.events, Fd: a.key}
+		if err := unix.EpollCtl(p.alarm, unix.EPOLL_CTL_ADD, a.fd, &ev); err != nil {
+			return fmt.Errorf("%s: epoll_ctl: %w", name, err)
+		}
 	}
-	if err := p.Ctl(unix.EPOLL_CTL_ADD, p.efd, unix.EPOLLIN, wakeKey, 0); err != nil {
-		return err
-	}
+	p.sockets = true
 	// Threads inherit the slack: this one's is every thread's, unless
 	// something set its own.
 	if v, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && v > 0 {
@@ -132,6 +167,11 @@ func (p *Poller) Now() int64 { return int64(time.Since(p.base)) }
 // At is t on the loop's clock.
 func (p *Poller) At(t time.Time) int64 { return int64(t.Sub(p.base)) }
 
+// QuietLimit is the longest a quiet wait holds answers back: a longer one
+// wakes for them as they come. Arrival trusts a receive timestamp up to a
+// second old, and live views (progress, metrics) should not lag by more.
+const QuietLimit = 100 * time.Millisecond
+
 // Wait waits until wake on the loop's clock (0 or less: not at all) and
 // returns how many events are ready in Events. A wait up to WaitLimit is a
 // raw sleep, then a look at what is ready: answers are not woken for, as
@@ -139,34 +179,31 @@ func (p *Poller) At(t time.Time) int64 { return int64(t.Sub(p.base)) }
 // interrupt), and receive timestamps keep their times exact; the sleep's
 // timer slack (50 µs by default) lets the kernel wake once for close due
 // times, a lateness charged to the latency as any is. A longer wait parks
-// on Go's poller until the timerfd fires or something is ready. (Ending a
-// park early and waiting the rest raw, or a read deadline as a second
-// alarm, each cost a second wake-up per due time: 100 QPS went from
-// 1.4–1.7% to 2.1% of a core, and did not lower the issue lateness.)
-func (p *Poller) Wait(wake int64) (int, error) {
+// on Go's poller until the timerfd fires, the watched context ends, or,
+// unless quiet, something is ready. A quiet wait (up to QuietLimit) is one
+// for a due time by a caller whose answers carry receive timestamps: it
+// leaves answers for the wake, as a short wait does, which at 100 QPS saved
+// one wake-up in two and 15% of the CPU (bench/RESULTS.md). (Ending a park
+// early and waiting the rest raw, or a read deadline as a second alarm,
+// each cost a second wake-up per due time: 100 QPS went from 1.4–1.7% to
+// 2.1% of a core, and did not lower the issue lateness.)
+func (p *Poller) Wait(wake int64, quiet bool) (int, error) {
 	var n int
 	var err error
-	switch {
+	switch now := p.Now(); {
 	case wake <= 0:
 		n, err = EpollWait(p.epfd, p.Events)
-	case wake-p.Now() <= int64(WaitLimit):
+	case wake-now <= int64(WaitLimit):
 		p.spec.Value = unix.NsecToTimespec(p.clockBase + wake)
 		if err := p.sleep(); err != nil {
 			return 0, err
 		}
 		n, err = EpollWait(p.epfd, p.Events)
 	default:
-		if wake != p.armed {
-			p.spec.Value = unix.NsecToTimespec(p.clockBase + wake)
-			if err := unix.TimerfdSettime(p.tfd, unix.TFD_TIMER_ABSTIME, &p.spec, nil); err != nil {
-				return 0, fmt.Errorf("%s: timerfd_settime: %w", p.name, err)
-			}
-			p.armed = wake
+		if err := p.park(wake, !quiet || wake-now > int64(QuietLimit)); err != nil {
+			return 0, err
 		}
-		if rerr := p.epRaw.Read(p.parked); rerr != nil {
-			return 0, fmt.Errorf("%s: wait: %w", p.name, rerr)
-		}
-		n, err = p.nReady, p.errWait
+		n, err = EpollWait(p.epfd, p.Events)
 	}
 	if err != nil {
 		if errors.Is(err, unix.EINTR) {
@@ -178,6 +215,37 @@ func (p *Poller) Wait(wake int64) (int, error) {
 		p.Seen = time.Now()
 	}
 	return n, nil
+}
+
+// park waits on Go's poller until the timer fires at wake, the watched
+// context ends, or, if sockets, a socket is ready.
+func (p *Poller) park(wake int64, sockets bool) error {
+	if wake != p.armed {
+		p.spec.Value = unix.NsecToTimespec(p.clockBase + wake)
+		if err := unix.TimerfdSettime(p.tfd, unix.TFD_TIMER_ABSTIME, &p.spec, nil); err != nil {
+			return fmt.Errorf("%s: timerfd_settime: %w", p.name, err)
+		}
+		p.armed = wake
+	}
+	if sockets != p.sockets {
+		// Masked, the sockets' set stays in the alarm and reports nothing.
+		ev := unix.EpollEvent{Fd: alarmSockets}
+		if sockets {
+			ev.Events = unix.EPOLLIN
+		}
+		if err := unix.EpollCtl(p.alarm, unix.EPOLL_CTL_MOD, p.epfd, &ev); err != nil {
+			return fmt.Errorf("%s: epoll_ctl: %w", p.name, err)
+		}
+		p.sockets = sockets
+	}
+	p.errWait = nil
+	if err := p.alarmRaw.Read(p.parked); err != nil {
+		return fmt.Errorf("%s: wait: %w", p.name, err)
+	}
+	if p.errWait != nil {
+		return fmt.Errorf("%s: epoll_wait: %w", p.name, p.errWait)
+	}
+	return nil
 }
 
 // sleep sleeps until p.spec.Value with the poller's slack. The slack is a
@@ -201,21 +269,6 @@ func (p *Poller) sleep() error {
 	return nil
 }
 
-// Own takes an event of the poller's own (the timer fired, or the watched
-// context ended) and reports true; a socket's event it leaves to the loop.
-func (p *Poller) Own(ev unix.EpollEvent) bool {
-	switch ev.Fd {
-	case p.timerKey:
-		p.armed = 0
-	case p.wakeKey:
-		var b [8]byte
-		_, _ = unix.Read(p.efd, b[:])
-	default:
-		return false
-	}
-	return true
-}
-
 // Watch makes the end of ctx wake a wait (through the eventfd).
 func (p *Poller) Watch(ctx context.Context) {
 	done := ctx.Done()
@@ -223,7 +276,12 @@ func (p *Poller) Watch(ctx context.Context) {
 		return
 	}
 	if p.stopWatch != nil {
-		p.stopWatch()
+		if !p.stopWatch() {
+			// The old context ended and woke the eventfd: drained, that
+			// wake-up is not the new one's.
+			var b [8]byte
+			_, _ = unix.Read(p.efd, b[:])
+		}
 		p.stopWatch = nil
 	}
 	p.done = done
@@ -259,10 +317,14 @@ func (p *Poller) Close() {
 		}
 	}
 	p.tfd, p.efd = -1, -1
-	if p.epf != nil {
-		p.epf.Close()
-		p.epf = nil
-	} else if p.epfd >= 0 {
+	if p.alarmF != nil {
+		p.alarmF.Close()
+		p.alarmF = nil
+	} else if p.alarm >= 0 {
+		unix.Close(p.alarm)
+	}
+	p.alarm = -1
+	if p.epfd >= 0 {
 		unix.Close(p.epfd)
 	}
 	p.epfd = -1

@@ -132,14 +132,14 @@ func TestPollerSlackIsPutBack(t *testing.T) {
 		t.Skipf("PR_GET_TIMERSLACK: %v", err)
 	}
 	var p Poller
-	if err := p.Open("test", 4, -1, -2); err != nil {
+	if err := p.Open("test", 4); err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	p.Slack = 150 * time.Microsecond
 	for range 3 {
 		wake := p.Now() + int64(20*time.Microsecond)
-		if _, err := p.Wait(wake); err != nil {
+		if _, err := p.Wait(wake, false); err != nil {
 			t.Fatal(err)
 		}
 		if now := p.Now(); now < wake {

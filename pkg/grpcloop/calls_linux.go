@@ -177,6 +177,9 @@ func (l *Loop) finish(c *conn, s *stream) {
 	var at time.Time
 	if err == nil {
 		at = rawio.Arrival(c.rxNs, l.poll.Seen)
+		if c.rxNs == 0 {
+			l.unstamped = true
+		}
 	}
 	p := l.removeStream(c, s)
 	l.deliverAt(p.tag, at, err)

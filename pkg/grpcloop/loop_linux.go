@@ -13,12 +13,6 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
-// Epoll keys that are not connections (a connection's key is its slot).
-const (
-	keyTimer = -1
-	keyWake  = -2
-)
-
 const (
 	// readBufSize is one read's worth; the buffer also holds the carried
 	// head of a frame cut by the previous read (at most one frame).
@@ -52,6 +46,7 @@ type Loop struct {
 	checkAt int64 // the earliest call deadline that may have passed
 
 	delivered uint64
+	unstamped bool // an answer came without a receive timestamp: no quiet waits
 	retries   uint64
 	connErr   error
 	closed    bool
@@ -68,7 +63,7 @@ func New(cfg Config) (*Loop, error) {
 		return nil, fmt.Errorf("grpcloop: resolve %q: %w", cfg.Addr, err)
 	}
 	l := &Loop{cfg: cfg, peer: peer, checkAt: never, buf: make([]byte, readBufSize+frameHeaderLen+defaultMaxFrame)}
-	if err := l.poll.Open("grpcloop", maxEvents, keyTimer, keyWake); err != nil {
+	if err := l.poll.Open("grpcloop", maxEvents); err != nil {
 		l.Close()
 		return nil, err
 	}

@@ -301,6 +301,44 @@ func TestNotAnHTTP2ServerFailsTheCall(t *testing.T) {
 	}
 }
 
+// A quiet wait is for its due time: an answer that arrives meanwhile does
+// not end it, and is delivered at its end with the time it arrived. Two
+// calls on one connection are read as they come: one read of both would
+// time the first by the second's arrival.
+func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
+	s := &rawServer{wrote: make(chan time.Time, 4)}
+	s.start(t)
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	if err := h.l.Preconnect(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	h.l.Send(testRequest(t, s.addr(), 0), 1)
+	due := time.Now().Add(80 * time.Millisecond) // within rawio.QuietLimit
+	delivered := h.l.PollQuietUntil(t.Context(), due)
+	back := time.Now()
+	if !delivered || h.done[1].err != nil {
+		t.Fatalf("delivered %v, error %v: want the answer by the due time", delivered, h.done[1].err)
+	}
+	wrote := <-s.wrote // on loopback the answer is in our socket when the write returns
+	if back.Before(due) {
+		t.Errorf("the wait ended %v before its due time: the answer (written %v before it) woke it",
+			due.Sub(back), due.Sub(wrote))
+	}
+	if at := h.done[1].at; at.After(wrote.Add(time.Millisecond)) {
+		t.Errorf("answer timed %v after the server wrote it: want its arrival, not its delivery", at.Sub(wrote))
+	}
+
+	h.l.Send(testRequest(t, s.addr(), 0), 2)
+	h.l.Send(testRequest(t, s.addr(), 0), 3)
+	if h.l.mayDefer() {
+		t.Error("a quiet wait with two calls on one connection")
+	}
+	h.drain()
+	if !h.l.mayDefer() {
+		t.Error("no quiet wait with nothing outstanding")
+	}
+}
+
 func TestPingIsAcknowledgedWithoutAnotherCall(t *testing.T) {
 	s := startRaw(t, func(int, int) action { return pingAfter })
 	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})

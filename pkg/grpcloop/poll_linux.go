@@ -8,6 +8,8 @@ package grpcloop
 import (
 	"context"
 	"time"
+
+	"github.com/netloadgen/netloadgen/internal/rawio"
 )
 
 // PollUntil does the loop's I/O and delivers completions (OnDone) until t,
@@ -15,6 +17,21 @@ import (
 // whichever is first; it reports whether it delivered any. It polls the
 // sockets at least once even when t has passed.
 func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
+	return l.pollUntil(ctx, t, false)
+}
+
+// PollQuietUntil is PollUntil for a caller that waits for t, not for
+// answers: a wait that parks does not end for answers that carry their
+// receive timestamps; they are delivered when it ends (rawio.Poller.Wait,
+// QuietLimit). Only while no connection carries more than one call: a read
+// that takes several answers times them all by its last bytes, so those
+// are read as they come. Calls that wait for a stream, a send window or a
+// full socket still end it.
+func (l *Loop) PollQuietUntil(ctx context.Context, t time.Time) bool {
+	return l.pollUntil(ctx, t, true)
+}
+
+func (l *Loop) pollUntil(ctx context.Context, t time.Time, quiet bool) bool {
 	if l.closed {
 		return false // its descriptors are gone: nothing to wait on
 	}
@@ -41,16 +58,31 @@ func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
 		if now >= wake {
 			wake = 0 // poll without waiting
 		}
-		if err := l.wait(wake); err != nil {
+		q := quiet && wake-now > int64(rawio.WaitLimit) && l.mayDefer()
+		if err := l.wait(wake, q); err != nil {
 			return l.delivered != start
 		}
 		polled = true
 	}
 }
 
+// mayDefer reports whether answers may wait for the end of a wait (see
+// PollQuietUntil).
+func (l *Loop) mayDefer() bool {
+	if l.unstamped || l.queue.Len() > 0 {
+		return false
+	}
+	for _, c := range l.slots {
+		if c.state != stateClosed && (c.streams.n > 1 || len(c.blocked) > 0 || c.wantOut) {
+			return false
+		}
+	}
+	return true
+}
+
 // wait waits until wake (rawio.Poller.Wait) and handles what is ready.
-func (l *Loop) wait(wake int64) error {
-	n, err := l.poll.Wait(wake)
+func (l *Loop) wait(wake int64, quiet bool) error {
+	n, err := l.poll.Wait(wake, quiet)
 	if err != nil {
 		return err
 	}
@@ -64,9 +96,6 @@ func (l *Loop) handle(n int) {
 	l.inHandle = true
 	for i := range n {
 		ev := l.poll.Events[i]
-		if l.poll.Own(ev) {
-			continue
-		}
 		if c := l.slots[ev.Fd]; c.gen == ev.Pad && c.state != stateClosed {
 			l.event(c, ev.Events)
 		}

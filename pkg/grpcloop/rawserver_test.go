@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // rawServer is a minimal HTTP/2 gRPC server for the cases a real one will
@@ -24,7 +25,9 @@ type rawServer struct {
 	// act, when set, is asked for each call (its connection's index from
 	// 0 and the call's count on that connection from 1) what to do.
 	act func(conn, n int) action
-	wg  sync.WaitGroup
+	// wrote, when set, gets the time of each write that answered calls.
+	wrote chan time.Time
+	wg    sync.WaitGroup
 }
 
 type action int
@@ -45,14 +48,21 @@ const (
 
 func startRaw(t *testing.T, act func(conn, n int) action) *rawServer {
 	t.Helper()
+	s := &rawServer{act: act}
+	s.start(t)
+	return s
+}
+
+// start listens and serves until the test ends.
+func (s *rawServer) start(t *testing.T) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &rawServer{ln: ln, act: act}
+	s.ln = ln
 	s.wg.Go(s.accept)
 	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
-	return s
 }
 
 func (s *rawServer) addr() string { return s.ln.Addr().String() }
@@ -188,6 +198,9 @@ func (s *rawServer) serve(c net.Conn, ci int) {
 		if len(out) > 0 {
 			if _, err := c.Write(out); err != nil {
 				return
+			}
+			if s.wrote != nil && h.flags&flagEndStream != 0 {
+				s.wrote <- time.Now()
 			}
 		}
 	}

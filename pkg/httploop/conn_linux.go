@@ -207,6 +207,9 @@ func (l *Loop) read(c *conn) {
 func (l *Loop) finish(c *conn, closeIt bool) {
 	tag, err := c.req.tag, c.resp.check()
 	at := rawio.Arrival(c.rxNs, l.poll.Seen)
+	if c.rxNs == 0 {
+		l.unstamped = true
+	}
 	l.timed(c, at)
 	l.busy--
 	c.req = pending{}

@@ -15,12 +15,6 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
-// Epoll keys that are not connections (a connection's key is its slot).
-const (
-	keyTimer = -1
-	keyWake  = -2
-)
-
 const (
 	readBufSize = 64 << 10
 	maxEvents   = 128
@@ -57,6 +51,7 @@ type Loop struct {
 	answered int
 
 	delivered uint64
+	unstamped bool // an answer came without a receive timestamp: no quiet waits
 	retries   uint64
 	connErr   error
 	closed    bool
@@ -73,7 +68,7 @@ func New(cfg Config) (*Loop, error) {
 		return nil, fmt.Errorf("httploop: resolve %q: %w", cfg.Addr, err)
 	}
 	l := &Loop{cfg: cfg, peer: peer, checkAt: never, buf: make([]byte, readBufSize)}
-	if err := l.poll.Open("httploop", maxEvents, keyTimer, keyWake); err != nil {
+	if err := l.poll.Open("httploop", maxEvents); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -191,6 +186,19 @@ func (l *Loop) Needed() int { return min(l.needed(), l.cfg.MaxConns) }
 // sockets at least once even when t has passed, so a caller that is behind
 // still receives answers.
 func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
+	return l.pollUntil(ctx, t, false)
+}
+
+// PollQuietUntil is PollUntil for a caller that waits for t, not for
+// answers: a wait that parks does not end for answers that carry their
+// receive timestamps; they are delivered when it ends (rawio.Poller.Wait,
+// QuietLimit). Requests that wait for a connection, or a request that
+// waits to be written, still end it.
+func (l *Loop) PollQuietUntil(ctx context.Context, t time.Time) bool {
+	return l.pollUntil(ctx, t, true)
+}
+
+func (l *Loop) pollUntil(ctx context.Context, t time.Time, quiet bool) bool {
 	l.poll.Watch(ctx)
 	due := l.poll.At(t)
 	start := l.delivered
@@ -207,16 +215,32 @@ func (l *Loop) PollUntil(ctx context.Context, t time.Time) bool {
 		if now >= wake {
 			wake = 0 // poll without waiting
 		}
-		if err := l.wait(wake); err != nil {
+		q := quiet && wake-now > int64(rawio.WaitLimit) && l.mayDefer()
+		if err := l.wait(wake, q); err != nil {
 			return l.delivered != start
 		}
 		polled = true
 	}
 }
 
+// mayDefer reports whether answers may wait for the end of a wait: they
+// carry receive timestamps, and nothing waits for them but their own
+// delivery (no request waits for a connection or to be written).
+func (l *Loop) mayDefer() bool {
+	if l.unstamped || l.queue.Len() > 0 {
+		return false
+	}
+	for _, c := range l.slots {
+		if c.out && c.state != stateClosed {
+			return false
+		}
+	}
+	return true
+}
+
 // wait waits until wake (rawio.Poller.Wait) and handles what is ready.
-func (l *Loop) wait(wake int64) error {
-	n, err := l.poll.Wait(wake)
+func (l *Loop) wait(wake int64, quiet bool) error {
+	n, err := l.poll.Wait(wake, quiet)
 	if err != nil {
 		return err
 	}
@@ -228,9 +252,6 @@ func (l *Loop) wait(wake int64) error {
 func (l *Loop) handle(n int) {
 	for i := range n {
 		ev := l.poll.Events[i]
-		if l.poll.Own(ev) {
-			continue
-		}
 		if c := l.slots[ev.Fd]; c.gen == ev.Pad && c.state != stateClosed {
 			l.event(c, ev.Events)
 		}

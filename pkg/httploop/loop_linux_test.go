@@ -27,6 +27,7 @@ type testServer struct {
 	conns    atomic.Int64
 	answer   func(n int64) (string, bool)
 	hold     chan struct{}
+	wrote    chan time.Time // when set, gets the time each answer was written
 	wg       sync.WaitGroup
 }
 
@@ -36,14 +37,21 @@ func startServer(t *testing.T, answer func(n int64) (string, bool)) *testServer 
 
 func startHeldServer(t *testing.T, answer func(n int64) (string, bool), hold chan struct{}) *testServer {
 	t.Helper()
+	s := &testServer{answer: answer, hold: hold}
+	s.start(t)
+	return s
+}
+
+// start listens and serves until the test ends.
+func (s *testServer) start(t *testing.T) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testServer{ln: ln, answer: answer, hold: hold}
+	s.ln = ln
 	s.wg.Go(s.accept)
 	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
-	return s
 }
 
 func (s *testServer) accept() {
@@ -73,7 +81,11 @@ func (s *testServer) serve(c net.Conn) {
 			<-s.hold
 		}
 		resp, closeIt := s.answer(n)
-		if _, err := io.WriteString(c, resp); err != nil || closeIt {
+		_, err = io.WriteString(c, resp)
+		if s.wrote != nil && err == nil {
+			s.wrote <- time.Now()
+		}
+		if err != nil || closeIt {
 			return
 		}
 	}
@@ -176,6 +188,44 @@ func TestLoopTimesAnswersByArrival(t *testing.T) {
 	at := res.at[1]
 	if res.errs[1] != nil || at.Before(sent) || !at.Before(read) {
 		t.Fatalf("answer at %v after the send, read from %v: want between (err %v)", at.Sub(sent), read.Sub(sent), res.errs[1])
+	}
+}
+
+// A quiet wait is for its due time: an answer that arrives meanwhile does
+// not end it, and is delivered at its end with the time it arrived. A
+// request waiting for a connection needs its answer at once: no quiet wait.
+func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
+	s := &testServer{answer: always(okResponse("")), wrote: make(chan time.Time, 4)}
+	s.start(t)
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1}, &res)
+	if err := l.Preconnect(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	l.Send(testRequest, 1)
+	due := time.Now().Add(80 * time.Millisecond) // within rawio.QuietLimit
+	delivered := l.PollQuietUntil(context.Background(), due)
+	back := time.Now()
+	if !delivered || res.errs[1] != nil {
+		t.Fatalf("delivered %v, error %v: want the answer by the due time", delivered, res.errs[1])
+	}
+	wrote := <-s.wrote // on loopback the answer is in our socket when the write returns
+	if back.Before(due) {
+		t.Errorf("the wait ended %v before its due time: the answer (written %v before it) woke it",
+			due.Sub(back), due.Sub(wrote))
+	}
+	if at := res.at[1]; at.After(wrote.Add(time.Millisecond)) {
+		t.Errorf("answer timed %v after the server wrote it: want its arrival, not its delivery", at.Sub(wrote))
+	}
+
+	l.Send(testRequest, 2)
+	l.Send(testRequest, 3) // waits for the one connection
+	if l.mayDefer() {
+		t.Error("a quiet wait would hold back the answer a waiting request needs")
+	}
+	pollFor(t, l, &res, 3)
+	if !l.mayDefer() {
+		t.Error("no quiet wait with nothing waiting")
 	}
 }
 

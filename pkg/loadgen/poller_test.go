@@ -16,6 +16,7 @@ type pollSUT struct {
 	latency time.Duration
 	batch   int  // >0: Offline answers in ranges of this many samples
 	silent  bool // never answer
+	stamped bool // completions carry the time the answer was due (Completion.At)
 	onIssue func(q Query)
 
 	pending        []pendingAnswer
@@ -81,11 +82,19 @@ func (s *pollSUT) answer(p pendingAnswer) {
 		s.doneOutside++
 	}
 	if s.batch <= 0 {
-		p.done(p.q.Done(nil))
+		c := p.q.Done(nil)
+		if s.stamped {
+			c.At = p.at
+		}
+		p.done(c)
 		return
 	}
 	for first := 0; first < len(p.q.Samples); first += s.batch {
-		p.done(p.q.DoneRange(first, min(s.batch, len(p.q.Samples)-first), nil))
+		c := p.q.DoneRange(first, min(s.batch, len(p.q.Samples)-first), nil)
+		if s.stamped {
+			c.At = p.at
+		}
+		p.done(c)
 	}
 }
 
@@ -135,6 +144,52 @@ func TestPollerDeliversEveryScenario(t *testing.T) {
 			}
 			if res.SampleLatency.MinNs < int64(lat) {
 				t.Errorf("minimum latency %v is shorter than the SUT's %v", time.Duration(res.SampleLatency.MinNs), lat)
+			}
+		})
+	}
+}
+
+// quietSUT is a pollSUT that is also a QuietPoller: a quiet poll delivers
+// nothing before its t, and times each answer by when it came (as receive
+// timestamps do).
+type quietSUT struct {
+	pollSUT
+	quietPolls int
+}
+
+func (s *quietSUT) PollQuietUntil(ctx context.Context, t time.Time) {
+	s.quietPolls++
+	if d := time.Until(t); d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+		}
+	}
+	s.PollUntil(ctx, time.Now())
+}
+
+// The Server issuer's waits for due times are quiet; a wait for answers
+// (SingleStream's next query, the drain) never is.
+func TestQuietPollsAreOnlyForDueTimes(t *testing.T) {
+	for _, c := range []struct {
+		sc    trace.Scenario
+		quiet bool
+	}{{trace.Server, true}, {trace.SingleStream, false}} {
+		t.Run(c.sc.String(), func(t *testing.T) {
+			s := testSettings(t, RulesetLoadGen6, c.sc)
+			s.MinDurationMs = 100
+			sut := &quietSUT{pollSUT: pollSUT{latency: time.Millisecond, stamped: true}}
+			res := executeSystem(t, context.Background(), s, sut)
+			if res.QueriesIssued == 0 || res.QueriesCompleted != res.QueriesIssued || sut.doneOutside != 0 {
+				t.Fatalf("issued %d, completed %d, %d outside a poll", res.QueriesIssued, res.QueriesCompleted, sut.doneOutside)
+			}
+			if got := sut.quietPolls > 0; got != c.quiet {
+				t.Errorf("%d quiet polls, want quiet polls: %v", sut.quietPolls, c.quiet)
+			}
+			if res.SampleLatency.MinNs < int64(time.Millisecond) {
+				t.Errorf("minimum latency %v is shorter than the SUT's 1ms", time.Duration(res.SampleLatency.MinNs))
 			}
 		})
 	}

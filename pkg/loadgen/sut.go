@@ -34,6 +34,17 @@ type Poller interface {
 	PollUntil(ctx context.Context, t time.Time)
 }
 
+// A QuietPoller is a Poller whose answers carry the times they arrived
+// (the kernel's receive timestamps), so that a wait for a due time need not
+// wake for each of them: delivered at the due time, they change no latency,
+// and a wake-up per query is saved at low rates.
+type QuietPoller interface {
+	Poller
+	// PollQuietUntil is PollUntil for a wait that is for t: answers that
+	// arrive before t may be delivered at t rather than as they come.
+	PollQuietUntil(ctx context.Context, t time.Time)
+}
+
 // QSL is the query sample library: the data set the SUT's samples come from.
 type QSL interface {
 	TotalSampleCount() int

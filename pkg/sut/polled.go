@@ -16,6 +16,7 @@ import (
 type transport[R any] interface {
 	Send(r R, tag uint64)
 	PollUntil(ctx context.Context, t time.Time) bool
+	PollQuietUntil(ctx context.Context, t time.Time) bool
 	Preconnect(ctx context.Context, n int) error
 	Retries() uint64
 	Close() error
@@ -76,6 +77,9 @@ func (l *polled[R]) Preconnect(ctx context.Context, n int) error { return l.tr.P
 
 // PollUntil implements loadgen.Poller.
 func (l *polled[R]) PollUntil(ctx context.Context, t time.Time) { l.tr.PollUntil(ctx, t) }
+
+// PollQuietUntil implements loadgen.QuietPoller.
+func (l *polled[R]) PollQuietUntil(ctx context.Context, t time.Time) { l.tr.PollQuietUntil(ctx, t) }
 
 // Prepare encodes, before the clock starts, every request the trace will
 // send: one per loaded sample, and one per distinct batch of samples.
