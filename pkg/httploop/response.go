@@ -306,9 +306,14 @@ func (r *response) parseHeader(b []byte) (int, error) {
 		if !ok {
 			return 0, kserve.Malformedf("bad HTTP header line %q", clip(line))
 		}
-		value = bytes.TrimSpace(value)
 		// The length first: most headers are none of these, and are
-		// passed over without a case-folding compare.
+		// passed over without trimming or a case-folding compare.
+		switch len(name) {
+		case len("Content-Length"), len("Transfer-Encoding"), len("Connection"), len(kserve.HeaderInferenceContentLength):
+		default:
+			continue
+		}
+		value = bytes.TrimSpace(value)
 		switch len(name) {
 		case len("Content-Length"):
 			if !bytes.EqualFold(name, []byte("Content-Length")) {

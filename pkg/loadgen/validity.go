@@ -57,7 +57,12 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	}
 
 	samples := r.samples.Latencies()
-	queries := r.queries.Latencies()
+	queries := samples
+	if r.spq != 1 {
+		// With one sample per query a query's latency is its sample's:
+		// the same sort, not another.
+		queries = r.queries.Latencies()
+	}
 	res.SampleLatency = latencyStats(samples, e.TargetLatencyPercentile)
 	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
 	lateness := make([]time.Duration, issued)

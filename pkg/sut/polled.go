@@ -33,12 +33,18 @@ type polled[R any] struct {
 	shape  *Network // request building and chunking; it sends nothing
 	o      Options
 
-	single  []R // by QSL index: one-sample requests
-	have    []bool
+	single  []prepared[R] // by QSL index: one-sample requests
 	multi   map[string]R // by the samples' indices: batched requests
 	key     []byte
 	done    func(loadgen.Completion)
 	chunked map[int]*chunkedQuery // queries cut into several requests, by ID
+}
+
+// prepared is a one-sample request, if encoded: one cache line to read per
+// query rather than two.
+type prepared[R any] struct {
+	r  R
+	ok bool
 }
 
 // chunkedQuery is a query sent as several requests, at most MaxInflight
@@ -90,6 +96,14 @@ func (l *polled[R]) Prepare(ctx context.Context, tr *trace.Trace) error {
 			return err
 		}
 		q := tr.Query(i)
+		if len(q.Samples) == 1 && l.whole(1) {
+			// The common case, without cutting a one-sample query into
+			// chunks (an allocation per query of the trace).
+			if _, err := l.request(q.Samples); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, ch := range l.shape.chunks(len(q.Samples)) {
 			if len(l.multi) >= maxCached && ch[1]-ch[0] > 1 {
 				continue
@@ -103,19 +117,19 @@ func (l *polled[R]) Prepare(ctx context.Context, tr *trace.Trace) error {
 }
 
 func (l *polled[R]) sizeSingles(n int) {
-	l.single, l.have = make([]R, n), make([]bool, n)
+	l.single = make([]prepared[R], n)
 }
 
 // request returns the request for samples, encoding it if Prepare did not.
 func (l *polled[R]) request(samples []int) (R, error) {
 	if len(samples) == 1 {
 		i := samples[0]
-		if i >= 0 && i < len(l.single) && l.have[i] {
-			return l.single[i], nil
+		if i >= 0 && i < len(l.single) && l.single[i].ok {
+			return l.single[i].r, nil
 		}
 		r, err := l.encode(samples)
 		if err == nil && i >= 0 && i < len(l.single) {
-			l.single[i], l.have[i] = r, true
+			l.single[i] = prepared[R]{r, true}
 		}
 		return r, err
 	}
