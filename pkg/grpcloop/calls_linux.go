@@ -6,6 +6,7 @@ package grpcloop
 // connection, its frames within the flow-control windows, its end.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -91,22 +92,46 @@ func (l *Loop) start(c *conn, p pending) {
 	c.streams.put(s)
 	l.active++
 	req := p.req
-	body := int64(len(req.body))
-	off := len(c.out)
-	if req.frames != nil && body <= c.sendWin && body <= s.sendWin {
-		// The common case: the whole call in one copy.
-		c.out = append(c.out, req.frames...)
-		putStream(c.out[off:], s.id)
-		putStream(c.out[off+len(req.headers):], s.id)
+	c.appendHeaders(req, s.id)
+	if body := int64(len(req.body)); body <= c.sendWin && body <= s.sendWin && body <= int64(c.maxFrame) {
+		// The common case: the whole message in one frame.
+		c.out = appendFrameHeader(c.out, len(req.body), frameData, flagEndStream, s.id)
+		c.out = append(c.out, req.body...)
 		c.sendWin -= body
 		s.sendWin -= body
 		s.sent = len(req.body)
 	} else {
-		c.out = append(c.out, req.headers...)
-		putStream(c.out[off:], s.id)
 		l.pump(c, s)
 	}
 	l.flushLater(c)
+}
+
+// appendHeaders queues the HEADERS frame of req's call on stream id, its
+// header block in the cheapest form the connection's HPACK state allows
+// (Request): the first call primes the server's table, later ones with the
+// same fields refer to it; a call with other fields goes as literals.
+func (c *conn) appendHeaders(req *Request, id uint32) {
+	block := req.lit
+	switch {
+	case c.primed != nil:
+		if bytes.Equal(c.primed, req.lit) {
+			block = req.indexed
+		}
+	case !c.noPrime && req.tableSize <= defaultHeaderTable:
+		block, c.primed = req.prime, req.lit
+	}
+	n := len(block)
+	if c.cutTable {
+		n++
+	}
+	c.out = appendFrameHeader(c.out, n, frameHeaders, flagEndHeaders, id)
+	if c.cutTable {
+		// A dynamic table size update to 0 (§6.3), first in the block as
+		// §4.2 wants after the server lowered SETTINGS_HEADER_TABLE_SIZE.
+		c.out = append(c.out, 0x20)
+		c.cutTable = false
+	}
+	c.out = append(c.out, block...)
 }
 
 // pump queues as much of s's message as the windows and the server's frame

@@ -62,6 +62,13 @@ type conn struct {
 	recvTaken  int64 // DATA bytes taken since our last connection WINDOW_UPDATE
 	draining   bool  // GOAWAY seen or ids used up: no new streams
 	rxNs       int64 // kernel receive time of the latest bytes read
+
+	// Our HPACK encoder's state (Request, appendHeaders): the lit block of
+	// the fields the server's table holds, if any; whether the table may
+	// no longer be used; whether a size update to 0 is due.
+	primed   []byte
+	noPrime  bool
+	cutTable bool
 }
 
 const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
@@ -90,6 +97,7 @@ func (l *Loop) dial() error {
 	c.hdr, c.hdrID = nil, 0
 	c.nextID, c.maxStreams, c.peerWin, c.maxFrame = 1, maxStreamID, defaultWindow, defaultMaxFrame
 	c.sendWin, c.recvTaken, c.draining, c.rxNs = defaultWindow, 0, false, 0
+	c.primed, c.noPrime, c.cutTable = nil, false, false
 	c.blocked = c.blocked[:0]
 	return nil
 }

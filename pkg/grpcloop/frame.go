@@ -76,9 +76,6 @@ func appendFrameHeader(b []byte, length int, typ, flags byte, stream uint32) []b
 		byte(stream>>24), byte(stream>>16), byte(stream>>8), byte(stream))
 }
 
-// putStream writes a stream id into the frame header at b.
-func putStream(b []byte, stream uint32) { binary.BigEndian.PutUint32(b[5:9], stream) }
-
 func appendSetting(b []byte, id uint16, v uint32) []byte {
 	return append(b, byte(id>>8), byte(id), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }

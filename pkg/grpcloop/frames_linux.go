@@ -180,6 +180,12 @@ func (l *Loop) settings(c *conn, h frameHeader, p []byte) {
 					s.sendWin += delta
 				}
 			}
+		case settingHeaderTableSize:
+			if v < defaultHeaderTable && !c.noPrime {
+				// The server's table is smaller than our encoder may
+				// assume: empty it, and index nothing more.
+				c.primed, c.noPrime, c.cutTable = nil, true, true
+			}
 		case settingMaxFrameSize:
 			if v < defaultMaxFrame || v > 1<<24-1 {
 				l.connError(c, errCodeProtocol, "MAX_FRAME_SIZE %d", v)

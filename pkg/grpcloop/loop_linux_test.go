@@ -339,6 +339,32 @@ func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
 	}
 }
 
+// Calls index their header fields in the server's HPACK table, within the
+// room the server's SETTINGS give it: with the default table the blocks
+// after the first refer to it, with none they never do.
+func TestHeaderTableFollowsTheServersSettings(t *testing.T) {
+	for _, size := range []uint32{defaultHeaderTable, 0} {
+		s := &rawServer{table: &size}
+		s.start(t)
+		h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+		const n = 5
+		for i := range n {
+			h.l.Send(testRequest(t, s.addr(), time.Second), uint64(i))
+			h.drain()
+			if err := h.done[uint64(i)].err; err != nil {
+				t.Fatalf("table %d, call %d: %v", size, i, err)
+			}
+		}
+		if e, p := s.hpackErrs.Load(), s.paths.Load(); e != 0 || p != n {
+			t.Errorf("table %d: %d header blocks failed to decode, %d decoded with a :path; want 0 and %d", size, e, p, n)
+		}
+		c := h.l.slots[0]
+		if primed := c.primed != nil; primed != (size > 0) {
+			t.Errorf("table %d: primed %v", size, primed)
+		}
+	}
+}
+
 func TestPingIsAcknowledgedWithoutAnotherCall(t *testing.T) {
 	s := startRaw(t, func(int, int) action { return pingAfter })
 	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})

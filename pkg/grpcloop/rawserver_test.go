@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2/hpack"
 )
 
 // rawServer is a minimal HTTP/2 gRPC server for the cases a real one will
@@ -27,6 +29,11 @@ type rawServer struct {
 	act func(conn, n int) action
 	// wrote, when set, gets the time of each write that answered calls.
 	wrote chan time.Time
+	// table, when set, is the SETTINGS_HEADER_TABLE_SIZE the server sends;
+	// it then decodes every header block the client sends with that
+	// table, counting the blocks that decode (paths) and those that do not.
+	table            *uint32
+	paths, hpackErrs atomic.Int64
 	wg    sync.WaitGroup
 }
 
@@ -78,6 +85,15 @@ func (s *rawServer) accept() {
 	}
 }
 
+// appendLiteral appends a literal header field without indexing, new name
+// (RFC 7541 §6.2.2), both strings raw.
+func appendLiteral(b []byte, name, value string) []byte {
+	return appendField(b, 0x00, 4, hpackField{name: name, value: value})
+}
+
+// putStream writes a stream id into the frame header at b.
+func putStream(b []byte, stream uint32) { binary.BigEndian.PutUint32(b[5:9], stream) }
+
 func frameBytes(typ, flags byte, stream uint32, payload []byte) []byte {
 	b := appendFrameHeader(nil, len(payload), typ, flags, stream)
 	return append(b, payload...)
@@ -108,7 +124,17 @@ func (s *rawServer) serve(c net.Conn, ci int) {
 	if _, err := io.ReadFull(c, pre); err != nil || string(pre) != clientPreface {
 		return
 	}
-	if _, err := c.Write(frameBytes(frameSettings, 0, 0, nil)); err != nil {
+	var settings []byte
+	var dec *hpack.Decoder
+	if s.table != nil {
+		settings = appendSetting(nil, settingHeaderTableSize, *s.table)
+		dec = hpack.NewDecoder(*s.table, func(f hpack.HeaderField) {
+			if f.Name == ":path" {
+				s.paths.Add(1)
+			}
+		})
+	}
+	if _, err := c.Write(frameBytes(frameSettings, 0, 0, settings)); err != nil {
 		return
 	}
 	ans, later := answerFrames(true), answerFrames(false)
@@ -130,6 +156,11 @@ func (s *rawServer) serve(c net.Conn, ci int) {
 			return
 		}
 		out = out[:0]
+		if dec != nil && h.typ == frameHeaders {
+			if _, err := dec.Write(payload[:h.length]); err != nil {
+				s.hpackErrs.Add(1)
+			}
+		}
 		switch {
 		case h.typ == framePing && h.flags&flagAck != 0 && string(payload[:h.length]) == "pingpong":
 			s.acks.Add(1)

@@ -12,6 +12,9 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
+// Each form of the header block carries the same fields to one HPACK
+// decoder, in the order a connection sends them: lit before priming and
+// after, prime once, indexed from then on.
 func TestRequestEncoding(t *testing.T) {
 	msg := []byte("hello")
 	long := strings.Repeat("a", 300) // a length beyond one byte's prefix
@@ -19,30 +22,41 @@ func TestRequestEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := parseFrameHeader(r.frames)
-	if h.typ != frameHeaders || h.flags != flagEndHeaders || h.length != len(r.headers)-frameHeaderLen {
-		t.Fatalf("HEADERS frame header %+v", h)
-	}
-	got := map[string]string{}
-	dec := hpack.NewDecoder(4096, func(f hpack.HeaderField) { got[f.Name] = f.Value })
-	if _, err := dec.Write(r.headers[frameHeaderLen:]); err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]string{":method": "POST", ":scheme": "http", ":path": ModelInferPath + long, ":authority": "h:1",
 		"content-type": "application/grpc", "te": "trailers", "grpc-timeout": "1500000u"}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %q, want %q", k, got[k], v)
+	var got map[string]string
+	dec := hpack.NewDecoder(defaultHeaderTable, func(f hpack.HeaderField) { got[f.Name] = f.Value })
+	for _, form := range []struct {
+		name  string
+		block []byte
+	}{{"lit", r.lit}, {"prime", r.prime}, {"indexed", r.indexed}, {"lit after prime", r.lit}, {"indexed again", r.indexed}} {
+		got = map[string]string{}
+		if _, err := dec.Write(form.block); err != nil {
+			t.Fatalf("%s: %v", form.name, err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d fields %v, want %d", form.name, len(got), got, len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %q, want %q", form.name, k, got[k], v)
+			}
 		}
 	}
-	d := parseFrameHeader(r.frames[len(r.headers):])
-	body := r.frames[len(r.headers)+frameHeaderLen:]
-	if d.typ != frameData || d.flags != flagEndStream || d.length != 5+len(msg) || binary.BigEndian.Uint32(body[1:]) != uint32(len(msg)) || string(body[5:]) != "hello" {
-		t.Errorf("DATA frame %+v %q", d, body)
+	if len(r.indexed) != 2+len(want)-2 {
+		t.Errorf("indexed block of %d bytes, want one a field", len(r.indexed))
 	}
-	big, err := NewRequest(ModelInferPath, "h:1", 0, make([]byte, defaultMaxFrame))
-	if err != nil || big.frames != nil || len(big.body) != defaultMaxFrame+5 {
-		t.Errorf("a message beyond one frame: %v, frames %d bytes; want it sent in pieces", err, len(big.frames))
+	size := 0 // §4.1: name, value and 32 bytes an entry, for every field but the static ones
+	for k, v := range want {
+		if k != ":method" && k != ":scheme" {
+			size += len(k) + len(v) + 32
+		}
+	}
+	if r.tableSize != size {
+		t.Errorf("tableSize %d, want %d", r.tableSize, size)
+	}
+	if binary.BigEndian.Uint32(r.body[1:]) != uint32(len(msg)) || string(r.body[5:]) != "hello" {
+		t.Errorf("body %q", r.body)
 	}
 }
 
