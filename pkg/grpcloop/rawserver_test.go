@@ -34,7 +34,7 @@ type rawServer struct {
 	// table, counting the blocks that decode (paths) and those that do not.
 	table            *uint32
 	paths, hpackErrs atomic.Int64
-	wg    sync.WaitGroup
+	wg               sync.WaitGroup
 }
 
 type action int

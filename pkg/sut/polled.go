@@ -34,7 +34,7 @@ type polled[R any] struct {
 	o      Options
 
 	single  []prepared[R] // by QSL index: one-sample requests
-	multi   map[string]R // by the samples' indices: batched requests
+	multi   map[string]R  // by the samples' indices: batched requests
 	key     []byte
 	done    func(loadgen.Completion)
 	chunked map[int]*chunkedQuery // queries cut into several requests, by ID
