@@ -18,7 +18,7 @@
 #
 # Env: QPS (20000), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
 # peers and ghz), TARGETS ("nullserver sutproxy"), ROWS (all rows below),
-# RATES ("20000 30000 40000 50000"), OFFLINE_QPS (30000), OUT (bench/out/DATE: raw outputs and
+# RATES ("20000 30000 40000 50000"), OFFLINE_QPS (45000), OUT (bench/out/DATE: raw outputs and
 # rows.tsv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +46,7 @@ ROWS=${ROWS:-"nlg-http-bin nlg-http-bin-slack50 nlg-http-bin-pool nlg-http-json 
 RATES=${RATES:-"20000 30000 40000 50000 60000 70000"}
 # Offline issues offline_expected_qps x duration x 1.1 samples at once: a
 # guess near the achieved rate keeps the row near DURATION.
-OFFLINE_QPS=${OFFLINE_QPS:-30000}
+OFFLINE_QPS=${OFFLINE_QPS:-45000}
 OUT=${OUT:-bench/out/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT" bench/out
 [ -e bench/out/.gitignore ] || echo "*" >bench/out/.gitignore 2>/dev/null || true
