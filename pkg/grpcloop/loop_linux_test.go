@@ -313,13 +313,15 @@ func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.l.Send(testRequest(t, s.addr(), 0), 1)
+	// On loopback the answer is in our socket when the server's write
+	// returns: it is ready before the wait starts.
+	wrote := <-s.wrote
 	due := time.Now().Add(80 * time.Millisecond) // within rawio.QuietLimit
 	delivered := h.l.PollQuietUntil(t.Context(), due)
 	back := time.Now()
 	if !delivered || h.done[1].err != nil {
 		t.Fatalf("delivered %v, error %v: want the answer by the due time", delivered, h.done[1].err)
 	}
-	wrote := <-s.wrote // on loopback the answer is in our socket when the write returns
 	if back.Before(due) {
 		t.Errorf("the wait ended %v before its due time: the answer (written %v before it) woke it",
 			due.Sub(back), due.Sub(wrote))

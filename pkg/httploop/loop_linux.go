@@ -215,7 +215,9 @@ func (l *Loop) pollUntil(ctx context.Context, t time.Time, quiet bool) bool {
 		if now >= wake {
 			wake = 0 // poll without waiting
 		}
-		q := quiet && wake-now > int64(rawio.WaitLimit) && l.mayDefer()
+		// Only a park can be quiet (rawio.Poller.Wait): mayDefer's look
+		// at the connections is spared on the short waits of high rates.
+		q := quiet && wake-now > rawWaitLimit && l.mayDefer()
 		if err := l.wait(wake, q); err != nil {
 			return l.delivered != start
 		}

@@ -92,14 +92,12 @@ func (r *Run) sleepUntil(ctx context.Context, t time.Time) {
 	done := ctx.Done()
 	// time.Until reads only the monotonic clock (t has a monotonic
 	// reading); time.Now reads both, twice the cost, once per query.
-	if q, ok := r.poller.(QuietPoller); ok {
-		for time.Until(t) > 0 && !cancelled(done) {
-			q.PollQuietUntil(ctx, t)
-		}
-		return
-	}
 	for time.Until(t) > 0 && !cancelled(done) {
-		r.poller.PollUntil(ctx, t)
+		if r.quiet != nil {
+			r.quiet.PollQuietUntil(ctx, t)
+		} else {
+			r.poller.PollUntil(ctx, t)
+		}
 	}
 }
 

@@ -35,7 +35,8 @@ type Run struct {
 	sut      SUT
 	qsl      QSL
 	clock    Clock
-	poller   Poller // the SUT, when it polls on the issuer's goroutine; nil otherwise
+	poller   Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
+	quiet    QuietPoller // the poller, when it can wait for a due time quietly
 	log      *slog.Logger
 	sutName  string
 	obs      Observer         // nil: no telemetry
@@ -206,6 +207,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	}
 	r.sutName = r.sut.Name()
 	r.poller = pollerFor(r.sut, r.clock)
+	r.quiet, _ = r.poller.(QuietPoller)
 	if c, ok := r.clock.(interface{ Close() error }); ok {
 		defer c.Close()
 	}

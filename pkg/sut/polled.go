@@ -96,7 +96,7 @@ func (l *polled[R]) Prepare(ctx context.Context, tr *trace.Trace) error {
 			return err
 		}
 		q := tr.Query(i)
-		if len(q.Samples) == 1 && l.whole(1) {
+		if len(q.Samples) == 1 {
 			// The common case, without cutting a one-sample query into
 			// chunks (an allocation per query of the trace).
 			if _, err := l.request(q.Samples); err != nil {
