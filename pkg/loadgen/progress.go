@@ -3,7 +3,6 @@ package loadgen
 import (
 	"time"
 
-	"github.com/netloadgen/netloadgen/pkg/stats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -55,10 +54,9 @@ func (r *Run) Progress() Progress {
 	p.Elapsed = r.clock.Now().Sub(*start)
 	p.ExpectedEnd = r.expectedEnd()
 	p.MaxIssueLateness = time.Duration(r.maxLateness.Load())
-	h := r.live.Snapshot()
-	p.P50, _ = stats.HistogramPercentile(h, 0.50)
-	p.P90, _ = stats.HistogramPercentile(h, 0.90)
-	p.P99, _ = stats.HistogramPercentile(h, 0.99)
+	qs, q := [3]float64{0.50, 0.90, 0.99}, [3]time.Duration{}
+	_ = r.live.Quantiles(qs[:], q[:]) // fractions within [0, 1], room for each
+	p.P50, p.P90, p.P99 = q[0], q[1], q[2]
 	return p
 }
 

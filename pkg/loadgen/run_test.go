@@ -450,8 +450,17 @@ func TestProgressDuringRun(t *testing.T) {
 	if !seen.Started || seen.Finished || seen.IssuedQueries != 21 || seen.Elapsed != r.Trace().Query(20).Scheduled {
 		t.Errorf("progress at query 20: %+v", seen)
 	}
-	if p := r.Progress(); !p.Finished || p.CompletedSamples != int64(r.Trace().Len()) || p.InFlightQueries != 0 {
+	p := r.Progress()
+	if !p.Finished || p.CompletedSamples != int64(r.Trace().Len()) || p.InFlightQueries != 0 {
 		t.Errorf("after Execute: %+v", p)
+	}
+	// Every sample took 1 ms: the live percentiles say so, within the
+	// histogram's 0.1 %.
+	for _, v := range []time.Duration{p.P50, p.P90, p.P99} {
+		if v < 999*time.Microsecond || v > 1001*time.Microsecond {
+			t.Errorf("live percentiles %v %v %v, want 1ms", p.P50, p.P90, p.P99)
+			break
+		}
 	}
 }
 

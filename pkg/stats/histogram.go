@@ -40,8 +40,13 @@ func recordClamped(h *hdrhistogram.Histogram, d time.Duration) {
 type LiveHistogram struct {
 	shards []liveShard
 
-	mu    sync.Mutex // serialises Interval and Snapshot; guards total
+	mu    sync.Mutex // serialises Interval, Snapshot and Quantiles; guards total and merged
 	total *hdrhistogram.Histogram
+	// merged is Quantiles' histogram, kept between calls: a progress line
+	// or a scrape every half second would otherwise allocate ~190 KiB each
+	// time (3% of a 100 QPS run's CPU with the progress line on, in page
+	// faults and merges).
+	merged *hdrhistogram.Histogram
 }
 
 type liveShard struct {
@@ -100,6 +105,36 @@ func (l *LiveHistogram) Snapshot() *hdrhistogram.Histogram {
 		s.mu.Unlock()
 	}
 	return snap
+}
+
+// Quantiles sets out[i] to the value at quantile qs[i] (a fraction in
+// [0, 1]) of everything recorded so far, as HistogramPercentile would of a
+// Snapshot, without allocating one.
+func (l *LiveHistogram) Quantiles(qs []float64, out []time.Duration) error {
+	if len(out) < len(qs) {
+		return fmt.Errorf("%w: %d quantiles into %d values", ErrInvalidArgument, len(qs), len(out))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.merged == nil {
+		l.merged = NewHistogram()
+	}
+	l.merged.Reset()
+	l.merged.Merge(l.total)
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		l.merged.Merge(s.h)
+		s.mu.Unlock()
+	}
+	for i, q := range qs {
+		v, err := HistogramPercentile(l.merged, q)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	return nil
 }
 
 // HistogramPercentile returns the value at percentile p (a fraction in

@@ -140,3 +140,35 @@ func TestWriteIntervalLogReadsBack(t *testing.T) {
 		t.Errorf("nil histogram: %v", err)
 	}
 }
+
+// Quantiles reads what Snapshot would, call after call, as recording goes
+// on (its histogram is reused, so each call must start from nothing).
+func TestLiveHistogramQuantilesMatchSnapshot(t *testing.T) {
+	l := NewLiveHistogram()
+	qs := []float64{0, 0.5, 0.9, 0.99, 1}
+	got := make([]time.Duration, len(qs))
+	for round := range 3 {
+		for k := range 1000 {
+			l.Record(time.Duration(1+k*(round+1)) * time.Microsecond)
+		}
+		if round == 1 {
+			l.Interval() // folds the shards into the total
+		}
+		if err := l.Quantiles(qs, got); err != nil {
+			t.Fatal(err)
+		}
+		snap := l.Snapshot()
+		for i, q := range qs {
+			want, _ := HistogramPercentile(snap, q)
+			if got[i] != want {
+				t.Errorf("round %d: quantile %v = %v, Snapshot says %v", round, q, got[i], want)
+			}
+		}
+	}
+	if err := l.Quantiles([]float64{0.5, 0.9}, got[:1]); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("no room: %v", err)
+	}
+	if err := l.Quantiles([]float64{50}, got); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("percent instead of fraction: %v", err)
+	}
+}

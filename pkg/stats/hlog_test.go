@@ -49,8 +49,8 @@ func v2Payload(t *testing.T, enc []byte) []byte {
 func TestHlogEncoderPayloadIsTheLibrarys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := map[string]func(h *hdrhistogram.Histogram){
-		"empty":  func(*hdrhistogram.Histogram) {},
-		"one":    func(h *hdrhistogram.Histogram) { _ = h.RecordValue(250_000) },
+		"empty": func(*hdrhistogram.Histogram) {},
+		"one":   func(h *hdrhistogram.Histogram) { _ = h.RecordValue(250_000) },
 		"narrow": func(h *hdrhistogram.Histogram) {
 			for range 5000 {
 				_ = h.RecordValue(200_000 + rng.Int64N(50_000))
