@@ -5,7 +5,8 @@
 # bench/peers_parse.py reports the median and the range.
 #
 #   bench/peers.sh install      # wrk (Debian), fortio, hey, ghz (go install)
-#   bench/peers.sh              # the table: QPS=20000, 10 s rows, 3 repeats
+#   bench/peers.sh              # the table: QPS=20000, 10 s rows, 3 repeats, then
+#                               # issue 8's ratios within each repeat (pairs.md)
 #   bench/peers.sh sweep        # Server over HTTP at RATES: VALID? lateness p99?
 #   bench/peers.sh idle         # Server at 100 QPS for 20 s: % of a core
 #
@@ -172,3 +173,4 @@ for target in $TARGETS; do
   stop_target
 done
 python3 bench/peers_parse.py table "$TSV" | tee "$OUT/table.md"
+if [ "$MODE" = table ]; then python3 bench/peers_parse.py pairs "$TSV" | tee "$OUT/pairs.md"; fi

@@ -4,6 +4,7 @@
   peers_parse.py row TOOL OUT TIME [STEADY] -> verdict rate p50_ms p99_ms late_p99_ms completed cpu_s rss_mb
                                                steady_cpu_s steady_window_s runq_delay_ms steal_pct
   peers_parse.py table TSV           -> Markdown: median [min-max] of 3 repeats per (target, row)
+  peers_parse.py pairs TSV           -> Markdown: issue 8's ratios, each repeat's rows against each other
 
 TIME is /usr/bin/time -f '%U %S %M' output (user s, sys s, peak RSS KiB); STEADY is
 peers.sh's "cpu_s window_s delay_ms" from /proc over the middle of the run.
@@ -129,8 +130,45 @@ def table(tsv):
               f"| {cell(col(8), lambda v: f'{v:.0f}')} |")
 
 
+# Issue 8's comparisons, made within one repeat (the rows of a repeat run
+# back to back, so they saw the same host): (label, numerator row,
+# denominator row, figure) where the figure is CPU per request or the rate.
+PAIRS = [
+    ("HTTP 20k CPU/request, netloadgen / wrk (C, closed loop)", "nlg-http-bin", "wrk-c32", "cpu"),
+    ("HTTP 20k CPU/request, netloadgen / fortio", "nlg-http-bin", "fortio-qps", "cpu"),
+    ("gRPC req/s, netloadgen Offline 32 / ghz -c 32", "nlg-grpc-offline32", "ghz-c32", "rate"),
+]
+
+
+def pairs(tsv):
+    reps = {}
+    for line in open(tsv):
+        p = line.rstrip("\n").split("\t")
+        if len(p) < 11 or p[0] == "target":
+            continue
+        reps.setdefault((p[0], p[2]), {})[p[1]] = p
+    fig = {"cpu": lambda r: num(r[9]) / num(r[8]) * 1e6 if num(r[9]) and num(r[8]) else None,
+           "rate": lambda r: num(r[4])}
+    print("| target | comparison | per repeat | median |")
+    print("|---|---|---|---|")
+    for target in dict.fromkeys(t for t, _ in reps):
+        for label, a, b, kind in PAIRS:
+            got = []
+            for (t, rep), rows in reps.items():
+                if t == target and a in rows and b in rows:
+                    x, y = fig[kind](rows[a]), fig[kind](rows[b])
+                    if x is not None and y:
+                        got.append((rep, x, y))
+            if got:
+                each = ", ".join(f"{x:.1f}/{y:.1f} = {x / y:.2f}x" if kind == "cpu" else f"{x:,.0f}/{y:,.0f} = {x / y:.2f}x"
+                                 for _, x, y in got)
+                print(f"| {target} | {label} | {each} | {statistics.median(x / y for _, x, y in got):.2f}x |")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "row":
         row(*sys.argv[2:6])
+    elif sys.argv[1] == "pairs":
+        pairs(sys.argv[2])
     else:
         table(sys.argv[2])
