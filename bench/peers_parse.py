@@ -106,12 +106,17 @@ def cell(xs, fmt):
     return f"{fmt(m)} [{fmt(min(xs))}–{fmt(max(xs))}]" if len(xs) > 1 else fmt(m)
 
 
-def table(tsv):
-    groups = {}
+def tsv_rows(tsv):
+    """The data rows of rows.tsv, split into fields (the header and short lines left out)."""
     for line in open(tsv):
         p = line.rstrip("\n").split("\t")
-        if len(p) < 11 or p[0] == "target":
-            continue
+        if len(p) >= 11 and p[0] != "target":
+            yield p
+
+
+def table(tsv):
+    groups = {}
+    for p in tsv_rows(tsv):
         groups.setdefault((p[0], p[1]), []).append(p[2:])
     print("| target | row | verdicts | achieved req/s | p50 ms | p99 ms | lateness p99 ms | client CPU µs/req (whole process) "
           "| steady-state CPU µs/req | client run-queue delay ms | host steal % | peak RSS MiB |")
@@ -142,10 +147,7 @@ PAIRS = [
 
 def pairs(tsv):
     reps = {}
-    for line in open(tsv):
-        p = line.rstrip("\n").split("\t")
-        if len(p) < 11 or p[0] == "target":
-            continue
+    for p in tsv_rows(tsv):
         reps.setdefault((p[0], p[2]), {})[p[1]] = p
     fig = {"cpu": lambda r: num(r[9]) / num(r[8]) * 1e6 if num(r[9]) and num(r[8]) else None,
            "rate": lambda r: num(r[4])}
