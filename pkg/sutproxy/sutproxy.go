@@ -94,13 +94,17 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	// latency starts when the request arrived, not when this process woke
 	// up to read it (pkg/rxstamp).
 	p.httpLn = rxstamp.NewListener(p.httpLn)
+	// The goroutines get the servers and listeners as values: a Close
+	// before they run clears p's fields (a nil server panicked in Serve).
 	p.httpSrv = newHTTPServer(backend, reg, m)
-	go func() { p.done <- p.httpSrv.Serve(p.httpLn) }()
+	hs, hl := p.httpSrv, p.httpLn
+	go func() { p.done <- hs.Serve(hl) }()
 	if p.grpcLn != nil {
 		rx := rxstamp.NewListener(p.grpcLn)
 		p.grpcLn = rx
 		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, grpc.UnaryInterceptor(arrivalInterceptor(rx)))
-		go func() { p.done <- p.grpcSrv.Serve(p.grpcLn) }()
+		gs := p.grpcSrv
+		go func() { p.done <- gs.Serve(rx) }()
 	}
 	log.Info("sutproxy listening", "http", p.HTTPAddr(), "grpc", p.GRPCAddr())
 	go func() {
@@ -214,6 +218,14 @@ func (p *Proxy) close() error {
 		errs = append(errs, p.httpSrv.ShutdownWithContext(ctx))
 		cancel()
 		p.httpSrv = nil
+	}
+	// fasthttp's shutdown closes only the listeners its Serve has taken
+	// up: a Serve that had not started yet would serve on after it. Closed
+	// here, such a Serve returns at once (already closed: no matter).
+	for _, ln := range []net.Listener{p.httpLn, p.grpcLn} {
+		if ln != nil {
+			_ = ln.Close()
+		}
 	}
 	for _, c := range p.closers {
 		errs = append(errs, c())

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/sim"
@@ -157,6 +159,39 @@ func TestHTTPStatusCodes(t *testing.T) {
 		}
 		if tc.want >= 400 && !strings.Contains(string(body), `"error"`) {
 			t.Errorf("%s %s: error body %s has no \"error\" field", tc.method, tc.path, body)
+		}
+	}
+}
+
+// A Close right after Start, before the serving goroutines have run, ends
+// both servers: each Serve returns (Wait gets both) and nothing listens on
+// the ports any more. The goroutines once read the servers from fields
+// Close had cleared (a nil gRPC server panicked in Serve), and fasthttp's
+// shutdown does not close a listener its Serve has not taken up yet.
+func TestCloseRightAfterStartEndsBothServers(t *testing.T) {
+	for i := range 50 {
+		p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		httpAddr, grpcAddr := p.HTTPAddr(), p.GRPCAddr()
+		if err := p.Close(); err != nil {
+			t.Fatalf("round %d: Close: %v", i, err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		for range 2 {
+			_ = p.Wait(ctx) // a server's own error, or nil: either way it returned
+		}
+		waited := ctx.Err()
+		cancel()
+		if waited != nil {
+			t.Fatalf("round %d: a server still serves after Close", i)
+		}
+		for _, a := range []string{httpAddr, grpcAddr} {
+			if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+				c.Close()
+				t.Fatalf("round %d: %s still accepts connections after Close", i, a)
+			}
 		}
 	}
 }
