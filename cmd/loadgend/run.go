@@ -375,12 +375,3 @@ func showProgress(ctx context.Context, r *loadgen.Run, w io.Writer, done <-chan 
 			p.Elapsed.Seconds(), p.ExpectedEnd.Seconds(), float64(p.P99)/1e6)
 	}
 }
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
