@@ -375,3 +375,9 @@ func showProgress(ctx context.Context, r *loadgen.Run, w io.Writer, done <-chan 
 			p.Elapsed.Seconds(), p.ExpectedEnd.Seconds(), float64(p.P99)/1e6)
 	}
 }
+
+// isTerminal reports whether w is a terminal (fileIsTerminal, per platform).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && fileIsTerminal(f)
+}

@@ -3,20 +3,15 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether w is a terminal: a file the terminal ioctl
-// answers for. A character device is not enough: /dev/null is one, and a
-// run with 2>/dev/null drew its progress line there every half second.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
+// fileIsTerminal reports whether the terminal ioctl answers for f. A
+// character device is not enough: /dev/null is one, and a run with
+// 2>/dev/null drew its progress line there every half second.
+func fileIsTerminal(f *os.File) bool {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false

@@ -2,18 +2,11 @@
 
 package main
 
-import (
-	"io"
-	"os"
-)
+import "os"
 
-// isTerminal reports whether w is a character device, the nearest test
-// without a platform's terminal ioctl.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
+// fileIsTerminal reports whether f is a character device, the nearest
+// test without a platform's terminal ioctl.
+func fileIsTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
