@@ -44,7 +44,7 @@ type LiveHistogram struct {
 	total *hdrhistogram.Histogram
 	// merged is Quantiles' histogram, kept between calls: a progress line
 	// or a scrape every half second would otherwise allocate ~190 KiB each
-	// time (3% of a 100 QPS run's CPU with the progress line on, in page
+	// time (2.7% of a 100 QPS run's CPU with the progress line on, in page
 	// faults and merges).
 	merged *hdrhistogram.Histogram
 }
@@ -97,14 +97,19 @@ func (l *LiveHistogram) Snapshot() *hdrhistogram.Histogram {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	snap := NewHistogram()
-	snap.Merge(l.total)
+	l.mergeInto(snap)
+	return snap
+}
+
+// mergeInto adds everything recorded so far to dst; l.mu is held.
+func (l *LiveHistogram) mergeInto(dst *hdrhistogram.Histogram) {
+	dst.Merge(l.total)
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		snap.Merge(s.h)
+		dst.Merge(s.h)
 		s.mu.Unlock()
 	}
-	return snap
 }
 
 // Quantiles sets out[i] to the value at quantile qs[i] (a fraction in
@@ -120,13 +125,7 @@ func (l *LiveHistogram) Quantiles(qs []float64, out []time.Duration) error {
 		l.merged = NewHistogram()
 	}
 	l.merged.Reset()
-	l.merged.Merge(l.total)
-	for i := range l.shards {
-		s := &l.shards[i]
-		s.mu.Lock()
-		l.merged.Merge(s.h)
-		s.mu.Unlock()
-	}
+	l.mergeInto(l.merged)
 	for i, q := range qs {
 		v, err := HistogramPercentile(l.merged, q)
 		if err != nil {

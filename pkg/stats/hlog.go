@@ -69,12 +69,11 @@ func WriteIntervalLog(w io.Writer, start time.Time, comment string, intervals []
 	return nil
 }
 
-// The V2 encoding's cookies (HdrHistogram's encoding spec; the 0x10 is the
-// word size of the counts, 8 bytes, as Java's writer and hdrhistogram-go
-// put it).
+// The V2 encoding's cookies: hdrhistogram-go's bases with the word size of
+// the counts (0x10, 8 bytes), as its encoder and Java's writer put them.
 const (
-	hlogPayloadCookie    int32 = 0x1c849303 | 0x10
-	hlogCompressedCookie int32 = 0x1c849304 | 0x10
+	hlogPayloadCookie    = hdrhistogram.V2EncodingCookieBase | 0x10
+	hlogCompressedCookie = hdrhistogram.V2CompressedEncodingCookieBase | 0x10
 )
 
 // hlogEncoder writes interval lines, its buffers and compressor reused from
