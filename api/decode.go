@@ -3,31 +3,29 @@ package api
 import (
 	"errors"
 	"io"
-	"math"
 	"strconv"
-	"time"
 	"unicode"
 
-	"github.com/netloadgen/netloadgen/pkg/loadgen"
-	"github.com/netloadgen/netloadgen/pkg/runner"
-	"github.com/netloadgen/netloadgen/pkg/trace"
+	"github.com/netloadgen/netloadgen/pkg/target"
 )
 
 // maxNameLen bounds model names, versions and sut_name: they go into URLs
 // and log lines.
 const maxNameLen = 256
 
-// DecodeRunSpec reads a run spec strictly and checks it against lim (zero
-// fields take DefaultLimits): everything a run could fail on before it
-// reaches the target fails here, with a *FieldError naming the field. A
-// body over lim.MaxBodyBytes gives a FieldError wrapping ErrBodyTooLarge.
+// DecodeRunSpec reads a run spec strictly and checks it with Check against
+// lim (zero fields take DefaultLimits), each refusal a *FieldError naming
+// the field. A body over lim.MaxBodyBytes gives a FieldError wrapping
+// ErrBodyTooLarge. What the settings build is checked by pkg/runspec, whose
+// Decode the daemon calls: together they refuse everything a run could
+// fail on before it reaches the target.
 func DecodeRunSpec(r io.Reader, lim Limits) (RunSpec, error) {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	var s RunSpec
 	if err := decodeStrict(r, lim.MaxBodyBytes, &s); err != nil {
 		return RunSpec{}, err
 	}
-	if err := s.check(lim); err != nil {
+	if err := s.Check(lim); err != nil {
 		return RunSpec{}, err
 	}
 	return s, nil
@@ -35,7 +33,7 @@ func DecodeRunSpec(r io.Reader, lim Limits) (RunSpec, error) {
 
 // DecodeProbeRequest reads the body of POST /v1/probe strictly.
 func DecodeProbeRequest(r io.Reader, lim Limits) (ProbeRequest, error) {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	var p ProbeRequest
 	if err := decodeStrict(r, lim.MaxBodyBytes, &p); err != nil {
 		return ProbeRequest{}, err
@@ -52,14 +50,14 @@ func DecodeProbeRequest(r io.Reader, lim Limits) (ProbeRequest, error) {
 	return p, nil
 }
 
-func checkTarget(target string) error {
-	if target == "" {
+func checkTarget(t string) error {
+	if t == "" {
 		return fieldErr("target", "is required (http://host:port or grpc://host:port)")
 	}
-	if _, err := runner.ParseTarget(target); err != nil {
+	if _, err := target.Parse(t); err != nil {
 		msg := err.Error()
-		if errors.Is(err, runner.ErrTarget) {
-			msg = msg[len(runner.ErrTarget.Error())+2:]
+		if errors.Is(err, target.ErrTarget) {
+			msg = msg[len(target.ErrTarget.Error())+2:]
 		}
 		return fieldErr("target", "%s", msg)
 	}
@@ -84,9 +82,37 @@ func checkName(field, v string, required bool) error {
 	return nil
 }
 
-// check validates a decoded spec: the fields themselves, then the settings
-// they build, against the limits.
-func (s RunSpec) check(lim Limits) error {
+// Check validates a decoded spec against lim (zero fields take
+// DefaultLimits): CheckFields, then the daemon's bounds on what the fields
+// ask. The settings the spec builds are checked by pkg/runspec, which
+// builds them.
+func (s RunSpec) Check(lim Limits) error {
+	lim = lim.WithDefaults()
+	if err := s.CheckFields(); err != nil {
+		return err
+	}
+	if err := s.checkKnobLimits(lim); err != nil {
+		return err
+	}
+	if err := s.Overrides.checkLimits(lim); err != nil {
+		return err
+	}
+	if s.Search != nil {
+		if !lim.AllowSearch {
+			return fieldErr("search", "not supported yet")
+		}
+		if err := s.Search.check(s.Scenario, lim); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckFields validates what the spec's fields say on their own, with no
+// limit and no engine: the target's grammar, the names, what is required,
+// what cannot be negative. `loadgend run` and the daemon both check it
+// (through pkg/runspec).
+func (s RunSpec) CheckFields() error {
 	if err := checkTarget(s.Target); err != nil {
 		return err
 	}
@@ -102,59 +128,51 @@ func (s RunSpec) check(lim Limits) error {
 	if err := checkName("sut_name", s.SUTName, false); err != nil {
 		return err
 	}
-	if s.Data != "" {
-		if _, err := ResolveData(lim.DataRoot, s.Data); err != nil {
-			return err
-		}
-		if s.TotalSamples != 0 {
-			return fieldErr("total_samples", "with data the files give the total")
-		}
+	if s.Data != "" && s.TotalSamples != 0 {
+		return fieldErr("total_samples", "with data the files give the total")
 	}
-	if err := s.checkKnobs(lim); err != nil {
-		return err
-	}
-	if err := s.Overrides.checkLimits(lim); err != nil {
-		return err
-	}
-	if s.Search != nil {
-		if !lim.AllowSearch {
-			return fieldErr("search", "not supported yet")
-		}
-		if err := s.Search.check(s.Scenario, lim); err != nil {
-			return err
-		}
-	}
-	ls, src, err := s.build()
-	if err != nil {
-		return err
-	}
-	return checkBuilt(ls, src, lim)
-}
-
-func (s RunSpec) checkKnobs(lim Limits) error {
-	for _, k := range []struct {
-		field string
-		v     int
-		max   int
-	}{
-		{"batch_size", s.BatchSize, lim.MaxBatch},
-		{"max_inflight", s.MaxInflight, lim.MaxInflight},
-		{"conns", s.Conns, lim.MaxConns},
-		{"total_samples", s.TotalSamples, lim.MaxSamples},
-		{"performance_samples", s.PerformanceSamples, lim.MaxSamples},
-	} {
+	for _, k := range s.knobs() {
 		if k.v < 0 {
 			return fieldErr(k.field, "must not be negative, got %d", k.v)
 		}
-		if k.v > k.max {
-			return fieldErr(k.field, "%d is over this daemon's limit of %d", k.v, k.max)
+	}
+	if s.IssueSlackUs != 0 && s.IssueSlackNs != 0 {
+		return fieldErr("issue_slack_ns", "sets the same setting as issue_slack_us; give one of them")
+	}
+	if s.Search != nil {
+		if s.Search.Mode != SearchFindPeak {
+			return fieldErr("search.mode", "%q is not %q", s.Search.Mode, SearchFindPeak)
+		}
+		if s.Search.MaxTrials < 0 {
+			return fieldErr("search.max_trials", "must not be negative, got %d", s.Search.MaxTrials)
+		}
+	}
+	return nil
+}
+
+type knob struct {
+	field string
+	v     int
+}
+
+func (s RunSpec) knobs() []knob {
+	return []knob{
+		{"batch_size", s.BatchSize},
+		{"max_inflight", s.MaxInflight},
+		{"conns", s.Conns},
+		{"total_samples", s.TotalSamples},
+		{"performance_samples", s.PerformanceSamples},
+	}
+}
+
+func (s RunSpec) checkKnobLimits(lim Limits) error {
+	for i, max := range []int{lim.MaxBatch, lim.MaxInflight, lim.MaxConns, lim.MaxSamples, lim.MaxSamples} {
+		if k := s.knobs()[i]; k.v > max {
+			return fieldErr(k.field, "%d is over this daemon's limit of %d", k.v, max)
 		}
 	}
 	if maxMs := uint64(lim.MaxDuration.Milliseconds()); s.RequestTimeoutMs > maxMs {
 		return fieldErr("request_timeout_ms", "%d ms is over this daemon's limit of %d ms (%v)", s.RequestTimeoutMs, maxMs, lim.MaxDuration)
-	}
-	if maxUs := uint64(runner.MaxIssueSlack / time.Microsecond); s.IssueSlackUs > maxUs {
-		return fieldErr("issue_slack_us", "%d µs is over the limit of %d µs", s.IssueSlackUs, maxUs)
 	}
 	return nil
 }
@@ -200,76 +218,16 @@ func (o RunSettings) checkLimits(lim Limits) error {
 	addU("performance_sample_count_override", o.PerformanceSampleCountOverride, float64(lim.MaxSamples), "samples")
 	for _, b := range bounds {
 		if b.v > b.max {
-			return fieldErr("settings."+b.field, "%s %s is over this daemon's limit of %s %s", num(b.v), b.unit, num(b.max), b.unit)
+			return fieldErr("settings."+b.field, "%s %s is over this daemon's limit of %s %s", Num(b.v), b.unit, Num(b.max), b.unit)
 		}
 	}
 	// A tiny interval is an absurd rate.
 	if o.IntervalMs != nil && *o.IntervalMs > 0 && 1000 / *o.IntervalMs > lim.MaxQPS {
-		return fieldErr("settings.interval_ms", "%s ms is a rate of %s QPS, over this daemon's limit of %s QPS", num(*o.IntervalMs), num(1000 / *o.IntervalMs), num(lim.MaxQPS))
+		return fieldErr("settings.interval_ms", "%s ms is a rate of %s QPS, over this daemon's limit of %s QPS", Num(*o.IntervalMs), Num(1000 / *o.IntervalMs), Num(lim.MaxQPS))
 	}
 	return nil
 }
 
-// checkBuilt bounds the engine settings the spec builds, whatever wrote
-// them (preset, conf text or override).
-func checkBuilt(ls loadgen.Settings, src map[string]string, lim Limits) error {
-	field := func(name string) string {
-		if f, ok := src[name]; ok {
-			return f
-		}
-		return "settings." + name
-	}
-	maxMs := uint64(lim.MaxDuration.Milliseconds())
-	var rate float64
-	var rateName string
-	switch ls.Scenario {
-	case trace.Server:
-		rate, rateName = ls.ServerTargetQPS, "server_target_qps"
-	case trace.Offline:
-		rate, rateName = ls.OfflineExpectedQPS, "offline_expected_qps"
-	case trace.MultiStream:
-		if ls.Ruleset == loadgen.RulesetV05 {
-			rate, rateName = ls.MultiStreamTargetQPS, "multi_stream_target_qps"
-		}
-	}
-	if rateName != "" && rate > lim.MaxQPS {
-		return fieldErr(field(rateName), "%s QPS is over this daemon's limit of %s QPS", num(rate), num(lim.MaxQPS))
-	}
-	if ls.MinDurationMs > maxMs {
-		return fieldErr(field("min_duration_ms"), "%d ms is over this daemon's limit of %d ms (%v)", ls.MinDurationMs, maxMs, lim.MaxDuration)
-	}
-	if ls.MaxDurationMs > maxMs {
-		return fieldErr(field("max_duration_ms"), "%d ms is over this daemon's limit of %d ms (%v)", ls.MaxDurationMs, maxMs, lim.MaxDuration)
-	}
-	if ls.MaxDurationMs != 0 && ls.MinDurationMs > ls.MaxDurationMs {
-		return fieldErr(field("min_duration_ms"), "%d ms exceeds max_duration_ms %d: the run would stop before its minimum", ls.MinDurationMs, ls.MaxDurationMs)
-	}
-	// Offline's min_query_count counts the samples of its one query, so
-	// only the other scenarios compare it with max_query_count.
-	if ls.Scenario != trace.Offline && ls.MaxQueryCount != 0 && ls.MinQueryCount > ls.MaxQueryCount {
-		return fieldErr(field("min_query_count"), "%d exceeds max_query_count %d: the run would stop before its minimum", ls.MinQueryCount, ls.MaxQueryCount)
-	}
-	if ls.MinQueryCount > lim.MaxQueries {
-		return fieldErr(field("min_query_count"), "%d is over this daemon's limit of %d queries", ls.MinQueryCount, lim.MaxQueries)
-	}
-	if ls.Engine.DrainTimeoutMs > maxMs {
-		return fieldErr(field("engine.drain_timeout_ms"), "%d ms is over this daemon's limit of %d ms", ls.Engine.DrainTimeoutMs, maxMs)
-	}
-	if ls.Scenario == trace.Server {
-		// LoadGen generates the whole schedule before the clock starts:
-		// min_query_count queries at least, and min_duration of them at
-		// the rate; both must fit in time and memory.
-		if secs := float64(ls.MinQueryCount) / ls.ServerTargetQPS; secs > lim.MaxDuration.Seconds() {
-			return fieldErr(field("min_query_count"), "%d queries at %s QPS take %v, over this daemon's limit of %v",
-				ls.MinQueryCount, num(ls.ServerTargetQPS), time.Duration(math.Min(secs, 1e9)*float64(time.Second)).Round(time.Second), lim.MaxDuration)
-		}
-		if n := ls.ServerTargetQPS * float64(ls.MinDurationMs) / 1000; n > float64(lim.MaxQueries) {
-			return fieldErr(field("min_duration_ms"), "%d ms at %s QPS schedules %.0f queries, over this daemon's limit of %d", ls.MinDurationMs, num(ls.ServerTargetQPS), n, lim.MaxQueries)
-		}
-	}
-	return nil
-}
-
-// num prints a number as JSON would carry it, not in %v's exponent form
-// (3600000, not 3.6e+06).
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// Num prints a number as JSON would carry it, not in %v's exponent form
+// (3600000, not 3.6e+06): error messages quote what the user wrote.
+func Num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

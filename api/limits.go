@@ -44,7 +44,8 @@ func DefaultLimits() Limits {
 	}
 }
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults is l with each zero field set to its DefaultLimits value.
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits()
 	if l.MaxBodyBytes <= 0 {
 		l.MaxBodyBytes = d.MaxBodyBytes

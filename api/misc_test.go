@@ -121,3 +121,29 @@ func TestRoutePatterns(t *testing.T) {
 		t.Errorf("matched %q", pattern)
 	}
 }
+
+// TestSpecRoundTrip: a decoded spec marshals to JSON the strict decoder
+// takes back unchanged (GET /v1/runs/{id} shows the spec as stored).
+func TestSpecRoundTrip(t *testing.T) {
+	body := `{"target": "http://h:1", "model": "m", "scenario": "Server", "preset": "gnmt", "ruleset": "v0.5",
+		"settings": {"target_qps": 10, "min_duration_ms": 1000, "min_query_count": 10, "latency_percentile": 97, "early_verdict": false},
+		"json": true, "conns": 3}`
+	s, err := DecodeRunSpec(strings.NewReader(body), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := jsonMarshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeRunSpec(strings.NewReader(string(b)), Limits{})
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if !reflect.DeepEqual(back, s) {
+		t.Errorf("round trip changed the spec:\n%+v\n%+v", s, back)
+	}
+	if !strings.Contains(string(b), `"early_verdict":false`) {
+		t.Errorf("an explicit false was lost: %s", b)
+	}
+}

@@ -5,12 +5,10 @@ import "github.com/netloadgen/netloadgen/pkg/trace"
 // maxVerifyRuns bounds Search.VerifyRuns: each is a full-length run.
 const maxVerifyRuns = 10
 
-// check validates a search block on its own terms; whether the daemon runs
-// searches at all is Limits.AllowSearch.
+// check bounds a search block as the daemon runs it (CheckFields has
+// checked its mode); whether the daemon runs searches at all is
+// Limits.AllowSearch.
 func (s Search) check(scenario string, lim Limits) error {
-	if s.Mode != SearchFindPeak {
-		return fieldErr("search.mode", "%q is not %q", s.Mode, SearchFindPeak)
-	}
 	if sc, err := trace.ParseScenario(scenario); err == nil && sc != trace.Server {
 		return fieldErr("search.mode", "%s searches the Server scenario's QPS; the scenario is %s", SearchFindPeak, scenario)
 	}
@@ -22,7 +20,7 @@ func (s Search) check(scenario string, lim Limits) error {
 			return fieldErr("search."+b.field, "must not be negative, got %v", b.v)
 		}
 		if b.v > lim.MaxQPS {
-			return fieldErr("search."+b.field, "%s QPS is over this daemon's limit of %s QPS", num(b.v), num(lim.MaxQPS))
+			return fieldErr("search."+b.field, "%s QPS is over this daemon's limit of %s QPS", Num(b.v), Num(lim.MaxQPS))
 		}
 	}
 	if s.UpperQPS != 0 && s.LowerQPS >= s.UpperQPS {
@@ -30,9 +28,6 @@ func (s Search) check(scenario string, lim Limits) error {
 	}
 	if s.VerifyRuns < 0 || s.VerifyRuns > maxVerifyRuns {
 		return fieldErr("search.verify_runs", "must be in [0, %d], got %d", maxVerifyRuns, s.VerifyRuns)
-	}
-	if s.MaxTrials < 0 {
-		return fieldErr("search.max_trials", "must not be negative, got %d", s.MaxTrials)
 	}
 	return nil
 }

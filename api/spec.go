@@ -1,9 +1,8 @@
 package api
 
-// RunSpec is the body of POST /v1/runs: one run (or, later, one peak
-// search) against a KServe v2 endpoint. Decode it with DecodeRunSpec; build
-// the engine's settings with Settings and the runner's spec with
-// RunnerSpec.
+// RunSpec is the body of POST /v1/runs, and what `loadgend run`'s flags
+// fill in: one run (or one peak search) against a KServe v2 endpoint.
+// Decode it with DecodeRunSpec; pkg/runspec turns it into a run.
 type RunSpec struct {
 	// Target is http://host:port or grpc://host:port.
 	Target       string `json:"target"`
@@ -24,8 +23,8 @@ type RunSpec struct {
 	// the API reads no files on the daemon's host for them.
 	MLPerfConf string `json:"mlperf_conf,omitempty"`
 	UserConf   string `json:"user_conf,omitempty"`
-	// Overrides is the JSON "settings" block (the Go name Settings is the
-	// method that builds the engine's settings from the whole spec).
+	// Overrides is the JSON "settings" block (pkg/runspec.Settings builds
+	// the engine's settings from the whole spec).
 	Overrides RunSettings `json:"settings,omitzero"`
 	// Data is a sample file or directory on the daemon's host; empty means
 	// synthetic samples from the model's metadata (the only kind for now).
@@ -43,6 +42,17 @@ type RunSpec struct {
 	// due query, to wake once for several (runner.Spec.IssueSlack); 0: the
 	// default for the settings.
 	IssueSlackUs uint64 `json:"issue_slack_us,omitempty"`
+	// IssueSlackNs is IssueSlackUs in nanoseconds, for a slack below a
+	// microsecond (`loadgend run --issue-slack 1ns`); give one of the two.
+	IssueSlackNs uint64 `json:"issue_slack_ns,omitempty"`
+	// HTTPClient chooses the HTTP performance client: "loop" (one
+	// goroutine, its own epoll; Linux) or "pool" (a goroutine per
+	// request); "": the loop where it runs, else the pool.
+	HTTPClient string `json:"http_client,omitempty"`
+	// GRPCClient chooses the gRPC performance client: "loop" (its own
+	// HTTP/2 connections; Linux) or "grpc" (grpc-go); "": the loop where it
+	// runs, else grpc-go.
+	GRPCClient string `json:"grpc_client,omitempty"`
 	// SUTName is sut_name in the logs; the default names the target.
 	SUTName string `json:"sut_name,omitempty"`
 	// TotalSamples and PerformanceSamples size the synthetic library
@@ -127,6 +137,9 @@ type Search struct {
 	// VerifyRuns repeats the peak's trial this many times; the peak is the
 	// highest target VALID every time.
 	VerifyRuns int `json:"verify_runs,omitempty"`
+	// Delta is v0.5's lowering of a candidate that failed verification, a
+	// fraction; 0: 0.01.
+	Delta float64 `json:"delta,omitempty"`
 	// EarlyVerdict stops a trial as soon as it is certain to be INVALID
 	// (default true for a search: a failing trial need not run to the end).
 	EarlyVerdict *bool `json:"early_verdict,omitempty"`

@@ -11,4 +11,4 @@ set -eu
 cd "$(dirname "$0")/.."
 NETLOADGEN_SEARCH_BENCH=1 go test -count=1 -v -timeout 30m \
 	-run 'TestServerPeakWithinFivePercentOfTheTruth|TestMultiStreamFindsTheTrueMaximum|TestEarlyVerdictHalvesTheSearch' \
-	./pkg/search/ 2>&1 | tee "${BENCH_OUT:-/tmp/search-bench.txt}" | grep -E 'FIGURE|^(---|===|ok|FAIL|PASS)'
+	./pkg/runner/ 2>&1 | tee "${BENCH_OUT:-/tmp/search-bench.txt}" | grep -E 'FIGURE|^(---|===|ok|FAIL|PASS)'

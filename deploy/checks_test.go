@@ -19,6 +19,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/daemon"
+	"github.com/netloadgen/netloadgen/pkg/runspec"
 )
 
 // nonrootUID is distroless's nonroot user, the Dockerfile's USER.
@@ -341,7 +342,7 @@ func TestRunSpecs(t *testing.T) {
 			defer f.Close()
 			lg := typedBuild(t, c.loadgend)
 			cfg := loadConfig(t, podEnv(t, lg, lg.deployments["loadgend"].Spec.Template.Spec.Containers[0], readmeVariables(t)))
-			spec, err := api.DecodeRunSpec(f, api.Limits{MaxQPS: cfg.MaxQPS, MaxDuration: cfg.MaxDuration, MaxInflight: cfg.MaxInflight})
+			spec, err := runspec.Decode(f, api.Limits{MaxQPS: cfg.MaxQPS, MaxDuration: cfg.MaxDuration, MaxInflight: cfg.MaxInflight})
 			if err != nil {
 				t.Fatalf("the daemon refuses it: %v", err)
 			}

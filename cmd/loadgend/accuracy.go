@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,20 +12,6 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 )
-
-// accuracyFlags are the flags of --mode accuracy.
-type accuracyFlags struct{}
-
-func addAccuracyFlags(fs *flag.FlagSet) *accuracyFlags { return &accuracyFlags{} }
-
-// check validates the accuracy flags against the whole request: the log is
-// the point of an accuracy run, so it needs somewhere to go.
-func (f *accuracyFlags) check(req runRequest) error {
-	if req.mode == modeAccuracy && req.spec.OutDir == "" {
-		return errors.New("--mode accuracy needs --out: the accuracy log is written there")
-	}
-	return nil
-}
 
 // runAccuracy runs the accuracy set once, every sample, every response
 // logged: exit 0 when every sample answered, 1 when some did not, 2 when the

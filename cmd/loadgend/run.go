@@ -7,17 +7,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
-	"github.com/netloadgen/netloadgen/pkg/trace"
+	"github.com/netloadgen/netloadgen/pkg/runspec"
 )
 
 // Exit statuses of `loadgend run`: a contract for scripts.
@@ -60,12 +61,12 @@ const (
 
 // runRequest is what the flags asked for.
 type runRequest struct {
-	spec  runner.Spec
-	level slog.Level
-	mode  string
-	// Flags of the modes, registered by each mode's file.
-	findPeak *findPeakFlags
-	accuracy *accuracyFlags
+	// spec is the run (the base of a search's trials); search the peak
+	// search of --mode find-peak.
+	spec   runner.Spec
+	search *runner.Search
+	level  slog.Level
+	mode   string
 }
 
 // runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error.
@@ -101,63 +102,61 @@ func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, std
 	return exitInvalid
 }
 
+// parseRunFlags turns the flags into an api.RunSpec, the daemon's run spec,
+// and builds it with pkg/runspec as the daemon does: one path from a
+// request to a run. Errors name the flag of the spec field at fault.
 func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	var req runRequest
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	f := newSpecFlags()
+	fs, spec := f.fs, &f.spec
 	var (
-		spec                                runner.Spec
-		scenario, ruleset, preset, userConf string
-		mlperfConf, data, logLevel          string
-		targetQPS, expectedLatency          float64
-		targetLatencyMs, percentile, ivalMs float64
-		spq, minDur, maxDur, minQ, maxQ     uint64
-		qslSeed, sampleSeed, scheduleSeed   uint64
-		concat, unique, earlyVerdict        bool
-		drainMs                             uint64
+		out, logLevel, mlperfConf, userConf string
+		httpClient, grpcClient              string
+		totalSamples, perfSamples           int
+		requestTimeout, issueSlack          time.Duration
 	)
-	fs.StringVar(&spec.Target, "target", "", "the endpoint: http://host:port or grpc://host:port (required)")
-	fs.StringVar(&spec.Model, "model", "", "model name (required)")
-	fs.StringVar(&spec.ModelVersion, "model-version", "", "model version (default: the server's)")
-	fs.StringVar(&scenario, "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
-	fs.StringVar(&ruleset, "ruleset", string(loadgen.RulesetLoadGen6), "v0.5 or loadgen6")
-	fs.StringVar(&preset, "preset", "", "task preset: official bound, interval, percentile and minimums (e.g. resnet50)")
-	fs.Float64Var(&targetQPS, "target-qps", 0, "server_target_qps (Server) or offline_expected_qps (Offline)")
-	fs.Float64Var(&expectedLatency, "expected-latency-ns", 0, "single_/multi_stream_expected_latency_ns")
-	fs.Uint64Var(&spq, "samples-per-query", 0, "multi_stream_samples_per_query (the stream count)")
-	fs.Uint64Var(&minDur, "min-duration-ms", 0, "min_duration_ms")
-	fs.Uint64Var(&maxDur, "max-duration-ms", 0, "max_duration_ms")
-	fs.Uint64Var(&minQ, "min-query-count", 0, "min_query_count")
-	fs.Uint64Var(&maxQ, "max-query-count", 0, "max_query_count")
-	fs.IntVar(&spec.TotalSamples, "total-samples", 1024, "QSL total sample count")
-	fs.IntVar(&spec.PerformanceSamples, "performance-samples", 1024, "QSL performance sample count")
-	fs.Uint64Var(&qslSeed, "qsl-seed", 0, "qsl_rng_seed (default: the ruleset's)")
-	fs.Uint64Var(&sampleSeed, "sample-seed", 0, "sample_index_rng_seed (default: the ruleset's)")
-	fs.Uint64Var(&scheduleSeed, "schedule-seed", 0, "schedule_rng_seed (default: the ruleset's)")
-	fs.BoolVar(&concat, "concat-perm", false, "sample_concatenate_permutation")
-	fs.BoolVar(&unique, "issue-unique", false, "performance_issue_unique")
-	fs.Float64Var(&targetLatencyMs, "target-latency-ms", 0, "server_target_latency_ns, in ms")
-	fs.Float64Var(&percentile, "latency-percentile", 0, "target latency percentile, e.g. 0.99 or 99")
-	fs.Float64Var(&ivalMs, "interval-ms", 0, "v0.5 MultiStream issue interval in ms")
-	fs.IntVar(&spec.BatchSize, "batch-size", 0, "samples per request when a query is split (Offline)")
-	fs.IntVar(&spec.MaxInflight, "max-inflight", 0, "requests outstanding per query (Offline; 0 = no cap)")
-	fs.StringVar(&mlperfConf, "mlperf-conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
-	fs.StringVar(&userConf, "user-conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
-	fs.StringVar(&data, "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata)")
-	fs.StringVar(&spec.OutDir, "out", "", "directory for the LoadGen logs, result.json and latency.hlog")
-	fs.StringVar(&spec.SUTName, "sut-name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
+	o := &spec.Overrides
+	f.str(&spec.Target, "target", "target", "", "the endpoint: http://host:port or grpc://host:port (required)")
+	f.str(&spec.Model, "model", "model", "", "model name (required)")
+	f.str(&spec.ModelVersion, "model-version", "model_version", "", "model version (default: the server's)")
+	f.str(&spec.Scenario, "scenario", "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
+	f.str(&spec.Ruleset, "ruleset", "ruleset", string(loadgen.RulesetLoadGen6), "v0.5 or loadgen6")
+	f.str(&spec.Preset, "preset", "preset", "", "task preset: official bound, interval, percentile and minimums (e.g. resnet50)")
+	f.float(&o.TargetQPS, "target-qps", "settings.target_qps", "server_target_qps (Server) or offline_expected_qps (Offline)")
+	f.float(&o.ExpectedLatencyNs, "expected-latency-ns", "settings.expected_latency_ns", "single_/multi_stream_expected_latency_ns")
+	f.uint(&o.SamplesPerQuery, "samples-per-query", "settings.samples_per_query", "multi_stream_samples_per_query (the stream count)")
+	f.uint(&o.MinDurationMs, "min-duration-ms", "settings.min_duration_ms", "min_duration_ms")
+	f.uint(&o.MaxDurationMs, "max-duration-ms", "settings.max_duration_ms", "max_duration_ms")
+	f.uint(&o.MinQueryCount, "min-query-count", "settings.min_query_count", "min_query_count")
+	f.uint(&o.MaxQueryCount, "max-query-count", "settings.max_query_count", "max_query_count")
+	f.integer(&totalSamples, "total-samples", "total_samples", runspec.DefaultSamples, "QSL total sample count")
+	f.integer(&perfSamples, "performance-samples", "performance_samples", runspec.DefaultSamples, "QSL performance sample count")
+	f.uint(&o.QSLRNGSeed, "qsl-seed", "settings.qsl_rng_seed", "qsl_rng_seed (default: the ruleset's)")
+	f.uint(&o.SampleIndexRNGSeed, "sample-seed", "settings.sample_index_rng_seed", "sample_index_rng_seed (default: the ruleset's)")
+	f.uint(&o.ScheduleRNGSeed, "schedule-seed", "settings.schedule_rng_seed", "schedule_rng_seed (default: the ruleset's)")
+	f.boolean(&o.SampleConcatenatePermutation, "concat-perm", "settings.sample_concatenate_permutation", "sample_concatenate_permutation")
+	f.boolean(&o.PerformanceIssueUnique, "issue-unique", "settings.performance_issue_unique", "performance_issue_unique")
+	f.float(&o.TargetLatencyMs, "target-latency-ms", "settings.target_latency_ms", "server_target_latency_ns, in ms")
+	f.float(&o.LatencyPercentile, "latency-percentile", "settings.latency_percentile", "target latency percentile, e.g. 0.99 or 99")
+	f.float(&o.IntervalMs, "interval-ms", "settings.interval_ms", "v0.5 MultiStream issue interval in ms")
+	f.integer(&spec.BatchSize, "batch-size", "batch_size", 0, "samples per request when a query is split (Offline)")
+	f.integer(&spec.MaxInflight, "max-inflight", "max_inflight", 0, "requests outstanding per query (Offline; 0 = no cap)")
+	f.str(&mlperfConf, "mlperf-conf", "mlperf_conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
+	f.str(&userConf, "user-conf", "user_conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
+	f.str(&spec.Data, "data", "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata)")
+	fs.StringVar(&out, "out", "", "directory for the LoadGen logs, result.json and latency.hlog")
+	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
-	fs.IntVar(&spec.Conns, "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
-	fs.StringVar(&spec.HTTPClient, "http-client", runner.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
-	fs.StringVar(&spec.GRPCClient, "grpc-client", runner.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
-	fs.DurationVar(&spec.RequestTimeout, "request-timeout", 0, "bound on one request (0 = none)")
-	fs.DurationVar(&spec.IssueSlack, "issue-slack", 0, "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
-	fs.Uint64Var(&drainMs, "drain-timeout-ms", 0, "wait for outstanding responses after issuing ends (default: the engine's)")
-	fs.BoolVar(&earlyVerdict, "early-verdict", false, "stop as soon as the verdict is certain to be INVALID")
+	f.integer(&spec.Conns, "conns", "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
+	f.str(&httpClient, "http-client", "http_client", runner.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
+	f.str(&grpcClient, "grpc-client", "grpc_client", runner.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
+	f.duration(&requestTimeout, "request-timeout", "request_timeout_ms", "bound on one request (0 = none)")
+	f.duration(&issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
+	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
+	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
 	fs.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&req.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
-	req.findPeak = addFindPeakFlags(fs)
-	req.accuracy = addAccuracyFlags(fs)
+	findPeak := addFindPeakFlags(f)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -169,188 +168,164 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	if fs.NArg() > 0 {
 		return req, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+	if err := req.level.UnmarshalText([]byte(logLevel)); err != nil {
 		return req, fmt.Errorf("--log-level: %q is not debug, info, warn or error", logLevel)
 	}
-	if spec.Target == "" {
-		return req, errors.New("--target is required (http://host:port or grpc://host:port)")
-	}
-	if _, err := runner.ParseTarget(spec.Target); err != nil {
-		return req, fmt.Errorf("--target: %w", err)
-	}
-	if spec.Model == "" {
-		return req, errors.New("--model is required")
-	}
-	if data != "" {
-		// What needs no model is checked now, before any connection; the
-		// rest once the model's metadata is known, still before any request.
-		if err := qsl.CheckPath(data); err != nil {
-			return req, fmt.Errorf("--data: %w", err)
-		}
-		if set["total-samples"] {
-			return req, errors.New("--total-samples: with --data the files give the total")
-		}
-		spec.Data = data
-	}
-	sc, err := trace.ParseScenario(scenario)
-	if err != nil {
-		return req, fmt.Errorf("--scenario: %q is not SingleStream, MultiStream, Server or Offline", scenario)
-	}
-	rs := loadgen.Ruleset(ruleset)
-	if rs != loadgen.RulesetV05 && rs != loadgen.RulesetLoadGen6 {
-		return req, fmt.Errorf("--ruleset: %q is not v0.5 or loadgen6", ruleset)
-	}
-	s, err := loadgen.NewSettings(rs, sc, preset)
-	if err != nil {
-		return req, fmt.Errorf("--preset: %w", err)
-	}
-	for _, c := range []struct {
-		flag, path string
-		kind       loadgen.ConfigKind
-	}{{"mlperf-conf", mlperfConf, loadgen.MLPerfConf}, {"user-conf", userConf, loadgen.UserConf}} {
-		if c.path == "" {
-			continue
-		}
-		f, err := os.Open(c.path)
-		if err != nil {
-			return req, fmt.Errorf("--%s: %w", c.flag, err)
-		}
-		cfg, err := loadgen.ParseConfig(c.path, f)
-		f.Close()
-		if err != nil {
-			return req, fmt.Errorf("--%s: %w", c.flag, err)
-		}
-		if err := s.ApplyConfig(cfg, c.kind, spec.Model); err != nil {
-			return req, fmt.Errorf("--%s: %w", c.flag, err)
-		}
-	}
-
-	positive := func(name string, v float64) error {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("--%s must be a positive number, got %v", name, v)
-		}
-		return nil
-	}
-	if set["target-qps"] {
-		if err := positive("target-qps", targetQPS); err != nil {
-			return req, err
-		}
-		s.ServerTargetQPS, s.OfflineExpectedQPS = targetQPS, targetQPS
-	}
-	if set["expected-latency-ns"] {
-		if err := positive("expected-latency-ns", expectedLatency); err != nil {
-			return req, err
-		}
-		s.SingleStreamExpectedLatencyNs, s.MultiStreamExpectedLatencyNs = expectedLatency, expectedLatency
-	}
-	if set["samples-per-query"] {
-		if spq == 0 {
-			return req, errors.New("--samples-per-query must be at least 1")
-		}
-		s.MultiStreamSamplesPerQuery = spq
-	}
-	if set["min-duration-ms"] {
-		s.MinDurationMs = minDur
-	}
-	if set["max-duration-ms"] {
-		s.MaxDurationMs = maxDur
-	}
-	if set["min-query-count"] {
-		s.MinQueryCount = minQ
-	}
-	if set["max-query-count"] {
-		s.MaxQueryCount = maxQ
-	}
-	if set["qsl-seed"] {
-		s.QSLRNGSeed = qslSeed
-	}
-	if set["sample-seed"] {
-		s.SampleIndexRNGSeed = sampleSeed
-	}
-	if set["schedule-seed"] {
-		s.ScheduleRNGSeed = scheduleSeed
-	}
-	if set["concat-perm"] {
-		s.SampleConcatenatePermutation = concat
-	}
-	if set["issue-unique"] {
-		s.PerformanceIssueUnique = unique
-	}
-	if set["target-latency-ms"] {
-		if err := positive("target-latency-ms", targetLatencyMs); err != nil {
-			return req, err
-		}
-		s.ServerTargetLatencyNs = uint64(targetLatencyMs * 1e6)
-	}
-	if set["latency-percentile"] {
-		p := percentile
-		if p > 1 && p < 100 {
-			p /= 100
-		}
-		if !(p > 0 && p < 1) {
-			return req, fmt.Errorf("--latency-percentile must be in (0, 1) or (0, 100), got %v", percentile)
-		}
-		s.ServerTargetLatencyPercentile = p
-		s.SingleStreamTargetLatencyPercentile = p
-		s.MultiStreamTargetLatencyPercentile = p
-	}
-	if set["interval-ms"] {
-		if err := positive("interval-ms", ivalMs); err != nil {
-			return req, err
-		}
-		s.MultiStreamTargetQPS = 1000 / ivalMs
-	}
-	if set["drain-timeout-ms"] {
-		s.Engine.DrainTimeoutMs = drainMs
-	}
-	s.Engine.EarlyVerdict = earlyVerdict
-	if spec.TotalSamples <= 0 || spec.PerformanceSamples <= 0 {
-		return req, errors.New("--total-samples and --performance-samples must be at least 1")
-	}
-	for _, c := range []struct {
-		flag string
-		v    int
-	}{{"batch-size", spec.BatchSize}, {"max-inflight", spec.MaxInflight}, {"conns", spec.Conns}} {
-		if c.v < 0 {
-			return req, fmt.Errorf("--%s cannot be negative, got %d", c.flag, c.v)
-		}
-	}
-	if spec.IssueSlack < 0 || spec.IssueSlack > runner.MaxIssueSlack {
-		return req, fmt.Errorf("--issue-slack: %v is not between 0 and %v", spec.IssueSlack, runner.MaxIssueSlack)
-	}
-	if spec.HTTPClient != runner.HTTPClientLoop && spec.HTTPClient != runner.HTTPClientPool {
-		return req, fmt.Errorf("--http-client: %q is not %s or %s", spec.HTTPClient, runner.HTTPClientLoop, runner.HTTPClientPool)
-	}
-	if !set["http-client"] {
-		spec.HTTPClient = "" // the default: the loop where it runs, else the pool
-	}
-	if spec.GRPCClient != runner.GRPCClientLoop && spec.GRPCClient != runner.GRPCClientGRPC {
-		return req, fmt.Errorf("--grpc-client: %q is not %s or %s", spec.GRPCClient, runner.GRPCClientLoop, runner.GRPCClientGRPC)
-	}
-	if !set["grpc-client"] {
-		spec.GRPCClient = "" // the default: the loop where it runs, else grpc-go
-	}
-	if err := s.Validate(); err != nil {
-		return req, err
-	}
-	spec.Settings = s
 	switch req.mode {
 	case modePerformance, modeFindPeak, modeAccuracy:
 	default:
 		return req, fmt.Errorf("--mode: %q is not %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeAccuracy)
 	}
-	req.spec, req.level = spec, level
-	if err := req.findPeak.check(req); err != nil {
+	if req.mode == modeAccuracy && out == "" {
+		return req, errors.New("--mode accuracy needs --out: the accuracy log is written there")
+	}
+	// A flag left out leaves its field unset, as a key left out of a spec:
+	// the ruleset's, the preset's or the conf's value stands.
+	f.applySet()
+	if f.set["total-samples"] || f.set["performance-samples"] {
+		// The flags' 0 is no size; the spec's 0 is the default size.
+		if totalSamples <= 0 || perfSamples <= 0 {
+			return req, errors.New("--total-samples and --performance-samples must be at least 1")
+		}
+		if f.set["total-samples"] {
+			spec.TotalSamples = totalSamples
+		}
+		if f.set["performance-samples"] {
+			spec.PerformanceSamples = perfSamples
+		}
+	}
+	if f.set["http-client"] {
+		spec.HTTPClient = httpClient
+	}
+	if f.set["grpc-client"] {
+		spec.GRPCClient = grpcClient
+	}
+	if err := setDurations(spec, requestTimeout, issueSlack); err != nil {
 		return req, err
 	}
-	if err := req.accuracy.check(req); err != nil {
-		return req, err
+	env := runspec.Env{OutDir: out, AnyData: true, MLPerfConfName: mlperfConf, UserConfName: userConf}
+	for _, c := range []struct {
+		flag, path string
+		text       *string
+	}{{"mlperf-conf", mlperfConf, &spec.MLPerfConf}, {"user-conf", userConf, &spec.UserConf}} {
+		if c.path == "" {
+			continue
+		}
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			return req, fmt.Errorf("--%s: %w", c.flag, err)
+		}
+		*c.text = string(b)
 	}
+	if req.mode == modeFindPeak {
+		spec.Search = findPeak.search(spec.Overrides.EarlyVerdict)
+	}
+	run, err := runspec.Build(*spec, env)
+	if err != nil {
+		return req, f.explain(err)
+	}
+	req.spec, req.search = run.Spec, run.Search
 	return req, nil
+}
+
+// setDurations writes the duration flags into the spec's fields, in the
+// spec's units.
+func setDurations(spec *api.RunSpec, requestTimeout, issueSlack time.Duration) error {
+	if requestTimeout < 0 {
+		return fmt.Errorf("--request-timeout: must not be negative, got %v", requestTimeout)
+	}
+	if requestTimeout%time.Millisecond != 0 {
+		return fmt.Errorf("--request-timeout: %v is not a whole number of milliseconds", requestTimeout)
+	}
+	spec.RequestTimeoutMs = uint64(requestTimeout / time.Millisecond)
+	if issueSlack < 0 {
+		return fmt.Errorf("--issue-slack: %v is not between 0 and %v", issueSlack, runner.MaxIssueSlack)
+	}
+	spec.IssueSlackNs = uint64(issueSlack)
+	return nil
+}
+
+// specFlags registers flags onto the fields of an api.RunSpec and knows,
+// for each field, the flag that fills it, so the spec's field errors name
+// the flag the user typed.
+type specFlags struct {
+	fs   *flag.FlagSet
+	spec api.RunSpec
+	// flagOf is the flag of each spec field (its JSON path).
+	flagOf map[string]string
+	// onSet fills an optional field from its flag, once the flag was given.
+	onSet map[string]func()
+	set   map[string]bool
+}
+
+func newSpecFlags() *specFlags {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &specFlags{fs: fs, flagOf: map[string]string{}, onSet: map[string]func(){}, set: map[string]bool{}}
+}
+
+func (f *specFlags) str(dst *string, name, field, def, usage string) {
+	f.fs.StringVar(dst, name, def, usage)
+	f.flagOf[field] = name
+}
+
+func (f *specFlags) integer(dst *int, name, field string, def int, usage string) {
+	f.fs.IntVar(dst, name, def, usage)
+	f.flagOf[field] = name
+}
+
+func (f *specFlags) duration(dst *time.Duration, name, field, usage string) {
+	f.fs.DurationVar(dst, name, 0, usage)
+	f.flagOf[field] = name
+}
+
+// float, uint and boolean register a flag for an optional field, set only
+// when the flag is given.
+func (f *specFlags) float(dst **float64, name, field, usage string) {
+	v := new(float64)
+	f.fs.Float64Var(v, name, 0, usage)
+	f.optional(name, field, func() { *dst = v })
+}
+
+func (f *specFlags) uint(dst **uint64, name, field, usage string) {
+	v := new(uint64)
+	f.fs.Uint64Var(v, name, 0, usage)
+	f.optional(name, field, func() { *dst = v })
+}
+
+func (f *specFlags) boolean(dst **bool, name, field, usage string) {
+	v := new(bool)
+	f.fs.BoolVar(v, name, false, usage)
+	f.optional(name, field, func() { *dst = v })
+}
+
+func (f *specFlags) optional(name, field string, fill func()) {
+	f.flagOf[field] = name
+	f.onSet[name] = fill
+}
+
+// applySet records which flags were given and fills their optional fields.
+func (f *specFlags) applySet() {
+	f.fs.Visit(func(fl *flag.Flag) {
+		f.set[fl.Name] = true
+		if fill, ok := f.onSet[fl.Name]; ok {
+			fill()
+		}
+	})
+}
+
+// explain names the flag of the spec field an error is about ("--target-qps:
+// must be a positive number"), or the LoadGen setting when no flag sets it
+// (a conf file's value).
+func (f *specFlags) explain(err error) error {
+	fe, ok := errors.AsType[*api.FieldError](err)
+	if !ok {
+		return err
+	}
+	if name, ok := f.flagOf[fe.Field]; ok {
+		return fmt.Errorf("--%s: %s", name, fe.Message)
+	}
+	return errors.New(strings.TrimPrefix(fe.Error(), "settings."))
 }
 
 // showProgress rewrites one status line on a terminal until done.

@@ -20,6 +20,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/metrics"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
@@ -96,10 +97,17 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: "+err.Error(), "")
 		return
 	}
-	spec, err := api.DecodeRunSpec(bytes.NewReader(body), s.limits)
+	spec, err := runspec.Decode(bytes.NewReader(body), s.limits)
 	if err != nil {
 		status, eb := api.ErrorFor(err)
 		writeJSON(w, status, eb)
+		return
+	}
+	// The store keeps the spec as decoded, not the bytes sent: the worker
+	// reads back exactly what was checked.
+	stored, err := json.Marshal(spec)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, "encoding the spec: "+err.Error(), "")
 		return
 	}
 	if !s.allow.Allows(r.Context(), hostOf(spec.Target)) {
@@ -113,7 +121,7 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "loadgend is shutting down", "")
 		return
 	}
-	rec, err := s.store.Create(body)
+	rec, err := s.store.Create(stored)
 	if err != nil {
 		s.mu.Unlock()
 		writeError(w, http.StatusInternalServerError, api.CodeInternal, "storing the run: "+err.Error(), "")

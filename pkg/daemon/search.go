@@ -17,24 +17,11 @@ import (
 // so GET /v1/runs/{id} lists the trials as they finish. The Outcome is the
 // peak trial's result (the last trial's when there is no peak), whose logs
 // the search copies to the run's directory.
-func (s *Service) runSearch(ctx context.Context, a *activeRun, sp api.Search, base runner.Spec, log *slog.Logger) (*runner.Outcome, error) {
-	planner, algo, unit, err := search.Plan(base.Settings, search.Options{
-		Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, VerifyRuns: sp.VerifyRuns,
-	})
-	if err != nil {
-		return nil, err
-	}
-	early := sp.EarlyVerdict == nil || *sp.EarlyVerdict
-	trials := &search.NetworkTrials{
-		Base:         base,
-		Options:      runner.Options{Logger: log, Started: func(r *loadgen.Run) { a.run.Store(r) }},
-		Observer:     s.met.Observer(),
-		EarlyVerdict: early,
-	}
-	res, err := search.Run(ctx, search.Config{
-		Planner: planner, Trials: trials, Dir: base.OutDir, MaxTrials: sp.MaxTrials, Logger: log,
-		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
-		Starting: func(r search.TrialRequest, lo, hi float64) {
+func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec, sp runner.Search, log *slog.Logger) (*runner.Outcome, error) {
+	res, err := runner.FindPeak(ctx, base, sp, runner.SearchOptions{
+		Options:  runner.Options{Logger: log, Started: func(r *loadgen.Run) { a.run.Store(r) }},
+		Observer: s.met.Observer(),
+		Starting: func(r search.TrialRequest, lo, hi float64, unit string) {
 			if unit == search.UnitQPS {
 				if err := s.met.SetTargetQPS(r.Target); err != nil {
 					log.Warn("metrics", "error", err)

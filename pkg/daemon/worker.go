@@ -11,6 +11,7 @@ import (
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
 )
 
@@ -89,16 +90,20 @@ func (s *Service) execute(id string) {
 	if err != nil || rec.State != runstore.Queued {
 		return // cancelled while queued
 	}
-	spec, err := api.DecodeRunSpec(bytesReader(rec.Spec), s.limits)
-	if err != nil {
-		s.fail(id, "the stored spec no longer decodes", err)
+	// The stored spec was decoded and admitted at submission; it is
+	// admitted again under the limits in force now (a restart may have
+	// lowered them, a data file may be gone), and fails the run if not.
+	var spec api.RunSpec
+	if err := json.Unmarshal(rec.Spec, &spec); err != nil {
+		s.fail(id, "the stored spec does not decode", err)
 		return
 	}
-	rspec, err := spec.TrialBase(s.store.Dir(id), s.limits.DataRoot)
+	planned, err := runspec.Admit(spec, s.limits, s.store.Dir(id))
 	if err != nil {
-		s.fail(id, "the spec does not build a run", err)
+		s.fail(id, "the spec is no longer admitted", err)
 		return
 	}
+	rspec := planned.Spec
 	if !s.allow.Allows(context.Background(), hostOf(spec.Target)) {
 		s.fail(id, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
 		return
@@ -158,8 +163,8 @@ func (s *Service) execute(id string) {
 	log.Info("run starting", "target", spec.Target, "model", spec.Model, "scenario", spec.Scenario)
 	var out *runner.Outcome
 	var runErr error
-	if spec.Search != nil {
-		out, runErr = s.runSearch(ctx, a, *spec.Search, rspec, log)
+	if planned.Search != nil {
+		out, runErr = s.runSearch(ctx, a, rspec, *planned.Search, log)
 	} else {
 		out, runErr = runner.Run(ctx, rspec, runner.Options{
 			Logger:  log,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/target"
+
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/sut"
@@ -26,12 +28,12 @@ type EndpointReport struct {
 	InferenceError     string  `json:"inference_error,omitempty"`
 }
 
-// ProbeEndpoint checks target: health, server metadata, and when model is
+// ProbeEndpoint checks the endpoint at url: health, server metadata, and when model is
 // named its metadata, configuration and one timed inference. An error means
 // the endpoint could not be asked at all (bad URL, unreachable, no model);
 // a failed inference is reported in the result.
-func ProbeEndpoint(ctx context.Context, target, model, version string) (*EndpointReport, error) {
-	t, err := ParseTarget(target)
+func ProbeEndpoint(ctx context.Context, url, model, version string) (*EndpointReport, error) {
+	t, err := target.Parse(url)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +52,7 @@ func ProbeEndpoint(ctx context.Context, target, model, version string) (*Endpoin
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if rep.Live, err = conn.probe.ServerLive(pctx); err != nil {
-			return nil, fmt.Errorf("%w: %s is not reachable as a KServe v2 server: %v", ErrTarget, t.URL, err)
+			return nil, fmt.Errorf("%w: %s is not reachable as a KServe v2 server: %v", target.ErrTarget, t.URL, err)
 		}
 		if r, ok := conn.probe.(interface {
 			ServerReady(context.Context) (bool, error)
@@ -58,7 +60,7 @@ func ProbeEndpoint(ctx context.Context, target, model, version string) (*Endpoin
 			rep.Ready, _ = r.ServerReady(pctx)
 		}
 		if rep.Server, err = conn.probe.ServerMetadata(pctx); err != nil {
-			return nil, fmt.Errorf("%w: %s server metadata: %v", ErrTarget, t.URL, err)
+			return nil, fmt.Errorf("%w: %s server metadata: %v", target.ErrTarget, t.URL, err)
 		}
 	}
 	rep.Extensions = rep.Server.Extensions

@@ -8,6 +8,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/pkg/target"
 )
 
 func TestProbeEndpoint(t *testing.T) {
@@ -16,9 +17,9 @@ func TestProbeEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	for _, target := range []string{"http://" + p.HTTPAddr(), "grpc://" + p.GRPCAddr()} {
-		t.Run(target, func(t *testing.T) {
-			rep, err := runner.ProbeEndpoint(t.Context(), target, "simple", "")
+	for _, url := range []string{"http://" + p.HTTPAddr(), "grpc://" + p.GRPCAddr()} {
+		t.Run(url, func(t *testing.T) {
+			rep, err := runner.ProbeEndpoint(t.Context(), url, "simple", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,16 +37,16 @@ func TestProbeEndpoint(t *testing.T) {
 				t.Error("the probe's inference never reached the server")
 			}
 
-			bare, err := runner.ProbeEndpoint(t.Context(), target, "", "")
+			bare, err := runner.ProbeEndpoint(t.Context(), url, "", "")
 			if err != nil || !bare.Live || bare.Model != nil || bare.InferenceLatencyMs != 0 {
 				t.Errorf("probe without a model = %+v, %v", bare, err)
 			}
-			if _, err := runner.ProbeEndpoint(t.Context(), target, "missing", ""); !errors.Is(err, runner.ErrTarget) {
-				t.Errorf("unknown model: %v, want ErrTarget", err)
+			if _, err := runner.ProbeEndpoint(t.Context(), url, "missing", ""); !errors.Is(err, target.ErrTarget) {
+				t.Errorf("unknown model: %v, want target.ErrTarget", err)
 			}
 		})
 	}
-	if _, err := runner.ProbeEndpoint(t.Context(), "ftp://x:1", "", ""); !errors.Is(err, runner.ErrTarget) {
+	if _, err := runner.ProbeEndpoint(t.Context(), "ftp://x:1", "", ""); !errors.Is(err, target.ErrTarget) {
 		t.Errorf("bad scheme: %v", err)
 	}
 }

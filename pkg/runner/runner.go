@@ -8,6 +8,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/target"
+
 	"github.com/netloadgen/netloadgen/pkg/grpcloop"
 	"github.com/netloadgen/netloadgen/pkg/httploop"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -100,7 +102,7 @@ type Outcome struct {
 // session is everything a run needs before its engine exists: the probed
 // target, the sample library and the SUT adapter.
 type session struct {
-	t     Target
+	t     target.Target
 	conn  *connection
 	pr    *Probe
 	lib   qsl.Library
@@ -112,12 +114,12 @@ type session struct {
 
 // open parses and probes the target, builds the library and the SUT.
 func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
-	t, err := ParseTarget(spec.Target)
+	t, err := target.Parse(spec.Target)
 	if err != nil {
 		return nil, err
 	}
 	if spec.Model == "" {
-		return nil, fmt.Errorf("%w: no model named", ErrTarget)
+		return nil, fmt.Errorf("%w: no model named", target.ErrTarget)
 	}
 	check := spec.Settings
 	if check.Mode == loadgen.AccuracyOnly {

@@ -9,43 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
-	"strings"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/target"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/triton"
 )
-
-// ErrTarget marks a target that is malformed or does not answer as a KServe
-// v2 server with the model: the run never started.
-var ErrTarget = errors.New("target")
-
-// Target is a parsed http://host:port or grpc://host:port.
-type Target struct {
-	Scheme string // "http" or "grpc"
-	Host   string // host:port
-	URL    string // as given
-}
-
-// ParseTarget checks a target URL.
-func ParseTarget(raw string) (Target, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return Target{}, fmt.Errorf("%w: %q is not a URL (want http://host:port or grpc://host:port): %v", ErrTarget, raw, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "grpc" {
-		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc://", ErrTarget, raw)
-	}
-	if u.Hostname() == "" || u.Port() == "" {
-		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrTarget, raw, u.Scheme)
-	}
-	if u.Scheme == "grpc" && strings.Trim(u.Path, "/") != "" {
-		return Target{}, fmt.Errorf("%w: %q: a grpc:// target takes no path", ErrTarget, raw)
-	}
-	return Target{Scheme: u.Scheme, Host: u.Host, URL: raw}, nil
-}
 
 // probeClient is what a run asks of the endpoint before it starts.
 type probeClient interface {
@@ -69,23 +40,23 @@ type connection struct {
 	preconnect func(ctx context.Context, n int) error
 }
 
-func connect(ctx context.Context, t Target, conns int, binary bool) (*connection, error) {
+func connect(ctx context.Context, t target.Target, conns int, binary bool) (*connection, error) {
 	switch t.Scheme {
 	case "http":
 		c, err := kserve.NewHTTPClient(t.URL, kserve.HTTPMaxConns(max(conns, 1)), kserve.HTTPBinary(binary))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
+			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
 		return &connection{probe: c, sut: sut.HTTP(c), http: c, preconnect: c.Preconnect}, nil
 	case "grpc":
 		n := min(max(conns/16, 1), 8)
 		c, err := kserve.NewGRPCClient(t.Host, kserve.WithGRPCConns(n))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
+			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
 		return &connection{probe: c, sut: sut.GRPC(c), grpcConns: n, preconnect: func(ctx context.Context, _ int) error { return c.Connect(ctx) }}, nil
 	}
-	return nil, fmt.Errorf("%w: unknown scheme %q", ErrTarget, t.Scheme)
+	return nil, fmt.Errorf("%w: unknown scheme %q", target.ErrTarget, t.Scheme)
 }
 
 const (
@@ -107,7 +78,7 @@ type Probe struct {
 	Batched bool `json:"batched"`
 }
 
-func probe(ctx context.Context, c probeClient, t Target, model, version string) (*Probe, error) {
+func probe(ctx context.Context, c probeClient, t target.Target, model, version string) (*Probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	// A connection of our own first tells a dead port from a live one that
@@ -116,32 +87,32 @@ func probe(ctx context.Context, c probeClient, t Target, model, version string) 
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", t.Host)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s is not reachable: %v", ErrTarget, t.URL, err)
+		return nil, fmt.Errorf("%w: %s is not reachable: %v", target.ErrTarget, t.URL, err)
 	}
 	nc.Close()
 	live, err := c.ServerLive(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %v", ErrTarget, t.URL, protocolName(t.Scheme), err)
+		return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %v", target.ErrTarget, t.URL, protocolName(t.Scheme), err)
 	}
 	if !live {
-		return nil, fmt.Errorf("%w: %s answers but says it is not live", ErrTarget, t.URL)
+		return nil, fmt.Errorf("%w: %s answers but says it is not live", target.ErrTarget, t.URL)
 	}
 	p := &Probe{}
 	if p.Server, err = c.ServerMetadata(ctx); err != nil {
-		return nil, fmt.Errorf("%w: %s server metadata: %v", ErrTarget, t.URL, err)
+		return nil, fmt.Errorf("%w: %s server metadata: %v", target.ErrTarget, t.URL, err)
 	}
 	if p.Model, err = c.ModelMetadata(ctx, model, version); err != nil {
 		if errors.Is(err, kserve.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s has no model %q", ErrTarget, t.URL, model)
+			return nil, fmt.Errorf("%w: %s has no model %q", target.ErrTarget, t.URL, model)
 		}
-		return nil, fmt.Errorf("%w: %s model metadata for %q: %v", ErrTarget, t.URL, model, err)
+		return nil, fmt.Errorf("%w: %s model metadata for %q: %v", target.ErrTarget, t.URL, model, err)
 	}
 	ready, err := c.ModelReady(ctx, model, version)
 	if err != nil {
-		return nil, fmt.Errorf("%w: model %q on %s: readiness: %v", ErrTarget, model, t.URL, err)
+		return nil, fmt.Errorf("%w: model %q on %s: readiness: %v", target.ErrTarget, model, t.URL, err)
 	}
 	if !ready {
-		return nil, fmt.Errorf("%w: model %q on %s is not ready", ErrTarget, model, t.URL)
+		return nil, fmt.Errorf("%w: model %q on %s is not ready", target.ErrTarget, model, t.URL)
 	}
 	// Only ask for the configuration where the server lists the extension:
 	// KServe, Seldon and others do not implement it.

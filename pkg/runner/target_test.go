@@ -7,45 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netloadgen/netloadgen/pkg/target"
+
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/triton"
 )
-
-func TestParseTarget(t *testing.T) {
-	cases := []struct {
-		raw          string
-		scheme, host string
-		wantErr      string
-	}{
-		{raw: "http://127.0.0.1:8000", scheme: "http", host: "127.0.0.1:8000"},
-		{raw: "grpc://localhost:8001", scheme: "grpc", host: "localhost:8001"},
-		{raw: "http://[::1]:8000/", scheme: "http", host: "[::1]:8000"},
-		{raw: "https://h:443", wantErr: "scheme"},
-		{raw: "127.0.0.1:8000", wantErr: "want http://host:port or grpc://host:port"},
-		{raw: "http://h", wantErr: "host:port"},
-		{raw: "grpc://:8001", wantErr: "host:port"},
-		{raw: "grpc://h:8001/v2", wantErr: "no path"},
-		{raw: "http://h:80%", wantErr: "not a URL"},
-		{raw: "", wantErr: "scheme"},
-	}
-	for _, c := range cases {
-		t.Run(c.raw, func(t *testing.T) {
-			got, err := ParseTarget(c.raw)
-			if c.wantErr != "" {
-				if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err %v: want ErrTarget mentioning %q", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Scheme != c.scheme || got.Host != c.host || got.URL != c.raw {
-				t.Errorf("got %+v", got)
-			}
-		})
-	}
-}
 
 // fakeEndpoint answers the probe's questions from fields.
 type fakeEndpoint struct {
@@ -79,7 +45,7 @@ func TestProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	target := Target{Scheme: "http", Host: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	tg := target.Target{Scheme: "http", Host: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
 	withConfig := kserve.ServerMetadata{Extensions: []string{kserve.ExtModelConfiguration}}
 	batchedIn := []kserve.TensorMetadata{{Name: "IN", Datatype: kserve.FP32, Shape: []int64{-1, 16}}}
 	fixedIn := []kserve.TensorMetadata{{Name: "IN", Datatype: kserve.FP32, Shape: []int64{16}}}
@@ -103,14 +69,14 @@ func TestProbe(t *testing.T) {
 		{name: "not live", ep: fakeEndpoint{live: false}, wantErr: "not live"},
 		{name: "wrong protocol", ep: fakeEndpoint{liveErr: kserve.ErrTransport}, wantErr: "does not answer as a KServe v2 HTTP server"},
 		{name: "unknown model", ep: fakeEndpoint{live: true, modelErr: kserve.Errorf(5, "no such model")}, wantErr: `no model "m"`},
-		{name: "not ready", ep: fakeEndpoint{live: true, model: kserve.ModelMetadata{Inputs: fixedIn}}, wantErr: `model "m" on ` + target.URL + " is not ready"},
+		{name: "not ready", ep: fakeEndpoint{live: true, model: kserve.ModelMetadata{Inputs: fixedIn}}, wantErr: `model "m" on ` + tg.URL + " is not ready"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := probe(t.Context(), &c.ep, target, "m", "")
+			p, err := probe(t.Context(), &c.ep, tg, "m", "")
 			if c.wantErr != "" {
-				if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err %v: want ErrTarget mentioning %q", err, c.wantErr)
+				if !errors.Is(err, target.ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v: want target.ErrTarget mentioning %q", err, c.wantErr)
 				}
 				return
 			}
@@ -131,8 +97,8 @@ func TestProbe(t *testing.T) {
 		addr := dead.Addr().String()
 		dead.Close()
 		ep := &fakeEndpoint{live: true}
-		_, err = probe(t.Context(), ep, Target{Scheme: "grpc", Host: addr, URL: "grpc://" + addr}, "m", "")
-		if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), "grpc://"+addr+" is not reachable") {
+		_, err = probe(t.Context(), ep, target.Target{Scheme: "grpc", Host: addr, URL: "grpc://" + addr}, "m", "")
+		if !errors.Is(err, target.ErrTarget) || !strings.Contains(err.Error(), "grpc://"+addr+" is not reachable") {
 			t.Fatalf("err %v", err)
 		}
 	})

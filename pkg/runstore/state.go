@@ -29,9 +29,11 @@ var (
 	ErrInvalidState = errors.New("invalid state")
 )
 
-// next lists the states each non-terminal state may move to.
+// next lists the states each non-terminal state may move to. A queued run
+// that cannot start (its spec no longer admitted, its target no longer
+// allowed) fails from queued: every state has a path to an end.
 var next = map[State][]State{
-	Queued:  {Running, Cancelled},
+	Queued:  {Running, Failed, Cancelled},
 	Running: {Done, Failed, Cancelled, Interrupted},
 }
 

@@ -16,9 +16,11 @@ func TestSetStateTransitions(t *testing.T) {
 		Interrupted: {Running, Interrupted},
 	}
 	all := []State{Queued, Running, Done, Failed, Cancelled, Interrupted}
-	// allowed is the life of a run as issue 4 defines it.
+	// allowed is the life of a run as issue 4 defines it, and a queued run
+	// that cannot start failing from queued (issue 15).
 	allowed := map[[2]State]bool{
 		{Queued, Running}:      true,
+		{Queued, Failed}:       true,
 		{Queued, Cancelled}:    true,
 		{Running, Done}:        true,
 		{Running, Failed}:      true,

@@ -1,4 +1,4 @@
-package api
+package runspec
 
 import (
 	"errors"
@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -131,11 +133,11 @@ func TestSettingsMatchCLI(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			spec, err := DecodeRunSpec(strings.NewReader(c.body), Limits{})
+			spec, err := Decode(strings.NewReader(c.body), api.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := spec.Settings()
+			got, err := Settings(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,14 +151,15 @@ func TestSettingsMatchCLI(t *testing.T) {
 func TestRunnerSpec(t *testing.T) {
 	body := `{"target": "http://h:1", "model": "m", "model_version": "3", "scenario": "Offline", "settings": {"target_qps": 10},
 		"batch_size": 8, "max_inflight": 2, "conns": 4, "json": true, "request_timeout_ms": 1500, "issue_slack_us": 120, "sut_name": "rig", "data_seed": 9, "total_samples": 100}`
-	spec, err := DecodeRunSpec(strings.NewReader(body), Limits{})
+	spec, err := Decode(strings.NewReader(body), api.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := spec.RunnerSpec("/runs/x", "")
+	r, err := Build(spec, Env{OutDir: "/runs/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := r.Spec
 	ls := loadgen.DefaultSettings(loadgen.RulesetLoadGen6)
 	ls.Scenario = trace.Offline
 	ls.ServerTargetQPS, ls.OfflineExpectedQPS = 10, 10
@@ -169,10 +172,17 @@ func TestRunnerSpec(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 
-	spec.Search = &Search{Mode: SearchFindPeak}
-	var fe *FieldError
-	if _, err := spec.RunnerSpec("", ""); !errors.As(err, &fe) || fe.Field != "search" {
-		t.Errorf("a search spec: got %v, want a FieldError on search", err)
+	if r.Search != nil {
+		t.Errorf("a spec without a search builds one: %+v", r.Search)
+	}
+	spec.Search = &api.Search{Mode: api.SearchFindPeak, LowerQPS: 5, UpperQPS: 50, Precision: 2, Delta: 0.05, VerifyRuns: 3, MaxTrials: 7}
+	r, err = Build(spec, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSearch := runner.Search{Options: search.Options{Start: 5, Upper: 50, Precision: 2, Delta: 0.05, VerifyRuns: 3}, EarlyVerdict: true, MaxTrials: 7}
+	if r.Search == nil || *r.Search != wantSearch {
+		t.Errorf("search %+v, want %+v (early verdicts on unless asked off)", r.Search, wantSearch)
 	}
 }
 
@@ -183,49 +193,23 @@ func TestSettingsRefusesGoValues(t *testing.T) {
 	huge := 1e300
 	cases := []struct {
 		name  string
-		o     RunSettings
+		o     api.RunSettings
 		field string
 	}{
-		{"NaN rate", RunSettings{TargetQPS: &nan}, "settings.target_qps"},
-		{"infinite rate", RunSettings{ServerTargetQPS: &inf}, "settings.server_target_qps"},
-		{"NaN percentile", RunSettings{LatencyPercentile: &nan}, "settings.latency_percentile"},
-		{"huge latency bound", RunSettings{TargetLatencyMs: &huge}, "settings.target_latency_ms"},
-		{"NaN interval", RunSettings{IntervalMs: &nan}, "settings.interval_ms"},
+		{"NaN rate", api.RunSettings{TargetQPS: &nan}, "settings.target_qps"},
+		{"infinite rate", api.RunSettings{ServerTargetQPS: &inf}, "settings.server_target_qps"},
+		{"NaN percentile", api.RunSettings{LatencyPercentile: &nan}, "settings.latency_percentile"},
+		{"huge latency bound", api.RunSettings{TargetLatencyMs: &huge}, "settings.target_latency_ms"},
+		{"NaN interval", api.RunSettings{IntervalMs: &nan}, "settings.interval_ms"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := RunSpec{Target: "http://h:1", Model: "m", Scenario: "Server", Overrides: c.o}
-			_, err := s.Settings()
-			var fe *FieldError
+			s := api.RunSpec{Target: "http://h:1", Model: "m", Scenario: "Server", Overrides: c.o}
+			_, err := Settings(s)
+			var fe *api.FieldError
 			if !errors.As(err, &fe) || fe.Field != c.field {
 				t.Fatalf("got %v, want a FieldError on %s", err, c.field)
 			}
 		})
-	}
-}
-
-// TestSpecRoundTrip: a decoded spec marshals to JSON the strict decoder
-// takes back unchanged (GET /v1/runs/{id} shows the spec as stored).
-func TestSpecRoundTrip(t *testing.T) {
-	body := `{"target": "http://h:1", "model": "m", "scenario": "Server", "preset": "gnmt", "ruleset": "v0.5",
-		"settings": {"target_qps": 10, "min_duration_ms": 1000, "min_query_count": 10, "latency_percentile": 97, "early_verdict": false},
-		"json": true, "conns": 3}`
-	s, err := DecodeRunSpec(strings.NewReader(body), Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := jsonMarshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := DecodeRunSpec(strings.NewReader(string(b)), Limits{})
-	if err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	if !reflect.DeepEqual(back, s) {
-		t.Errorf("round trip changed the spec:\n%+v\n%+v", s, back)
-	}
-	if !strings.Contains(string(b), `"early_verdict":false`) {
-		t.Errorf("an explicit false was lost: %s", b)
 	}
 }

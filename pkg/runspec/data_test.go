@@ -1,4 +1,4 @@
-package api
+package runspec
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netloadgen/netloadgen/api"
 )
 
 func TestResolveData(t *testing.T) {
@@ -49,7 +51,7 @@ func TestResolveData(t *testing.T) {
 			}
 			continue
 		}
-		var fe *FieldError
+		var fe *api.FieldError
 		if !errors.As(err, &fe) || fe.Field != "data" || !strings.Contains(fe.Message, tc.mention) {
 			t.Errorf("ResolveData(%q) = %q, %v; want a data error mentioning %q", tc.data, got, err, tc.mention)
 		}

@@ -1,4 +1,4 @@
-package api
+package runspec
 
 import (
 	"path/filepath"

@@ -1,42 +1,34 @@
-package search
+package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
-	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
-// NetworkTrials runs each trial as a full pkg/runner run of Base with the
+// networkTrials runs each trial as a full run of Base with the
 // trial's target, writing its logs to the trial's directory.
-type NetworkTrials struct {
-	Base runner.Spec
+type networkTrials struct {
+	Base Spec
 	// Options are passed to every run; Started sees each trial's engine run.
-	Options runner.Options
+	Options Options
 	// Observer, if set, watches every trial (live metrics).
 	Observer loadgen.Observer
 	// EarlyVerdict stops a trial once it can no longer pass.
 	EarlyVerdict bool
 }
 
-// Passes is the verdict a search decides on. v0.5: the run is VALID.
-// loadgen6: FindPeakPerformance checks only the latency constraint
-// (loadgen.cc:1000-1033); netloadgen also requires no failed samples, since
-// an endpoint that drops requests does not sustain the load.
-func Passes(r *loadgen.Result) bool {
-	if r.Ruleset == loadgen.RulesetV05 {
-		return r.Valid
-	}
-	return r.PerfConstraintsMet && r.NoFailedSamples
-}
-
-// TrialSpec is base with target applied: Server's target QPS, or
+// trialSpec is base with target applied: Server's target QPS, or
 // MultiStream's samples per query.
-func TrialSpec(base runner.Spec, target float64) (runner.Spec, error) {
+func trialSpec(base Spec, target float64) (Spec, error) {
 	s := base
 	s.Settings.Mode = loadgen.PerformanceOnly
 	switch s.Settings.Scenario {
@@ -44,11 +36,11 @@ func TrialSpec(base runner.Spec, target float64) (runner.Spec, error) {
 		s.Settings.ServerTargetQPS = target
 	case trace.MultiStream:
 		if target < 1 {
-			return s, fmt.Errorf("%w: %v samples per query", ErrConfig, target)
+			return s, fmt.Errorf("%w: %v samples per query", search.ErrConfig, target)
 		}
 		s.Settings.MultiStreamSamplesPerQuery = uint64(target)
 	default:
-		return s, fmt.Errorf("%w: no peak search for %s", ErrConfig, s.Settings.Scenario)
+		return s, fmt.Errorf("%w: no peak search for %s", search.ErrConfig, s.Settings.Scenario)
 	}
 	return s, nil
 }
@@ -59,10 +51,10 @@ func TrialSpec(base runner.Spec, target float64) (runner.Spec, error) {
 // loadgen6 the engine would also stop on early stopping, which
 // FindPeakPerformance does not check, so the search stops the trial itself
 // on the latency constraint alone (a stopper).
-func (n *NetworkTrials) RunTrial(ctx context.Context, req TrialRequest) (TrialResult, error) {
-	spec, err := TrialSpec(n.Base, req.Target)
+func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (search.TrialResult, error) {
+	spec, err := trialSpec(n.Base, req.Target)
 	if err != nil {
-		return TrialResult{}, err
+		return search.TrialResult{}, err
 	}
 	spec.OutDir = req.Dir
 	own := n.EarlyVerdict && spec.Settings.Ruleset == loadgen.RulesetLoadGen6 && spec.Settings.Scenario == trace.Server
@@ -90,19 +82,19 @@ func (n *NetworkTrials) RunTrial(ctx context.Context, req TrialRequest) (TrialRe
 		opts.Engine = append(opts.Engine, loadgen.WithObserver(obs))
 	}
 	start := time.Now()
-	out, err := runner.Run(trialCtx, spec, opts)
+	out, err := Run(trialCtx, spec, opts)
 	if ctx.Err() != nil {
-		return TrialResult{}, ctx.Err()
+		return search.TrialResult{}, ctx.Err()
 	}
 	if err != nil {
-		return TrialResult{}, err
+		return search.TrialResult{}, err
 	}
-	tr := resultOf(out.Result, time.Since(start))
+	tr := search.TrialResultOf(out.Result, time.Since(start))
 	if st != nil && st.fired.Load() {
 		tr.Pass, tr.Verdict = false, "INVALID"
 		tr.EarlyVerdict = st.reason()
 		if req.Dir != "" {
-			if err := writeJSON(req.Dir+"/early_verdict.json", st.record()); err != nil {
+			if err := writeEarlyVerdict(req.Dir, st.record()); err != nil {
 				return tr, fmt.Errorf("writing the early verdict: %w", err)
 			}
 		}
@@ -110,27 +102,16 @@ func (n *NetworkTrials) RunTrial(ctx context.Context, req TrialRequest) (TrialRe
 	return tr, nil
 }
 
-func resultOf(r *loadgen.Result, d time.Duration) TrialResult {
-	tr := TrialResult{Pass: Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d}
-	switch r.Scenario {
-	case trace.MultiStream.String():
-		tr.Metric = float64(r.Effective.SamplesPerQuery)
-		tr.Percentile = r.Effective.TargetLatencyPercentile
-		tr.Achieved = float64(r.SamplesCompleted) / max(float64(r.DurationNs)/1e9, 1e-9)
-		if at, ok := r.QueryLatency.At(tr.Percentile); ok {
-			tr.TailLatency = at
-		}
-	default:
-		tr.Metric = r.ScheduledSamplesPerSec
-		tr.Percentile = r.Effective.TargetLatencyPercentile
-		if at, ok := r.SampleLatency.At(tr.Percentile); ok {
-			tr.TailLatency = at
-		}
-	}
-	if ev := r.EarlyVerdict; ev != nil && ev.Stopped {
-		tr.EarlyVerdict = ev.Reason
-	}
-	return tr
-}
-
 var errNoPlan = errors.New("no trace to plan against")
+
+// EarlyVerdictFile records why the search stopped a trial (a stopper's
+// verdict), beside the trial's logs.
+const EarlyVerdictFile = "early_verdict.json"
+
+func writeEarlyVerdict(dir string, r record) error {
+	return atomicfile.Write(dir, EarlyVerdictFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
+}

@@ -1,4 +1,4 @@
-package search
+package runner
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
-	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 	"github.com/netloadgen/netloadgen/pkg/trace"
@@ -47,15 +47,15 @@ type peakCase struct {
 
 // searchPeak runs a loadgen6 search against a sutproxy model and returns
 // the result.
-func searchPeak(t *testing.T, p *sutproxy.Proxy, c peakCase, s loadgen.Settings, precision float64, early bool) *Result {
+func searchPeak(t *testing.T, p *sutproxy.Proxy, c peakCase, s loadgen.Settings, precision float64, early bool) *search.Result {
 	t.Helper()
-	planner, err := NewFindPeak(FindPeakConfig{Start: c.start, StepSize: 1, Precision: precision})
+	planner, err := search.NewFindPeak(search.FindPeakConfig{Start: c.start, StepSize: 1, Precision: precision})
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := runner.Spec{Target: targetOf(p, c.transport), Model: "m", Settings: s, TotalSamples: 1024, PerformanceSamples: 1024, HTTPClient: os.Getenv("NLG_HTTP_CLIENT")}
-	res, err := Run(t.Context(), Config{Planner: planner, Trials: &NetworkTrials{Base: base, EarlyVerdict: early}, Dir: t.TempDir(),
-		Ruleset: string(s.Ruleset), Scenario: "Server", Algorithm: AlgoFindPeak, Unit: UnitQPS})
+	base := Spec{Target: targetOf(p, c.transport), Model: "m", Settings: s, TotalSamples: 1024, PerformanceSamples: 1024, HTTPClient: os.Getenv("NLG_HTTP_CLIENT")}
+	res, err := search.Run(t.Context(), search.Config{Planner: planner, Trials: &networkTrials{Base: base, EarlyVerdict: early}, Dir: t.TempDir(),
+		Ruleset: string(s.Ruleset), Scenario: "Server", Algorithm: search.AlgoFindPeak, Unit: search.UnitQPS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +96,12 @@ func TestServerPeakWithinFivePercentOfTheTruth(t *testing.T) {
 			truth := truthFor(t, s, c.model, 11)
 			res := searchPeak(t, p, c, s, 0.01*truth, true)
 			if !res.Found {
-				t.Fatalf("no peak: %s\n%s", res.EndReason, Summary(res))
+				t.Fatalf("no peak: %s\n%s", res.EndReason, search.Summary(res))
 			}
 			dev := (res.Peak - truth) / truth
 			t.Logf("FIGURE %s: truth %.1f qps, peak %.1f qps (%+.2f%%), %d trials, %.1f s", c.name, truth, res.Peak, 100*dev, len(res.Trials), res.DurationS)
 			if math.Abs(dev) > 0.05 {
-				t.Errorf("peak %.1f is %.1f%% from the truth %.1f\n%s", res.Peak, 100*dev, truth, Summary(res))
+				t.Errorf("peak %.1f is %.1f%% from the truth %.1f\n%s", res.Peak, 100*dev, truth, search.Summary(res))
 			}
 		})
 	}

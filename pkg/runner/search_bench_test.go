@@ -1,4 +1,4 @@
-package search
+package runner
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
-	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -26,17 +26,17 @@ func TestMultiStreamFindsTheTrueMaximum(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.MinDurationMs, s.MinQueryCount, s.MultiStreamTargetQPS = 3000, 1, 20
-			planner, algo, unit, err := Plan(s, Options{Start: 8})
+			planner, algo, unit, err := search.Plan(s, search.Options{Start: 8})
 			if err != nil {
 				t.Fatal(err)
 			}
-			base := runner.Spec{Target: targetOf(p, transport), Model: "m", Settings: s, TotalSamples: 1024, PerformanceSamples: 1024}
-			res, err := Run(t.Context(), Config{Planner: planner, Trials: &NetworkTrials{Base: base, EarlyVerdict: true}, Dir: t.TempDir(),
+			base := Spec{Target: targetOf(p, transport), Model: "m", Settings: s, TotalSamples: 1024, PerformanceSamples: 1024}
+			res, err := search.Run(t.Context(), search.Config{Planner: planner, Trials: &networkTrials{Base: base, EarlyVerdict: true}, Dir: t.TempDir(),
 				Ruleset: "v0.5", Scenario: "MultiStream", Algorithm: algo, Unit: unit})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("FIGURE MultiStream %s: true max %d, found %v, %d trials, %.1f s\n%s", transport, trueMax, res.Peak, len(res.Trials), res.DurationS, Summary(res))
+			t.Logf("FIGURE MultiStream %s: true max %d, found %v, %d trials, %.1f s\n%s", transport, trueMax, res.Peak, len(res.Trials), res.DurationS, search.Summary(res))
 			if !res.Found || (res.Peak != trueMax && res.Peak != trueMax-1) {
 				t.Errorf("found %v (found=%v), want %d or %d", res.Peak, res.Found, trueMax, trueMax-1)
 			}
@@ -60,7 +60,7 @@ func TestEarlyVerdictHalvesTheSearch(t *testing.T) {
 	for i, early := range []bool{true, false} {
 		res := searchPeak(t, p, c, s, 20, early)
 		times[i], peaks[i] = res.DurationS, res.Peak
-		t.Logf("FIGURE early verdict %v: peak %.1f, %d trials, %.1f s\n%s", early, res.Peak, len(res.Trials), res.DurationS, Summary(res))
+		t.Logf("FIGURE early verdict %v: peak %.1f, %d trials, %.1f s\n%s", early, res.Peak, len(res.Trials), res.DurationS, search.Summary(res))
 	}
 	t.Logf("FIGURE early verdict: %.1f s vs %.1f s without (ratio %.2f); peaks %.1f vs %.1f", times[0], times[1], times[0]/times[1], peaks[0], peaks[1])
 	if times[0] > times[1]/2 {

@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"context"
+	"os"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+// Search makes a run a peak search over its Spec: the planner's options and
+// the driver's own knobs.
+type Search struct {
+	Options search.Options
+	// EarlyVerdict stops a trial as soon as it can no longer pass (same
+	// answer, sooner).
+	EarlyVerdict bool
+	// MaxTrials bounds the trials; 0: search.DefaultMaxTrials.
+	MaxTrials int
+}
+
+// SearchOptions observe a search.
+type SearchOptions struct {
+	// Options are passed to every trial's run; Started sees each trial's
+	// engine run.
+	Options
+	// Observer, if set, watches every trial (live metrics).
+	Observer loadgen.Observer
+	// Starting is called before each trial with the current bracket and
+	// the unit of the targets; Finished after it with the record so far.
+	Starting func(req search.TrialRequest, lower, upper float64, unit string)
+	Finished func(t search.Trial, r *search.Result)
+}
+
+// FindPeak carries out a peak search, the one driver `loadgend run --mode
+// find-peak` and the daemon share: the planner for the settings' ruleset
+// and scenario, then trial after trial, each a full run of base with the
+// trial's target, its logs in base.OutDir's trial-NNN, the record in
+// base.OutDir's search.json. A search that cannot be planned returns an
+// error wrapping search.ErrConfig before anything is connected or written;
+// otherwise the Result is returned even with an error, as search.Run.
+func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*search.Result, error) {
+	planner, algo, unit, err := search.Plan(base.Settings, s.Options)
+	if err != nil {
+		return nil, err
+	}
+	if base.OutDir != "" {
+		if err := os.MkdirAll(base.OutDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	c := search.Config{
+		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: o.Logger,
+		Trials:  &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict},
+		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
+		Finished: o.Finished,
+	}
+	if o.Starting != nil {
+		c.Starting = func(req search.TrialRequest, lower, upper float64) { o.Starting(req, lower, upper, unit) }
+	}
+	return search.Run(ctx, c)
+}

@@ -1,0 +1,193 @@
+// Package runspec turns a run spec (package api: the body of POST /v1/runs,
+// and what `loadgend run`'s flags fill in) into what pkg/runner carries
+// out. It is the one place a request becomes a run: the engine's settings
+// are built here and nowhere else, and every check names the spec's field,
+// which the CLI turns back into its flag.
+package runspec
+
+import (
+	"io"
+	"math"
+	"time"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+// DefaultSamples is the synthetic library's size when a spec gives none.
+const DefaultSamples = 1024
+
+// Env is what a spec cannot say about where it runs.
+type Env struct {
+	// OutDir receives the run's files ("" writes none).
+	OutDir string
+	// DataRoot is the directory a spec's data may name files under (the
+	// daemon's LOADGEND_DATA_ROOT); "" refuses data unless AnyData.
+	DataRoot string
+	// AnyData takes a data path as given: `loadgend run` reads the user's
+	// own files, where the daemon must not let a caller name any.
+	AnyData bool
+	// MLPerfConfName and UserConfName name the conf texts in their parse
+	// errors (the files the CLI read them from); "": the field names.
+	MLPerfConfName, UserConfName string
+}
+
+// Run is a spec made ready to carry out.
+type Run struct {
+	// Spec is the run, or the base of a search's trials.
+	Spec runner.Spec
+	// Search makes the run a peak search over Spec's runs; nil for one run.
+	Search *runner.Search
+}
+
+// Build checks s (api.RunSpec.CheckFields, then what its settings and
+// knobs build) and makes it a Run. Every error is an *api.FieldError. It
+// checks no api.Limits: Admit and Decode do.
+func Build(s api.RunSpec, env Env) (Run, error) {
+	r, _, err := build(s, env)
+	return r, err
+}
+
+// Admit is Build under the daemon's limits: the spec's own bounds
+// (api.RunSpec.Check) and those of the settings it builds, whatever wrote
+// them (preset, conf text or override). The daemon admits a stored spec
+// again when its run starts: a limit lowered or a data file removed since
+// then fails the run with the reason.
+func Admit(s api.RunSpec, lim api.Limits, outDir string) (Run, error) {
+	lim = lim.WithDefaults()
+	if err := s.Check(lim); err != nil {
+		return Run{}, err
+	}
+	return admitChecked(s, lim, outDir)
+}
+
+// Decode reads a spec as the daemon receives it (api.DecodeRunSpec) and
+// admits it: everything a run could fail on before it reaches the target
+// fails here.
+func Decode(r io.Reader, lim api.Limits) (api.RunSpec, error) {
+	lim = lim.WithDefaults()
+	s, err := api.DecodeRunSpec(r, lim)
+	if err != nil {
+		return api.RunSpec{}, err
+	}
+	if _, err := admitChecked(s, lim, ""); err != nil {
+		return api.RunSpec{}, err
+	}
+	return s, nil
+}
+
+func admitChecked(s api.RunSpec, lim api.Limits, outDir string) (Run, error) {
+	r, src, err := build(s, Env{OutDir: outDir, DataRoot: lim.DataRoot})
+	if err != nil {
+		return Run{}, err
+	}
+	if err := checkBuilt(r.Spec.Settings, src, lim); err != nil {
+		return Run{}, err
+	}
+	return r, nil
+}
+
+func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
+	if err := s.CheckFields(); err != nil {
+		return Run{}, nil, err
+	}
+	ls, src, err := buildSettings(s, confNames{mlperf: env.MLPerfConfName, user: env.UserConfName})
+	if err != nil {
+		return Run{}, nil, err
+	}
+	data, err := resolveData(s.Data, env)
+	if err != nil {
+		return Run{}, nil, err
+	}
+	if s.RequestTimeoutMs > uint64(math.MaxInt64/int64(time.Millisecond)) {
+		return Run{}, nil, fieldErr("request_timeout_ms", "too large: %d", s.RequestTimeoutMs)
+	}
+	slack, err := issueSlack(s)
+	if err != nil {
+		return Run{}, nil, err
+	}
+	if err := checkClients(s); err != nil {
+		return Run{}, nil, err
+	}
+	total, perf := s.TotalSamples, s.PerformanceSamples
+	if total == 0 {
+		total = DefaultSamples
+	}
+	if perf == 0 {
+		perf = DefaultSamples
+	}
+	r := Run{Spec: runner.Spec{
+		Target:             s.Target,
+		Data:               data,
+		Model:              s.Model,
+		ModelVersion:       s.ModelVersion,
+		Settings:           ls,
+		BatchSize:          s.BatchSize,
+		MaxInflight:        s.MaxInflight,
+		Conns:              s.Conns,
+		JSON:               s.JSON,
+		HTTPClient:         s.HTTPClient,
+		GRPCClient:         s.GRPCClient,
+		RequestTimeout:     time.Duration(s.RequestTimeoutMs) * time.Millisecond,
+		IssueSlack:         slack,
+		TotalSamples:       total,
+		PerformanceSamples: perf,
+		DataSeed:           s.DataSeed,
+		SUTName:            s.SUTName,
+		OutDir:             env.OutDir,
+	}}
+	if sp := s.Search; sp != nil {
+		r.Search = &runner.Search{
+			Options: search.Options{Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, Delta: sp.Delta, VerifyRuns: sp.VerifyRuns},
+			// A failing trial need not run to its end: on unless asked off.
+			EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
+			MaxTrials:    sp.MaxTrials,
+		}
+	}
+	return r, src, nil
+}
+
+// resolveData is where the spec's data is read from: under env.DataRoot,
+// or (the CLI) as given; either way checked to be samples before any
+// connection is made.
+func resolveData(data string, env Env) (string, error) {
+	switch {
+	case data == "":
+		return "", nil
+	case env.AnyData && env.DataRoot == "":
+		if err := qsl.CheckPath(data); err != nil {
+			return "", fieldErr("data", "%v", err)
+		}
+		return data, nil
+	}
+	return ResolveData(env.DataRoot, data)
+}
+
+// issueSlack is the spec's issue slack, from whichever of its two units
+// it was given in (CheckFields refuses both).
+func issueSlack(s api.RunSpec) (time.Duration, error) {
+	field, v, unit, per := "issue_slack_us", s.IssueSlackUs, "µs", time.Microsecond
+	if s.IssueSlackNs != 0 {
+		field, v, unit, per = "issue_slack_ns", s.IssueSlackNs, "ns", time.Nanosecond
+	}
+	if limit := uint64(runner.MaxIssueSlack / per); v > limit {
+		return 0, fieldErr(field, "%d %s is over the limit of %d %s", v, unit, limit, unit)
+	}
+	return time.Duration(v) * per, nil
+}
+
+func checkClients(s api.RunSpec) error {
+	switch s.HTTPClient {
+	case "", runner.HTTPClientLoop, runner.HTTPClientPool:
+	default:
+		return fieldErr("http_client", "%q is not %s or %s", s.HTTPClient, runner.HTTPClientLoop, runner.HTTPClientPool)
+	}
+	switch s.GRPCClient {
+	case "", runner.GRPCClientLoop, runner.GRPCClientGRPC:
+	default:
+		return fieldErr("grpc_client", "%q is not %s or %s", s.GRPCClient, runner.GRPCClientLoop, runner.GRPCClientGRPC)
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package runspec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// DefaultRuleset applies when a spec names none.
+const DefaultRuleset = loadgen.RulesetLoadGen6
+
+// Settings builds the engine's settings from a spec, the one place they are
+// built: NewSettings(ruleset, scenario, preset), then mlperf_conf and
+// user_conf, then each override that is set, then Validate. Errors are
+// *api.FieldError naming the spec's field (the convenience the user wrote
+// when one set the failing LoadGen setting). It checks no api.Limits:
+// Admit does.
+func Settings(s api.RunSpec) (loadgen.Settings, error) {
+	ls, _, err := buildSettings(s, confNames{})
+	return ls, err
+}
+
+// confNames are the names ParseConfig gives the conf texts in its
+// messages: the spec's field names unless a caller read them from files.
+type confNames struct{ mlperf, user string }
+
+// buildSettings also returns, for each LoadGen setting an override wrote,
+// the spec field that wrote it, so later checks can name what the user
+// typed.
+func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string]string, error) {
+	src := map[string]string{}
+	sc, err := trace.ParseScenario(s.Scenario)
+	if err != nil {
+		return loadgen.Settings{}, src, fieldErr("scenario", "%q is not SingleStream, MultiStream, Server or Offline", s.Scenario)
+	}
+	rs := loadgen.Ruleset(s.Ruleset)
+	if rs == "" {
+		rs = DefaultRuleset
+	}
+	if rs != loadgen.RulesetV05 && rs != loadgen.RulesetLoadGen6 {
+		return loadgen.Settings{}, src, fieldErr("ruleset", "%q is not v0.5 or loadgen6", s.Ruleset)
+	}
+	ls, err := loadgen.NewSettings(rs, sc, s.Preset)
+	if err != nil {
+		return ls, src, fieldErr("preset", "%s", trimSettingsErr(err))
+	}
+	for _, c := range []struct {
+		field, text string
+		kind        loadgen.ConfigKind
+		name        string
+	}{{"mlperf_conf", s.MLPerfConf, loadgen.MLPerfConf, names.mlperf}, {"user_conf", s.UserConf, loadgen.UserConf, names.user}} {
+		if c.text == "" {
+			continue
+		}
+		if c.name == "" {
+			c.name = c.field
+		}
+		cfg, err := loadgen.ParseConfig(c.name, strings.NewReader(c.text))
+		if err != nil {
+			return ls, src, fieldErr(c.field, "%v", err)
+		}
+		if err := ls.ApplyConfig(cfg, c.kind, s.Model); err != nil {
+			return ls, src, fieldErr(c.field, "%v", err)
+		}
+	}
+	if err := applyOverrides(s.Overrides, &ls, src); err != nil {
+		return ls, src, err
+	}
+	if err := ls.Validate(); err != nil {
+		return ls, src, settingsFieldErr(err, src)
+	}
+	return ls, src, nil
+}
+
+// ambiguous refuses a convenience with a LoadGen name that writes the same
+// setting.
+func ambiguous(o api.RunSettings) error {
+	pairs := []struct {
+		conv, exact string
+		a, b        bool
+	}{
+		{"target_qps", "server_target_qps", o.TargetQPS != nil, o.ServerTargetQPS != nil},
+		{"target_qps", "offline_expected_qps", o.TargetQPS != nil, o.OfflineExpectedQPS != nil},
+		{"target_latency_ms", "server_target_latency_ns", o.TargetLatencyMs != nil, o.ServerTargetLatencyNs != nil},
+		{"latency_percentile", "server_target_latency_percentile", o.LatencyPercentile != nil, o.ServerTargetLatencyPercentile != nil},
+		{"latency_percentile", "single_stream_target_latency_percentile", o.LatencyPercentile != nil, o.SingleStreamTargetLatencyPercentile != nil},
+		{"latency_percentile", "multi_stream_target_latency_percentile", o.LatencyPercentile != nil, o.MultiStreamTargetLatencyPercentile != nil},
+		{"expected_latency_ns", "single_stream_expected_latency_ns", o.ExpectedLatencyNs != nil, o.SingleStreamExpectedLatencyNs != nil},
+		{"expected_latency_ns", "multi_stream_expected_latency_ns", o.ExpectedLatencyNs != nil, o.MultiStreamExpectedLatencyNs != nil},
+		{"samples_per_query", "multi_stream_samples_per_query", o.SamplesPerQuery != nil, o.MultiStreamSamplesPerQuery != nil},
+		{"interval_ms", "multi_stream_target_qps", o.IntervalMs != nil, o.MultiStreamTargetQPS != nil},
+	}
+	for _, p := range pairs {
+		if p.a && p.b {
+			return fieldErr("settings."+p.exact, "sets the same setting as settings.%s; give one of them", p.conv)
+		}
+	}
+	return nil
+}
+
+// override is one field of the settings block: the LoadGen settings it
+// writes and how, nil set when the spec leaves it out.
+type override struct {
+	field string
+	wrote []string
+	set   func() error
+}
+
+// applyOverrides writes the overrides that are set, in `loadgend run`'s
+// order, and records in src which field wrote each LoadGen setting.
+func applyOverrides(o api.RunSettings, ls *loadgen.Settings, src map[string]string) error {
+	if err := ambiguous(o); err != nil {
+		return err
+	}
+	for _, ov := range overrides(o, ls) {
+		if ov.set == nil {
+			continue
+		}
+		if err := ov.set(); err != nil {
+			return fieldErr("settings."+ov.field, "%v", err)
+		}
+		for _, n := range ov.wrote {
+			src[n] = "settings." + ov.field
+		}
+	}
+	return nil
+}
+
+// overrides lists the settings block's fields, each with its check.
+func overrides(o api.RunSettings, ls *loadgen.Settings) []override {
+	same := func(field string, set func() error) override { return override{field, []string{field}, set} }
+	e := &ls.Engine
+	return []override{
+		{"target_qps", []string{"server_target_qps", "offline_expected_qps"}, positiveTo(o.TargetQPS, &ls.ServerTargetQPS, &ls.OfflineExpectedQPS)},
+		same("server_target_qps", positiveTo(o.ServerTargetQPS, &ls.ServerTargetQPS)),
+		same("offline_expected_qps", positiveTo(o.OfflineExpectedQPS, &ls.OfflineExpectedQPS)),
+		{"expected_latency_ns", []string{"single_stream_expected_latency_ns", "multi_stream_expected_latency_ns"},
+			positiveTo(o.ExpectedLatencyNs, &ls.SingleStreamExpectedLatencyNs, &ls.MultiStreamExpectedLatencyNs)},
+		same("single_stream_expected_latency_ns", positiveTo(o.SingleStreamExpectedLatencyNs, &ls.SingleStreamExpectedLatencyNs)),
+		same("multi_stream_expected_latency_ns", positiveTo(o.MultiStreamExpectedLatencyNs, &ls.MultiStreamExpectedLatencyNs)),
+		{"samples_per_query", []string{"multi_stream_samples_per_query"}, oneOrMoreTo(o.SamplesPerQuery, &ls.MultiStreamSamplesPerQuery)},
+		same("multi_stream_samples_per_query", oneOrMoreTo(o.MultiStreamSamplesPerQuery, &ls.MultiStreamSamplesPerQuery)),
+		same("min_duration_ms", copyTo(o.MinDurationMs, &ls.MinDurationMs)),
+		same("max_duration_ms", copyTo(o.MaxDurationMs, &ls.MaxDurationMs)),
+		same("min_query_count", copyTo(o.MinQueryCount, &ls.MinQueryCount)),
+		same("max_query_count", copyTo(o.MaxQueryCount, &ls.MaxQueryCount)),
+		same("qsl_rng_seed", copyTo(o.QSLRNGSeed, &ls.QSLRNGSeed)),
+		same("sample_index_rng_seed", copyTo(o.SampleIndexRNGSeed, &ls.SampleIndexRNGSeed)),
+		same("schedule_rng_seed", copyTo(o.ScheduleRNGSeed, &ls.ScheduleRNGSeed)),
+		same("sample_concatenate_permutation", copyTo(o.SampleConcatenatePermutation, &ls.SampleConcatenatePermutation)),
+		same("performance_issue_unique", copyTo(o.PerformanceIssueUnique, &ls.PerformanceIssueUnique)),
+		same("performance_issue_same", copyTo(o.PerformanceIssueSame, &ls.PerformanceIssueSame)),
+		same("performance_issue_same_index", copyTo(o.PerformanceIssueSameIndex, &ls.PerformanceIssueSameIndex)),
+		same("performance_sample_count_override", copyTo(o.PerformanceSampleCountOverride, &ls.PerformanceSampleCountOverride)),
+		same("server_max_async_queries", copyTo(o.ServerMaxAsyncQueries, &ls.ServerMaxAsyncQueries)),
+		{"target_latency_ms", []string{"server_target_latency_ns"}, ifSet(o.TargetLatencyMs, func(ms float64) error {
+			if !positive(ms) {
+				return fmt.Errorf("must be a positive number, got %v", ms)
+			}
+			if ms*1e6 >= math.MaxInt64 {
+				return fmt.Errorf("too large: %v ms", ms)
+			}
+			ls.ServerTargetLatencyNs = uint64(ms * 1e6)
+			return nil
+		})},
+		same("server_target_latency_ns", ifSet(o.ServerTargetLatencyNs, func(ns uint64) error {
+			if ns == 0 || ns > math.MaxInt64 {
+				return fmt.Errorf("must be positive and at most %d, got %d", int64(math.MaxInt64), ns)
+			}
+			ls.ServerTargetLatencyNs = ns
+			return nil
+		})),
+		{"latency_percentile", []string{"server_target_latency_percentile", "single_stream_target_latency_percentile", "multi_stream_target_latency_percentile"},
+			ifSet(o.LatencyPercentile, func(p float64) error {
+				// The CLI's rule: 99 means 0.99. Exactly 1 stays a fraction
+				// and is refused; nothing in (1, 100) is a fraction.
+				asked := p
+				if p > 1 && p < 100 {
+					p /= 100
+				}
+				if !(p > 0 && p < 1) {
+					return fmt.Errorf("must be a fraction in (0, 1) or a percent in (1, 100), got %v", asked)
+				}
+				ls.ServerTargetLatencyPercentile, ls.SingleStreamTargetLatencyPercentile, ls.MultiStreamTargetLatencyPercentile = p, p, p
+				return nil
+			})},
+		same("server_target_latency_percentile", fractionTo(o.ServerTargetLatencyPercentile, &ls.ServerTargetLatencyPercentile)),
+		same("single_stream_target_latency_percentile", fractionTo(o.SingleStreamTargetLatencyPercentile, &ls.SingleStreamTargetLatencyPercentile)),
+		same("multi_stream_target_latency_percentile", fractionTo(o.MultiStreamTargetLatencyPercentile, &ls.MultiStreamTargetLatencyPercentile)),
+		{"interval_ms", []string{"multi_stream_target_qps"}, ifSet(o.IntervalMs, func(ms float64) error {
+			if !positive(ms) {
+				return fmt.Errorf("must be a positive number, got %v", ms)
+			}
+			ls.MultiStreamTargetQPS = 1000 / ms
+			return nil
+		})},
+		same("multi_stream_target_qps", positiveTo(o.MultiStreamTargetQPS, &ls.MultiStreamTargetQPS)),
+		{"drain_timeout_ms", []string{"engine.drain_timeout_ms"}, copyTo(o.DrainTimeoutMs, &e.DrainTimeoutMs)},
+		{"early_verdict", []string{"engine.early_verdict"}, copyTo(o.EarlyVerdict, &e.EarlyVerdict)},
+	}
+}
+
+// ifSet is f applied to *v, or nil (nothing to do) when v is nil.
+func ifSet[T any](v *T, f func(T) error) func() error {
+	if v == nil {
+		return nil
+	}
+	return func() error { return f(*v) }
+}
+
+func copyTo[T any](v *T, dst *T) func() error {
+	return ifSet(v, func(x T) error { *dst = x; return nil })
+}
+
+func positiveTo(v *float64, dst ...*float64) func() error {
+	return ifSet(v, func(x float64) error {
+		if !positive(x) {
+			return fmt.Errorf("must be a positive number, got %v", x)
+		}
+		for _, d := range dst {
+			*d = x
+		}
+		return nil
+	})
+}
+
+func fractionTo(v *float64, dst *float64) func() error {
+	return ifSet(v, func(x float64) error {
+		if !(x > 0 && x < 1) {
+			return fmt.Errorf("must be a fraction in (0, 1), got %v", x)
+		}
+		*dst = x
+		return nil
+	})
+}
+
+func oneOrMoreTo(v *uint64, dst *uint64) func() error {
+	return ifSet(v, func(x uint64) error {
+		if x == 0 {
+			return errors.New("must be at least 1")
+		}
+		*dst = x
+		return nil
+	})
+}
+
+func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+
+// settingsFieldErr turns a loadgen settings error ("invalid test settings:
+// server_target_qps: must be ...") into a FieldError on the spec field that
+// wrote the setting, or on settings.<name> when a preset or conf did.
+func settingsFieldErr(err error, src map[string]string) error {
+	msg := trimSettingsErr(err)
+	name, rest, ok := strings.Cut(msg, ": ")
+	if !ok || strings.ContainsAny(name, " \"") {
+		return &api.FieldError{Field: "settings", Message: msg}
+	}
+	switch name {
+	case "ruleset", "scenario":
+		return &api.FieldError{Field: name, Message: rest}
+	}
+	if f, ok := src[name]; ok {
+		return &api.FieldError{Field: f, Message: fmt.Sprintf("%s (as %s)", rest, name)}
+	}
+	return &api.FieldError{Field: "settings." + strings.TrimPrefix(name, "engine."), Message: rest}
+}
+
+func trimSettingsErr(err error) string {
+	msg := err.Error()
+	if errors.Is(err, loadgen.ErrInvalidSettings) {
+		msg = strings.TrimPrefix(msg, loadgen.ErrInvalidSettings.Error()+": ")
+	}
+	return msg
+}
+
+func fieldErr(field, format string, args ...any) *api.FieldError {
+	return &api.FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
