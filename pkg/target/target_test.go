@@ -41,4 +41,3 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
-
