@@ -1,17 +1,12 @@
 package loadgen
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
-
-// ErrInvalidSettings is wrapped by every settings error; the message names
-// the setting by its LoadGen name.
-var ErrInvalidSettings = errors.New("invalid test settings")
 
 // Ruleset selects which MLPerf behaviour a run follows where the v0.5 papers
 // and rules differ from LoadGen 6.0 (MLPERF.md). Every result records it.
@@ -50,7 +45,7 @@ func (m Mode) String() string {
 // MarshalText writes the mode by name, so run specs and results read well.
 func (m Mode) MarshalText() ([]byte, error) {
 	if m < 0 || int(m) >= len(modeNames) {
-		return nil, fmt.Errorf("%w: mode %d", ErrInvalidSettings, int(m))
+		return nil, fmt.Errorf("%w: mode %d", trace.ErrInvalidSettings, int(m))
 	}
 	return []byte(modeNames[m]), nil
 }
@@ -63,7 +58,7 @@ func (m *Mode) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: mode: unknown %q (want one of %v)", ErrInvalidSettings, b, modeNames)
+	return fmt.Errorf("%w: mode: unknown %q (want one of %v)", trace.ErrInvalidSettings, b, modeNames)
 }
 
 // Settings are LoadGen's TestSettings under their LoadGen names and units
@@ -229,7 +224,7 @@ func (s Settings) MultiStreamInterval() time.Duration {
 // setting. The engine runs performance mode only.
 func (s Settings) Validate() error {
 	bad := func(name, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalidSettings, name}, args...)...)
+		return fmt.Errorf("%w: %s: "+format, append([]any{trace.ErrInvalidSettings, name}, args...)...)
 	}
 	finitePos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
 	fraction := func(v float64) bool { return v > 0 && v < 1 }

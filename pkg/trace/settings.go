@@ -7,8 +7,11 @@ import (
 )
 
 // ErrInvalidSettings is wrapped by every error about settings LoadGen would
-// reject, or accept only to crash or misbehave on.
-var ErrInvalidSettings = errors.New("invalid trace settings")
+// reject, or accept only to crash or misbehave on: this package's and
+// pkg/loadgen's (whose messages name the setting by its LoadGen name). Both
+// are LoadGen's TestSettings, so the text names them so: it is the one most
+// settings errors, pkg/loadgen's, have always begun with.
+var ErrInvalidSettings = errors.New("invalid test settings")
 
 // Settings are the requested LoadGen TestSettings that decide the trace
 // (test_settings.h), under their LoadGen names. Fields LoadGen does not read
