@@ -182,11 +182,11 @@ var ErrAccuracyCapture = errors.New("accuracy mode: the SUT returned no response
 // SUT must fill Completion.Data.
 func NewAccuracyRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*AccuracyRun, error) {
 	check := s
-	check.Mode = PerformanceOnly
+	check.Mode = trace.PerformanceOnly
 	if err := check.Validate(); err != nil {
 		return nil, err
 	}
-	if s.Mode != AccuracyOnly && s.Mode != PerformanceOnly {
+	if s.Mode != trace.AccuracyOnly && s.Mode != trace.PerformanceOnly {
 		return nil, fmt.Errorf("%w: mode: an accuracy run cannot be %v", trace.ErrInvalidSettings, s.Mode)
 	}
 	if sut == nil || qsl == nil {
@@ -196,7 +196,7 @@ func NewAccuracyRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*AccuracyRun,
 	if err != nil {
 		return nil, err
 	}
-	s.Mode = AccuracyOnly
+	s.Mode = trace.AccuracyOnly
 	// Options are written for Run; apply them to a scratch Run and keep
 	// what accuracy mode uses.
 	var scratch Run

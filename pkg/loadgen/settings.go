@@ -21,46 +21,6 @@ const (
 	RulesetLoadGen6 Ruleset = "loadgen6"
 )
 
-// Mode is LoadGen's TestMode, numbered as the config key "mode" is.
-type Mode int
-
-// LoadGen's test modes (test_settings.h).
-const (
-	SubmissionRun       Mode = 0
-	AccuracyOnly        Mode = 1
-	PerformanceOnly     Mode = 2
-	FindPeakPerformance Mode = 3
-)
-
-var modeNames = [...]string{"SubmissionRun", "AccuracyOnly", "PerformanceOnly", "FindPeakPerformance"}
-
-// String returns LoadGen's name for the mode.
-func (m Mode) String() string {
-	if m < 0 || int(m) >= len(modeNames) {
-		return fmt.Sprintf("Mode(%d)", int(m))
-	}
-	return modeNames[m]
-}
-
-// MarshalText writes the mode by name, so run specs and results read well.
-func (m Mode) MarshalText() ([]byte, error) {
-	if m < 0 || int(m) >= len(modeNames) {
-		return nil, fmt.Errorf("%w: mode %d", trace.ErrInvalidSettings, int(m))
-	}
-	return []byte(modeNames[m]), nil
-}
-
-// UnmarshalText accepts LoadGen's mode names.
-func (m *Mode) UnmarshalText(b []byte) error {
-	for i, n := range modeNames {
-		if n == string(b) {
-			*m = Mode(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: mode: unknown %q (want one of %v)", trace.ErrInvalidSettings, b, modeNames)
-}
-
 // Settings are LoadGen's TestSettings under their LoadGen names and units
 // (test_settings.h: ns, ms, fractions), the v0.5-only MultiStream fields, the
 // ruleset, and the engine's own knobs. Build them with DefaultSettings or
@@ -71,7 +31,7 @@ type Settings struct {
 	// decides the official minimums a compliant-length run must meet.
 	Task     string         `json:"task,omitempty"`
 	Scenario trace.Scenario `json:"scenario"` // LoadGen's enum: 0 SingleStream, 1 MultiStream, 2 Server, 3 Offline
-	Mode     Mode           `json:"mode"`
+	Mode     trace.Mode     `json:"mode"`
 
 	SingleStreamExpectedLatencyNs       float64 `json:"single_stream_expected_latency_ns"`
 	SingleStreamTargetLatencyPercentile float64 `json:"single_stream_target_latency_percentile"`
@@ -165,7 +125,7 @@ func DefaultSettings(r Ruleset) Settings {
 	s := Settings{
 		Ruleset:                              r,
 		Scenario:                             trace.SingleStream,
-		Mode:                                 PerformanceOnly,
+		Mode:                                 trace.PerformanceOnly,
 		SingleStreamExpectedLatencyNs:        1_000_000,
 		SingleStreamTargetLatencyPercentile:  0.90,
 		MultiStreamExpectedLatencyNs:         8_000_000,
@@ -233,7 +193,7 @@ func (s Settings) Validate() error {
 	default:
 		return bad("ruleset", "%q is not %q or %q", s.Ruleset, RulesetV05, RulesetLoadGen6)
 	}
-	if s.Mode != PerformanceOnly {
+	if s.Mode != trace.PerformanceOnly {
 		return bad("mode", "%v is not supported by the engine (PerformanceOnly only; peak search is pkg/search)", s.Mode)
 	}
 	switch s.Scenario {

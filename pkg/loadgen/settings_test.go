@@ -16,7 +16,7 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		want string
 	}{
 		{"ruleset", func(s *Settings) { s.Ruleset = "v9" }, "ruleset"},
-		{"mode", func(s *Settings) { s.Mode = AccuracyOnly }, "mode"},
+		{"mode", func(s *Settings) { s.Mode = trace.AccuracyOnly }, "mode"},
 		{"server qps", func(s *Settings) { s.Scenario, s.ServerTargetQPS = trace.Server, 0 }, "server_target_qps"},
 		{"server percentile", func(s *Settings) { s.Scenario, s.ServerTargetLatencyPercentile = trace.Server, 99 }, "server_target_latency_percentile"},
 		{"server bound", func(s *Settings) { s.Scenario, s.ServerTargetLatencyNs = trace.Server, 0 }, "server_target_latency_ns"},

@@ -327,7 +327,7 @@ func TestDetailStandardRunHasCheckerKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.s(t)
-			req := &Requested{Settings: trace.DefaultSettings(), Mode: PerformanceOnly}
+			req := &Requested{Settings: trace.DefaultSettings(), Mode: trace.PerformanceOnly}
 			req.Scenario = s.Settings.Scenario
 			text := writeStandardRun(t, s, req)
 			recs, first := parseDetail(t, text)

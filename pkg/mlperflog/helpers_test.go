@@ -30,7 +30,7 @@ func effective(t *testing.T, mutate func(*trace.Settings)) Settings {
 	if err != nil {
 		t.Fatalf("EffectiveSettings: %v", err)
 	}
-	return Settings{Effective: e, Mode: PerformanceOnly, AccuracySampleCount: 1024}
+	return Settings{Effective: e, Mode: trace.PerformanceOnly, AccuracySampleCount: 1024}
 }
 
 // referenceServerSummary is the run of LOADGEN-REFERENCE.md §6.1's example

@@ -1,39 +1,6 @@
 package mlperflog
 
-import (
-	"fmt"
-
-	"github.com/netloadgen/netloadgen/pkg/trace"
-)
-
-// Mode is LoadGen's TestMode (test_settings.h), as its logs name it.
-type Mode int
-
-// The test modes, in LoadGen's enum order (the mlperf.conf "mode" values).
-const (
-	SubmissionRun Mode = iota
-	AccuracyOnly
-	PerformanceOnly
-	FindPeakPerformance
-)
-
-// String returns the name LoadGen writes for the mode ("Mode     : " in the
-// summary, effective_test_mode in the detail log).
-func (m Mode) String() string {
-	switch m {
-	case SubmissionRun:
-		return "SubmissionRun"
-	case AccuracyOnly:
-		return "AccuracyOnly"
-	case PerformanceOnly:
-		return "PerformanceOnly"
-	case FindPeakPerformance:
-		return "FindPeakPerformance"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
-func (m Mode) valid() bool { return m >= SubmissionRun && m <= FindPeakPerformance }
+import "github.com/netloadgen/netloadgen/pkg/trace"
 
 // AccuracyLogSettings are LoadGen's accuracy-log sampling settings
 // (accuracy_log_rng_seed, accuracy_log_probability as a fraction,
@@ -49,7 +16,7 @@ type AccuracyLogSettings struct {
 // log's effective_* keys.
 type Settings struct {
 	trace.Effective
-	Mode                Mode
+	Mode                trace.Mode
 	AccuracyLog         AccuracyLogSettings
 	PrintTimestamps     bool
 	AccuracySampleCount uint64
@@ -60,7 +27,7 @@ type Settings struct {
 // LogRequestedTestSettings; fields of other scenarios are ignored.
 type Requested struct {
 	trace.Settings
-	Mode Mode
+	Mode trace.Mode
 
 	ServerCoalesceQueries                bool    // server_coalesce_queries
 	ServerFindPeakQPSDecimalsOfPrecision int     // server_find_peak_qps_decimals_of_precision

@@ -186,7 +186,7 @@ func (s *Summary) check() error {
 	if sc < trace.SingleStream || sc > trace.Offline {
 		return fmt.Errorf("%w: unknown scenario %d", ErrInvalidSummary, int(sc))
 	}
-	if !s.Settings.Mode.valid() {
+	if !s.Settings.Mode.Valid() {
 		return fmt.Errorf("%w: unknown mode %d", ErrInvalidSummary, int(s.Settings.Mode))
 	}
 	es := s.EarlyStopping

@@ -111,7 +111,7 @@ func requested(res *loadgen.Result) mlperflog.Requested {
 	ts.QSLRNGSeed, ts.SampleIndexRNGSeed, ts.ScheduleRNGSeed = r.QSLRNGSeed, r.SampleIndexRNGSeed, r.ScheduleRNGSeed
 	return mlperflog.Requested{
 		Settings:                             ts,
-		Mode:                                 mlperflog.Mode(r.Mode),
+		Mode:                                 r.Mode,
 		ServerCoalesceQueries:                r.ServerCoalesceQueries,
 		ServerFindPeakQPSDecimalsOfPrecision: r.ServerFindPeakQPSDecimalsOfPrecision,
 		ServerFindPeakQPSBoundaryStepSize:    r.ServerFindPeakQPSBoundaryStepSize,

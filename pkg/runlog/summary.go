@@ -124,7 +124,7 @@ func effectiveSettings(res *loadgen.Result) (mlperflog.Settings, error) {
 			PerformanceIssueUnique:       e.PerformanceIssueUnique, PerformanceIssueSame: e.PerformanceIssueSame,
 			PerformanceIssueSameIndex: e.PerformanceIssueSameIndex,
 		},
-		Mode:                mlperflog.Mode(r.Mode), // both follow LoadGen's TestMode numbering
+		Mode:                r.Mode,
 		AccuracyLog:         accuracyLogSettings(r),
 		PrintTimestamps:     r.PrintTimestamps,
 		AccuracySampleCount: accuracyCount,

@@ -38,7 +38,7 @@ func Passes(r *loadgen.Result) bool {
 // MultiStream's samples per query.
 func TrialSpec(base runner.Spec, target float64) (runner.Spec, error) {
 	s := base
-	s.Settings.Mode = loadgen.PerformanceOnly
+	s.Settings.Mode = trace.PerformanceOnly
 	switch s.Settings.Scenario {
 	case trace.Server:
 		s.Settings.ServerTargetQPS = target
