@@ -278,8 +278,8 @@ func (s Settings) Validate() error {
 // the tick interval, so the trace holds the 2×min_duration of ticks that
 // LoadGen's generation rule gives; its sample indices follow LoadGen 6.0's
 // algorithm (the v0.5 generator's draws are not reproduced).
-func (s Settings) TraceSettings() trace.Settings {
-	t := trace.Settings{
+func (s Settings) TraceSettings() trace.Requested {
+	t := trace.Requested{
 		Scenario:                            s.Scenario,
 		SingleStreamExpectedLatencyNs:       s.SingleStreamExpectedLatencyNs,
 		MultiStreamExpectedLatencyNs:        s.MultiStreamExpectedLatencyNs,

@@ -18,7 +18,7 @@ const (
 
 // effective derives effective settings the way the engine will, through
 // pkg/trace, so the tests exercise the real input path.
-func effective(t *testing.T, mutate func(*trace.Settings)) Settings {
+func effective(t *testing.T, mutate func(*trace.Requested)) Settings {
 	t.Helper()
 	req := trace.DefaultSettings()
 	req.QSLRNGSeed = officialQSLSeed
@@ -39,7 +39,7 @@ func referenceServerSummary(t *testing.T) *Summary {
 	t.Helper()
 	return &Summary{
 		SUTName: "NullSUT",
-		Settings: effective(t, func(s *trace.Settings) {
+		Settings: effective(t, func(s *trace.Requested) {
 			s.Scenario = trace.Server
 			s.ServerTargetQPS = 1000
 		}),

@@ -26,7 +26,7 @@ type Settings struct {
 // as requested_* keys. Which scenario-specific keys appear follows LoadGen's
 // LogRequestedTestSettings; fields of other scenarios are ignored.
 type Requested struct {
-	trace.Settings
+	trace.Requested
 	Mode trace.Mode
 
 	ServerCoalesceQueries                bool    // server_coalesce_queries

@@ -110,7 +110,7 @@ func requested(res *loadgen.Result) mlperflog.Requested {
 	// do; the requested keys show what the user asked for.
 	ts.QSLRNGSeed, ts.SampleIndexRNGSeed, ts.ScheduleRNGSeed = r.QSLRNGSeed, r.SampleIndexRNGSeed, r.ScheduleRNGSeed
 	return mlperflog.Requested{
-		Settings:                             ts,
+		Requested:                            ts,
 		Mode:                                 r.Mode,
 		ServerCoalesceQueries:                r.ServerCoalesceQueries,
 		ServerFindPeakQPSDecimalsOfPrecision: r.ServerFindPeakQPSDecimalsOfPrecision,
