@@ -147,7 +147,7 @@ func (d *DetailLog) LogRequestedSettings(at time.Duration, r *Requested) error {
 
 // LogEffectiveSettings writes the effective_* keys, in LoadGen 6.0.17's
 // order (LOADGEN-REFERENCE.md §6.2).
-func (d *DetailLog) LogEffectiveSettings(at time.Duration, s *Settings) error {
+func (d *DetailLog) LogEffectiveSettings(at time.Duration, s *Effective) error {
 	if s == nil {
 		return fmt.Errorf("%w: nil settings", ErrInvalidEvent)
 	}

@@ -18,7 +18,7 @@ const (
 
 // effective derives effective settings the way the engine will, through
 // pkg/trace, so the tests exercise the real input path.
-func effective(t *testing.T, mutate func(*trace.Requested)) Settings {
+func effective(t *testing.T, mutate func(*trace.Requested)) Effective {
 	t.Helper()
 	req := trace.DefaultSettings()
 	req.QSLRNGSeed = officialQSLSeed
@@ -30,7 +30,7 @@ func effective(t *testing.T, mutate func(*trace.Requested)) Settings {
 	if err != nil {
 		t.Fatalf("EffectiveSettings: %v", err)
 	}
-	return Settings{Effective: e, Mode: trace.PerformanceOnly, AccuracySampleCount: 1024}
+	return Effective{Effective: e, Mode: trace.PerformanceOnly, AccuracySampleCount: 1024}
 }
 
 // referenceServerSummary is the run of LOADGEN-REFERENCE.md §6.1's example

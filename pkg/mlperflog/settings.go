@@ -11,10 +11,11 @@ type AccuracyLogSettings struct {
 	SamplingTarget uint64
 }
 
-// Settings are the effective settings of a run as LoadGen logs them
+// Effective are the effective settings of a run as LoadGen logs them
 // (TestSettingsInternal): the summary's "Test Parameters Used" and the detail
-// log's effective_* keys.
-type Settings struct {
+// log's effective_* keys. They are the trace's Effective settings and what
+// else LoadGen logs beside them, as Requested is for the requested_* keys.
+type Effective struct {
 	trace.Effective
 	Mode                trace.Mode
 	AccuracyLog         AccuracyLogSettings

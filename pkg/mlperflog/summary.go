@@ -105,7 +105,7 @@ type Summary struct {
 	// for the submission checker (MLPERF.md).
 	SUTName string
 	// Settings are the effective settings; Scenario and Mode come from here.
-	Settings Settings
+	Settings Effective
 
 	// Headline and additional numbers; only the scenario's own are written.
 	// TargetPercentileLatency: SingleStream sample latency, MultiStream query
