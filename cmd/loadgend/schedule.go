@@ -82,13 +82,13 @@ func scheduleFlagSet() (*flag.FlagSet, *scheduleFlags) {
 	return fs, v
 }
 
-func parseScheduleFlags(args []string) (trace.Settings, trace.QSL, error) {
+func parseScheduleFlags(args []string) (trace.Requested, trace.QSL, error) {
 	fs, v := scheduleFlagSet()
 	if err := fs.Parse(args); err != nil {
-		return trace.Settings{}, trace.QSL{}, err
+		return trace.Requested{}, trace.QSL{}, err
 	}
 	if fs.NArg() > 0 {
-		return trace.Settings{}, trace.QSL{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return trace.Requested{}, trace.QSL{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

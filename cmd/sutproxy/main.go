@@ -13,9 +13,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 	"github.com/netloadgen/netloadgen/pkg/version"
@@ -102,7 +104,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer p.Close()
 	if *readyFile != "" {
 		b, _ := json.Marshal(map[string]string{"http": p.HTTPAddr(), "grpc": p.GRPCAddr()})
-		if err := writeFileAtomic(*readyFile, b); err != nil {
+		// Written whole (atomicfile), so a watcher never reads half of it.
+		if err := atomicfile.WriteFile(filepath.Dir(*readyFile), filepath.Base(*readyFile), b); err != nil {
 			return fmt.Errorf("--ready-file: %w", err)
 		}
 	}
@@ -122,14 +125,4 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// writeFileAtomic makes the ready file appear whole, so a watcher never reads
-// half of it.
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

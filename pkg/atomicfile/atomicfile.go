@@ -59,8 +59,9 @@ func Write(dir, name string, fill func(w io.Writer) error) (err error) {
 	return nil
 }
 
-// WriteBytes is Write of data, followed by SyncDir.
-func WriteBytes(dir, name string, data []byte) error {
+// WriteFile writes data to dir/name as Write does, then fsyncs dir: for a
+// caller writing a single file.
+func WriteFile(dir, name string, data []byte) error {
 	if err := Write(dir, name, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func TestTest01Check(t *testing.T) {
 		if v.Pass != tc.pass {
 			t.Errorf("%s: pass %v, want %v: %s", tc.name, v.Pass, tc.pass, v.Text())
 		}
-		if r.settled["accuracy"].Mode != loadgen.AccuracyOnly || r.settled["audit"].AccuracyLogRNGSeed != Test01Seed {
+		if r.settled["accuracy"].Mode != trace.AccuracyOnly || r.settled["audit"].AccuracyLogRNGSeed != Test01Seed {
 			t.Errorf("%s: runs not set up as TEST01: %v %d", tc.name, r.settled["accuracy"].Mode, r.settled["audit"].AccuracyLogRNGSeed)
 		}
 	}

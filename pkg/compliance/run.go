@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // Runner carries out the runs a test needs; name tells them apart
@@ -77,7 +78,7 @@ func Run(ctx context.Context, test Test, base loadgen.Settings, o Options, r Run
 			return nil, err
 		}
 		ref := base
-		ref.Mode = loadgen.PerformanceOnly
+		ref.Mode = trace.PerformanceOnly
 		th := o.Threshold
 		if th == 0 {
 			th = map[Test]float64{TEST04: Test04Threshold, TEST05: Test05Threshold}[test]
@@ -158,7 +159,7 @@ func runTest01(ctx context.Context, v *Verdict, base loadgen.Settings, o Options
 		return fmt.Errorf("compliance: TEST01: the audit.config sets neither accuracy_log_sampling_target nor accuracy_log_probability")
 	}
 	acc := base
-	acc.Mode = loadgen.AccuracyOnly
+	acc.Mode = trace.AccuracyOnly
 	accRes, err := r.Accuracy(ctx, "accuracy", acc)
 	if err != nil {
 		return fmt.Errorf("accuracy run: %w", err)

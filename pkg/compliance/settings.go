@@ -68,7 +68,7 @@ const (
 // LoadGen applies an audit.config (conf_type 2, model "*").
 func AuditSettings(test Test, base loadgen.Settings, audit *loadgen.Config) (loadgen.Settings, error) {
 	s := base
-	s.Mode = loadgen.PerformanceOnly
+	s.Mode = trace.PerformanceOnly
 	switch test {
 	case TEST01:
 		s.AccuracyLogRNGSeed = Test01Seed
@@ -94,7 +94,7 @@ func AuditSettings(test Test, base loadgen.Settings, audit *loadgen.Config) (loa
 		if err := s.ApplyConfig(audit, loadgen.AuditConf, "*"); err != nil {
 			return s, fmt.Errorf("audit.config: %w", err)
 		}
-		if s.Mode != loadgen.PerformanceOnly {
+		if s.Mode != trace.PerformanceOnly {
 			return s, fmt.Errorf("audit.config: mode %v: the audited run must be PerformanceOnly (2)", s.Mode)
 		}
 	}

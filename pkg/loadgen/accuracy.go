@@ -45,7 +45,7 @@ type AccuracySet struct {
 // the settings and the QSL's counts.
 func AccuracySets(s Settings, total, perf int) ([]AccuracySet, error) {
 	if total <= 0 || perf <= 0 {
-		return nil, fmt.Errorf("%w: QSL reports %d total and %d performance samples; both must be positive", ErrInvalidSettings, total, perf)
+		return nil, fmt.Errorf("%w: QSL reports %d total and %d performance samples; both must be positive", trace.ErrInvalidSettings, total, perf)
 	}
 	e, err := trace.EffectiveSettings(s.TraceSettings(), trace.QSL{TotalSampleCount: uint64(total), PerformanceSampleCount: uint64(perf)})
 	if err != nil {
@@ -56,7 +56,7 @@ func AccuracySets(s Settings, total, perf int) ([]AccuracySet, error) {
 		accCount = s.AccuracySampleCountOverride
 	}
 	if accCount > uint64(total) {
-		return nil, fmt.Errorf("%w: accuracy_sample_count_override %d exceeds the QSL's %d samples", ErrInvalidSettings, accCount, total)
+		return nil, fmt.Errorf("%w: accuracy_sample_count_override %d exceeds the QSL's %d samples", trace.ErrInvalidSettings, accCount, total)
 	}
 	if accCount > trace.MaxSamples {
 		return nil, fmt.Errorf("%w: %d accuracy samples", trace.ErrTooLarge, accCount)
@@ -182,21 +182,21 @@ var ErrAccuracyCapture = errors.New("accuracy mode: the SUT returned no response
 // SUT must fill Completion.Data.
 func NewAccuracyRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*AccuracyRun, error) {
 	check := s
-	check.Mode = PerformanceOnly
+	check.Mode = trace.PerformanceOnly
 	if err := check.Validate(); err != nil {
 		return nil, err
 	}
-	if s.Mode != AccuracyOnly && s.Mode != PerformanceOnly {
-		return nil, fmt.Errorf("%w: mode: an accuracy run cannot be %v", ErrInvalidSettings, s.Mode)
+	if s.Mode != trace.AccuracyOnly && s.Mode != trace.PerformanceOnly {
+		return nil, fmt.Errorf("%w: mode: an accuracy run cannot be %v", trace.ErrInvalidSettings, s.Mode)
 	}
 	if sut == nil || qsl == nil {
-		return nil, fmt.Errorf("%w: a SUT and a QSL are required", ErrInvalidSettings)
+		return nil, fmt.Errorf("%w: a SUT and a QSL are required", trace.ErrInvalidSettings)
 	}
 	sets, err := AccuracySets(s, qsl.TotalSampleCount(), qsl.PerformanceSampleCount())
 	if err != nil {
 		return nil, err
 	}
-	s.Mode = AccuracyOnly
+	s.Mode = trace.AccuracyOnly
 	// Options are written for Run; apply them to a scratch Run and keep
 	// what accuracy mode uses.
 	var scratch Run

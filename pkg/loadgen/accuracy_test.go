@@ -167,7 +167,7 @@ func TestAccuracyRunRefusesBadSettings(t *testing.T) {
 		t.Fatal("an override past the QSL was accepted")
 	}
 	s = DefaultSettings(RulesetLoadGen6)
-	s.Mode = FindPeakPerformance
+	s.Mode = trace.FindPeakPerformance
 	if _, err := NewAccuracyRun(s, &echoSUT{}, &loadRecorder{total: 5, perf: 5}); err == nil {
 		t.Fatal("find-peak mode was accepted")
 	}

@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // ErrInvalidConfig is wrapped by every mlperf.conf / user.conf error; the
@@ -280,11 +282,11 @@ func (s *Settings) ApplyConfig(c *Config, kind ConfigKind, model string) error {
 	var v uint64
 
 	if l.uint(sc, "mode", 1, &v) {
-		if v > uint64(FindPeakPerformance) {
+		if v > uint64(trace.FindPeakPerformance) {
 			e, _ := l.find(sc, "mode")
 			l.fail(e, "mode", "must be 0-3, got %d", v)
 		} else {
-			s.Mode = Mode(v)
+			s.Mode = trace.Mode(v)
 		}
 	}
 	if s.Ruleset == RulesetV05 {

@@ -50,7 +50,7 @@ func LookupPreset(task string) (Preset, error) {
 	for i, p := range presets {
 		names[i] = p.Task
 	}
-	return Preset{}, fmt.Errorf("%w: task: unknown preset %q (want one of %v)", ErrInvalidSettings, task, names)
+	return Preset{}, fmt.Errorf("%w: task: unknown preset %q (want one of %v)", trace.ErrInvalidSettings, task, names)
 }
 
 // Official minimum durations: 60 s in the v0.5 rules (002:57), 600 s in
@@ -109,7 +109,7 @@ func NewSettings(r Ruleset, scenario trace.Scenario, task string) (Settings, err
 	s := DefaultSettings(r)
 	s.Scenario = scenario
 	if r != RulesetV05 && r != RulesetLoadGen6 {
-		return s, fmt.Errorf("%w: ruleset: %q is not %q or %q", ErrInvalidSettings, r, RulesetV05, RulesetLoadGen6)
+		return s, fmt.Errorf("%w: ruleset: %q is not %q or %q", trace.ErrInvalidSettings, r, RulesetV05, RulesetLoadGen6)
 	}
 	if task == "" {
 		return s, nil

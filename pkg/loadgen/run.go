@@ -95,11 +95,11 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 		return nil, err
 	}
 	if sut == nil || qsl == nil {
-		return nil, fmt.Errorf("%w: a SUT and a QSL are required", ErrInvalidSettings)
+		return nil, fmt.Errorf("%w: a SUT and a QSL are required", trace.ErrInvalidSettings)
 	}
 	total, perf := qsl.TotalSampleCount(), qsl.PerformanceSampleCount()
 	if total <= 0 || perf <= 0 {
-		return nil, fmt.Errorf("%w: QSL reports %d total and %d performance samples; both must be positive", ErrInvalidSettings, total, perf)
+		return nil, fmt.Errorf("%w: QSL reports %d total and %d performance samples; both must be positive", trace.ErrInvalidSettings, total, perf)
 	}
 	tr, err := trace.New(s.TraceSettings(), trace.QSL{TotalSampleCount: uint64(total), PerformanceSampleCount: uint64(perf)})
 	if err != nil {
@@ -167,13 +167,13 @@ func (r *Run) planEarlyVerdict() error {
 	p := r.settings.ServerTargetLatencyPercentile
 	a, err := stats.MaxOverForPercentile(r.planned, p)
 	if err != nil {
-		return fmt.Errorf("%w: server_target_latency_percentile: %w", ErrInvalidSettings, err)
+		return fmt.Errorf("%w: server_target_latency_percentile: %w", trace.ErrInvalidSettings, err)
 	}
 	r.allowedPerf = a
 	if r.settings.Ruleset == RulesetLoadGen6 {
 		f, err := stats.NewMinPassingFinder(p, stats.EarlyStoppingConfidence)
 		if err != nil {
-			return fmt.Errorf("%w: server_target_latency_percentile: %w", ErrInvalidSettings, err)
+			return fmt.Errorf("%w: server_target_latency_percentile: %w", trace.ErrInvalidSettings, err)
 		}
 		// A run too short for early stopping at all is doomed from the
 		// start; stopping it at query 0 would tell nobody anything.

@@ -1,17 +1,12 @@
 package loadgen
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
-
-// ErrInvalidSettings is wrapped by every settings error; the message names
-// the setting by its LoadGen name.
-var ErrInvalidSettings = errors.New("invalid test settings")
 
 // Ruleset selects which MLPerf behaviour a run follows where the v0.5 papers
 // and rules differ from LoadGen 6.0 (MLPERF.md). Every result records it.
@@ -26,46 +21,6 @@ const (
 	RulesetLoadGen6 Ruleset = "loadgen6"
 )
 
-// Mode is LoadGen's TestMode, numbered as the config key "mode" is.
-type Mode int
-
-// LoadGen's test modes (test_settings.h).
-const (
-	SubmissionRun       Mode = 0
-	AccuracyOnly        Mode = 1
-	PerformanceOnly     Mode = 2
-	FindPeakPerformance Mode = 3
-)
-
-var modeNames = [...]string{"SubmissionRun", "AccuracyOnly", "PerformanceOnly", "FindPeakPerformance"}
-
-// String returns LoadGen's name for the mode.
-func (m Mode) String() string {
-	if m < 0 || int(m) >= len(modeNames) {
-		return fmt.Sprintf("Mode(%d)", int(m))
-	}
-	return modeNames[m]
-}
-
-// MarshalText writes the mode by name, so run specs and results read well.
-func (m Mode) MarshalText() ([]byte, error) {
-	if m < 0 || int(m) >= len(modeNames) {
-		return nil, fmt.Errorf("%w: mode %d", ErrInvalidSettings, int(m))
-	}
-	return []byte(modeNames[m]), nil
-}
-
-// UnmarshalText accepts LoadGen's mode names.
-func (m *Mode) UnmarshalText(b []byte) error {
-	for i, n := range modeNames {
-		if n == string(b) {
-			*m = Mode(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: mode: unknown %q (want one of %v)", ErrInvalidSettings, b, modeNames)
-}
-
 // Settings are LoadGen's TestSettings under their LoadGen names and units
 // (test_settings.h: ns, ms, fractions), the v0.5-only MultiStream fields, the
 // ruleset, and the engine's own knobs. Build them with DefaultSettings or
@@ -76,7 +31,7 @@ type Settings struct {
 	// decides the official minimums a compliant-length run must meet.
 	Task     string         `json:"task,omitempty"`
 	Scenario trace.Scenario `json:"scenario"` // LoadGen's enum: 0 SingleStream, 1 MultiStream, 2 Server, 3 Offline
-	Mode     Mode           `json:"mode"`
+	Mode     trace.Mode     `json:"mode"`
 
 	SingleStreamExpectedLatencyNs       float64 `json:"single_stream_expected_latency_ns"`
 	SingleStreamTargetLatencyPercentile float64 `json:"single_stream_target_latency_percentile"`
@@ -170,7 +125,7 @@ func DefaultSettings(r Ruleset) Settings {
 	s := Settings{
 		Ruleset:                              r,
 		Scenario:                             trace.SingleStream,
-		Mode:                                 PerformanceOnly,
+		Mode:                                 trace.PerformanceOnly,
 		SingleStreamExpectedLatencyNs:        1_000_000,
 		SingleStreamTargetLatencyPercentile:  0.90,
 		MultiStreamExpectedLatencyNs:         8_000_000,
@@ -229,7 +184,7 @@ func (s Settings) MultiStreamInterval() time.Duration {
 // setting. The engine runs performance mode only.
 func (s Settings) Validate() error {
 	bad := func(name, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalidSettings, name}, args...)...)
+		return fmt.Errorf("%w: %s: "+format, append([]any{trace.ErrInvalidSettings, name}, args...)...)
 	}
 	finitePos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
 	fraction := func(v float64) bool { return v > 0 && v < 1 }
@@ -238,7 +193,7 @@ func (s Settings) Validate() error {
 	default:
 		return bad("ruleset", "%q is not %q or %q", s.Ruleset, RulesetV05, RulesetLoadGen6)
 	}
-	if s.Mode != PerformanceOnly {
+	if s.Mode != trace.PerformanceOnly {
 		return bad("mode", "%v is not supported by the engine (PerformanceOnly only; peak search is pkg/search)", s.Mode)
 	}
 	switch s.Scenario {
@@ -323,8 +278,8 @@ func (s Settings) Validate() error {
 // the tick interval, so the trace holds the 2×min_duration of ticks that
 // LoadGen's generation rule gives; its sample indices follow LoadGen 6.0's
 // algorithm (the v0.5 generator's draws are not reproduced).
-func (s Settings) TraceSettings() trace.Settings {
-	t := trace.Settings{
+func (s Settings) TraceSettings() trace.Requested {
+	t := trace.Requested{
 		Scenario:                            s.Scenario,
 		SingleStreamExpectedLatencyNs:       s.SingleStreamExpectedLatencyNs,
 		MultiStreamExpectedLatencyNs:        s.MultiStreamExpectedLatencyNs,

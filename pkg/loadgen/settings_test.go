@@ -16,7 +16,7 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		want string
 	}{
 		{"ruleset", func(s *Settings) { s.Ruleset = "v9" }, "ruleset"},
-		{"mode", func(s *Settings) { s.Mode = AccuracyOnly }, "mode"},
+		{"mode", func(s *Settings) { s.Mode = trace.AccuracyOnly }, "mode"},
 		{"server qps", func(s *Settings) { s.Scenario, s.ServerTargetQPS = trace.Server, 0 }, "server_target_qps"},
 		{"server percentile", func(s *Settings) { s.Scenario, s.ServerTargetLatencyPercentile = trace.Server, 99 }, "server_target_latency_percentile"},
 		{"server bound", func(s *Settings) { s.Scenario, s.ServerTargetLatencyNs = trace.Server, 0 }, "server_target_latency_ns"},
@@ -36,7 +36,7 @@ func TestValidateNamesTheSetting(t *testing.T) {
 			s := DefaultSettings(RulesetLoadGen6)
 			c.edit(&s)
 			err := s.Validate()
-			if !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, trace.ErrInvalidSettings) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Validate: %v, want an error naming %s", err, c.want)
 			}
 		})
@@ -89,7 +89,7 @@ func TestPresets(t *testing.T) {
 			t.Errorf("%s %s shortened run counted as compliant", c.task, c.sc)
 		}
 	}
-	if _, err := NewSettings(RulesetV05, trace.Server, "bert"); !errors.Is(err, ErrInvalidSettings) {
+	if _, err := NewSettings(RulesetV05, trace.Server, "bert"); !errors.Is(err, trace.ErrInvalidSettings) {
 		t.Errorf("unknown task: %v", err)
 	}
 }

@@ -147,7 +147,7 @@ func (d *DetailLog) LogRequestedSettings(at time.Duration, r *Requested) error {
 
 // LogEffectiveSettings writes the effective_* keys, in LoadGen 6.0.17's
 // order (LOADGEN-REFERENCE.md §6.2).
-func (d *DetailLog) LogEffectiveSettings(at time.Duration, s *Settings) error {
+func (d *DetailLog) LogEffectiveSettings(at time.Duration, s *Effective) error {
 	if s == nil {
 		return fmt.Errorf("%w: nil settings", ErrInvalidEvent)
 	}
@@ -183,9 +183,9 @@ func (d *DetailLog) LogEffectiveSettings(at time.Duration, s *Settings) error {
 
 // LogModeStart writes LoadGen's generic_message at the start of a mode:
 // "Starting performance mode" or "Starting accuracy mode".
-func (d *DetailLog) LogModeStart(at time.Duration, m Mode) error {
+func (d *DetailLog) LogModeStart(at time.Duration, m trace.Mode) error {
 	msg := "Starting performance mode"
-	if m == AccuracyOnly {
+	if m == trace.AccuracyOnly {
 		msg = "Starting accuracy mode"
 	}
 	return d.Log(at, "generic_message", msg)

@@ -282,7 +282,7 @@ func TestDetailStandardRunHasCheckerKeys(t *testing.T) {
 	ss := func(t *testing.T) *Summary {
 		return &Summary{
 			SUTName:  "Demo Network SUT",
-			Settings: effective(t, func(s *trace.Settings) { s.Scenario = trace.SingleStream }),
+			Settings: effective(t, func(s *trace.Requested) { s.Scenario = trace.SingleStream }),
 			EarlyStopping: EarlyStopping{
 				Estimate:   &stats.PercentileEstimate{Met: true, Queries: 9331, MinQueries: 64, Discarded: 864, Latency: 1076145},
 				Estimate99: &stats.PercentileEstimate{Met: true, Queries: 9331, MinQueries: 662, Discarded: 60, Latency: 1113508},
@@ -293,14 +293,14 @@ func TestDetailStandardRunHasCheckerKeys(t *testing.T) {
 	ms := func(t *testing.T) *Summary {
 		return &Summary{
 			SUTName:       "Demo Network SUT",
-			Settings:      effective(t, func(s *trace.Settings) { s.Scenario = trace.MultiStream }),
+			Settings:      effective(t, func(s *trace.Requested) { s.Scenario = trace.MultiStream }),
 			EarlyStopping: EarlyStopping{Estimate: &stats.PercentileEstimate{Queries: 10, MinQueries: 662}},
 		}
 	}
 	off := func(t *testing.T) *Summary {
 		return &Summary{
 			SUTName:          "Demo Network SUT",
-			Settings:         effective(t, func(s *trace.Settings) { s.Scenario = trace.Offline }),
+			Settings:         effective(t, func(s *trace.Requested) { s.Scenario = trace.Offline }),
 			SamplesPerSecond: math.Inf(1), MinDurationMet: true, MinQueriesMet: true,
 		}
 	}
@@ -327,7 +327,7 @@ func TestDetailStandardRunHasCheckerKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.s(t)
-			req := &Requested{Settings: trace.DefaultSettings(), Mode: PerformanceOnly}
+			req := &Requested{Requested: trace.DefaultSettings(), Mode: trace.PerformanceOnly}
 			req.Scenario = s.Settings.Scenario
 			text := writeStandardRun(t, s, req)
 			recs, first := parseDetail(t, text)

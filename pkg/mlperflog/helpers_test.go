@@ -18,7 +18,7 @@ const (
 
 // effective derives effective settings the way the engine will, through
 // pkg/trace, so the tests exercise the real input path.
-func effective(t *testing.T, mutate func(*trace.Settings)) Settings {
+func effective(t *testing.T, mutate func(*trace.Requested)) Effective {
 	t.Helper()
 	req := trace.DefaultSettings()
 	req.QSLRNGSeed = officialQSLSeed
@@ -30,7 +30,7 @@ func effective(t *testing.T, mutate func(*trace.Settings)) Settings {
 	if err != nil {
 		t.Fatalf("EffectiveSettings: %v", err)
 	}
-	return Settings{Effective: e, Mode: PerformanceOnly, AccuracySampleCount: 1024}
+	return Effective{Effective: e, Mode: trace.PerformanceOnly, AccuracySampleCount: 1024}
 }
 
 // referenceServerSummary is the run of LOADGEN-REFERENCE.md §6.1's example
@@ -39,7 +39,7 @@ func referenceServerSummary(t *testing.T) *Summary {
 	t.Helper()
 	return &Summary{
 		SUTName: "NullSUT",
-		Settings: effective(t, func(s *trace.Settings) {
+		Settings: effective(t, func(s *trace.Requested) {
 			s.Scenario = trace.Server
 			s.ServerTargetQPS = 1000
 		}),

@@ -1,39 +1,6 @@
 package mlperflog
 
-import (
-	"fmt"
-
-	"github.com/netloadgen/netloadgen/pkg/trace"
-)
-
-// Mode is LoadGen's TestMode (test_settings.h), as its logs name it.
-type Mode int
-
-// The test modes, in LoadGen's enum order (the mlperf.conf "mode" values).
-const (
-	SubmissionRun Mode = iota
-	AccuracyOnly
-	PerformanceOnly
-	FindPeakPerformance
-)
-
-// String returns the name LoadGen writes for the mode ("Mode     : " in the
-// summary, effective_test_mode in the detail log).
-func (m Mode) String() string {
-	switch m {
-	case SubmissionRun:
-		return "SubmissionRun"
-	case AccuracyOnly:
-		return "AccuracyOnly"
-	case PerformanceOnly:
-		return "PerformanceOnly"
-	case FindPeakPerformance:
-		return "FindPeakPerformance"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
-func (m Mode) valid() bool { return m >= SubmissionRun && m <= FindPeakPerformance }
+import "github.com/netloadgen/netloadgen/pkg/trace"
 
 // AccuracyLogSettings are LoadGen's accuracy-log sampling settings
 // (accuracy_log_rng_seed, accuracy_log_probability as a fraction,
@@ -44,12 +11,13 @@ type AccuracyLogSettings struct {
 	SamplingTarget uint64
 }
 
-// Settings are the effective settings of a run as LoadGen logs them
+// Effective are the effective settings of a run as LoadGen logs them
 // (TestSettingsInternal): the summary's "Test Parameters Used" and the detail
-// log's effective_* keys.
-type Settings struct {
+// log's effective_* keys. They are the trace's Effective settings and what
+// else LoadGen logs beside them, as Requested is for the requested_* keys.
+type Effective struct {
 	trace.Effective
-	Mode                Mode
+	Mode                trace.Mode
 	AccuracyLog         AccuracyLogSettings
 	PrintTimestamps     bool
 	AccuracySampleCount uint64
@@ -59,8 +27,8 @@ type Settings struct {
 // as requested_* keys. Which scenario-specific keys appear follows LoadGen's
 // LogRequestedTestSettings; fields of other scenarios are ignored.
 type Requested struct {
-	trace.Settings
-	Mode Mode
+	trace.Requested
+	Mode trace.Mode
 
 	ServerCoalesceQueries                bool    // server_coalesce_queries
 	ServerFindPeakQPSDecimalsOfPrecision int     // server_find_peak_qps_decimals_of_precision

@@ -105,7 +105,7 @@ type Summary struct {
 	// for the submission checker (MLPERF.md).
 	SUTName string
 	// Settings are the effective settings; Scenario and Mode come from here.
-	Settings Settings
+	Settings Effective
 
 	// Headline and additional numbers; only the scenario's own are written.
 	// TargetPercentileLatency: SingleStream sample latency, MultiStream query
@@ -186,7 +186,7 @@ func (s *Summary) check() error {
 	if sc < trace.SingleStream || sc > trace.Offline {
 		return fmt.Errorf("%w: unknown scenario %d", ErrInvalidSummary, int(sc))
 	}
-	if !s.Settings.Mode.valid() {
+	if !s.Settings.Mode.Valid() {
 		return fmt.Errorf("%w: unknown mode %d", ErrInvalidSummary, int(s.Settings.Mode))
 	}
 	es := s.EarlyStopping

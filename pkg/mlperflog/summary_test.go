@@ -89,7 +89,7 @@ func TestSummaryScenarioLayouts(t *testing.T) {
 		s: func(t *testing.T) *Summary {
 			return &Summary{
 				SUTName:                   "Demo Network SUT",
-				Settings:                  effective(t, func(s *trace.Settings) { s.Scenario = trace.SingleStream }),
+				Settings:                  effective(t, func(s *trace.Requested) { s.Scenario = trace.SingleStream }),
 				TargetPercentileLatency:   1070000,
 				QPSWithLoadgenOverhead:    932.9149,
 				QPSWithoutLoadgenOverhead: 945.0462,
@@ -122,7 +122,7 @@ func TestSummaryScenarioLayouts(t *testing.T) {
 		s: func(t *testing.T) *Summary {
 			return &Summary{
 				SUTName:                 "x",
-				Settings:                effective(t, func(s *trace.Settings) { s.Scenario = trace.SingleStream }),
+				Settings:                effective(t, func(s *trace.Requested) { s.Scenario = trace.SingleStream }),
 				TargetPercentileLatency: 1070000,
 				MinDurationMet:          true,
 				MinQueriesMet:           true,
@@ -154,7 +154,7 @@ func TestSummaryScenarioLayouts(t *testing.T) {
 		s: func(t *testing.T) *Summary {
 			return &Summary{
 				SUTName: "x",
-				Settings: effective(t, func(s *trace.Settings) {
+				Settings: effective(t, func(s *trace.Requested) {
 					s.Scenario = trace.MultiStream
 				}),
 				TargetPercentileLatency: 1500000,
@@ -222,7 +222,7 @@ func TestSummaryScenarioLayouts(t *testing.T) {
 		s: func(t *testing.T) *Summary {
 			return &Summary{
 				SUTName: "x",
-				Settings: effective(t, func(s *trace.Settings) {
+				Settings: effective(t, func(s *trace.Requested) {
 					s.Scenario = trace.Offline
 					s.OfflineExpectedQPS = 100
 				}),

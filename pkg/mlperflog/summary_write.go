@@ -130,7 +130,7 @@ func writeLatencyTable(b *strings.Builder, l *LatencyStats) {
 	}
 }
 
-func writeTestParameters(b *strings.Builder, st *Settings) {
+func writeTestParameters(b *strings.Builder, st *Effective) {
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	line(b)
 	line(b, separator)

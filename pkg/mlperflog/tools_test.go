@@ -107,7 +107,7 @@ func TestSummaryUnderTEST04Patterns(t *testing.T) {
 
 	ss := &Summary{
 		SUTName:  "Demo Network SUT",
-		Settings: effective(t, func(s *trace.Settings) { s.Scenario = trace.SingleStream }),
+		Settings: effective(t, func(s *trace.Requested) { s.Scenario = trace.SingleStream }),
 		EarlyStopping: EarlyStopping{
 			Estimate:   &stats.PercentileEstimate{Met: true, Queries: 9331, MinQueries: 64, Discarded: 864, Latency: 1076145},
 			Estimate99: &stats.PercentileEstimate{Met: true, Queries: 9331, MinQueries: 662, Discarded: 60, Latency: 1113508},
@@ -118,13 +118,13 @@ func TestSummaryUnderTEST04Patterns(t *testing.T) {
 	}
 	ms := &Summary{
 		SUTName:        "Demo Network SUT",
-		Settings:       effective(t, func(s *trace.Settings) { s.Scenario = trace.MultiStream }),
+		Settings:       effective(t, func(s *trace.Requested) { s.Scenario = trace.MultiStream }),
 		EarlyStopping:  EarlyStopping{Estimate: &stats.PercentileEstimate{Met: true, Queries: 700, MinQueries: 662, Latency: 8100000}},
 		MinDurationMet: true, MinQueriesMet: true, Errors: 3,
 	}
 	off := &Summary{
 		SUTName:          "Demo Network SUT",
-		Settings:         effective(t, func(s *trace.Settings) { s.Scenario = trace.Offline }),
+		Settings:         effective(t, func(s *trace.Requested) { s.Scenario = trace.Offline }),
 		SamplesPerSecond: 123456.7, MinDurationMet: true, MinQueriesMet: false,
 		Network: Network{FailedSamples: 4, FirstErrors: []string{"2 ERRORS", hostile}},
 	}

@@ -110,8 +110,8 @@ func requested(res *loadgen.Result) mlperflog.Requested {
 	// do; the requested keys show what the user asked for.
 	ts.QSLRNGSeed, ts.SampleIndexRNGSeed, ts.ScheduleRNGSeed = r.QSLRNGSeed, r.SampleIndexRNGSeed, r.ScheduleRNGSeed
 	return mlperflog.Requested{
-		Settings:                             ts,
-		Mode:                                 mlperflog.Mode(r.Mode),
+		Requested:                            ts,
+		Mode:                                 r.Mode,
 		ServerCoalesceQueries:                r.ServerCoalesceQueries,
 		ServerFindPeakQPSDecimalsOfPrecision: r.ServerFindPeakQPSDecimalsOfPrecision,
 		ServerFindPeakQPSBoundaryStepSize:    r.ServerFindPeakQPSBoundaryStepSize,

@@ -100,18 +100,18 @@ func sutName(res *loadgen.Result, o *Options) string {
 
 // effectiveSettings rebuilds LoadGen's effective settings from the Result,
 // so the logs can be written (again) from result.json alone.
-func effectiveSettings(res *loadgen.Result) (mlperflog.Settings, error) {
+func effectiveSettings(res *loadgen.Result) (mlperflog.Effective, error) {
 	e := res.Effective
 	sc, err := trace.ParseScenario(e.Scenario)
 	if err != nil {
-		return mlperflog.Settings{}, fmt.Errorf("%w: %w", ErrInvalidResult, err)
+		return mlperflog.Effective{}, fmt.Errorf("%w: %w", ErrInvalidResult, err)
 	}
 	r := res.Requested
 	accuracyCount := uint64(res.QSLTotalSampleCount)
 	if r.AccuracySampleCountOverride > 0 {
 		accuracyCount = r.AccuracySampleCountOverride
 	}
-	return mlperflog.Settings{
+	return mlperflog.Effective{
 		Effective: trace.Effective{
 			Scenario: sc, TargetQPS: e.TargetQPS, TargetLatencyNs: e.TargetLatencyNs,
 			TargetLatencyPercentile: e.TargetLatencyPercentile, MaxAsyncQueries: e.MaxAsyncQueries,
@@ -124,7 +124,7 @@ func effectiveSettings(res *loadgen.Result) (mlperflog.Settings, error) {
 			PerformanceIssueUnique:       e.PerformanceIssueUnique, PerformanceIssueSame: e.PerformanceIssueSame,
 			PerformanceIssueSameIndex: e.PerformanceIssueSameIndex,
 		},
-		Mode:                mlperflog.Mode(r.Mode), // both follow LoadGen's TestMode numbering
+		Mode:                r.Mode,
 		AccuracyLog:         accuracyLogSettings(r),
 		PrintTimestamps:     r.PrintTimestamps,
 		AccuracySampleCount: accuracyCount,

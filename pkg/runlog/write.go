@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
 )
@@ -89,16 +90,16 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 	}
 	// The detail log goes first: the summary's footer counts its errors
 	// and warnings.
-	if err := writeFileAtomic(dir, DetailFile, func(w io.Writer) error { return writeDetail(w, res, summary, &o) }); err != nil {
+	if err := atomicfile.Write(dir, DetailFile, func(w io.Writer) error { return writeDetail(w, res, summary, &o) }); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(dir, SummaryFile, func(w io.Writer) error { return mlperflog.WriteSummary(w, summary) }); err != nil {
+	if err := atomicfile.Write(dir, SummaryFile, func(w io.Writer) error { return mlperflog.WriteSummary(w, summary) }); err != nil {
 		return err
 	}
 	if err := writeAccuracy(dir, o.AccuracyLogPath); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(dir, ResultFile, func(w io.Writer) error {
+	if err := atomicfile.Write(dir, ResultFile, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
@@ -106,13 +107,13 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 		return err
 	}
 	if run != nil {
-		if err := writeFileAtomic(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
+		if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
 			return err
 		}
 	} else {
 		log.Info("no run record: latency.hlog not written", "dir", dir)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return err
 	}
 	log.Debug("run files written", "dir", dir, "validity", res.Validity, "summary_valid", summary.Valid())
@@ -129,14 +130,22 @@ func writeAccuracy(dir, src string) error {
 		} else if same {
 			return nil
 		}
-		return copyFileAtomic(dir, AccuracyFile, src)
+		in, err := os.Open(src)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", src, err)
+		}
+		defer in.Close()
+		return atomicfile.Write(dir, AccuracyFile, func(w io.Writer) error {
+			_, err := io.Copy(w, in)
+			return err
+		})
 	}
 	if _, err := os.Stat(dst); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("accuracy log: %w", err)
 	}
-	return writeFileAtomic(dir, AccuracyFile, func(w io.Writer) error {
+	return atomicfile.Write(dir, AccuracyFile, func(w io.Writer) error {
 		a, err := mlperflog.NewAccuracyLog(w)
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // Files of an accuracy run, beside runlog's mlperf_log_accuracy.json.
@@ -43,7 +44,7 @@ func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, e
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	spec.Settings.Mode = loadgen.AccuracyOnly
+	spec.Settings.Mode = trace.AccuracyOnly
 	ss, err := open(ctx, spec, true)
 	if err != nil {
 		return nil, err

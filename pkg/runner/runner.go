@@ -122,8 +122,8 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		return nil, fmt.Errorf("%w: no model named", target.ErrTarget)
 	}
 	check := spec.Settings
-	if check.Mode == loadgen.AccuracyOnly {
-		check.Mode = loadgen.PerformanceOnly
+	if check.Mode == trace.AccuracyOnly {
+		check.Mode = trace.PerformanceOnly
 	}
 	if err := check.Validate(); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ type networkTrials struct {
 // MultiStream's samples per query.
 func trialSpec(base Spec, target float64) (Spec, error) {
 	s := base
-	s.Settings.Mode = loadgen.PerformanceOnly
+	s.Settings.Mode = trace.PerformanceOnly
 	switch s.Settings.Scenario {
 	case trace.Server:
 		s.Settings.ServerTargetQPS = target

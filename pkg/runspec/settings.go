@@ -272,8 +272,8 @@ func settingsFieldErr(err error, src map[string]string) error {
 
 func trimSettingsErr(err error) string {
 	msg := err.Error()
-	if errors.Is(err, loadgen.ErrInvalidSettings) {
-		msg = strings.TrimPrefix(msg, loadgen.ErrInvalidSettings.Error()+": ")
+	if errors.Is(err, trace.ErrInvalidSettings) {
+		msg = strings.TrimPrefix(msg, trace.ErrInvalidSettings.Error()+": ")
 	}
 	return msg
 }

@@ -2,7 +2,6 @@ package runstore
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/netloadgen/netloadgen/pkg/atomicfile"
@@ -14,33 +13,21 @@ const tempPrefix = ".runstore-tmp-"
 
 // isTemp reports whether a file name is a temporary file left by a writer:
 // the store's own (run directories being created) or pkg/atomicfile's (every
-// file written into a run directory, by the store or by pkg/runlog).
+// file written into a run directory, by the store, pkg/runlog, pkg/runner or
+// pkg/search).
 func isTemp(name string) bool {
 	return strings.HasPrefix(name, tempPrefix) || atomicfile.IsTemp(name)
 }
 
-// WriteFileAtomic writes data to dir/name so that a reader, or the file
-// system after a crash, sees either the previous file or the complete new
-// one: it writes a temporary file in dir, fsyncs it, renames it over name
-// and fsyncs dir (without which a crash can lose the rename).
-// name must be a plain file name, not a path.
-func WriteFileAtomic(dir, name string, data []byte) error {
-	return writeAtomic(dir, name, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeAtomic is WriteFileAtomic with the content produced by fill, which
-// lets tests fail a write midway.
-func writeAtomic(dir, name string, fill func(w io.Writer) error) error {
+// writeFile writes data to dir/name with atomicfile.WriteFile once name is
+// known to be a plain file name: a path could leave the run directory, and a
+// temporary file's name would be deleted by the next Open as a crash's
+// leftover.
+func writeFile(dir, name string, data []byte) error {
 	if err := checkFileName(name); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(dir, name, fill); err != nil {
-		return err
-	}
-	return atomicfile.SyncDir(dir)
+	return atomicfile.WriteFile(dir, name, data)
 }
 
 // checkFileName refuses anything but a plain, non-temporary file name.
@@ -53,5 +40,3 @@ func checkFileName(name string) error {
 	}
 	return nil
 }
-
-func syncDir(dir string) error { return atomicfile.SyncDir(dir) }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 )
 
 // InterruptedReason is the reason recorded for a run that was running when
@@ -58,7 +60,7 @@ func (s *Store) load() error {
 		recs = append(recs, rec)
 	}
 	if removed {
-		if err := syncDir(s.runs); err != nil {
+		if err := atomicfile.SyncDir(s.runs); err != nil {
 			return err
 		}
 	}
@@ -102,7 +104,7 @@ func (s *Store) loadRun(dir, id string) (rec Record, recovered bool, err error) 
 		removed = true
 	}
 	if removed {
-		if err := syncDir(dir); err != nil {
+		if err := atomicfile.SyncDir(dir); err != nil {
 			return Record{}, false, err
 		}
 	}

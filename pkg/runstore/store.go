@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 )
 
 // Store is the run history in one data directory. It is safe for
@@ -151,13 +153,13 @@ func (s *Store) Create(spec json.RawMessage) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("runstore: %w", err)
 	}
-	if err := WriteFileAtomic(stage, RecordFile, b); err != nil {
+	if err := writeFile(stage, RecordFile, b); err != nil {
 		return Record{}, fmt.Errorf("runstore: create run: %w", err)
 	}
 	if err := os.Rename(stage, filepath.Join(s.runs, id)); err != nil {
 		return Record{}, fmt.Errorf("runstore: create run: %w", err)
 	}
-	if err := syncDir(s.runs); err != nil {
+	if err := atomicfile.SyncDir(s.runs); err != nil {
 		return Record{}, fmt.Errorf("runstore: create run: %w", err)
 	}
 	s.lastSeq = rec.Seq
@@ -249,7 +251,7 @@ func (s *Store) writeRecord(rec Record) error {
 	if err != nil {
 		return fmt.Errorf("runstore: %w", err)
 	}
-	if err := WriteFileAtomic(filepath.Join(s.runs, rec.ID), RecordFile, b); err != nil {
+	if err := writeFile(filepath.Join(s.runs, rec.ID), RecordFile, b); err != nil {
 		return fmt.Errorf("runstore: run %s: %w", rec.ID, err)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 )
 
 // peakFiles are the peak trial's files copied to the search's directory:
@@ -22,7 +24,7 @@ func writeRecord(dir string, res *Result) error {
 	if err := writeJSON(filepath.Join(dir, ResultFile), res); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, SummaryFile), []byte(Summary(res))); err != nil {
+	if err := atomicfile.WriteFile(dir, SummaryFile, []byte(Summary(res))); err != nil {
 		return err
 	}
 	if !res.Found {
@@ -37,7 +39,7 @@ func writeRecord(dir string, res *Result) error {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomic(filepath.Join(dir, name), b); err != nil {
+		if err := atomicfile.WriteFile(dir, name, b); err != nil {
 			return err
 		}
 	}
@@ -96,34 +98,19 @@ func upperText(u float64) string {
 
 func fmtNum(v float64) string { return fmt.Sprintf("%.6g", v) }
 
+// writeJSON writes v to path whole (atomicfile), so a reader (the daemon's
+// status) never sees half a file; path's directory is created if missing (a
+// trial's directory may not exist yet).
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(b, '\n'))
-}
-
-// writeAtomic renames into place, so a reader (the daemon's status) never
-// sees half a file.
-func writeAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteFile(dir, filepath.Base(path), append(b, '\n'))
 }
 
 // Load reads a search's record from its directory.

@@ -7,7 +7,7 @@ import (
 
 // serverTrace270k: min_query_count 270336 (v0.5 MultiStream's count, a
 // common large Server run) dominates 10 s at 10,000 qps.
-func serverTrace270k() Settings {
+func serverTrace270k() Requested {
 	req := DefaultSettings()
 	req.Scenario = Server
 	req.ServerTargetQPS = 10000

@@ -18,7 +18,7 @@ var ErrTooLarge = errors.New("trace too large")
 
 // New computes the effective settings and generates the trace, as LoadGen
 // does between StartTest and the first issued query.
-func New(req Settings, qsl QSL) (*Trace, error) {
+func New(req Requested, qsl QSL) (*Trace, error) {
 	e, err := EffectiveSettings(req, qsl)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func mustNew(t testing.TB, req Settings, qsl QSL) *Trace {
+func mustNew(t testing.TB, req Requested, qsl QSL) *Trace {
 	t.Helper()
 	tr, err := New(req, qsl)
 	if err != nil {
@@ -243,32 +243,32 @@ func TestIssueUniqueIssuesEachLoadedSampleOnce(t *testing.T) {
 func TestGenerateErrors(t *testing.T) {
 	tests := []struct {
 		name   string
-		modify func(*Settings)
+		modify func(*Requested)
 		want   error
 	}{
-		{"too many samples", func(s *Settings) {
+		{"too many samples", func(s *Requested) {
 			s.Scenario = Server
 			s.ServerTargetQPS = 1e9
 			s.MinDurationMs = 600000
 		}, ErrTooLarge},
-		{"period truncates to zero", func(s *Settings) {
+		{"period truncates to zero", func(s *Requested) {
 			s.SingleStreamExpectedLatencyNs = 0.5
 		}, ErrTooLarge},
-		{"unique runs out with equal-issue padding", func(s *Settings) {
+		{"unique runs out with equal-issue padding", func(s *Requested) {
 			s.Scenario = MultiStream
 			s.PerformanceIssueUnique = true
 			s.SampleConcatenatePermutation = true
 		}, ErrInvalidSettings},
-		{"no queries at all", func(s *Settings) {
+		{"no queries at all", func(s *Requested) {
 			s.MinQueryCount = 0
 			s.MinDurationMs = 0
 		}, ErrInvalidSettings},
-		{"offline unique with a set smaller than the query", func(s *Settings) {
+		{"offline unique with a set smaller than the query", func(s *Requested) {
 			s.Scenario = Offline
 			s.PerformanceIssueUnique = true
 			s.PerformanceSampleCountOverride = 100
 		}, ErrInvalidSettings},
-		{"equal issue with no queries to shuffle for", func(s *Settings) {
+		{"equal issue with no queries to shuffle for", func(s *Requested) {
 			s.Scenario = Server
 			s.SampleConcatenatePermutation = true
 			s.MinQueryCount = 0
@@ -288,15 +288,15 @@ func TestGenerateErrors(t *testing.T) {
 func TestHugeSettingsFailFast(t *testing.T) {
 	tests := []struct {
 		name   string
-		modify func(*Settings)
+		modify func(*Requested)
 	}{
-		{"offline qps past uint64", func(s *Settings) { s.Scenario = Offline; s.OfflineExpectedQPS = 1e300 }},
-		{"huge min_query_count with equal issue", func(s *Settings) {
+		{"offline qps past uint64", func(s *Requested) { s.Scenario = Offline; s.OfflineExpectedQPS = 1e300 }},
+		{"huge min_query_count with equal issue", func(s *Requested) {
 			s.Scenario = Server
 			s.SampleConcatenatePermutation = true
 			s.MinQueryCount = 1 << 62
 		}},
-		{"huge multistream spq", func(s *Settings) { s.Scenario = MultiStream; s.MultiStreamSamplesPerQuery = 1 << 40 }},
+		{"huge multistream spq", func(s *Requested) { s.Scenario = MultiStream; s.MultiStreamSamplesPerQuery = 1 << 40 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

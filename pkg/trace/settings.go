@@ -7,13 +7,18 @@ import (
 )
 
 // ErrInvalidSettings is wrapped by every error about settings LoadGen would
-// reject, or accept only to crash or misbehave on.
-var ErrInvalidSettings = errors.New("invalid trace settings")
+// reject, or accept only to crash or misbehave on: this package's and
+// pkg/loadgen's (whose messages name the setting by its LoadGen name). Both
+// are LoadGen's TestSettings, so the text names them so: it is the one most
+// settings errors, pkg/loadgen's, have always begun with.
+var ErrInvalidSettings = errors.New("invalid test settings")
 
-// Settings are the requested LoadGen TestSettings that decide the trace
-// (test_settings.h), under their LoadGen names. Fields LoadGen does not read
-// for the chosen scenario are ignored, as LoadGen ignores them.
-type Settings struct {
+// Requested are the LoadGen TestSettings that decide the trace, as requested
+// (test_settings.h), under their LoadGen names: the subset of a run's
+// settings this package reads, from which EffectiveSettings derives the
+// Effective ones. Fields LoadGen does not read for the chosen scenario are
+// ignored, as LoadGen ignores them.
+type Requested struct {
 	Scenario Scenario
 
 	SingleStreamExpectedLatencyNs float64 // single_stream_expected_latency_ns
@@ -47,8 +52,8 @@ type Settings struct {
 }
 
 // DefaultSettings returns LoadGen's TestSettings defaults (test_settings.h).
-func DefaultSettings() Settings {
-	return Settings{
+func DefaultSettings() Requested {
+	return Requested{
 		Scenario:                            SingleStream,
 		SingleStreamExpectedLatencyNs:       1_000_000,
 		MultiStreamExpectedLatencyNs:        8_000_000,
@@ -103,7 +108,7 @@ type Effective struct {
 // ones and the QSL's counts, line for line as TestSettingsInternal does. It
 // refuses settings on which LoadGen would divide by zero, overflow a
 // conversion, index out of range or log error_invalid_test_settings.
-func EffectiveSettings(req Settings, qsl QSL) (Effective, error) {
+func EffectiveSettings(req Requested, qsl QSL) (Effective, error) {
 	if err := validate(req, qsl); err != nil {
 		return Effective{}, err
 	}
@@ -194,7 +199,7 @@ func msToSeconds(ms uint64) float64 {
 	return float64(ms) / 1000
 }
 
-func validate(req Settings, qsl QSL) error {
+func validate(req Requested, qsl QSL) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidSettings}, args...)...)
 	}

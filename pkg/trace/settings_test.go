@@ -9,10 +9,10 @@ func TestEffectiveSettings(t *testing.T) {
 	qsl := QSL{TotalSampleCount: 5000, PerformanceSampleCount: 1024}
 	tests := []struct {
 		name   string
-		modify func(*Settings)
+		modify func(*Requested)
 		check  func(*testing.T, Effective)
 	}{
-		{"SingleStream qps from expected latency", func(s *Settings) {
+		{"SingleStream qps from expected latency", func(s *Requested) {
 			s.SingleStreamExpectedLatencyNs = 4_000_000
 		}, func(t *testing.T, e Effective) {
 			want(t, "TargetQPS", e.TargetQPS, 250.0)
@@ -20,7 +20,7 @@ func TestEffectiveSettings(t *testing.T) {
 			want(t, "MaxAsyncQueries", e.MaxAsyncQueries, uint64(1))
 			want(t, "TargetDurationMs", e.TargetDurationMs, uint64(10000))
 		}},
-		{"MultiStream spq and qps", func(s *Settings) {
+		{"MultiStream spq and qps", func(s *Requested) {
 			s.Scenario = MultiStream
 			s.MultiStreamSamplesPerQuery = 4
 			s.MinQueryCount = 662
@@ -29,7 +29,7 @@ func TestEffectiveSettings(t *testing.T) {
 			want(t, "SamplesPerQuery", e.SamplesPerQuery, uint64(4))
 			want(t, "MinSampleCount", e.MinSampleCount, uint64(662*4))
 		}},
-		{"Server keeps its latency bound", func(s *Settings) {
+		{"Server keeps its latency bound", func(s *Requested) {
 			s.Scenario = Server
 			s.ServerTargetQPS = 77.5
 			s.ServerTargetLatencyNs = 15_000_000
@@ -38,7 +38,7 @@ func TestEffectiveSettings(t *testing.T) {
 			want(t, "TargetLatencyNs", e.TargetLatencyNs, uint64(15_000_000))
 			want(t, "MaxAsyncQueries", e.MaxAsyncQueries, uint64(0))
 		}},
-		{"Offline spq from slack when above min_query_count", func(s *Settings) {
+		{"Offline spq from slack when above min_query_count", func(s *Requested) {
 			s.Scenario = Offline
 			s.OfflineExpectedQPS = 1000
 			s.MinDurationMs = 60000
@@ -48,14 +48,14 @@ func TestEffectiveSettings(t *testing.T) {
 			want(t, "TargetDurationMs", e.TargetDurationMs, uint64(0))
 			want(t, "MinDurationMs", e.MinDurationMs, uint64(60000))
 		}},
-		{"Offline spq truncates the slack product", func(s *Settings) {
+		{"Offline spq truncates the slack product", func(s *Requested) {
 			s.Scenario = Offline
 			s.OfflineExpectedQPS = 33.3
 			s.MinQueryCount = 1
 		}, func(t *testing.T, e Effective) {
 			want(t, "SamplesPerQuery", e.SamplesPerQuery, uint64(366)) // 366.3
 		}},
-		{"Offline issue unique uses the performance count", func(s *Settings) {
+		{"Offline issue unique uses the performance count", func(s *Requested) {
 			s.Scenario = Offline
 			s.PerformanceIssueUnique = true
 			s.PerformanceSampleCountOverride = 300
@@ -63,14 +63,14 @@ func TestEffectiveSettings(t *testing.T) {
 			want(t, "SamplesPerQuery", e.SamplesPerQuery, uint64(300))
 			want(t, "PerformanceSampleCount", e.PerformanceSampleCount, uint64(300))
 		}},
-		{"SingleStream equal issue rounds to whole passes of the QSL count", func(s *Settings) {
+		{"SingleStream equal issue rounds to whole passes of the QSL count", func(s *Requested) {
 			s.SampleConcatenatePermutation = true
 			s.SingleStreamExpectedLatencyNs = 10_000_000 // 100 qps: 2*10 s*100 = 2000
 			s.PerformanceSampleCountOverride = 7         // ignored by the rounding
 		}, func(t *testing.T, e Effective) {
 			want(t, "MinQueryCount", e.MinQueryCount, uint64(2048))
 		}},
-		{"SingleStream equal issue adds a pass even on a multiple", func(s *Settings) {
+		{"SingleStream equal issue adds a pass even on a multiple", func(s *Requested) {
 			s.SampleConcatenatePermutation = true
 			s.MinDurationMs = 0
 			s.MinQueryCount = 2048
@@ -102,20 +102,20 @@ func TestEffectiveSettingsRejects(t *testing.T) {
 	qsl := QSL{TotalSampleCount: 100, PerformanceSampleCount: 50}
 	tests := []struct {
 		name   string
-		modify func(*Settings, *QSL)
+		modify func(*Requested, *QSL)
 	}{
-		{"zero latency", func(s *Settings, _ *QSL) { s.SingleStreamExpectedLatencyNs = 0 }},
-		{"negative server qps", func(s *Settings, _ *QSL) { s.Scenario = Server; s.ServerTargetQPS = -1 }},
-		{"zero offline qps", func(s *Settings, _ *QSL) { s.Scenario = Offline; s.OfflineExpectedQPS = 0 }},
-		{"zero spq", func(s *Settings, _ *QSL) { s.Scenario = MultiStream; s.MultiStreamSamplesPerQuery = 0 }},
-		{"empty QSL", func(_ *Settings, q *QSL) { q.TotalSampleCount = 0 }},
-		{"zero performance count", func(_ *Settings, q *QSL) { q.PerformanceSampleCount = 0 }},
-		{"unique and same", func(s *Settings, _ *QSL) { s.PerformanceIssueUnique, s.PerformanceIssueSame = true, true }},
-		{"same index past the loaded set", func(s *Settings, _ *QSL) {
+		{"zero latency", func(s *Requested, _ *QSL) { s.SingleStreamExpectedLatencyNs = 0 }},
+		{"negative server qps", func(s *Requested, _ *QSL) { s.Scenario = Server; s.ServerTargetQPS = -1 }},
+		{"zero offline qps", func(s *Requested, _ *QSL) { s.Scenario = Offline; s.OfflineExpectedQPS = 0 }},
+		{"zero spq", func(s *Requested, _ *QSL) { s.Scenario = MultiStream; s.MultiStreamSamplesPerQuery = 0 }},
+		{"empty QSL", func(_ *Requested, q *QSL) { q.TotalSampleCount = 0 }},
+		{"zero performance count", func(_ *Requested, q *QSL) { q.PerformanceSampleCount = 0 }},
+		{"unique and same", func(s *Requested, _ *QSL) { s.PerformanceIssueUnique, s.PerformanceIssueSame = true, true }},
+		{"same index past the loaded set", func(s *Requested, _ *QSL) {
 			s.PerformanceIssueSame = true
 			s.PerformanceIssueSameIndex = 50
 		}},
-		{"unknown scenario", func(s *Settings, _ *QSL) { s.Scenario = Scenario(9) }},
+		{"unknown scenario", func(s *Requested, _ *QSL) { s.Scenario = Scenario(9) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ const (
 	officialScheduleSeed = 16159082839903944936
 )
 
-func officialSettings(s Scenario) Settings {
+func officialSettings(s Scenario) Requested {
 	req := DefaultSettings()
 	req.Scenario = s
 	req.QSLRNGSeed = officialQSLSeed
@@ -27,7 +27,7 @@ func officialSettings(s Scenario) Settings {
 
 // vectorCases are the settings each file in testdata was produced with by
 // the C++ LoadGen 6.0.17 (FORMAT.md in the shared test data).
-func vectorCases() map[string]Settings {
+func vectorCases() map[string]Requested {
 	server := officialSettings(Server)
 	server.ServerTargetQPS = 1000
 
@@ -47,7 +47,7 @@ func vectorCases() map[string]Settings {
 	unique.MinDurationMs = 5000
 	unique.PerformanceIssueUnique = true
 
-	return map[string]Settings{
+	return map[string]Requested{
 		"server_qps1000_10s_official.txt": server,
 		"singlestream_official.txt":       single,
 		"multistream_spq8_official.txt":   multi,
