@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/netloadgen/netloadgen/pkg/version.Version=$(VERSION)
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build test test-short proto demo fuzz vet fmt clean dockerfile-check deploy-check dashboards-check
+.PHONY: all build test staticcheck test-short proto demo fuzz vet fmt clean dockerfile-check deploy-check dashboards-check
 
 all: build
 
@@ -15,11 +15,18 @@ build:
 # Packages run one at a time (-p 1): several of them drive real load over
 # loopback and judge latencies, compliance ratios and Prometheus rates, which
 # two packages' tests fighting over two cores would make flaky.
-test:
+test: staticcheck
 	$(GO) vet ./...
 	$(GO) build ./... && $(GO) test -race -count=1 -run '^$$' ./... >/dev/null
 	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
 	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 5m ./...
+
+# staticcheck over both modules; .ci/run installs the pinned version. A
+# missing staticcheck fails the target: CI must not pass by skipping the linter.
+staticcheck:
+	@command -v staticcheck >/dev/null || { echo 'staticcheck is not installed: .ci/run installs the pinned version (go install honnef.co/go/tools/cmd/staticcheck@VERSION, with $$(go env GOPATH)/bin on PATH)' >&2; exit 1; }
+	staticcheck ./...
+	cd deploy && staticcheck ./...
 
 test-short:
 	$(GO) test -short -count=1 ./...
