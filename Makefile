@@ -45,13 +45,19 @@ proto:
 demo: build
 	BIN=$(BIN) ./scripts/demo.sh
 
-# Each fuzz target for a short while (FUZZTIME=30s by default).
+# Every fuzz target in the tree for a short while each (FUZZTIME=30s by
+# default). The list is found, not written: each `func FuzzX` in a *_test.go
+# file as DIR:FuzzX (internal/houserules checks `make -n fuzz` names them all).
 FUZZTIME ?= 30s
+FUZZ_TARGETS = $(shell git grep --untracked '^func Fuzz' -- '*_test.go' | \
+	sed -E 's|^|./|; s|^(.*)/[^/]*:func (Fuzz[A-Za-z0-9_]*).*|\1:\2|')
+define newline
+
+
+endef
 fuzz:
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeInferRequest$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeInferResponse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeJSONData$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzInferRequestFromPB$$' -fuzztime $(FUZZTIME)
+	$(if $(FUZZ_TARGETS),,$(error make fuzz found no fuzz target))
+	$(foreach t,$(FUZZ_TARGETS),$(GO) test $(word 1,$(subst :, ,$(t))) -run '^$$' -fuzz '^$(word 2,$(subst :, ,$(t)))$$' -fuzztime $(FUZZTIME)$(newline))
 
 vet:
 	$(GO) vet ./...
