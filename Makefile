@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/netloadgen/netloadgen/pkg/version.Version=$(VERSION)
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build test test-short proto demo fuzz vet fmt clean dockerfile-check deploy-check dashboards-check
+.PHONY: all build test staticcheck test-short proto demo fuzz vet fmt clean dockerfile-check deploy-check dashboards-check
 
 all: build
 
@@ -15,11 +15,18 @@ build:
 # Packages run one at a time (-p 1): several of them drive real load over
 # loopback and judge latencies, compliance ratios and Prometheus rates, which
 # two packages' tests fighting over two cores would make flaky.
-test:
+test: staticcheck
 	$(GO) vet ./...
 	$(GO) build ./... && $(GO) test -race -count=1 -run '^$$' ./... >/dev/null
 	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
 	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 5m ./...
+
+# staticcheck over both modules; .ci/run installs the pinned version. A
+# missing staticcheck fails the target: CI must not pass by skipping the linter.
+staticcheck:
+	@command -v staticcheck >/dev/null || { echo 'staticcheck is not installed: .ci/run installs the pinned version (go install honnef.co/go/tools/cmd/staticcheck@VERSION, with $$(go env GOPATH)/bin on PATH)' >&2; exit 1; }
+	staticcheck ./...
+	cd deploy && staticcheck ./...
 
 test-short:
 	$(GO) test -short -count=1 ./...
@@ -38,13 +45,19 @@ proto:
 demo: build
 	BIN=$(BIN) ./scripts/demo.sh
 
-# Each fuzz target for a short while (FUZZTIME=30s by default).
+# Every fuzz target in the tree for a short while each (FUZZTIME=30s by
+# default). The list is found, not written: each `func FuzzX` in a *_test.go
+# file as DIR:FuzzX (internal/houserules checks `make -n fuzz` names them all).
 FUZZTIME ?= 30s
+FUZZ_TARGETS = $(shell git grep --untracked '^func Fuzz' -- '*_test.go' | \
+	sed -E 's|^|./|; s|^(.*)/[^/]*:func (Fuzz[A-Za-z0-9_]*).*|\1:\2|')
+define newline
+
+
+endef
 fuzz:
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeInferRequest$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeInferResponse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzDecodeJSONData$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./kserve -run '^$$' -fuzz '^FuzzInferRequestFromPB$$' -fuzztime $(FUZZTIME)
+	$(if $(FUZZ_TARGETS),,$(error make fuzz found no fuzz target))
+	$(foreach t,$(FUZZ_TARGETS),$(GO) test $(word 1,$(subst :, ,$(t))) -run '^$$' -fuzz '^$(word 2,$(subst :, ,$(t)))$$' -fuzztime $(FUZZTIME)$(newline))
 
 vet:
 	$(GO) vet ./...

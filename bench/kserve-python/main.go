@@ -180,14 +180,17 @@ func main() {
 
 	// Diagnostic: same binary requests through a proxy that only adds Content-Type: application/octet-stream.
 	u, _ := url.Parse(base)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	d := rp.Director
-	rp.Director = func(r *http.Request) {
-		d(r)
+	// Rewrite keeps what NewSingleHostReverseProxy's (deprecated) Director
+	// did: the target URL, the client's Host, X-Forwarded-For.
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = pr.In.Host
+		pr.SetXForwarded()
+		r := pr.Out
 		if r.Header.Get(kserve.HeaderInferenceContentLength) != "" && r.Header.Get("Content-Type") == "" {
 			r.Header.Set("Content-Type", "application/octet-stream")
 		}
-	}
+	}}
 	rp.ModifyResponse = func(r *http.Response) error {
 		if r.Request.URL.Path == "/v2/models/multi/infer" {
 			fmt.Printf("     (binary response via shim: status %d, Transfer-Encoding %v, Content-Length %d, IHCL %q)\n",

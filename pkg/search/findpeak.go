@@ -26,14 +26,13 @@ type FindPeakConfig struct {
 
 // findPeak runs the base trial, widens until a trial fails, then bisects.
 type findPeak struct {
-	cfg        FindPeakConfig
-	phase      Phase
-	lower      float64 // last passing target; 0 before the base passed
-	upper      float64 // first failing target; +Inf before
-	pending    float64
-	done       bool
-	outcome    Outcome
-	lowerFound bool
+	cfg     FindPeakConfig
+	phase   Phase
+	lower   float64 // last passing target; 0 before the base passed
+	upper   float64 // first failing target; +Inf before
+	pending float64
+	done    bool
+	outcome Outcome
 }
 
 // NewFindPeak plans LoadGen 6's FindPeakPerformance.
