@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 var fails int
@@ -86,7 +87,7 @@ func checkMulti(r *kserve.InferResponse, err error) error {
 }
 
 func httpChecks(ctx context.Context, base string, binary bool, tag string) {
-	c, err := kserve.NewHTTPClient(base, kserve.HTTPBinary(binary))
+	c, err := httpclient.New(base, httpclient.Binary(binary))
 	if err != nil {
 		check(tag+" NewHTTPClient", err)
 		return
@@ -200,7 +201,7 @@ func main() {
 	shim.Close()
 
 	// idle keep-alive close (uvicorn timeout_keep_alive = 5 s)
-	c, _ := kserve.NewHTTPClient(base, kserve.HTTPBinary(false))
+	c, _ := httpclient.New(base, httpclient.Binary(false))
 	var err error
 	for i := 0; i < 4 && err == nil; i++ {
 		err = checkEcho(c.Infer(ctx, req("echo")))

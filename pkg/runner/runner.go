@@ -63,7 +63,7 @@ const (
 	// HTTPClientLoop sends from the engine's issuer goroutine with its own
 	// epoll loop (pkg/httploop): no goroutine per request.
 	HTTPClientLoop = "loop"
-	// HTTPClientPool is kserve.HTTPClient's keep-alive pool, a goroutine
+	// HTTPClientPool is httpclient.Client's keep-alive pool, a goroutine
 	// per request.
 	HTTPClientPool = "pool"
 )

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/triton"
 )
@@ -61,7 +62,7 @@ type probeClient interface {
 type connection struct {
 	probe probeClient
 	sut   sut.Client
-	http  *kserve.HTTPClient // the HTTP client, which also encodes the loop's requests; nil for gRPC
+	http  *httpclient.Client // the HTTP client, which also encodes the loop's requests; nil for gRPC
 	// grpcConns is the gRPC client's connection count (the gRPC loop opens
 	// as many); 0 for HTTP.
 	grpcConns int
@@ -72,7 +73,7 @@ type connection struct {
 func connect(ctx context.Context, t Target, conns int, binary bool) (*connection, error) {
 	switch t.Scheme {
 	case "http":
-		c, err := kserve.NewHTTPClient(t.URL, kserve.HTTPMaxConns(max(conns, 1)), kserve.HTTPBinary(binary))
+		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 // Call sends one pre-encoded request and reports whether it succeeded; it
@@ -18,11 +19,11 @@ type Client interface {
 	Prepare(req *kserve.InferRequest) (Call, error)
 }
 
-type httpClient struct{ c *kserve.HTTPClient }
+type httpClient struct{ c *httpclient.Client }
 
 // HTTP adapts the KServe REST client: the body is encoded once, and sends
 // only check the status and framing of the answer.
-func HTTP(c *kserve.HTTPClient) Client { return httpClient{c} }
+func HTTP(c *httpclient.Client) Client { return httpClient{c} }
 
 func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	p, err := h.c.PrepareInfer(req)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 )
@@ -100,7 +101,7 @@ func BenchmarkIssueQueryHTTP(b *testing.B) {
 	if addr == "" {
 		b.Skip("NLG_BENCH_HTTP (host:port of bench/nullserver) not set")
 	}
-	c, err := kserve.NewHTTPClient("http://"+addr, kserve.HTTPMaxConns(benchWindow), kserve.HTTPBinary(true))
+	c, err := httpclient.New("http://"+addr, httpclient.MaxConns(benchWindow), httpclient.Binary(true))
 	if err != nil {
 		b.Fatal(err)
 	}

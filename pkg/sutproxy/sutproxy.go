@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/kserve/server"
 	"github.com/netloadgen/netloadgen/pkg/forward"
 	"github.com/netloadgen/netloadgen/pkg/rxstamp"
@@ -153,7 +154,7 @@ func dialUpstream(raw string) (forward.Upstream, func() error, error) {
 	}
 	switch u.Scheme {
 	case "http":
-		c, err := kserve.NewHTTPClient(raw)
+		c, err := httpclient.New(raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sutproxy: --upstream %q: %w", raw, err)
 		}
