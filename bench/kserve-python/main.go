@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
@@ -223,7 +224,7 @@ func main() {
 	c.Close()
 
 	// gRPC
-	g, err := kserve.NewGRPCClient(grpcTarget, kserve.WithGRPCConns(2), kserve.WithGRPCEagerConnect(5*time.Second))
+	g, err := grpcclient.New(grpcTarget, grpcclient.WithConns(2), grpcclient.WithEagerConnect(5*time.Second))
 	if err != nil {
 		check("gRPC NewGRPCClient", err)
 		os.Exit(1)

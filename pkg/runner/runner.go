@@ -73,7 +73,7 @@ const (
 	// GRPCClientLoop sends from the engine's issuer goroutine over its own
 	// HTTP/2 connections (pkg/grpcloop): no goroutine per call.
 	GRPCClientLoop = "loop"
-	// GRPCClientGRPC is kserve.GRPCClient, grpc-go's connections.
+	// GRPCClientGRPC is grpcclient.Client, grpc-go's connections.
 	GRPCClientGRPC = "grpc"
 )
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/triton"
@@ -80,7 +81,7 @@ func connect(ctx context.Context, t Target, conns int, binary bool) (*connection
 		return &connection{probe: c, sut: sut.HTTP(c), http: c, preconnect: c.Preconnect}, nil
 	case "grpc":
 		n := min(max(conns/16, 1), 8)
-		c, err := kserve.NewGRPCClient(t.Host, kserve.WithGRPCConns(n))
+		c, err := grpcclient.New(t.Host, grpcclient.WithConns(n))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
 		}

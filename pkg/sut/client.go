@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
@@ -33,11 +34,11 @@ func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	return func(ctx context.Context) (time.Time, error) { return h.c.InferPreparedCheckAt(ctx, p) }, nil
 }
 
-type grpcClient struct{ c *kserve.GRPCClient }
+type grpcClient struct{ c *grpcclient.Client }
 
 // GRPC adapts the KServe gRPC client: the message is built once with raw
 // tensor contents, and answers are not converted.
-func GRPC(c *kserve.GRPCClient) Client { return grpcClient{c} }
+func GRPC(c *grpcclient.Client) Client { return grpcClient{c} }
 
 func (g grpcClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	p, err := g.c.PrepareInfer(req)

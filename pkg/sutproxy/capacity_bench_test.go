@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 )
@@ -40,7 +41,7 @@ func BenchmarkCapacity4x2ms(b *testing.B) {
 				}
 				infer = func() error { return c.InferPreparedCheck(b.Context(), prep) }
 			case "grpc":
-				c, err := kserve.NewGRPCClient(p.GRPCAddr())
+				c, err := grpcclient.New(p.GRPCAddr())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
@@ -50,7 +51,7 @@ func clients(t *testing.T, p *sutproxy.Proxy) map[string]client {
 		}
 		out[name] = c
 	}
-	g, err := kserve.NewGRPCClient(p.GRPCAddr())
+	g, err := grpcclient.New(p.GRPCAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
