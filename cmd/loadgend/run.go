@@ -17,6 +17,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -148,8 +149,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	fs.StringVar(&spec.SUTName, "sut-name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	fs.IntVar(&spec.Conns, "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
-	fs.StringVar(&spec.HTTPClient, "http-client", runner.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
-	fs.StringVar(&spec.GRPCClient, "grpc-client", runner.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
+	fs.StringVar(&spec.HTTPClient, "http-client", sut.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
+	fs.StringVar(&spec.GRPCClient, "grpc-client", sut.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
 	fs.DurationVar(&spec.RequestTimeout, "request-timeout", 0, "bound on one request (0 = none)")
 	fs.DurationVar(&spec.IssueSlack, "issue-slack", 0, "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	fs.Uint64Var(&drainMs, "drain-timeout-ms", 0, "wait for outstanding responses after issuing ends (default: the engine's)")
@@ -322,14 +323,14 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	if spec.IssueSlack < 0 || spec.IssueSlack > runner.MaxIssueSlack {
 		return req, fmt.Errorf("--issue-slack: %v is not between 0 and %v", spec.IssueSlack, runner.MaxIssueSlack)
 	}
-	if spec.HTTPClient != runner.HTTPClientLoop && spec.HTTPClient != runner.HTTPClientPool {
-		return req, fmt.Errorf("--http-client: %q is not %s or %s", spec.HTTPClient, runner.HTTPClientLoop, runner.HTTPClientPool)
+	if spec.HTTPClient != sut.HTTPClientLoop && spec.HTTPClient != sut.HTTPClientPool {
+		return req, fmt.Errorf("--http-client: %q is not %s or %s", spec.HTTPClient, sut.HTTPClientLoop, sut.HTTPClientPool)
 	}
 	if !set["http-client"] {
 		spec.HTTPClient = "" // the default: the loop where it runs, else the pool
 	}
-	if spec.GRPCClient != runner.GRPCClientLoop && spec.GRPCClient != runner.GRPCClientGRPC {
-		return req, fmt.Errorf("--grpc-client: %q is not %s or %s", spec.GRPCClient, runner.GRPCClientLoop, runner.GRPCClientGRPC)
+	if spec.GRPCClient != sut.GRPCClientLoop && spec.GRPCClient != sut.GRPCClientGRPC {
+		return req, fmt.Errorf("--grpc-client: %q is not %s or %s", spec.GRPCClient, sut.GRPCClientLoop, sut.GRPCClientGRPC)
 	}
 	if !set["grpc-client"] {
 		spec.GRPCClient = "" // the default: the loop where it runs, else grpc-go

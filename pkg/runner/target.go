@@ -63,12 +63,8 @@ type probeClient interface {
 type connection struct {
 	probe probeClient
 	sut   sut.Client
-	http  *httpclient.Client // the HTTP client, which also encodes the loop's requests; nil for gRPC
-	// grpcConns is the gRPC client's connection count (the gRPC loop opens
-	// as many); 0 for HTTP.
-	grpcConns int
-	// preconnect opens n connections before the clock starts.
-	preconnect func(ctx context.Context, n int) error
+	http  *httpclient.Client // the HTTP client; nil for gRPC
+	grpc  *grpcclient.Client // the gRPC client; nil for HTTP
 }
 
 func connect(ctx context.Context, t Target, conns int, binary bool) (*connection, error) {
@@ -78,14 +74,14 @@ func connect(ctx context.Context, t Target, conns int, binary bool) (*connection
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.HTTP(c), http: c, preconnect: c.Preconnect}, nil
+		return &connection{probe: c, sut: sut.HTTP(c), http: c}, nil
 	case "grpc":
 		n := min(max(conns/16, 1), 8)
 		c, err := grpcclient.New(t.Host, grpcclient.WithConns(n))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.GRPC(c), grpcConns: n, preconnect: func(ctx context.Context, _ int) error { return c.Connect(ctx) }}, nil
+		return &connection{probe: c, sut: sut.GRPC(c), grpc: c}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown scheme %q", ErrTarget, t.Scheme)
 }
