@@ -8,6 +8,8 @@ package kserve
 import (
 	"errors"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 )
 
@@ -23,6 +25,28 @@ func InferRequestToPB(req *InferRequest) (*inferencepb.ModelInferRequest, error)
 // servers without raw contents. FP16 and BF16 inputs cannot travel this way.
 func InferRequestToPBTyped(req *InferRequest) (*inferencepb.ModelInferRequest, error) {
 	return inferRequestToPB(req, true)
+}
+
+// MarshalGRPCInfer converts req as InferRequestToPB does and encodes it: the
+// gRPC message, without the 5-byte length prefix of the wire, for clients
+// that speak HTTP/2 themselves (pkg/grpcloop).
+func MarshalGRPCInfer(req *InferRequest) ([]byte, error) {
+	_, b, err := MarshalGRPCInferMessage(req)
+	return b, err
+}
+
+// MarshalGRPCInferMessage is MarshalGRPCInfer that also returns the message
+// it encoded, which grpcclient's prepared requests keep beside their bytes.
+func MarshalGRPCInferMessage(req *InferRequest) (*inferencepb.ModelInferRequest, []byte, error) {
+	m, err := InferRequestToPB(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, nil, pbErrorf("ModelInferRequest: %v", err)
+	}
+	return m, b, nil
 }
 
 func inferRequestToPB(req *InferRequest, typed bool) (*inferencepb.ModelInferRequest, error) {

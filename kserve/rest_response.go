@@ -2,6 +2,8 @@ package kserve
 
 // Inference responses in the REST form.
 
+import "strconv"
+
 // BinaryOutputs decides, for each of resp's outputs, whether a server sends
 // it as binary data: the requested output's binary_data parameter, else the
 // request's binary_data_output parameter, else JSON. FP16 and BF16 outputs
@@ -80,6 +82,22 @@ func EncodeInferResponse(dst []byte, resp *InferResponse, binary []bool) (body [
 		}
 	}
 	return dst, jsonLen, nil
+}
+
+// CheckInferResponseFraming checks a REST response body without decoding
+// it: not empty, jsonLen (as DecodeInferResponse takes it) within the body,
+// and a JSON object first. It is the whole check of a performance run,
+// which never reads outputs (httpclient's InferPreparedCheck).
+func CheckInferResponseFraming(body []byte, jsonLen int) error {
+	switch {
+	case len(body) == 0:
+		return Malformedf("empty inference response")
+	case jsonLen == 0 || jsonLen > len(body):
+		return Malformedf("%s %s with a body of %d bytes", HeaderInferenceContentLength, strconv.Itoa(jsonLen), len(body))
+	case body[skipWS(body, 0)%len(body)] != '{':
+		return Malformedf("inference response does not start with a JSON object")
+	}
+	return nil
 }
 
 type wireResponse struct {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 var fails int
@@ -86,7 +88,7 @@ func checkMulti(r *kserve.InferResponse, err error) error {
 }
 
 func httpChecks(ctx context.Context, base string, binary bool, tag string) {
-	c, err := kserve.NewHTTPClient(base, kserve.HTTPBinary(binary))
+	c, err := httpclient.New(base, httpclient.Binary(binary))
 	if err != nil {
 		check(tag+" NewHTTPClient", err)
 		return
@@ -203,7 +205,7 @@ func main() {
 	shim.Close()
 
 	// idle keep-alive close (uvicorn timeout_keep_alive = 5 s)
-	c, _ := kserve.NewHTTPClient(base, kserve.HTTPBinary(false))
+	c, _ := httpclient.New(base, httpclient.Binary(false))
 	var err error
 	for i := 0; i < 4 && err == nil; i++ {
 		err = checkEcho(c.Infer(ctx, req("echo")))
@@ -225,7 +227,7 @@ func main() {
 	c.Close()
 
 	// gRPC
-	g, err := kserve.NewGRPCClient(grpcTarget, kserve.WithGRPCConns(2), kserve.WithGRPCEagerConnect(5*time.Second))
+	g, err := grpcclient.New(grpcTarget, grpcclient.WithConns(2), grpcclient.WithEagerConnect(5*time.Second))
 	if err != nil {
 		check("gRPC NewGRPCClient", err)
 		os.Exit(1)

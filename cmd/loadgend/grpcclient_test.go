@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/sut"
 )
 
 func TestGRPCClientFlag(t *testing.T) {
@@ -15,8 +15,8 @@ func TestGRPCClientFlag(t *testing.T) {
 		want string
 	}{
 		{nil, ""}, // the default: the loop where it runs, else grpc-go
-		{[]string{"--grpc-client", "loop"}, runner.GRPCClientLoop},
-		{[]string{"--grpc-client", "grpc"}, runner.GRPCClientGRPC},
+		{[]string{"--grpc-client", "loop"}, sut.GRPCClientLoop},
+		{[]string{"--grpc-client", "grpc"}, sut.GRPCClientGRPC},
 	} {
 		req, err := parseRunFlags(append(append([]string{}, base...), c.args...), io.Discard)
 		if err != nil {
@@ -40,7 +40,7 @@ func TestGRPCClientsRunTheSameTrace(t *testing.T) {
 	}
 	p := startProxy(t)
 	issued := map[string]int64{}
-	for _, client := range []string{runner.GRPCClientLoop, runner.GRPCClientGRPC} {
+	for _, client := range []string{sut.GRPCClientLoop, sut.GRPCClientGRPC} {
 		dir := t.TempDir()
 		inv := runArgs("--target", targetOf(p, "grpc"), "--model", "simple", "--scenario", "Server", "--target-qps", "300",
 			"--target-latency-ms", "100", "--min-duration-ms", "300", "--min-query-count", "50", "--grpc-client", client, "--out", dir)
@@ -50,7 +50,7 @@ func TestGRPCClientsRunTheSameTrace(t *testing.T) {
 		}
 		issued[client] = res.QueriesIssued
 	}
-	if issued[runner.GRPCClientLoop] != issued[runner.GRPCClientGRPC] {
+	if issued[sut.GRPCClientLoop] != issued[sut.GRPCClientGRPC] {
 		t.Fatalf("queries issued %v: the same settings must give the same trace", issued)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/sut"
 )
 
 func TestHTTPClientFlag(t *testing.T) {
@@ -16,8 +16,8 @@ func TestHTTPClientFlag(t *testing.T) {
 		want string
 	}{
 		{nil, ""}, // the default: the loop where it runs, else the pool
-		{[]string{"--http-client", "loop"}, runner.HTTPClientLoop},
-		{[]string{"--http-client", "pool"}, runner.HTTPClientPool},
+		{[]string{"--http-client", "loop"}, sut.HTTPClientLoop},
+		{[]string{"--http-client", "pool"}, sut.HTTPClientPool},
 	} {
 		req, err := parseRunFlags(append(append([]string{}, base...), c.args...), io.Discard)
 		if err != nil {
@@ -41,7 +41,7 @@ func TestHTTPClientsRunTheSameTrace(t *testing.T) {
 	}
 	p := startProxy(t)
 	issued := map[string]int64{}
-	for _, client := range []string{runner.HTTPClientLoop, runner.HTTPClientPool} {
+	for _, client := range []string{sut.HTTPClientLoop, sut.HTTPClientPool} {
 		dir := t.TempDir()
 		inv := runArgs("--target", targetOf(p, "http"), "--model", "simple", "--scenario", "Server", "--target-qps", "300",
 			"--target-latency-ms", "100", "--min-duration-ms", "300", "--min-query-count", "50", "--http-client", client, "--out", dir)
@@ -51,7 +51,7 @@ func TestHTTPClientsRunTheSameTrace(t *testing.T) {
 		}
 		issued[client] = res.QueriesIssued
 	}
-	if issued[runner.HTTPClientLoop] != issued[runner.HTTPClientPool] {
+	if issued[sut.HTTPClientLoop] != issued[sut.HTTPClientPool] {
 		t.Fatalf("queries issued %v: the same settings must give the same trace", issued)
 	}
 }

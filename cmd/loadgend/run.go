@@ -19,6 +19,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
+	"github.com/netloadgen/netloadgen/pkg/sut"
 )
 
 // Exit statuses of `loadgend run`: a contract for scripts.
@@ -148,8 +149,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	f.integer(&spec.Conns, "conns", "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
-	f.str(&httpClient, "http-client", "http_client", runner.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
-	f.str(&grpcClient, "grpc-client", "grpc_client", runner.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
+	f.str(&httpClient, "http-client", "http_client", sut.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
+	f.str(&grpcClient, "grpc-client", "grpc_client", sut.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
 	f.duration(&requestTimeout, "request-timeout", "request_timeout_ms", "bound on one request (0 = none)")
 	f.duration(&issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/server"
 )
 
@@ -21,7 +22,7 @@ func ExampleNewGRPCServer() {
 	go srv.Serve(lis)
 	defer srv.Stop()
 
-	c, err := kserve.NewGRPCClient(lis.Addr().String(), kserve.WithGRPCConns(2), kserve.WithGRPCEagerConnect(5*time.Second))
+	c, err := grpcclient.New(lis.Addr().String(), grpcclient.WithConns(2), grpcclient.WithEagerConnect(5*time.Second))
 	if err != nil {
 		panic(err)
 	}

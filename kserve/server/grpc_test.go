@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/kserve/server"
 	"github.com/netloadgen/netloadgen/triton"
@@ -154,9 +155,9 @@ func grpcServe(t testing.TB, srv *grpc.Server) (string, *grpcCountingListener) {
 	return l.Addr().String(), cl
 }
 
-func grpcClient(t testing.TB, addr string, opts ...kserve.GRPCOption) *kserve.GRPCClient {
+func grpcClient(t testing.TB, addr string, opts ...grpcclient.Option) *grpcclient.Client {
 	t.Helper()
-	c, err := kserve.NewGRPCClient(addr, opts...)
+	c, err := grpcclient.New(addr, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestGRPCUnaryCalls(t *testing.T) {
 // Every datatype crosses client and server intact, on the raw path.
 func TestGRPCInferEveryDatatype(t *testing.T) {
 	addr, _ := grpcServe(t, server.NewGRPCServer(&grpcFake{}))
-	c := grpcClient(t, addr, kserve.WithGRPCConns(1))
+	c := grpcClient(t, addr, grpcclient.WithConns(1))
 	for _, dt := range kserve.DataTypes {
 		t.Run(string(dt), func(t *testing.T) {
 			var data []byte
@@ -352,14 +353,14 @@ func TestGRPCTransportErrors(t *testing.T) {
 	l.Close()
 
 	t.Run("refused", func(t *testing.T) {
-		c := grpcClient(t, closed, kserve.WithGRPCConns(1))
+		c := grpcClient(t, closed, grpcclient.WithConns(1))
 		_, err := c.ServerLive(t.Context())
 		if !errors.Is(err, kserve.ErrTransport) || !errors.Is(err, kserve.ErrUnavailable) {
 			t.Fatalf("err = %v, want ErrTransport and ErrUnavailable", err)
 		}
 	})
 	t.Run("eager connect refused", func(t *testing.T) {
-		_, err := kserve.NewGRPCClient(closed, kserve.WithGRPCEagerConnect(10*time.Second))
+		_, err := grpcclient.New(closed, grpcclient.WithEagerConnect(10*time.Second))
 		if !errors.Is(err, kserve.ErrTransport) {
 			t.Fatalf("err = %v, want ErrTransport", err)
 		}
@@ -367,7 +368,7 @@ func TestGRPCTransportErrors(t *testing.T) {
 	t.Run("stopped server", func(t *testing.T) {
 		srv := server.NewGRPCServer(&grpcFake{})
 		addr, _ := grpcServe(t, srv)
-		c := grpcClient(t, addr, kserve.WithGRPCConns(1), kserve.WithGRPCEagerConnect(10*time.Second))
+		c := grpcClient(t, addr, grpcclient.WithConns(1), grpcclient.WithEagerConnect(10*time.Second))
 		if _, err := c.Infer(t.Context(), grpcEchoRequest("a")); err != nil {
 			t.Fatal(err)
 		}
@@ -394,10 +395,10 @@ func TestGRPCTransportErrors(t *testing.T) {
 func TestGRPCPool(t *testing.T) {
 	fake := &grpcFake{}
 	addr, lis := grpcServe(t, server.NewGRPCServer(fake))
-	c := grpcClient(t, addr, kserve.WithGRPCConns(3), kserve.WithGRPCEagerConnect(10*time.Second))
+	c := grpcClient(t, addr, grpcclient.WithConns(3), grpcclient.WithEagerConnect(10*time.Second))
 	// Eager: every connection is open before the first call.
 	if n := lis.accepted.Load(); n != 3 {
-		t.Fatalf("%d connections accepted after NewGRPCClient, want 3", n)
+		t.Fatalf("%d connections accepted after grpcclient.New, want 3", n)
 	}
 	for i := range 6 {
 		if _, err := c.Infer(t.Context(), grpcEchoRequest(fmt.Sprint(i))); err != nil {
@@ -414,7 +415,7 @@ func TestGRPCPool(t *testing.T) {
 			t.Errorf("connection %s carried %d calls, want 2 (round robin)", p, n)
 		}
 	}
-	if _, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(0)); err == nil {
+	if _, err := grpcclient.New(addr, grpcclient.WithConns(0)); err == nil {
 		t.Error("a pool of 0 connections was accepted")
 	}
 }
@@ -560,7 +561,7 @@ func TestGRPCObserver(t *testing.T) {
 
 func benchmarkGRPCInfer(b *testing.B, discard bool) {
 	addr, _ := grpcServe(b, server.NewGRPCServer(&grpcFake{}))
-	c := grpcClient(b, addr, kserve.WithGRPCEagerConnect(10*time.Second))
+	c := grpcClient(b, addr, grpcclient.WithEagerConnect(10*time.Second))
 	p, err := c.PrepareInfer(grpcEchoRequest("bench"))
 	if err != nil {
 		b.Fatal(err)
@@ -587,7 +588,7 @@ func BenchmarkGRPCInferPreparedDiscard(b *testing.B) { benchmarkGRPCInfer(b, tru
 // Many requests in flight on one stream all come back, matched by id.
 func TestGRPCStreamInferMany(t *testing.T) {
 	addr, _ := grpcServe(t, server.NewGRPCServer(&grpcFake{}))
-	c := grpcClient(t, addr, kserve.WithGRPCConns(1))
+	c := grpcClient(t, addr, grpcclient.WithConns(1))
 	st, err := c.StreamInfer(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/kserve/server"
 	"github.com/netloadgen/netloadgen/triton"
 )
@@ -163,7 +164,7 @@ func TestHTTPClientServerEveryMethod(t *testing.T) {
 	for _, bin := range []bool{false, true} {
 		t.Run(map[bool]string{false: "json", true: "binary"}[bin], func(t *testing.T) {
 			ctx := context.Background()
-			c, err := kserve.NewHTTPClient(base, kserve.HTTPBinary(bin), kserve.HTTPMaxConns(4))
+			c, err := httpclient.New(base, httpclient.Binary(bin), httpclient.MaxConns(4))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,7 +238,7 @@ func TestHTTPErrors(t *testing.T) {
 	fb := &fakeBackend{}
 	base := startServer(t, fb)
 	ctx := context.Background()
-	c, err := kserve.NewHTTPClient(base)
+	c, err := httpclient.New(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestHTTPFallbackAndVersionRoutes(t *testing.T) {
 
 func TestHTTPClientContextDeadline(t *testing.T) {
 	base := startServer(t, &fakeBackend{})
-	c, err := kserve.NewHTTPClient(base)
+	c, err := httpclient.New(base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 const (
 	maxHeaderBytes = 64 << 10
 	// errBodyKeep is how much of a non-2xx body becomes the error message,
-	// as kserve.HTTPClient does.
+	// as httpclient.Client does.
 	errBodyKeep = 512
 )
 
@@ -380,7 +380,7 @@ func (r *response) parseHeader(b []byte) (int, error) {
 	return end, nil
 }
 
-// check applies kserve.HTTPClient.InferPreparedCheck's rules to a complete
+// check applies httpclient.Client.InferPreparedCheck's rules to a complete
 // response: 2xx, a non-empty body that starts with a JSON object, an
 // Inference-Header-Content-Length within it.
 func (r *response) check() error {

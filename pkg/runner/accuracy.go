@@ -50,8 +50,8 @@ func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, e
 		return nil, err
 	}
 	defer ss.conn.probe.Close()
-	defer ss.net.Close()
-	run, err := loadgen.NewAccuracyRun(spec.Settings, ss.net, accuracyQSL{ss.lib}, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
+	defer ss.sut.Close()
+	run, err := loadgen.NewAccuracyRun(spec.Settings, ss.sut.SUT(), accuracyQSL{ss.lib}, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, e
 	if err != nil {
 		return nil, err
 	}
-	out := &AccuracyOutcome{Result: res, Probe: ss.pr, Layout: ss.net.Layout()}
+	out := &AccuracyOutcome{Result: res, Probe: ss.pr, Layout: ss.sut.Layout()}
 	if spec.OutDir != "" {
 		if err := os.MkdirAll(spec.OutDir, 0o755); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)

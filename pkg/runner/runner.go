@@ -2,21 +2,17 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"time"
 
-	"github.com/netloadgen/netloadgen/pkg/target"
-
-	"github.com/netloadgen/netloadgen/pkg/grpcloop"
-	"github.com/netloadgen/netloadgen/pkg/httploop"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/target"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -33,13 +29,13 @@ type Spec struct {
 	Conns int
 	// JSON sends tensors as JSON instead of the binary extension (HTTP).
 	JSON bool
-	// HTTPClient chooses the HTTP performance client: HTTPClientLoop (the
-	// default where it runs: Linux) or HTTPClientPool. Runs that capture
-	// responses always use the pool.
+	// HTTPClient chooses the HTTP performance client: sut.HTTPClientLoop
+	// (the default where it runs: Linux) or sut.HTTPClientPool. Runs that
+	// capture responses always use the pool.
 	HTTPClient string
-	// GRPCClient chooses the gRPC performance client: GRPCClientLoop (the
-	// default where it runs: Linux) or GRPCClientGRPC. Runs that capture
-	// responses always use grpc-go.
+	// GRPCClient chooses the gRPC performance client: sut.GRPCClientLoop
+	// (the default where it runs: Linux) or sut.GRPCClientGRPC. Runs that
+	// capture responses always use grpc-go.
 	GRPCClient string
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
@@ -59,25 +55,6 @@ type Spec struct {
 	SUTName                          string
 	OutDir                           string // "" writes no files
 }
-
-// HTTP clients for Spec.HTTPClient.
-const (
-	// HTTPClientLoop sends from the engine's issuer goroutine with its own
-	// epoll loop (pkg/httploop): no goroutine per request.
-	HTTPClientLoop = "loop"
-	// HTTPClientPool is kserve.HTTPClient's keep-alive pool, a goroutine
-	// per request.
-	HTTPClientPool = "pool"
-)
-
-// gRPC clients for Spec.GRPCClient.
-const (
-	// GRPCClientLoop sends from the engine's issuer goroutine over its own
-	// HTTP/2 connections (pkg/grpcloop): no goroutine per call.
-	GRPCClientLoop = "loop"
-	// GRPCClientGRPC is kserve.GRPCClient, grpc-go's connections.
-	GRPCClientGRPC = "grpc"
-)
 
 // Options observe a run.
 type Options struct {
@@ -106,9 +83,7 @@ type session struct {
 	conn  *connection
 	pr    *Probe
 	lib   qsl.Library
-	net   *sut.Network
-	loop  *sut.Loop     // the HTTP performance SUT when the loop runs; nil otherwise
-	gloop *sut.GRPCLoop // the gRPC performance SUT when the loop runs; nil otherwise
+	sut   *sut.Adapter
 	conns int
 }
 
@@ -128,15 +103,8 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if err := check.Validate(); err != nil {
 		return nil, err
 	}
-	switch spec.HTTPClient {
-	case "", HTTPClientLoop, HTTPClientPool:
-	default:
-		return nil, fmt.Errorf("HTTP client %q: want %q or %q", spec.HTTPClient, HTTPClientLoop, HTTPClientPool)
-	}
-	switch spec.GRPCClient {
-	case "", GRPCClientLoop, GRPCClientGRPC:
-	default:
-		return nil, fmt.Errorf("gRPC client %q: want %q or %q", spec.GRPCClient, GRPCClientLoop, GRPCClientGRPC)
+	if err := sut.CheckClients(spec.HTTPClient, spec.GRPCClient); err != nil {
+		return nil, err
 	}
 	if spec.IssueSlack < 0 || spec.IssueSlack > MaxIssueSlack {
 		return nil, fmt.Errorf("issue slack %v: want 0 (default) up to %v", spec.IssueSlack, MaxIssueSlack)
@@ -177,36 +145,17 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		WholeQueries: spec.Settings.Scenario != trace.Offline, Timeout: spec.RequestTimeout, Name: name,
 		Capture: capture,
 	}
-	net, err := sut.New(conn.sut, lib, so)
-	if err != nil {
-		return nil, err
-	}
 	slack := spec.IssueSlack
 	if slack == 0 {
 		slack = IssueSlackFor(spec.Settings)
 	}
-	var loop *sut.Loop
-	if conn.http != nil && !capture && spec.HTTPClient != HTTPClientPool {
-		loop, err = sut.NewLoop(conn.http, lib, so, sut.LoopOptions{Addr: t.Host, MaxConns: conns, Slack: slack})
-		switch {
-		case errors.Is(err, httploop.ErrUnsupported) && spec.HTTPClient == "":
-			loop = nil // the pool serves where the loop cannot run
-		case err != nil:
-			return nil, fmt.Errorf("HTTP client %q: %w", HTTPClientLoop, err)
-		}
-	}
-	var gloop *sut.GRPCLoop
-	if conn.grpcConns > 0 && !capture && spec.GRPCClient != GRPCClientGRPC {
-		gloop, err = sut.NewGRPCLoop(lib, so, sut.GRPCLoopOptions{Addr: t.Host, Conns: conn.grpcConns, Slack: slack})
-		switch {
-		case errors.Is(err, grpcloop.ErrUnsupported) && spec.GRPCClient == "":
-			gloop = nil // grpc-go serves where the loop cannot run
-		case err != nil:
-			return nil, fmt.Errorf("gRPC client %q: %w", GRPCClientLoop, err)
-		}
+	ad, err := sut.Open(sut.Config{HTTP: conn.http, GRPC: conn.grpc, Addr: t.Host, Library: lib, Options: so,
+		HTTPClient: spec.HTTPClient, GRPCClient: spec.GRPCClient, MaxConns: conns, Slack: slack})
+	if err != nil {
+		return nil, err
 	}
 	ok = true
-	return &session{t: t, conn: conn, pr: pr, lib: lib, net: net, loop: loop, gloop: gloop, conns: conns}, nil
+	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns}, nil
 }
 
 // Run carries out spec. An error means the run could not start or could not
@@ -227,19 +176,10 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer ss.conn.probe.Close()
-	defer ss.net.Close()
+	defer ss.sut.Close()
 	t, pr := ss.t, ss.pr
-	q := &preparingQSL{lib: ss.lib, sut: ss.net, preconnect: ss.conn.preconnect, conns: ss.conns}
-	var engineSUT loadgen.SUT = ss.net
-	if ss.loop != nil {
-		defer ss.loop.Close()
-		q.sut, q.preconnect, engineSUT = ss.loop, ss.loop.Preconnect, ss.loop
-	}
-	if ss.gloop != nil {
-		defer ss.gloop.Close()
-		q.sut, q.preconnect, engineSUT = ss.gloop, ss.gloop.Preconnect, ss.gloop
-	}
-	run, err := loadgen.NewRun(spec.Settings, engineSUT, q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
+	q := &preparingQSL{lib: ss.lib, sut: ss.sut, preconnect: ss.sut.Preconnect, conns: ss.conns}
+	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +187,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if o.Started != nil {
 		o.Started(run)
 	}
-	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.loop != nil, "grpc_loop", ss.gloop != nil, "scenario", run.Trace().Settings.Scenario.String(),
+	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop(), "scenario", run.Trace().Settings.Scenario.String(),
 		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses())
 	res, err := run.Execute(ctx)
 	if err != nil {
@@ -255,7 +195,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	}
 	out := &Outcome{Result: res, Probe: pr}
 	if run.LogsResponses() {
-		out.Accuracy, out.Layout = run.AccuracyLog(), ss.net.Layout()
+		out.Accuracy, out.Layout = run.AccuracyLog(), ss.sut.Layout()
 	}
 	if spec.OutDir != "" {
 		if run.LogsResponses() {

@@ -14,6 +14,8 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/target"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/triton"
 )
@@ -32,29 +34,25 @@ type probeClient interface {
 type connection struct {
 	probe probeClient
 	sut   sut.Client
-	http  *kserve.HTTPClient // the HTTP client, which also encodes the loop's requests; nil for gRPC
-	// grpcConns is the gRPC client's connection count (the gRPC loop opens
-	// as many); 0 for HTTP.
-	grpcConns int
-	// preconnect opens n connections before the clock starts.
-	preconnect func(ctx context.Context, n int) error
+	http  *httpclient.Client // the HTTP client; nil for gRPC
+	grpc  *grpcclient.Client // the gRPC client; nil for HTTP
 }
 
 func connect(ctx context.Context, t target.Target, conns int, binary bool) (*connection, error) {
 	switch t.Scheme {
 	case "http":
-		c, err := kserve.NewHTTPClient(t.URL, kserve.HTTPMaxConns(max(conns, 1)), kserve.HTTPBinary(binary))
+		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.HTTP(c), http: c, preconnect: c.Preconnect}, nil
+		return &connection{probe: c, sut: sut.HTTP(c), http: c}, nil
 	case "grpc":
 		n := min(max(conns/16, 1), 8)
-		c, err := kserve.NewGRPCClient(t.Host, kserve.WithGRPCConns(n))
+		c, err := grpcclient.New(t.Host, grpcclient.WithConns(n))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.GRPC(c), grpcConns: n, preconnect: func(ctx context.Context, _ int) error { return c.Connect(ctx) }}, nil
+		return &connection{probe: c, sut: sut.GRPC(c), grpc: c}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown scheme %q", target.ErrTarget, t.Scheme)
 }

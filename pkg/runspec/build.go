@@ -14,6 +14,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/search"
+	"github.com/netloadgen/netloadgen/pkg/sut"
 )
 
 // DefaultSamples is the synthetic library's size when a spec gives none.
@@ -178,16 +179,14 @@ func issueSlack(s api.RunSpec) (time.Duration, error) {
 	return time.Duration(v) * per, nil
 }
 
+// checkClients refuses client names pkg/sut does not have, naming the
+// field.
 func checkClients(s api.RunSpec) error {
-	switch s.HTTPClient {
-	case "", runner.HTTPClientLoop, runner.HTTPClientPool:
-	default:
-		return fieldErr("http_client", "%q is not %s or %s", s.HTTPClient, runner.HTTPClientLoop, runner.HTTPClientPool)
+	if err := sut.CheckClients(s.HTTPClient, ""); err != nil {
+		return fieldErr("http_client", "%q is not %s or %s", s.HTTPClient, sut.HTTPClientLoop, sut.HTTPClientPool)
 	}
-	switch s.GRPCClient {
-	case "", runner.GRPCClientLoop, runner.GRPCClientGRPC:
-	default:
-		return fieldErr("grpc_client", "%q is not %s or %s", s.GRPCClient, runner.GRPCClientLoop, runner.GRPCClientGRPC)
+	if err := sut.CheckClients("", s.GRPCClient); err != nil {
+		return fieldErr("grpc_client", "%q is not %s or %s", s.GRPCClient, sut.GRPCClientLoop, sut.GRPCClientGRPC)
 	}
 	return nil
 }

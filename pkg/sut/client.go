@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 // Call sends one pre-encoded request and reports whether it succeeded; it
@@ -18,11 +20,11 @@ type Client interface {
 	Prepare(req *kserve.InferRequest) (Call, error)
 }
 
-type httpClient struct{ c *kserve.HTTPClient }
+type httpClient struct{ c *httpclient.Client }
 
 // HTTP adapts the KServe REST client: the body is encoded once, and sends
 // only check the status and framing of the answer.
-func HTTP(c *kserve.HTTPClient) Client { return httpClient{c} }
+func HTTP(c *httpclient.Client) Client { return httpClient{c} }
 
 func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	p, err := h.c.PrepareInfer(req)
@@ -32,11 +34,11 @@ func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	return func(ctx context.Context) (time.Time, error) { return h.c.InferPreparedCheckAt(ctx, p) }, nil
 }
 
-type grpcClient struct{ c *kserve.GRPCClient }
+type grpcClient struct{ c *grpcclient.Client }
 
 // GRPC adapts the KServe gRPC client: the message is built once with raw
 // tensor contents, and answers are not converted.
-func GRPC(c *kserve.GRPCClient) Client { return grpcClient{c} }
+func GRPC(c *grpcclient.Client) Client { return grpcClient{c} }
 
 func (g grpcClient) Prepare(req *kserve.InferRequest) (Call, error) {
 	p, err := g.c.PrepareInfer(req)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 )
@@ -100,7 +102,7 @@ func BenchmarkIssueQueryHTTP(b *testing.B) {
 	if addr == "" {
 		b.Skip("NLG_BENCH_HTTP (host:port of bench/nullserver) not set")
 	}
-	c, err := kserve.NewHTTPClient("http://"+addr, kserve.HTTPMaxConns(benchWindow), kserve.HTTPBinary(true))
+	c, err := httpclient.New("http://"+addr, httpclient.MaxConns(benchWindow), httpclient.Binary(true))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func BenchmarkIssueQueryGRPC(b *testing.B) {
 	if addr == "" {
 		b.Skip("NLG_BENCH_GRPC (host:port of bench/nullserver) not set")
 	}
-	c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(2))
+	c, err := grpcclient.New(addr, grpcclient.WithConns(2))
 	if err != nil {
 		b.Fatal(err)
 	}

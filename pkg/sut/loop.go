@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/httploop"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 )
@@ -17,7 +17,7 @@ import (
 type Loop struct {
 	polled[[]byte]
 	loop *httploop.Loop
-	enc  *kserve.HTTPClient
+	enc  *httpclient.Client
 }
 
 // LoopOptions configure the connections of a Loop.
@@ -34,7 +34,7 @@ type LoopOptions struct {
 // them to lo.Addr. It fails where httploop does not run (not Linux: match
 // httploop.ErrUnsupported and fall back to Network) and for response
 // capture, which needs decoded answers.
-func NewLoop(enc *kserve.HTTPClient, lib qsl.Library, o Options, lo LoopOptions) (*Loop, error) {
+func NewLoop(enc *httpclient.Client, lib qsl.Library, o Options, lo LoopOptions) (*Loop, error) {
 	if o.Capture {
 		return nil, fmt.Errorf("sut: the loop client does not return responses (Options.Capture)")
 	}

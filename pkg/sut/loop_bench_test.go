@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
 
@@ -22,7 +22,7 @@ func BenchmarkIssueQueryLoop(b *testing.B) {
 	if addr == "" {
 		b.Skip("NLG_BENCH_HTTP (host:port of bench/nullserver) not set")
 	}
-	enc, err := kserve.NewHTTPClient("http://"+addr, kserve.HTTPBinary(true))
+	enc, err := httpclient.New("http://"+addr, httpclient.Binary(true))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -89,7 +90,7 @@ func (s *inferServer) seen() []int64 {
 
 func newLoopSUT(t *testing.T, s *inferServer, o Options, conns int) *Loop {
 	t.Helper()
-	enc, err := kserve.NewHTTPClient(s.url)
+	enc, err := httpclient.New(s.url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestLoopServerErrorsReachTheEngine(t *testing.T) {
 }
 
 func TestLoopRefusesCapture(t *testing.T) {
-	enc, _ := kserve.NewHTTPClient("http://127.0.0.1:1")
+	enc, _ := httpclient.New("http://127.0.0.1:1")
 	if _, err := NewLoop(enc, library(t, true), Options{Model: "m", Capture: true}, LoopOptions{Addr: "127.0.0.1:1"}); err == nil {
 		t.Fatal("a capturing loop SUT was built")
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 )
 
@@ -28,7 +30,7 @@ func BenchmarkCapacity4x2ms(b *testing.B) {
 			req := &kserve.InferRequest{Model: "cap", Inputs: []kserve.Tensor{{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{1, 16}, Data: make([]byte, 64)}}}
 			switch transport {
 			case "http":
-				c, err := kserve.NewHTTPClient("http://"+p.HTTPAddr(), kserve.HTTPMaxConns(64))
+				c, err := httpclient.New("http://"+p.HTTPAddr(), httpclient.MaxConns(64))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -39,7 +41,7 @@ func BenchmarkCapacity4x2ms(b *testing.B) {
 				}
 				infer = func() error { return c.InferPreparedCheck(b.Context(), prep) }
 			case "grpc":
-				c, err := kserve.NewGRPCClient(p.GRPCAddr())
+				c, err := grpcclient.New(p.GRPCAddr())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -20,7 +20,8 @@ import (
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
 
-	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/kserve/server"
 	"github.com/netloadgen/netloadgen/pkg/forward"
 	"github.com/netloadgen/netloadgen/pkg/rxstamp"
@@ -153,13 +154,13 @@ func dialUpstream(raw string) (forward.Upstream, func() error, error) {
 	}
 	switch u.Scheme {
 	case "http":
-		c, err := kserve.NewHTTPClient(raw)
+		c, err := httpclient.New(raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sutproxy: --upstream %q: %w", raw, err)
 		}
 		return c, func() error { return nil }, nil
 	case "grpc":
-		c, err := kserve.NewGRPCClient(u.Host)
+		c, err := grpcclient.New(u.Host)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sutproxy: --upstream %q: %w", raw, err)
 		}

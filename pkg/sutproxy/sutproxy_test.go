@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 )
@@ -43,13 +45,13 @@ func clients(t *testing.T, p *sutproxy.Proxy) map[string]client {
 	t.Helper()
 	out := map[string]client{}
 	for name, binary := range map[string]bool{"http-json": false, "http-binary": true} {
-		c, err := kserve.NewHTTPClient("http://"+p.HTTPAddr(), kserve.HTTPBinary(binary))
+		c, err := httpclient.New("http://"+p.HTTPAddr(), httpclient.Binary(binary))
 		if err != nil {
 			t.Fatal(err)
 		}
 		out[name] = c
 	}
-	g, err := kserve.NewGRPCClient(p.GRPCAddr())
+	g, err := grpcclient.New(p.GRPCAddr())
 	if err != nil {
 		t.Fatal(err)
 	}

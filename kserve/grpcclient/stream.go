@@ -1,4 +1,4 @@
-package kserve
+package grpcclient
 
 // This file wraps Triton's ModelStreamInfer, a bidirectional stream of
 // requests and responses over one HTTP/2 stream (decoupled models answer a
@@ -7,18 +7,18 @@ package kserve
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 )
 
-// GRPCInferStream is one ModelStreamInfer stream. One goroutine may Send
+// Stream is one ModelStreamInfer stream. One goroutine may Send
 // while another Receives; neither method may be called concurrently with
 // itself.
-type GRPCInferStream struct {
+type Stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	stream inferencepb.GRPCInferenceService_ModelStreamInferClient
@@ -27,7 +27,7 @@ type GRPCInferStream struct {
 // StreamInfer opens a ModelStreamInfer stream on one connection of the pool.
 // The stream lives until ctx ends, Close is called, or the server ends it;
 // call Close when done with it, or its resources stay held until ctx ends.
-func (c *GRPCClient) StreamInfer(ctx context.Context) (*GRPCInferStream, error) {
+func (c *Client) StreamInfer(ctx context.Context) (*Stream, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.pick().ModelStreamInfer(ctx)
 	if err != nil {
@@ -35,13 +35,13 @@ func (c *GRPCClient) StreamInfer(ctx context.Context) (*GRPCInferStream, error) 
 		// Opening a stream fails before any answer from the server.
 		return nil, grpcFail(ctx, err, false)
 	}
-	return &GRPCInferStream{ctx: ctx, cancel: cancel, stream: st}, nil
+	return &Stream{ctx: ctx, cancel: cancel, stream: st}, nil
 }
 
 // Send encodes and sends a request. io.EOF means the stream has ended: Recv
 // returns why.
-func (s *GRPCInferStream) Send(req *InferRequest) error {
-	m, err := InferRequestToPB(req)
+func (s *Stream) Send(req *kserve.InferRequest) error {
+	m, err := kserve.InferRequestToPB(req)
 	if err != nil {
 		return err
 	}
@@ -49,16 +49,16 @@ func (s *GRPCInferStream) Send(req *InferRequest) error {
 }
 
 // SendPrepared sends a prepared request.
-func (s *GRPCInferStream) SendPrepared(p *PreparedGRPCInfer) error {
+func (s *Stream) SendPrepared(p *Prepared) error {
 	if err := p.check(); err != nil {
 		return err
 	}
 	return s.send(p)
 }
 
-// send sends a *inferencepb.ModelInferRequest or a *PreparedGRPCInfer, whose
+// send sends a *inferencepb.ModelInferRequest or a *Prepared, whose
 // bytes go out as prepared (see grpcCodec).
-func (s *GRPCInferStream) send(m any) error {
+func (s *Stream) send(m any) error {
 	if err := s.stream.SendMsg(m); err != nil {
 		if errors.Is(err, io.EOF) {
 			return io.EOF
@@ -71,12 +71,12 @@ func (s *GRPCInferStream) send(m any) error {
 }
 
 // Recv returns the next response. A response whose error_message is set is
-// returned as an *Error with code Unknown (the stream has no status codes per
+// returned as a *kserve.Error with code Unknown (the stream has no status codes per
 // response) together with whatever of the response the server sent, such as
 // its model and id, so the caller can tell which request failed; the stream
 // goes on. io.EOF means the server ended the stream cleanly; any other error
 // ends it.
-func (s *GRPCInferStream) Recv() (*InferResponse, error) {
+func (s *Stream) Recv() (*kserve.InferResponse, error) {
 	r, err := s.stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -86,26 +86,26 @@ func (s *GRPCInferStream) Recv() (*InferResponse, error) {
 	}
 	if msg := r.GetErrorMessage(); msg != "" {
 		ir := r.GetInferResponse()
-		resp := &InferResponse{Model: ir.GetModelName(), Version: ir.GetModelVersion(), ID: ir.GetId()}
-		return resp, &Error{Code: codes.Unknown, Message: msg}
+		resp := &kserve.InferResponse{Model: ir.GetModelName(), Version: ir.GetModelVersion(), ID: ir.GetId()}
+		return resp, &kserve.Error{Code: codes.Unknown, Message: msg}
 	}
-	resp, err := InferResponseFromPB(r.GetInferResponse())
+	resp, err := kserve.InferResponseFromPB(r.GetInferResponse())
 	if err != nil {
-		return nil, fmt.Errorf("%w: ModelStreamInferResponse: %s", ErrMalformed, pbMessage(err))
+		return nil, malformed("ModelStreamInferResponse", err)
 	}
 	return resp, nil
 }
 
 // answered is grpcCall.answered for a stream that has ended: its header
 // and trailer metadata are final, so reading them does not block.
-func (s *GRPCInferStream) answered() bool {
+func (s *Stream) answered() bool {
 	h, _ := s.stream.Header()
 	return len(h) > 0 || len(s.stream.Trailer()) > 0
 }
 
 // CloseSend tells the server no more requests will come; responses still
 // arrive until Recv returns io.EOF.
-func (s *GRPCInferStream) CloseSend() error { return s.stream.CloseSend() }
+func (s *Stream) CloseSend() error { return s.stream.CloseSend() }
 
 // Close abandons the stream, failing any Recv in progress.
-func (s *GRPCInferStream) Close() { s.cancel() }
+func (s *Stream) Close() { s.cancel() }

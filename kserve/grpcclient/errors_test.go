@@ -1,4 +1,4 @@
-package kserve_test
+package grpcclient_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 )
 
 // An UNAVAILABLE the server answered is the server's, however it framed it;
@@ -46,7 +47,7 @@ func TestGRPCUnavailableSource(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var l *rawListener
 			addr, _, l := rawServerListener(t, func(st grpc.ServerStream, _ []byte) error { return tc.answer(st, l.drop) })
-			c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(1), kserve.WithGRPCEagerConnect(10*time.Second))
+			c, err := grpcclient.New(addr, grpcclient.WithConns(1), grpcclient.WithEagerConnect(10*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func TestGRPCUnavailableSource(t *testing.T) {
 			for name, call := range calls {
 				err := call()
 				if !errors.Is(err, kserve.ErrUnavailable) || errors.Is(err, kserve.ErrTransport) != tc.wantTransport {
-					t.Errorf("%s: %v: want ErrUnavailable, ErrTransport %v", name, err, tc.wantTransport)
+					t.Errorf("%s: %v: want kserve.ErrUnavailable, kserve.ErrTransport %v", name, err, tc.wantTransport)
 				}
 				if tc.wantTransport {
 					break // the connection is gone; one call shows it

@@ -1,4 +1,4 @@
-package kserve
+package httpclient
 
 // Requests encoded once and sent many times, for load generation: the whole
 // HTTP request (line, headers, body) is built before the clock starts.
@@ -6,19 +6,20 @@ package kserve
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
 )
 
-// PreparedInfer is an inference request encoded once, ready to be sent any
+// Prepared is an inference request encoded once, ready to be sent any
 // number of times, concurrently.
-type PreparedInfer struct {
+type Prepared struct {
 	raw     []byte // the whole HTTP request
 	bodyLen int
 }
 
 // BodyLen is the size of the request body in bytes.
-func (p *PreparedInfer) BodyLen() int { return p.bodyLen }
+func (p *Prepared) BodyLen() int { return p.bodyLen }
 
 // PrepareInfer encodes req (for req.Model and req.Version) with the client's
 // binary setting: Content-Type application/octet-stream and
@@ -26,11 +27,11 @@ func (p *PreparedInfer) BodyLen() int { return p.bodyLen }
 // (With no Content-Type at all the KServe Python server's FastAPI front
 // parses the body as JSON and answers 400 to every binary request; Triton
 // ignores the header.)
-func (c *HTTPClient) PrepareInfer(req *InferRequest) (*PreparedInfer, error) {
+func (c *Client) PrepareInfer(req *kserve.InferRequest) (*Prepared, error) {
 	if req.Model == "" {
 		return nil, fmt.Errorf("kserve: infer request without a model name")
 	}
-	body, jsonLen, err := EncodeInferRequest(nil, req, c.cfg.binary)
+	body, jsonLen, err := kserve.EncodeInferRequest(nil, req, c.cfg.binary)
 	if err != nil {
 		return nil, fmt.Errorf("kserve: encode request for model %q: %w", req.Model, err)
 	}
@@ -40,12 +41,12 @@ func (c *HTTPClient) PrepareInfer(req *InferRequest) (*PreparedInfer, error) {
 	}
 	path := c.modelPath(req.Model, req.Version) + "/infer"
 	raw := appendHTTPRequest(make([]byte, 0, len(body)+len(path)+len(c.host)+160), "POST", c.host, path, ct, jsonLen, body)
-	return &PreparedInfer{raw: raw, bodyLen: len(body)}, nil
+	return &Prepared{raw: raw, bodyLen: len(body)}, nil
 }
 
 // InferPrepared sends p and decodes the response. The response owns its
 // memory (one copy of the body).
-func (c *HTTPClient) InferPrepared(ctx context.Context, p *PreparedInfer) (*InferResponse, error) {
+func (c *Client) InferPrepared(ctx context.Context, p *Prepared) (*kserve.InferResponse, error) {
 	resp := c.acquireResponse()
 	defer c.resps.Put(resp)
 	if err := c.roundTrip(ctx, p.raw, resp); err != nil {
@@ -54,18 +55,18 @@ func (c *HTTPClient) InferPrepared(ctx context.Context, p *PreparedInfer) (*Infe
 	if st := resp.StatusCode(); st < 200 || st >= 300 {
 		return nil, statusError(resp)
 	}
-	jsonLen, err := ParseInferenceHeaderLength(resp.Header.Peek(HeaderInferenceContentLength))
+	jsonLen, err := kserve.ParseInferenceHeaderLength(resp.Header.Peek(kserve.HeaderInferenceContentLength))
 	if err != nil {
 		return nil, err
 	}
 	body := append([]byte(nil), resp.Body()...)
-	return DecodeInferResponse(body, jsonLen)
+	return kserve.DecodeInferResponse(body, jsonLen)
 }
 
 // InferPreparedCheck sends p and checks only the status and the framing (a
 // non-empty body, a JSON header length within it): the cheap path for
 // performance runs, where outputs are not read.
-func (c *HTTPClient) InferPreparedCheck(ctx context.Context, p *PreparedInfer) error {
+func (c *Client) InferPreparedCheck(ctx context.Context, p *Prepared) error {
 	_, err := c.InferPreparedCheckAt(ctx, p)
 	return err
 }
@@ -74,13 +75,13 @@ func (c *HTTPClient) InferPreparedCheck(ctx context.Context, p *PreparedInfer) e
 // response reached this host's kernel, before this process woke up to read
 // it (zero when the connection has no receive timestamps): a load
 // generator's latency should end there, not include its own wake-up.
-func (c *HTTPClient) InferPreparedCheckAt(ctx context.Context, p *PreparedInfer) (time.Time, error) {
+func (c *Client) InferPreparedCheckAt(ctx context.Context, p *Prepared) (time.Time, error) {
 	var at time.Time
 	err := c.inferPreparedCheck(ctx, p, &at)
 	return at, err
 }
 
-func (c *HTTPClient) inferPreparedCheck(ctx context.Context, p *PreparedInfer, at *time.Time) error {
+func (c *Client) inferPreparedCheck(ctx context.Context, p *Prepared, at *time.Time) error {
 	resp := c.acquireResponse()
 	defer c.resps.Put(resp)
 	if err := c.roundTripAt(ctx, p.raw, resp, at); err != nil {
@@ -89,18 +90,9 @@ func (c *HTTPClient) inferPreparedCheck(ctx context.Context, p *PreparedInfer, a
 	if st := resp.StatusCode(); st < 200 || st >= 300 {
 		return statusError(resp)
 	}
-	jsonLen, err := ParseInferenceHeaderLength(resp.Header.Peek(HeaderInferenceContentLength))
+	jsonLen, err := kserve.ParseInferenceHeaderLength(resp.Header.Peek(kserve.HeaderInferenceContentLength))
 	if err != nil {
 		return err
 	}
-	body := resp.Body()
-	switch {
-	case len(body) == 0:
-		return Malformedf("empty inference response")
-	case jsonLen == 0 || jsonLen > len(body):
-		return Malformedf("%s %s with a body of %d bytes", HeaderInferenceContentLength, strconv.Itoa(jsonLen), len(body))
-	case body[skipWS(body, 0)%len(body)] != '{':
-		return Malformedf("inference response does not start with a JSON object")
-	}
-	return nil
+	return kserve.CheckInferResponseFraming(resp.Body(), jsonLen)
 }

@@ -1,4 +1,4 @@
-package kserve
+package grpcclient
 
 // This file is the KServe v2 gRPC client: a pool of connections and the
 // protocol's unary calls.
@@ -17,15 +17,16 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/pkg/rxstamp"
 	"github.com/netloadgen/netloadgen/triton"
 )
 
-// DefaultGRPCConns is the pool size of a GRPCClient: one HTTP/2 connection
+// DefaultConns is the pool size of a Client: one HTTP/2 connection
 // caps throughput (one reader and one writer goroutine, one flow-control
 // window), so calls are spread over several.
-const DefaultGRPCConns = 4
+const DefaultConns = 4
 
 // grpcMaxMessage is the largest message sent or accepted, Triton's client's
 // limit (grpc-go's default of 4 MiB refuses a single 224×224×3 FP32 batch of 8).
@@ -35,16 +36,17 @@ const grpcMaxMessage = math.MaxInt32
 // connection, grpc-go's BDP estimator's upper bound (16 MiB).
 const grpcWindow = 16 << 20
 
-// GRPCClient calls a KServe v2 gRPC server over a pool of connections, picked
+// Client calls a KServe v2 gRPC server over a pool of connections, picked
 // round-robin per call. It is safe for concurrent use.
 //
-// Errors: a status the server answered with is an *Error (HTTPStatus 0), so
-// errors.Is(err, ErrNotFound) and the like work. A failure below the protocol
-// (refused, reset or closed connection: UNAVAILABLE with no status from the
-// server) matches both ErrTransport and ErrUnavailable. A call cut short by
-// its context wraps context.DeadlineExceeded or context.Canceled. A response
-// that cannot be decoded wraps ErrMalformed.
-type GRPCClient struct {
+// Errors: a status the server answered with is a *kserve.Error (HTTPStatus
+// 0), so errors.Is(err, kserve.ErrNotFound) and the like work. A failure
+// below the protocol (refused, reset or closed connection: UNAVAILABLE with
+// no status from the server) matches both kserve.ErrTransport and
+// kserve.ErrUnavailable. A call cut short by its context wraps
+// context.DeadlineExceeded or context.Canceled. A response that cannot be
+// decoded wraps kserve.ErrMalformed.
+type Client struct {
 	target  string
 	conns   []*grpc.ClientConn
 	clients []inferencepb.GRPCInferenceServiceClient
@@ -53,38 +55,38 @@ type GRPCClient struct {
 	calls   grpcCalls
 }
 
-// GRPCOption configures a GRPCClient.
-type GRPCOption func(*grpcConfig)
+// Option configures a Client.
+type Option func(*config)
 
-type grpcConfig struct {
+type config struct {
 	conns          int
 	connectTimeout time.Duration // > 0: connect eagerly
 	dialOptions    []grpc.DialOption
 }
 
-// WithGRPCConns sets the number of connections in the pool (at least 1).
-func WithGRPCConns(n int) GRPCOption { return func(c *grpcConfig) { c.conns = n } }
+// WithConns sets the number of connections in the pool (at least 1).
+func WithConns(n int) Option { return func(c *config) { c.conns = n } }
 
-// WithGRPCEagerConnect makes NewGRPCClient open every connection and wait,
+// WithEagerConnect makes New open every connection and wait,
 // at most timeout, until each is ready, so a load generator pays for
 // connection setup before its clock starts. Without it connections open on
 // first use.
-func WithGRPCEagerConnect(timeout time.Duration) GRPCOption {
-	return func(c *grpcConfig) { c.connectTimeout = timeout }
+func WithEagerConnect(timeout time.Duration) Option {
+	return func(c *config) { c.connectTimeout = timeout }
 }
 
-// WithGRPCDialOptions adds grpc-go dial options (after the client's own, so
+// WithDialOptions adds grpc-go dial options (after the client's own, so
 // they take precedence). A codec forced with grpc.ForceCodecV2 in default
 // call options would replace the client's, which prepared requests need.
-func WithGRPCDialOptions(opts ...grpc.DialOption) GRPCOption {
-	return func(c *grpcConfig) { c.dialOptions = append(c.dialOptions, opts...) }
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(c *config) { c.dialOptions = append(c.dialOptions, opts...) }
 }
 
-// NewGRPCClient builds a client of the server at target, "host:port" (any
+// New builds a client of the server at target, "host:port" (any
 // grpc-go target, such as "unix:///path", works too; a grpc:// URL must be
 // reduced to host:port by the caller). Transport is plaintext HTTP/2.
-func NewGRPCClient(target string, opts ...GRPCOption) (*GRPCClient, error) {
-	cfg := grpcConfig{conns: DefaultGRPCConns}
+func New(target string, opts ...Option) (*Client, error) {
+	cfg := config{conns: DefaultConns}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -107,7 +109,7 @@ func NewGRPCClient(target string, opts ...GRPCOption) (*GRPCClient, error) {
 		grpc.WithStaticStreamWindowSize(grpcWindow),
 		grpc.WithStaticConnWindowSize(grpcWindow),
 	}
-	c := &GRPCClient{target: target, rx: make([]atomic.Pointer[rxstamp.Conn], cfg.conns)}
+	c := &Client{target: target, rx: make([]atomic.Pointer[rxstamp.Conn], cfg.conns)}
 	for i := range cfg.conns {
 		opts := dial[:len(dial):len(dial)]
 		if plainTCPTarget(target) {
@@ -144,7 +146,7 @@ func plainTCPTarget(target string) bool {
 
 // rxDialer dials TCP for pool slot i and keeps the connection, so a call
 // can read when its response arrived.
-func (c *GRPCClient) rxDialer(i int) func(context.Context, string) (net.Conn, error) {
+func (c *Client) rxDialer(i int) func(context.Context, string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
 		nc, err := rxstamp.Dial(ctx, &net.Dialer{}, "tcp", addr)
 		if rc, ok := nc.(*rxstamp.Conn); ok && rc.Stamped() {
@@ -158,7 +160,7 @@ func (c *GRPCClient) rxDialer(i int) func(context.Context, string) (net.Conn, er
 // kernel, a bound on when a call on it that just returned got its response:
 // the response was read before the call returned, so the latest arrival is
 // its own or a later one, never an earlier one. Zero without timestamps.
-func (c *GRPCClient) arrival(i uint64) time.Time {
+func (c *Client) arrival(i uint64) time.Time {
 	if rc := c.rx[i].Load(); rc != nil {
 		if at, ok := rc.Arrival(time.Now()); ok {
 			return at
@@ -168,9 +170,9 @@ func (c *GRPCClient) arrival(i uint64) time.Time {
 }
 
 // Connect opens every connection of the pool and waits until each is ready.
-// A connection that fails is an error matching ErrTransport; grpc-go would
+// A connection that fails is an error matching kserve.ErrTransport; grpc-go would
 // retry it with backoff, but a load generator wants to know before it starts.
-func (c *GRPCClient) Connect(ctx context.Context) error {
+func (c *Client) Connect(ctx context.Context) error {
 	for i, cc := range c.conns {
 		cc.Connect()
 		for {
@@ -179,7 +181,7 @@ func (c *GRPCClient) Connect(ctx context.Context) error {
 				break
 			}
 			if s == connectivity.TransientFailure || s == connectivity.Shutdown {
-				return fmt.Errorf("%w: gRPC connection %d to %s: %s", ErrTransport, i, c.target, s)
+				return fmt.Errorf("%w: gRPC connection %d to %s: %s", kserve.ErrTransport, i, c.target, s)
 			}
 			if !cc.WaitForStateChange(ctx, s) {
 				return fmt.Errorf("gRPC connection %d to %s still %s: %w", i, c.target, s, ctx.Err())
@@ -190,7 +192,7 @@ func (c *GRPCClient) Connect(ctx context.Context) error {
 }
 
 // Close closes every connection; calls in flight fail.
-func (c *GRPCClient) Close() error {
+func (c *Client) Close() error {
 	var errs []error
 	for _, cc := range c.conns {
 		errs = append(errs, cc.Close())
@@ -199,17 +201,17 @@ func (c *GRPCClient) Close() error {
 }
 
 // Conns is the pool size.
-func (c *GRPCClient) Conns() int { return len(c.conns) }
+func (c *Client) Conns() int { return len(c.conns) }
 
 // pickIndex is the pool slot of the next call; prepared calls use the
 // connection directly (the generated client adds a call option and two
 // allocations to every call).
-func (c *GRPCClient) pickIndex() uint64 { return (c.next.Add(1) - 1) % uint64(len(c.conns)) }
+func (c *Client) pickIndex() uint64 { return (c.next.Add(1) - 1) % uint64(len(c.conns)) }
 
-func (c *GRPCClient) pick() inferencepb.GRPCInferenceServiceClient { return c.clients[c.pickIndex()] }
+func (c *Client) pick() inferencepb.GRPCInferenceServiceClient { return c.clients[c.pickIndex()] }
 
 // ServerLive asks whether the server is live.
-func (c *GRPCClient) ServerLive(ctx context.Context) (bool, error) {
+func (c *Client) ServerLive(ctx context.Context) (bool, error) {
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
 	r, err := c.pick().ServerLive(ctx, &inferencepb.ServerLiveRequest{}, call.opts[:]...)
@@ -220,7 +222,7 @@ func (c *GRPCClient) ServerLive(ctx context.Context) (bool, error) {
 }
 
 // ServerReady asks whether the server is ready.
-func (c *GRPCClient) ServerReady(ctx context.Context) (bool, error) {
+func (c *Client) ServerReady(ctx context.Context) (bool, error) {
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
 	r, err := c.pick().ServerReady(ctx, &inferencepb.ServerReadyRequest{}, call.opts[:]...)
@@ -231,7 +233,7 @@ func (c *GRPCClient) ServerReady(ctx context.Context) (bool, error) {
 }
 
 // ModelReady asks whether a model (version "" for the server's choice) is ready.
-func (c *GRPCClient) ModelReady(ctx context.Context, model, version string) (bool, error) {
+func (c *Client) ModelReady(ctx context.Context, model, version string) (bool, error) {
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
 	r, err := c.pick().ModelReady(ctx, &inferencepb.ModelReadyRequest{Name: model, Version: version}, call.opts[:]...)
@@ -242,30 +244,30 @@ func (c *GRPCClient) ModelReady(ctx context.Context, model, version string) (boo
 }
 
 // ServerMetadata fetches the server's name, version and extensions.
-func (c *GRPCClient) ServerMetadata(ctx context.Context) (ServerMetadata, error) {
+func (c *Client) ServerMetadata(ctx context.Context) (kserve.ServerMetadata, error) {
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
 	r, err := c.pick().ServerMetadata(ctx, &inferencepb.ServerMetadataRequest{}, call.opts[:]...)
 	if err != nil {
-		return ServerMetadata{}, call.fail(err)
+		return kserve.ServerMetadata{}, call.fail(err)
 	}
-	return ServerMetadataFromPB(r), nil
+	return kserve.ServerMetadataFromPB(r), nil
 }
 
 // ModelMetadata fetches a model's metadata.
-func (c *GRPCClient) ModelMetadata(ctx context.Context, model, version string) (ModelMetadata, error) {
+func (c *Client) ModelMetadata(ctx context.Context, model, version string) (kserve.ModelMetadata, error) {
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
 	r, err := c.pick().ModelMetadata(ctx, &inferencepb.ModelMetadataRequest{Name: model, Version: version}, call.opts[:]...)
 	if err != nil {
-		return ModelMetadata{}, call.fail(err)
+		return kserve.ModelMetadata{}, call.fail(err)
 	}
-	return ModelMetadataFromPB(r), nil
+	return kserve.ModelMetadataFromPB(r), nil
 }
 
 // Infer encodes req (raw tensor contents), runs it and decodes the response.
 // To send the same request many times, use PrepareInfer and InferPrepared.
-func (c *GRPCClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+func (c *Client) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
 	p, err := c.PrepareInfer(req)
 	if err != nil {
 		return nil, err
@@ -275,7 +277,7 @@ func (c *GRPCClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 
 // ModelConfig fetches a model's Triton configuration (extension
 // model_configuration).
-func (c *GRPCClient) ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error) {
+func (c *Client) ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error) {
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
 	r, err := c.pick().ModelConfig(ctx, &inferencepb.ModelConfigRequest{Name: model, Version: version}, call.opts[:]...)
@@ -287,7 +289,7 @@ func (c *GRPCClient) ModelConfig(ctx context.Context, model, version string) (tr
 
 // ModelStatistics fetches Triton's cumulative statistics (extension
 // statistics) of a model, or of every model when model is "".
-func (c *GRPCClient) ModelStatistics(ctx context.Context, model, version string) (triton.StatisticsResponse, error) {
+func (c *Client) ModelStatistics(ctx context.Context, model, version string) (triton.StatisticsResponse, error) {
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
 	r, err := c.pick().ModelStatistics(ctx, &inferencepb.ModelStatisticsRequest{Name: model, Version: version}, call.opts[:]...)

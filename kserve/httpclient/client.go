@@ -1,4 +1,4 @@
-package kserve
+package httpclient
 
 // The KServe v2 REST client, on fasthttp's HTTP/1.1 codec with our own
 // keep-alive pool (so a request that meets a connection the server closed
@@ -20,13 +20,14 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/triton"
 )
 
-// HTTPOption configures an HTTPClient.
-type HTTPOption func(*httpConfig)
+// Option configures a Client.
+type Option func(*config)
 
-type httpConfig struct {
+type config struct {
 	maxConns       int
 	requestTimeout time.Duration
 	dialTimeout    time.Duration
@@ -35,32 +36,32 @@ type httpConfig struct {
 	maxBody        int
 }
 
-// HTTPMaxConns caps the open connections (default 64); callers beyond it wait.
-func HTTPMaxConns(n int) HTTPOption { return func(c *httpConfig) { c.maxConns = n } }
+// MaxConns caps the open connections (default 64); callers beyond it wait.
+func MaxConns(n int) Option { return func(c *config) { c.maxConns = n } }
 
-// HTTPRequestTimeout bounds each call on top of its context (default: none).
-func HTTPRequestTimeout(d time.Duration) HTTPOption {
-	return func(c *httpConfig) { c.requestTimeout = d }
+// RequestTimeout bounds each call on top of its context (default: none).
+func RequestTimeout(d time.Duration) Option {
+	return func(c *config) { c.requestTimeout = d }
 }
 
-// HTTPDialTimeout bounds connecting (default 5 s).
-func HTTPDialTimeout(d time.Duration) HTTPOption { return func(c *httpConfig) { c.dialTimeout = d } }
+// DialTimeout bounds connecting (default 5 s).
+func DialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
 
-// HTTPIdleTimeout closes pooled connections idle longer than d instead of
+// IdleTimeout closes pooled connections idle longer than d instead of
 // reusing them (default: none). Set it below a server's own idle limit
 // (uvicorn: 5 s) to avoid the retry that a stale connection costs.
-func HTTPIdleTimeout(d time.Duration) HTTPOption { return func(c *httpConfig) { c.idleTimeout = d } }
+func IdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeout = d } }
 
-// HTTPBinary chooses binary tensor data (default true) or pure JSON for
+// Binary chooses binary tensor data (default true) or pure JSON for
 // Infer and PrepareInfer.
-func HTTPBinary(on bool) HTTPOption { return func(c *httpConfig) { c.binary = on } }
+func Binary(on bool) Option { return func(c *config) { c.binary = on } }
 
-// HTTPMaxResponseBytes caps a response body (default 1 GiB).
-func HTTPMaxResponseBytes(n int) HTTPOption { return func(c *httpConfig) { c.maxBody = n } }
+// MaxResponseBytes caps a response body (default 1 GiB).
+func MaxResponseBytes(n int) Option { return func(c *config) { c.maxBody = n } }
 
-// HTTPClient speaks KServe v2 REST to one server. It is safe for concurrent use.
-type HTTPClient struct {
-	cfg     httpConfig
+// Client speaks KServe v2 REST to one server. It is safe for concurrent use.
+type Client struct {
+	cfg     config
 	host    string // Host header
 	prefix  string // path prefix of the base URL, without a trailing slash
 	pool    *connPool
@@ -68,9 +69,9 @@ type HTTPClient struct {
 	retries atomic.Uint64
 }
 
-// NewHTTPClient returns a client for baseURL, http://host[:port][/prefix].
-func NewHTTPClient(baseURL string, opts ...HTTPOption) (*HTTPClient, error) {
-	cfg := httpConfig{maxConns: 64, dialTimeout: 5 * time.Second, binary: true, maxBody: 1 << 30}
+// New returns a client for baseURL, http://host[:port][/prefix].
+func New(baseURL string, opts ...Option) (*Client, error) {
+	cfg := config{maxConns: 64, dialTimeout: 5 * time.Second, binary: true, maxBody: 1 << 30}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -94,7 +95,7 @@ func NewHTTPClient(baseURL string, opts ...HTTPOption) (*HTTPClient, error) {
 	} else if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
 		return nil, fmt.Errorf("kserve: base URL %q: bad port %q", baseURL, u.Port())
 	}
-	c := &HTTPClient{
+	c := &Client{
 		cfg:    cfg,
 		host:   u.Host,
 		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
@@ -106,11 +107,11 @@ func NewHTTPClient(baseURL string, opts ...HTTPOption) (*HTTPClient, error) {
 
 // Retries is how many requests were sent again on a fresh connection because
 // their pooled connection had been closed by the server.
-func (c *HTTPClient) Retries() uint64 { return c.retries.Load() }
+func (c *Client) Retries() uint64 { return c.retries.Load() }
 
 // Preconnect opens up to n more connections (within the cap) ahead of a run,
 // so a burst does not meet a small listen backlog (PROTOCOL.md §4).
-func (c *HTTPClient) Preconnect(ctx context.Context, n int) error {
+func (c *Client) Preconnect(ctx context.Context, n int) error {
 	conns := make([]*httpConn, 0, n)
 	defer func() {
 		for _, conn := range conns {
@@ -120,7 +121,7 @@ func (c *HTTPClient) Preconnect(ctx context.Context, n int) error {
 	for range min(n, c.cfg.maxConns-len(c.pool.slots)) {
 		conn, err := c.pool.get(ctx, true)
 		if err != nil {
-			return fmt.Errorf("%w: preconnect: %w", ErrTransport, err)
+			return fmt.Errorf("%w: preconnect: %w", kserve.ErrTransport, err)
 		}
 		conns = append(conns, conn)
 	}
@@ -128,30 +129,30 @@ func (c *HTTPClient) Preconnect(ctx context.Context, n int) error {
 }
 
 // Close closes the idle connections; connections in use close when released.
-func (c *HTTPClient) Close() error {
+func (c *Client) Close() error {
 	c.pool.closeIdle()
 	return nil
 }
 
 // ServerLive asks GET /v2/health/live; see health for the status rule.
-func (c *HTTPClient) ServerLive(ctx context.Context) (bool, error) {
+func (c *Client) ServerLive(ctx context.Context) (bool, error) {
 	return c.health(ctx, "/v2/health/live")
 }
 
 // ServerReady asks GET /v2/health/ready.
-func (c *HTTPClient) ServerReady(ctx context.Context) (bool, error) {
+func (c *Client) ServerReady(ctx context.Context) (bool, error) {
 	return c.health(ctx, "/v2/health/ready")
 }
 
 // ModelReady asks GET /v2/models/{model}[/versions/{version}]/ready; an
-// unknown model is an error matching ErrNotFound.
-func (c *HTTPClient) ModelReady(ctx context.Context, model, version string) (bool, error) {
+// unknown model is an error matching kserve.ErrNotFound.
+func (c *Client) ModelReady(ctx context.Context, model, version string) (bool, error) {
 	return c.health(ctx, c.modelPath(model, version)+"/ready")
 }
 
 // health decides by status code (PROTOCOL.md §1): 2xx is true; 400 (Triton)
 // and 503 (KServe Python server) are false; anything else is an error.
-func (c *HTTPClient) health(ctx context.Context, path string) (bool, error) {
+func (c *Client) health(ctx context.Context, path string) (bool, error) {
 	resp := c.acquireResponse()
 	defer c.resps.Put(resp)
 	if err := c.roundTrip(ctx, c.getRequest(path), resp); err != nil {
@@ -167,21 +168,21 @@ func (c *HTTPClient) health(ctx context.Context, path string) (bool, error) {
 }
 
 // ServerMetadata asks GET /v2.
-func (c *HTTPClient) ServerMetadata(ctx context.Context) (ServerMetadata, error) {
-	var m ServerMetadata
+func (c *Client) ServerMetadata(ctx context.Context) (kserve.ServerMetadata, error) {
+	var m kserve.ServerMetadata
 	err := c.getJSON(ctx, "/v2", &m)
 	return m, err
 }
 
 // ModelMetadata asks GET /v2/models/{model}[/versions/{version}].
-func (c *HTTPClient) ModelMetadata(ctx context.Context, model, version string) (ModelMetadata, error) {
-	var m ModelMetadata
+func (c *Client) ModelMetadata(ctx context.Context, model, version string) (kserve.ModelMetadata, error) {
+	var m kserve.ModelMetadata
 	err := c.getJSON(ctx, c.modelPath(model, version), &m)
 	return m, err
 }
 
 // ModelConfig asks Triton's GET /v2/models/{model}[/versions/{version}]/config.
-func (c *HTTPClient) ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error) {
+func (c *Client) ModelConfig(ctx context.Context, model, version string) (triton.ModelConfig, error) {
 	var m triton.ModelConfig
 	err := c.getJSON(ctx, c.modelPath(model, version)+"/config", &m)
 	return m, err
@@ -189,7 +190,7 @@ func (c *HTTPClient) ModelConfig(ctx context.Context, model, version string) (tr
 
 // ModelStatistics asks Triton's GET /v2/models/{model}[/versions/{version}]/stats,
 // or GET /v2/models/stats for every model when model is "".
-func (c *HTTPClient) ModelStatistics(ctx context.Context, model, version string) (triton.StatisticsResponse, error) {
+func (c *Client) ModelStatistics(ctx context.Context, model, version string) (triton.StatisticsResponse, error) {
 	path := "/v2/models/stats"
 	if model != "" {
 		path = c.modelPath(model, version) + "/stats"
@@ -199,9 +200,9 @@ func (c *HTTPClient) ModelStatistics(ctx context.Context, model, version string)
 	return s, err
 }
 
-// Infer sends one request (binary tensor data unless HTTPBinary(false)) and
+// Infer sends one request (binary tensor data unless Binary(false)) and
 // decodes the response.
-func (c *HTTPClient) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+func (c *Client) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
 	p, err := c.PrepareInfer(req)
 	if err != nil {
 		return nil, err
@@ -209,7 +210,7 @@ func (c *HTTPClient) Infer(ctx context.Context, req *InferRequest) (*InferRespon
 	return c.InferPrepared(ctx, p)
 }
 
-func (c *HTTPClient) getJSON(ctx context.Context, path string, v any) error {
+func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	resp := c.acquireResponse()
 	defer c.resps.Put(resp)
 	if err := c.roundTrip(ctx, c.getRequest(path), resp); err != nil {
@@ -219,12 +220,12 @@ func (c *HTTPClient) getJSON(ctx context.Context, path string, v any) error {
 		return statusError(resp)
 	}
 	if err := json.Unmarshal(resp.Body(), v); err != nil {
-		return Malformedf("GET %s: %v", path, err)
+		return kserve.Malformedf("GET %s: %v", path, err)
 	}
 	return nil
 }
 
-func (c *HTTPClient) modelPath(model, version string) string {
+func (c *Client) modelPath(model, version string) string {
 	p := c.prefix + "/v2/models/" + url.PathEscape(model)
 	if version != "" {
 		p += "/versions/" + url.PathEscape(version)
@@ -232,11 +233,11 @@ func (c *HTTPClient) modelPath(model, version string) string {
 	return p
 }
 
-func (c *HTTPClient) getRequest(path string) []byte {
+func (c *Client) getRequest(path string) []byte {
 	return appendHTTPRequest(nil, "GET", c.host, c.prefix+path, "", -1, nil)
 }
 
-func (c *HTTPClient) acquireResponse() *fasthttp.Response {
+func (c *Client) acquireResponse() *fasthttp.Response {
 	resp := c.resps.Get().(*fasthttp.Response)
 	resp.Reset()
 	return resp
@@ -264,7 +265,7 @@ func appendHTTPRequest(dst []byte, method, host, path, contentType string, jsonL
 		dst = append(dst, "\r\n"...)
 	}
 	if jsonLen >= 0 {
-		dst = append(dst, HeaderInferenceContentLength...)
+		dst = append(dst, kserve.HeaderInferenceContentLength...)
 		dst = append(dst, ": "...)
 		dst = strconv.AppendInt(dst, int64(jsonLen), 10)
 		dst = append(dst, "\r\n"...)
@@ -280,16 +281,16 @@ var aLongTimeAgo = time.Unix(1, 0)
 // a reused connection before any response byte arrived is sent once more on
 // a fresh connection: the server closed the idle connection (uvicorn does
 // after 5 s) and never saw the request.
-func (c *HTTPClient) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.Response) error {
+func (c *Client) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.Response) error {
 	return c.roundTripAt(ctx, raw, resp, nil)
 }
 
 // roundTripAt is roundTrip that also sets *at, when not nil, to when the
 // response arrived in the kernel (left alone when the connection has no
 // receive timestamps).
-func (c *HTTPClient) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Response, at *time.Time) error {
+func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Response, at *time.Time) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrTransport, err)
+		return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 	}
 	conn, err := c.pool.get(ctx, false)
 	if err != nil {
@@ -321,7 +322,7 @@ func (c *HTTPClient) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp
 	return nil
 }
 
-func (c *HTTPClient) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response) error {
+func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response) error {
 	deadline, _ := ctx.Deadline()
 	if c.cfg.requestTimeout > 0 {
 		if t := time.Now().Add(c.cfg.requestTimeout); deadline.IsZero() || t.Before(deadline) {
@@ -355,20 +356,20 @@ func isTimeout(err error) bool {
 
 // transportError wraps a failure below the protocol, naming the context's
 // error when the context ended (a deadline shows as a timeout on the socket).
-func (c *HTTPClient) transportError(ctx context.Context, err error) error {
+func (c *Client) transportError(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("%w: %w", ErrTransport, cerr)
+		return fmt.Errorf("%w: %w", kserve.ErrTransport, cerr)
 	}
 	if d, ok := ctx.Deadline(); ok && isTimeout(err) && !time.Now().Before(d) {
-		return fmt.Errorf("%w: %w", ErrTransport, context.DeadlineExceeded)
+		return fmt.Errorf("%w: %w", kserve.ErrTransport, context.DeadlineExceeded)
 	}
 	if isTimeout(err) && c.cfg.requestTimeout > 0 {
-		return fmt.Errorf("%w: request timeout %v: %w", ErrTransport, c.cfg.requestTimeout, os.ErrDeadlineExceeded)
+		return fmt.Errorf("%w: request timeout %v: %w", kserve.ErrTransport, c.cfg.requestTimeout, os.ErrDeadlineExceeded)
 	}
-	return fmt.Errorf("%w: %w", ErrTransport, err)
+	return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 }
 
-// statusError builds the *Error for a non-2xx answer: the message from
+// statusError builds the *kserve.Error for a non-2xx answer: the message from
 // {"error": "..."} when the body is that, else the raw body.
 func statusError(resp *fasthttp.Response) error {
 	st := resp.StatusCode()
@@ -386,5 +387,5 @@ func statusError(resp *fasthttp.Response) error {
 			msg = fasthttp.StatusMessage(st)
 		}
 	}
-	return &Error{Code: CodeFromHTTP(st), HTTPStatus: st, Message: msg}
+	return &kserve.Error{Code: kserve.CodeFromHTTP(st), HTTPStatus: st, Message: msg}
 }

@@ -1,4 +1,4 @@
-package kserve
+package httpclient
 
 // The HTTP client's connection pool: keep-alive connections, at most
 // maxConns open, TCP_NODELAY on each, reused first-in first-out.

@@ -1,4 +1,4 @@
-package kserve_test
+package httpclient_test
 
 import (
 	"os"

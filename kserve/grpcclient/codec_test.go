@@ -1,4 +1,4 @@
-package kserve_test
+package grpcclient_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 )
 
@@ -126,7 +127,7 @@ func TestGRPCPreparedWire(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, seen := rawServer(t, rawReply(tc.reply))
-			c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(1), kserve.WithGRPCEagerConnect(10*time.Second))
+			c, err := grpcclient.New(addr, grpcclient.WithConns(1), grpcclient.WithEagerConnect(10*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +148,7 @@ func TestGRPCPreparedWire(t *testing.T) {
 					t.Fatalf("err = %v, want code %v", err, tc.wantErr)
 				} else if err != nil {
 					if ke, ok := err.(*kserve.Error); !ok || ke.Code != tc.wantErr {
-						t.Fatalf("err = %#v (%v), want an *Error with code %v", err, got, tc.wantErr)
+						t.Fatalf("err = %#v (%v), want a *kserve.Error with code %v", err, got, tc.wantErr)
 					}
 				}
 				if tc.wantOutput && (resp == nil || len(resp.Outputs) != 1 || !bytes.Equal(resp.Outputs[0].Data, []byte{0, 0, 128, 63, 0, 0, 0, 64})) {
@@ -168,7 +169,7 @@ func TestGRPCPreparedWire(t *testing.T) {
 
 func TestGRPCPreparedStream(t *testing.T) {
 	addr, seen := rawServer(t, rawReply(nil))
-	c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(1))
+	c, err := grpcclient.New(addr, grpcclient.WithConns(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestGRPCPreparedStream(t *testing.T) {
 func TestGRPCPreparedConcurrent(t *testing.T) {
 	const senders, each = 8, 16
 	addr, seen := rawServer(t, rawReply(nil))
-	c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(2))
+	c, err := grpcclient.New(addr, grpcclient.WithConns(2))
 	if err != nil {
 		t.Fatal(err)
 	}

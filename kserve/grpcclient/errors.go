@@ -1,4 +1,4 @@
-package kserve
+package grpcclient
 
 // This file turns gRPC call failures into the package's errors, telling a
 // status the server answered with from one grpc-go made up for a broken
@@ -7,6 +7,7 @@ package kserve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/netloadgen/netloadgen/kserve"
 )
 
 // grpcCall is the bookkeeping of one unary RPC: where grpc-go stores the
@@ -32,7 +35,7 @@ type grpcCall struct {
 	opts    [2]grpc.CallOption // Header(&header), Trailer(&trailer)
 }
 
-// grpcCalls pools the grpcCall of a GRPCClient.
+// grpcCalls pools the grpcCall of a Client.
 type grpcCalls struct{ pool sync.Pool }
 
 func (p *grpcCalls) get(ctx context.Context) *grpcCall {
@@ -66,24 +69,24 @@ func (p *grpcCalls) put(c *grpcCall) {
 func (c *grpcCall) answered() bool { return len(c.header) > 0 || len(c.trailer) > 0 }
 
 // grpcTransportError is an UNAVAILABLE that no server sent: a refused, reset
-// or closed connection. It matches both ErrTransport and its *Error (so
-// errors.Is(err, ErrUnavailable) holds too).
-type grpcTransportError struct{ err *Error }
+// or closed connection. It matches both kserve.ErrTransport and its
+// *kserve.Error (so errors.Is(err, kserve.ErrUnavailable) holds too).
+type grpcTransportError struct{ err *kserve.Error }
 
 func (e *grpcTransportError) Error() string {
-	return fmt.Sprintf("%v: gRPC %s: %s", ErrTransport, e.err.Code, e.err.Message)
+	return fmt.Sprintf("%v: gRPC %s: %s", kserve.ErrTransport, e.err.Code, e.err.Message)
 }
 
-func (e *grpcTransportError) Unwrap() []error { return []error{ErrTransport, e.err} }
+func (e *grpcTransportError) Unwrap() []error { return []error{kserve.ErrTransport, e.err} }
 
 // grpcFail converts the error of an RPC made with ctx; answered tells
 // whether the server's response began (see grpcCall.answered).
 func grpcFail(ctx context.Context, err error, answered bool) error {
 	st, ok := status.FromError(err)
 	if !ok {
-		return fmt.Errorf("%w: %w", ErrTransport, err)
+		return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 	}
-	ke := &Error{Code: st.Code(), Message: st.Message()}
+	ke := &kserve.Error{Code: st.Code(), Message: st.Message()}
 	switch {
 	case (ke.Code == codes.DeadlineExceeded || ke.Code == codes.Canceled) && ctx.Err() != nil:
 		return fmt.Errorf("%w: %w", ctx.Err(), ke)
@@ -100,6 +103,16 @@ func grpcFail(ctx context.Context, err error, answered bool) error {
 
 // fail converts the error of the RPC made with c.
 func (c *grpcCall) fail(err error) error { return grpcFail(c.ctx, err, c.answered()) }
+
+// malformed is the error of a response that cannot be converted: what it
+// names, then the conversion's message (a *kserve.Error's, without its code).
+func malformed(what string, err error) error {
+	msg := err.Error()
+	if ke, ok := errors.AsType[*kserve.Error](err); ok {
+		msg = ke.Message
+	}
+	return fmt.Errorf("%w: %s: %s", kserve.ErrMalformed, what, msg)
+}
 
 func hasDeadline(ctx context.Context) bool {
 	_, ok := ctx.Deadline()

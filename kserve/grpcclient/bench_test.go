@@ -1,11 +1,11 @@
-package kserve_test
+package grpcclient_test
 
 // The gRPC client's own cost per inference call, without a server in the
 // same process (whose allocations would be counted too):
 //
 //	taskset -c 1 bin/nullserver --ready-file /tmp/r.json &
 //	NLG_BENCH_GRPC=127.0.0.1:PORT taskset -c 0 \
-//	  go test ./kserve -run '^$' -bench GRPCClient -benchmem
+//	  go test ./kserve/grpcclient -run '^$' -bench GRPCClient -benchmem
 //
 // The benchmarks skip unless their target is given.
 
@@ -15,14 +15,15 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 )
 
-func benchGRPCClient(b *testing.B, call func(*kserve.GRPCClient, *kserve.PreparedGRPCInfer) error) {
+func benchGRPCClient(b *testing.B, call func(*grpcclient.Client, *grpcclient.Prepared) error) {
 	addr := os.Getenv("NLG_BENCH_GRPC")
 	if addr == "" {
 		b.Skip("NLG_BENCH_GRPC (host:port of bench/nullserver) not set")
 	}
-	c, err := kserve.NewGRPCClient(addr, kserve.WithGRPCConns(1), kserve.WithGRPCEagerConnect(10*time.Second))
+	c, err := grpcclient.New(addr, grpcclient.WithConns(1), grpcclient.WithEagerConnect(10*time.Second))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,14 +43,14 @@ func benchGRPCClient(b *testing.B, call func(*kserve.GRPCClient, *kserve.Prepare
 
 // One FP32[1,16] round trip at a time to bench/nullserver.
 func BenchmarkGRPCClientInferPrepared(b *testing.B) {
-	benchGRPCClient(b, func(c *kserve.GRPCClient, p *kserve.PreparedGRPCInfer) error {
+	benchGRPCClient(b, func(c *grpcclient.Client, p *grpcclient.Prepared) error {
 		_, err := c.InferPrepared(b.Context(), p)
 		return err
 	})
 }
 
 func BenchmarkGRPCClientInferPreparedDiscard(b *testing.B) {
-	benchGRPCClient(b, func(c *kserve.GRPCClient, p *kserve.PreparedGRPCInfer) error {
+	benchGRPCClient(b, func(c *grpcclient.Client, p *grpcclient.Prepared) error {
 		return c.InferPreparedDiscard(b.Context(), p)
 	})
 }

@@ -1,4 +1,4 @@
-package kserve
+package httpclient
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
 )
 
 func TestNewHTTPClientRejectsBadURLs(t *testing.T) {
@@ -28,18 +30,18 @@ func TestNewHTTPClientRejectsBadURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
-			c, err := NewHTTPClient(tt.url)
+			c, err := New(tt.url)
 			if err == nil || !strings.Contains(err.Error(), tt.wantInMsg) {
-				t.Errorf("NewHTTPClient(%q) = %v, %v; want an error naming %q", tt.url, c, err, tt.wantInMsg)
+				t.Errorf("New(%q) = %v, %v; want an error naming %q", tt.url, c, err, tt.wantInMsg)
 			}
 		})
 	}
-	if _, err := NewHTTPClient("http://127.0.0.1:8000", HTTPMaxConns(0)); err == nil {
+	if _, err := New("http://127.0.0.1:8000", MaxConns(0)); err == nil {
 		t.Error("max connections 0 accepted")
 	}
 	for _, ok := range []string{"http://127.0.0.1:8000", "http://example.com", "http://[::1]:9/prefix/"} {
-		if _, err := NewHTTPClient(ok); err != nil {
-			t.Errorf("NewHTTPClient(%q): %v", ok, err)
+		if _, err := New(ok); err != nil {
+			t.Errorf("New(%q): %v", ok, err)
 		}
 	}
 }
@@ -86,7 +88,7 @@ func oneShotServer(t *testing.T) (url string, accepted func() int) {
 
 func TestHTTPClientRetriesOnceOnClosedPooledConnection(t *testing.T) {
 	url, accepted := oneShotServer(t)
-	c, err := NewHTTPClient(url, HTTPMaxConns(1))
+	c, err := New(url, MaxConns(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +127,13 @@ func TestHTTPClientDoesNotRetryFreshConnectionFailure(t *testing.T) {
 		}
 	}()
 	defer func() { ln.Close(); <-done }()
-	c, err := NewHTTPClient("http://" + ln.Addr().String())
+	c, err := New("http://" + ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.ServerLive(context.Background())
-	if !errors.Is(err, ErrTransport) || c.Retries() != 0 {
-		t.Errorf("err %v, retries %d; want ErrTransport and no retry", err, c.Retries())
+	if !errors.Is(err, kserve.ErrTransport) || c.Retries() != 0 {
+		t.Errorf("err %v, retries %d; want kserve.ErrTransport and no retry", err, c.Retries())
 	}
 }
 
@@ -142,17 +144,17 @@ func TestHTTPClientTransportErrorOnRefusedConnection(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	c, err := NewHTTPClient("http://" + addr)
+	c, err := New("http://" + addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ServerMetadata(context.Background()); !errors.Is(err, ErrTransport) {
-		t.Errorf("err %v, want ErrTransport", err)
+	if _, err := c.ServerMetadata(context.Background()); !errors.Is(err, kserve.ErrTransport) {
+		t.Errorf("err %v, want kserve.ErrTransport", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.ServerLive(ctx); !errors.Is(err, ErrTransport) || !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: err %v, want ErrTransport and context.Canceled", err)
+	if _, err := c.ServerLive(ctx); !errors.Is(err, kserve.ErrTransport) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err %v, want kserve.ErrTransport and context.Canceled", err)
 	}
 }
 
@@ -187,14 +189,14 @@ func kserveStyleServer(t *testing.T, ready bool, infer []byte, jsonLen int) stri
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			w.Write([]byte(`{"error":"this test server takes binary requests only"}`))
 			return
-		case ct != "application/octet-stream" || r.Header.Get(HeaderInferenceContentLength) == "":
+		case ct != "application/octet-stream" || r.Header.Get(kserve.HeaderInferenceContentLength) == "":
 			// As the KServe Python server's FastAPI front: a body without
 			// Content-Type is parsed as JSON, so a binary one fails there.
 			w.WriteHeader(http.StatusBadRequest)
 			w.Write([]byte(`{"detail":"There was an error parsing the body"}`))
 			return
 		}
-		w.Header().Set(HeaderInferenceContentLength, strconv.Itoa(jsonLen))
+		w.Header().Set(kserve.HeaderInferenceContentLength, strconv.Itoa(jsonLen))
 		w.Write(infer[:len(infer)/2])
 		w.(http.Flusher).Flush() // headers go out now: chunked, no Content-Length
 		w.Write(infer[len(infer)/2:])
@@ -210,17 +212,17 @@ func kserveStyleServer(t *testing.T, ready bool, infer []byte, jsonLen int) stri
 }
 
 func TestHTTPClientAgainstKServeStyleServer(t *testing.T) {
-	want := &InferResponse{Model: "m", ID: "7", Outputs: []Tensor{
-		{Name: "o", Datatype: FP32, Shape: []int64{1, 2}, Data: []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}},
-		{Name: "s", Datatype: Bytes, Shape: []int64{1}, Data: AppendBytesElement(nil, []byte("chunk"))},
+	want := &kserve.InferResponse{Model: "m", ID: "7", Outputs: []kserve.Tensor{
+		{Name: "o", Datatype: kserve.FP32, Shape: []int64{1, 2}, Data: []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}},
+		{Name: "s", Datatype: kserve.Bytes, Shape: []int64{1}, Data: kserve.AppendBytesElement(nil, []byte("chunk"))},
 	}}
-	body, jsonLen, err := EncodeInferResponse(nil, want, []bool{true, true})
+	body, jsonLen, err := kserve.EncodeInferResponse(nil, want, []bool{true, true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	for _, ready := range []bool{true, false} {
-		c, err := NewHTTPClient(kserveStyleServer(t, ready, body, jsonLen))
+		c, err := New(kserveStyleServer(t, ready, body, jsonLen))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,15 +236,15 @@ func TestHTTPClientAgainstKServeStyleServer(t *testing.T) {
 			continue
 		}
 		_, err = c.ModelReady(ctx, "nope", "")
-		var ke *Error
-		if !errors.Is(err, ErrNotFound) || !errors.As(err, &ke) || ke.Message != "Model with name nope does not exist." {
+		var ke *kserve.Error
+		if !errors.Is(err, kserve.ErrNotFound) || !errors.As(err, &ke) || ke.Message != "Model with name nope does not exist." {
 			t.Errorf("ModelReady(unknown) = %v", err)
 		}
 		_, err = c.ModelMetadata(ctx, "m", "")
-		if !errors.Is(err, ErrInternal) || !errors.As(err, &ke) || ke.Message != "Internal Server Error" || ke.HTTPStatus != 500 {
+		if !errors.Is(err, kserve.ErrInternal) || !errors.As(err, &ke) || ke.Message != "Internal Server Error" || ke.HTTPStatus != 500 {
 			t.Errorf("ModelMetadata with a plain-text 500 = %v", err)
 		}
-		req := &InferRequest{Model: "m", Inputs: []Tensor{{Name: "i", Datatype: Int64, Shape: []int64{1}, Data: make([]byte, 8)}}}
+		req := &kserve.InferRequest{Model: "m", Inputs: []kserve.Tensor{{Name: "i", Datatype: kserve.Int64, Shape: []int64{1}, Data: make([]byte, 8)}}}
 		got, err := c.Infer(ctx, req)
 		if err != nil {
 			t.Fatal(err)
@@ -265,11 +267,11 @@ func TestHTTPClientAgainstKServeStyleServer(t *testing.T) {
 				at, at.Sub(start), end.Sub(start), err)
 		}
 		// Pure JSON requests carry Content-Type: the server here refuses them with 422.
-		jc, err := NewHTTPClient("http://"+c.host, HTTPBinary(false))
+		jc, err := New("http://"+c.host, Binary(false))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := jc.Infer(ctx, req); !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &ke) || ke.HTTPStatus != 422 {
+		if _, err := jc.Infer(ctx, req); !errors.Is(err, kserve.ErrInvalidArgument) || !errors.As(err, &ke) || ke.HTTPStatus != 422 {
 			t.Errorf("JSON request to a binary-only server: %v, want 422 invalid argument", err)
 		}
 	}

@@ -1,10 +1,12 @@
-package kserve
+package grpcclient
 
 // This file is the gRPC client's codec: protobuf, except that a prepared
 // request goes out as the bytes it was encoded to once, and a response the
 // caller discards is not decoded. Both were measured per call on the
 // pre-encoded path (issue 8): re-marshalling the same message and decoding
-// an unread response cost allocations and CPU on every request.
+// an unread response cost allocations and CPU on every request. It is the
+// client's, not package kserve's: grpc-go installs it on the client's
+// connections, and it tells the client's Prepared and grpcDiscard apart.
 
 import (
 	"fmt"
@@ -13,6 +15,8 @@ import (
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/netloadgen/netloadgen/kserve"
 )
 
 // grpcDiscard receives a response that is not read. Its message is not
@@ -22,7 +26,7 @@ import (
 // its address allocates nothing.
 type grpcDiscard struct{}
 
-// grpcCodec is forced on every call of a GRPCClient's connections.
+// grpcCodec is forced on every call of a Client's connections.
 type grpcCodec struct {
 	proto encoding.CodecV2 // grpc-go's own, for every other message
 }
@@ -36,7 +40,7 @@ func newGRPCCodec() (grpcCodec, error) {
 }
 
 func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if p, ok := v.(*PreparedGRPCInfer); ok {
+	if p, ok := v.(*Prepared); ok {
 		// The slice and its one SliceBuffer are shared by every call:
 		// grpc-go only reads them, and a SliceBuffer's Ref and Free do
 		// nothing, so no call can release the bytes under another.
@@ -68,12 +72,12 @@ func checkWire(data mem.BufferSlice) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return fmt.Errorf("%w: response: %v", ErrMalformed, protowire.ParseError(n))
+			return fmt.Errorf("%w: response: %v", kserve.ErrMalformed, protowire.ParseError(n))
 		}
 		b = b[n:]
 		m := protowire.ConsumeFieldValue(num, typ, b)
 		if m < 0 {
-			return fmt.Errorf("%w: response field %d: %v", ErrMalformed, num, protowire.ParseError(m))
+			return fmt.Errorf("%w: response field %d: %v", kserve.ErrMalformed, num, protowire.ParseError(m))
 		}
 		b = b[m:]
 	}

@@ -1,4 +1,4 @@
-package kserve
+package grpcclient
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/netloadgen/netloadgen/kserve"
 )
 
 func TestGRPCCallFail(t *testing.T) {
@@ -21,19 +23,19 @@ func TestGRPCCallFail(t *testing.T) {
 		err        error
 		want       []error
 		notWant    []error
-		wantPlain  bool // exactly an *Error with the status's code
+		wantPlain  bool // exactly a *kserve.Error with the status's code
 		wantStatus codes.Code
 	}{
 		{name: "server NOT_FOUND", ctx: context.Background(), answered: true, err: status.Error(codes.NotFound, "no model"),
-			want: []error{ErrNotFound}, notWant: []error{ErrTransport}, wantPlain: true, wantStatus: codes.NotFound},
+			want: []error{kserve.ErrNotFound}, notWant: []error{kserve.ErrTransport}, wantPlain: true, wantStatus: codes.NotFound},
 		{name: "server UNAVAILABLE", ctx: context.Background(), answered: true, err: status.Error(codes.Unavailable, "queue full"),
-			want: []error{ErrUnavailable}, notWant: []error{ErrTransport}, wantPlain: true, wantStatus: codes.Unavailable},
+			want: []error{kserve.ErrUnavailable}, notWant: []error{kserve.ErrTransport}, wantPlain: true, wantStatus: codes.Unavailable},
 		{name: "connection refused", ctx: context.Background(), err: status.Error(codes.Unavailable, "connection error"),
-			want: []error{ErrUnavailable, ErrTransport}, wantStatus: codes.Unavailable},
+			want: []error{kserve.ErrUnavailable, kserve.ErrTransport}, wantStatus: codes.Unavailable},
 		{name: "cancelled", ctx: expired, err: status.Error(codes.Canceled, "context canceled"),
-			want: []error{context.Canceled}, notWant: []error{ErrTransport}, wantStatus: codes.Canceled},
+			want: []error{context.Canceled}, notWant: []error{kserve.ErrTransport}, wantStatus: codes.Canceled},
 		{name: "not a status", ctx: context.Background(), err: io.ErrUnexpectedEOF,
-			want: []error{ErrTransport, io.ErrUnexpectedEOF}},
+			want: []error{kserve.ErrTransport, io.ErrUnexpectedEOF}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,11 +50,11 @@ func TestGRPCCallFail(t *testing.T) {
 					t.Errorf("%v matches %v", err, w)
 				}
 			}
-			if ke, ok := errors.AsType[*Error](err); tc.wantStatus != codes.OK && (!ok || ke.Code != tc.wantStatus || ke.HTTPStatus != 0) {
-				t.Errorf("%#v: want an *Error with code %v", err, tc.wantStatus)
+			if ke, ok := errors.AsType[*kserve.Error](err); tc.wantStatus != codes.OK && (!ok || ke.Code != tc.wantStatus || ke.HTTPStatus != 0) {
+				t.Errorf("%#v: want a *kserve.Error with code %v", err, tc.wantStatus)
 			}
-			if _, plain := err.(*Error); plain != tc.wantPlain {
-				t.Errorf("%#v: plain *Error = %v, want %v", err, plain, tc.wantPlain)
+			if _, plain := err.(*kserve.Error); plain != tc.wantPlain {
+				t.Errorf("%#v: plain *kserve.Error = %v, want %v", err, plain, tc.wantPlain)
 			}
 		})
 	}

@@ -1,0 +1,193 @@
+package sut
+
+// This file chooses a run's SUT among the four ways to send (the HTTP pool,
+// the HTTP event loop, grpc-go, the gRPC event loop), so that a caller names
+// a client and gets one SUT, and only this package imports the event loops.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
+	"github.com/netloadgen/netloadgen/pkg/grpcloop"
+	"github.com/netloadgen/netloadgen/pkg/httploop"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// HTTP clients for Config.HTTPClient.
+const (
+	// HTTPClientLoop sends from the engine's issuer goroutine with its own
+	// epoll loop (pkg/httploop): no goroutine per request.
+	HTTPClientLoop = "loop"
+	// HTTPClientPool is httpclient.Client's keep-alive pool, a goroutine
+	// per request.
+	HTTPClientPool = "pool"
+)
+
+// gRPC clients for Config.GRPCClient.
+const (
+	// GRPCClientLoop sends from the engine's issuer goroutine over its own
+	// HTTP/2 connections (pkg/grpcloop): no goroutine per call.
+	GRPCClientLoop = "loop"
+	// GRPCClientGRPC is grpcclient.Client, grpc-go's connections.
+	GRPCClientGRPC = "grpc"
+)
+
+// CheckClients refuses client names other than the constants above and ""
+// (the default), so that a run fails before it dials anything.
+func CheckClients(httpClient, grpcClient string) error {
+	switch httpClient {
+	case "", HTTPClientLoop, HTTPClientPool:
+	default:
+		return fmt.Errorf("HTTP client %q: want %q or %q", httpClient, HTTPClientLoop, HTTPClientPool)
+	}
+	switch grpcClient {
+	case "", GRPCClientLoop, GRPCClientGRPC:
+	default:
+		return fmt.Errorf("gRPC client %q: want %q or %q", grpcClient, GRPCClientLoop, GRPCClientGRPC)
+	}
+	return nil
+}
+
+// Config is what Open builds a run's SUT from.
+type Config struct {
+	// HTTP or GRPC, exactly one, is the run's client, already connected
+	// (it probed the target): the pool and grpc-go send with it, and the
+	// HTTP loop encodes its requests with it (base URL, binary setting).
+	// Open does not close it.
+	HTTP *httpclient.Client
+	GRPC *grpcclient.Client
+	// Addr is the target's host:port, which the event loops dial.
+	Addr    string
+	Library qsl.Library
+	Options Options
+	// HTTPClient and GRPCClient name the performance client (the constants
+	// above); "" is the event loop where it runs (Linux), else the pool or
+	// grpc-go. A run that captures responses (Options.Capture) always uses
+	// HTTP or GRPC: the loops do not return responses.
+	HTTPClient, GRPCClient string
+	// MaxConns caps the HTTP loop's connections.
+	MaxConns int
+	// Slack is the timer slack of the event loops' sleeps until a due time
+	// (LoopOptions.Slack).
+	Slack time.Duration
+}
+
+// preparedSUT is an engine SUT whose requests are encoded before the run.
+type preparedSUT interface {
+	loadgen.SUT
+	Prepare(ctx context.Context, tr *trace.Trace) error
+}
+
+// Adapter is a run's SUT, on the client Open chose.
+type Adapter struct {
+	net        *Network  // always: the fallback, and what captures responses
+	loop       *Loop     // the HTTP loop when chosen; nil otherwise
+	gloop      *GRPCLoop // the gRPC loop when chosen; nil otherwise
+	sut        preparedSUT
+	preconnect func(ctx context.Context, n int) error
+}
+
+// Open builds the SUT of a run on the client cfg names. A loop that cannot
+// run here (httploop or grpcloop ErrUnsupported) falls back to the pool or
+// grpc-go when the choice was the default, and is an error when it was
+// named.
+func Open(cfg Config) (*Adapter, error) {
+	if err := CheckClients(cfg.HTTPClient, cfg.GRPCClient); err != nil {
+		return nil, err
+	}
+	var client Client
+	switch {
+	case cfg.HTTP != nil && cfg.GRPC == nil:
+		client = HTTP(cfg.HTTP)
+	case cfg.GRPC != nil && cfg.HTTP == nil:
+		client = GRPC(cfg.GRPC)
+	default:
+		return nil, fmt.Errorf("sut: Open needs exactly one of an HTTP and a gRPC client")
+	}
+	net, err := New(client, cfg.Library, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	a := &Adapter{net: net, sut: net}
+	if err := a.openLoop(cfg); err != nil {
+		net.Close()
+		return nil, err
+	}
+	switch {
+	case a.loop != nil:
+		a.sut, a.preconnect = a.loop, a.loop.Preconnect
+	case a.gloop != nil:
+		a.sut, a.preconnect = a.gloop, a.gloop.Preconnect
+	case cfg.HTTP != nil:
+		a.preconnect = cfg.HTTP.Preconnect
+	default:
+		a.preconnect = func(ctx context.Context, _ int) error { return cfg.GRPC.Connect(ctx) }
+	}
+	return a, nil
+}
+
+// openLoop builds the event loop cfg chooses, if any.
+func (a *Adapter) openLoop(cfg Config) error {
+	capture := cfg.Options.Capture
+	var err error
+	if cfg.HTTP != nil && !capture && cfg.HTTPClient != HTTPClientPool {
+		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack})
+		switch {
+		case errors.Is(err, httploop.ErrUnsupported) && cfg.HTTPClient == "":
+			a.loop = nil // the pool serves where the loop cannot run
+		case err != nil:
+			return fmt.Errorf("HTTP client %q: %w", HTTPClientLoop, err)
+		}
+	}
+	if cfg.GRPC != nil && !capture && cfg.GRPCClient != GRPCClientGRPC {
+		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: cfg.GRPC.Conns(), Slack: cfg.Slack})
+		switch {
+		case errors.Is(err, grpcloop.ErrUnsupported) && cfg.GRPCClient == "":
+			a.gloop = nil // grpc-go serves where the loop cannot run
+		case err != nil:
+			return fmt.Errorf("gRPC client %q: %w", GRPCClientLoop, err)
+		}
+	}
+	return nil
+}
+
+// SUT is what the engine drives: the chosen loop itself or the Network, not
+// a wrapper, so the engine finds a loop's loadgen.Poller and a request
+// costs no extra call.
+func (a *Adapter) SUT() loadgen.SUT { return a.sut }
+
+// Prepare encodes, before the clock starts, every request the trace will
+// send, on the chosen SUT.
+func (a *Adapter) Prepare(ctx context.Context, tr *trace.Trace) error { return a.sut.Prepare(ctx, tr) }
+
+// Preconnect opens up to n connections before the clock starts (grpc-go
+// opens its whole pool).
+func (a *Adapter) Preconnect(ctx context.Context, n int) error { return a.preconnect(ctx, n) }
+
+// Layout is the outputs of the captured responses (Network.Layout).
+func (a *Adapter) Layout() []OutputLayout { return a.net.Layout() }
+
+// UsesHTTPLoop tells whether the HTTP event loop sends.
+func (a *Adapter) UsesHTTPLoop() bool { return a.loop != nil }
+
+// UsesGRPCLoop tells whether the gRPC event loop sends.
+func (a *Adapter) UsesGRPCLoop() bool { return a.gloop != nil }
+
+// Close ends the chosen loop and the Network's workers; the client stays
+// open (its owner closes it).
+func (a *Adapter) Close() error {
+	var err error
+	if a.loop != nil {
+		err = a.loop.Close()
+	}
+	if a.gloop != nil {
+		err = a.gloop.Close()
+	}
+	return errors.Join(err, a.net.Close())
+}
