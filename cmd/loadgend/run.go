@@ -108,15 +108,56 @@ func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, std
 // request to a run. Errors name the flag of the spec field at fault.
 func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	var req runRequest
-	f := newSpecFlags()
-	fs, spec := f.fs, &f.spec
-	var (
-		out, logLevel, mlperfConf, userConf string
-		httpClient, grpcClient              string
-		totalSamples, perfSamples           int
-		requestTimeout, issueSlack          time.Duration
-	)
-	o := &spec.Overrides
+	f := newRunFlags()
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			f.fs.SetOutput(stderr)
+			fmt.Fprintln(stderr, "usage: loadgend run --target URL --model NAME [flags]")
+			f.fs.PrintDefaults()
+		}
+		return req, err
+	}
+	if f.fs.NArg() > 0 {
+		return req, fmt.Errorf("unexpected argument %q", f.fs.Arg(0))
+	}
+	if err := req.level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return req, fmt.Errorf("--log-level: %q is not debug, info, warn or error", f.logLevel)
+	}
+	req.mode = f.mode
+	switch req.mode {
+	case modePerformance, modeFindPeak, modeAccuracy:
+	default:
+		return req, fmt.Errorf("--mode: %q is not %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeAccuracy)
+	}
+	if req.mode == modeAccuracy && f.out == "" {
+		return req, errors.New("--mode accuracy needs --out: the accuracy log is written there")
+	}
+	spec, env, err := f.runSpec()
+	if err != nil {
+		return req, err
+	}
+	run, err := runspec.Build(spec, env)
+	if err != nil {
+		return req, f.explain(err)
+	}
+	req.spec, req.search = run.Spec, run.Search
+	return req, nil
+}
+
+// runFlags are `loadgend run`'s flags: most fill a field of the spec,
+// the rest are the CLI's own or hold what the spec takes in other units.
+type runFlags struct {
+	*specFlags
+	out, logLevel, mode, mlperfConf, userConf string
+	httpClient, grpcClient                    string
+	totalSamples, perfSamples                 int
+	requestTimeout, issueSlack                time.Duration
+	findPeak                                  *findPeakFlags
+}
+
+func newRunFlags() *runFlags {
+	f := &runFlags{specFlags: newSpecFlags()}
+	fs, spec, o := f.fs, &f.spec, &f.spec.Overrides
 	f.str(&spec.Target, "target", "target", "", "the endpoint: http://host:port or grpc://host:port (required)")
 	f.str(&spec.Model, "model", "model", "", "model name (required)")
 	f.str(&spec.ModelVersion, "model-version", "model_version", "", "model version (default: the server's)")
@@ -130,8 +171,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	f.uint(&o.MaxDurationMs, "max-duration-ms", "settings.max_duration_ms", "max_duration_ms")
 	f.uint(&o.MinQueryCount, "min-query-count", "settings.min_query_count", "min_query_count")
 	f.uint(&o.MaxQueryCount, "max-query-count", "settings.max_query_count", "max_query_count")
-	f.integer(&totalSamples, "total-samples", "total_samples", runspec.DefaultSamples, "QSL total sample count")
-	f.integer(&perfSamples, "performance-samples", "performance_samples", runspec.DefaultSamples, "QSL performance sample count")
+	f.integer(&f.totalSamples, "total-samples", "total_samples", runspec.DefaultSamples, "QSL total sample count")
+	f.integer(&f.perfSamples, "performance-samples", "performance_samples", runspec.DefaultSamples, "QSL performance sample count")
 	f.uint(&o.QSLRNGSeed, "qsl-seed", "settings.qsl_rng_seed", "qsl_rng_seed (default: the ruleset's)")
 	f.uint(&o.SampleIndexRNGSeed, "sample-seed", "settings.sample_index_rng_seed", "sample_index_rng_seed (default: the ruleset's)")
 	f.uint(&o.ScheduleRNGSeed, "schedule-seed", "settings.schedule_rng_seed", "schedule_rng_seed (default: the ruleset's)")
@@ -142,91 +183,69 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	f.float(&o.IntervalMs, "interval-ms", "settings.interval_ms", "v0.5 MultiStream issue interval in ms")
 	f.integer(&spec.BatchSize, "batch-size", "batch_size", 0, "samples per request when a query is split (Offline)")
 	f.integer(&spec.MaxInflight, "max-inflight", "max_inflight", 0, "requests outstanding per query (Offline; 0 = no cap)")
-	f.str(&mlperfConf, "mlperf-conf", "mlperf_conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
-	f.str(&userConf, "user-conf", "user_conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
+	f.str(&f.mlperfConf, "mlperf-conf", "mlperf_conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
+	f.str(&f.userConf, "user-conf", "user_conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
 	f.str(&spec.Data, "data", "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata)")
-	fs.StringVar(&out, "out", "", "directory for the LoadGen logs, result.json and latency.hlog")
+	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json and latency.hlog")
 	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	f.integer(&spec.Conns, "conns", "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
-	f.str(&httpClient, "http-client", "http_client", sut.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
-	f.str(&grpcClient, "grpc-client", "grpc_client", sut.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
-	f.duration(&requestTimeout, "request-timeout", "request_timeout_ms", "bound on one request (0 = none)")
-	f.duration(&issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
+	f.str(&f.httpClient, "http-client", "http_client", sut.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
+	f.str(&f.grpcClient, "grpc-client", "grpc_client", sut.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
+	f.duration(&f.requestTimeout, "request-timeout", "request_timeout_ms", "bound on one request (0 = none)")
+	f.duration(&f.issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
-	fs.StringVar(&logLevel, "log-level", "warn", "debug, info, warn or error")
-	fs.StringVar(&req.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
-	findPeak := addFindPeakFlags(f)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fmt.Fprintln(stderr, "usage: loadgend run --target URL --model NAME [flags]")
-			fs.PrintDefaults()
-		}
-		return req, err
-	}
-	if fs.NArg() > 0 {
-		return req, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if err := req.level.UnmarshalText([]byte(logLevel)); err != nil {
-		return req, fmt.Errorf("--log-level: %q is not debug, info, warn or error", logLevel)
-	}
-	switch req.mode {
-	case modePerformance, modeFindPeak, modeAccuracy:
-	default:
-		return req, fmt.Errorf("--mode: %q is not %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeAccuracy)
-	}
-	if req.mode == modeAccuracy && out == "" {
-		return req, errors.New("--mode accuracy needs --out: the accuracy log is written there")
-	}
+	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
+	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
+	f.findPeak = addFindPeakFlags(f.specFlags)
+	return f
+}
+
+// runSpec is the spec the parsed flags ask for, and where it runs.
+func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
+	spec := &f.spec
 	// A flag left out leaves its field unset, as a key left out of a spec:
 	// the ruleset's, the preset's or the conf's value stands.
 	f.applySet()
 	if f.set["total-samples"] || f.set["performance-samples"] {
 		// The flags' 0 is no size; the spec's 0 is the default size.
-		if totalSamples <= 0 || perfSamples <= 0 {
-			return req, errors.New("--total-samples and --performance-samples must be at least 1")
+		if f.totalSamples <= 0 || f.perfSamples <= 0 {
+			return *spec, runspec.Env{}, errors.New("--total-samples and --performance-samples must be at least 1")
 		}
 		if f.set["total-samples"] {
-			spec.TotalSamples = totalSamples
+			spec.TotalSamples = f.totalSamples
 		}
 		if f.set["performance-samples"] {
-			spec.PerformanceSamples = perfSamples
+			spec.PerformanceSamples = f.perfSamples
 		}
 	}
 	if f.set["http-client"] {
-		spec.HTTPClient = httpClient
+		spec.HTTPClient = f.httpClient
 	}
 	if f.set["grpc-client"] {
-		spec.GRPCClient = grpcClient
+		spec.GRPCClient = f.grpcClient
 	}
-	if err := setDurations(spec, requestTimeout, issueSlack); err != nil {
-		return req, err
+	if err := setDurations(spec, f.requestTimeout, f.issueSlack); err != nil {
+		return *spec, runspec.Env{}, err
 	}
-	env := runspec.Env{OutDir: out, AnyData: true, MLPerfConfName: mlperfConf, UserConfName: userConf}
 	for _, c := range []struct {
 		flag, path string
 		text       *string
-	}{{"mlperf-conf", mlperfConf, &spec.MLPerfConf}, {"user-conf", userConf, &spec.UserConf}} {
+	}{{"mlperf-conf", f.mlperfConf, &spec.MLPerfConf}, {"user-conf", f.userConf, &spec.UserConf}} {
 		if c.path == "" {
 			continue
 		}
 		b, err := os.ReadFile(c.path)
 		if err != nil {
-			return req, fmt.Errorf("--%s: %w", c.flag, err)
+			return *spec, runspec.Env{}, fmt.Errorf("--%s: %w", c.flag, err)
 		}
 		*c.text = string(b)
 	}
-	if req.mode == modeFindPeak {
-		spec.Search = findPeak.search(spec.Overrides.EarlyVerdict)
+	if f.mode == modeFindPeak {
+		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
 	}
-	run, err := runspec.Build(*spec, env)
-	if err != nil {
-		return req, f.explain(err)
-	}
-	req.spec, req.search = run.Spec, run.Search
-	return req, nil
+	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf}, nil
 }
 
 // setDurations writes the duration flags into the spec's fields, in the

@@ -90,32 +90,11 @@ func (s *Service) execute(id string) {
 	if err != nil || rec.State != runstore.Queued {
 		return // cancelled while queued
 	}
-	// The stored spec was decoded and admitted at submission; it is
-	// admitted again under the limits in force now (a restart may have
-	// lowered them, a data file may be gone), and fails the run if not.
-	var spec api.RunSpec
-	if err := json.Unmarshal(rec.Spec, &spec); err != nil {
-		s.fail(id, "the stored spec does not decode", err)
-		return
-	}
-	planned, err := runspec.Admit(spec, s.limits, s.store.Dir(id))
-	if err != nil {
-		s.fail(id, "the spec is no longer admitted", err)
+	spec, planned, ok := s.admit(rec)
+	if !ok {
 		return
 	}
 	rspec := planned.Spec
-	if !s.allow.Allows(context.Background(), hostOf(spec.Target)) {
-		s.fail(id, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
-		return
-	}
-	// LOADGEND_MAX_DURATION bounds the run itself, not only the settings a
-	// spec asks: max_duration 0 (LoadGen's "none") becomes the cap.
-	if capMs := uint64(s.cfg.MaxDuration / time.Millisecond); rspec.Settings.MaxDurationMs == 0 || rspec.Settings.MaxDurationMs > capMs {
-		rspec.Settings.MaxDurationMs = capMs
-	}
-	if rspec.Settings.Engine.DrainTimeoutMs == 0 || time.Duration(rspec.Settings.Engine.DrainTimeoutMs)*time.Millisecond > s.cfg.DrainTimeout {
-		rspec.Settings.Engine.DrainTimeoutMs = uint64(s.cfg.DrainTimeout / time.Millisecond)
-	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -208,6 +187,37 @@ func (s *Service) fail(id, reason string, cause error) {
 		s.log.Error("run store", "run", id, "error", err)
 	}
 	s.notify(id)
+}
+
+// admit makes a queued run's stored spec a run, or fails the run saying
+// why. The spec was decoded and admitted at submission; it is admitted
+// again under the limits in force now (a restart may have lowered them, a
+// data file may be gone, the target may resolve outside the allowlist).
+func (s *Service) admit(rec runstore.Record) (api.RunSpec, runspec.Run, bool) {
+	var spec api.RunSpec
+	if err := json.Unmarshal(rec.Spec, &spec); err != nil {
+		s.fail(rec.ID, "the stored spec does not decode", err)
+		return spec, runspec.Run{}, false
+	}
+	planned, err := runspec.Admit(spec, s.limits, s.store.Dir(rec.ID))
+	if err != nil {
+		s.fail(rec.ID, "the spec is no longer admitted", err)
+		return spec, planned, false
+	}
+	if !s.allow.Allows(context.Background(), hostOf(spec.Target)) {
+		s.fail(rec.ID, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
+		return spec, planned, false
+	}
+	// LOADGEND_MAX_DURATION bounds the run itself, not only the settings a
+	// spec asks: max_duration 0 (LoadGen's "none") becomes the cap.
+	ls := &planned.Spec.Settings
+	if capMs := uint64(s.cfg.MaxDuration / time.Millisecond); ls.MaxDurationMs == 0 || ls.MaxDurationMs > capMs {
+		ls.MaxDurationMs = capMs
+	}
+	if ls.Engine.DrainTimeoutMs == 0 || time.Duration(ls.Engine.DrainTimeoutMs)*time.Millisecond > s.cfg.DrainTimeout {
+		ls.Engine.DrainTimeoutMs = uint64(s.cfg.DrainTimeout / time.Millisecond)
+	}
+	return spec, planned, true
 }
 
 // saveProgress writes progress.json; the store refuses once the run ended.
