@@ -410,5 +410,3 @@ func hostOf(target string) string {
 	}
 	return u.Hostname()
 }
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

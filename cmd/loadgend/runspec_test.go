@@ -1,0 +1,95 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/runspec"
+)
+
+// TestFlagsBuildWhatTheSpecBuilds: `loadgend run`'s flags and the daemon's
+// run spec that says the same thing become the same run, field for field,
+// search included: both go through pkg/runspec.
+func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "user.conf")
+	confText := "m.Server.target_qps = 123\n*.Server.min_query_count = 500\n"
+	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		spec string
+	}{{
+		"Server over HTTP",
+		[]string{"--target", "http://h:1", "--model", "m", "--scenario", "Server", "--target-qps", "100", "--min-duration-ms", "3000",
+			"--min-query-count", "100", "--target-latency-ms", "200", "--conns", "4", "--issue-slack", "150us", "--http-client", "pool"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "conns": 4, "issue_slack_us": 150, "http_client": "pool",
+		  "settings": {"target_qps": 100, "min_duration_ms": 3000, "min_query_count": 100, "target_latency_ms": 200}}`,
+	}, {
+		"Offline over gRPC, every knob",
+		[]string{"--target", "grpc://h:2", "--model", "m", "--model-version", "3", "--scenario", "Offline", "--target-qps", "2500.5",
+			"--latency-percentile", "99", "--max-query-count", "1", "--drain-timeout-ms", "2500", "--early-verdict", "--batch-size", "8",
+			"--max-inflight", "2", "--request-timeout", "1500ms", "--json", "--total-samples", "100", "--performance-samples", "50",
+			"--grpc-client", "grpc", "--sut-name", "rig", "--qsl-seed", "1", "--sample-seed", "2", "--schedule-seed", "3",
+			"--concat-perm", "--issue-unique", "--issue-slack", "1ns"},
+		`{"target": "grpc://h:2", "model": "m", "model_version": "3", "scenario": "Offline", "batch_size": 8, "max_inflight": 2,
+		  "request_timeout_ms": 1500, "json": true, "total_samples": 100, "performance_samples": 50, "grpc_client": "grpc", "sut_name": "rig",
+		  "issue_slack_ns": 1,
+		  "settings": {"target_qps": 2500.5, "latency_percentile": 99, "max_query_count": 1, "drain_timeout_ms": 2500, "early_verdict": true,
+		    "qsl_rng_seed": 1, "sample_index_rng_seed": 2, "schedule_rng_seed": 3, "sample_concatenate_permutation": true,
+		    "performance_issue_unique": true}}`,
+	}, {
+		"v0.5 MultiStream with a preset",
+		[]string{"--target", "http://h:1", "--model", "m", "--ruleset", "v0.5", "--preset", "resnet50", "--scenario", "MultiStream",
+			"--interval-ms", "50", "--samples-per-query", "6", "--expected-latency-ns", "500000"},
+		`{"target": "http://h:1", "model": "m", "ruleset": "v0.5", "preset": "resnet50", "scenario": "MultiStream",
+		  "settings": {"interval_ms": 50, "samples_per_query": 6, "expected_latency_ns": 500000}}`,
+	}, {
+		"user.conf then a flag",
+		[]string{"--target", "http://h:1", "--model", "m", "--user-conf", conf, "--min-query-count", "50"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "user_conf": ` + jsonString(confText) + `, "settings": {"min_query_count": 50}}`,
+	}, {
+		"a v0.5 peak search",
+		[]string{"--mode", "find-peak", "--target", "http://h:1", "--model", "m", "--ruleset", "v0.5", "--target-qps", "50",
+			"--search-start", "20", "--search-upper", "100", "--search-precision", "10", "--search-delta", "0.05", "--verify-runs", "2",
+			"--max-trials", "30", "--trial-early-verdict=false"},
+		`{"target": "http://h:1", "model": "m", "ruleset": "v0.5", "scenario": "Server", "settings": {"target_qps": 50},
+		  "search": {"mode": "find-peak", "lower_qps": 20, "upper_qps": 100, "precision": 10, "delta": 0.05, "verify_runs": 2,
+		    "max_trials": 30, "early_verdict": false}}`,
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out")
+			req, err := parseRunFlags(append(c.args, "--out", out), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lim := api.Limits{AllowSearch: true}
+			spec, err := runspec.Decode(strings.NewReader(c.spec), lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := runspec.Admit(spec, lim, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(req.spec, run.Spec) {
+				t.Errorf("the flags build\n%+v\nthe spec builds\n%+v", req.spec, run.Spec)
+			}
+			if !reflect.DeepEqual(req.search, run.Search) {
+				t.Errorf("the flags search %+v, the spec %+v", req.search, run.Search)
+			}
+		})
+	}
+}
+
+func jsonString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
