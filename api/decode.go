@@ -166,9 +166,11 @@ func (s RunSpec) knobs() []knob {
 }
 
 func (s RunSpec) checkKnobLimits(lim Limits) error {
-	for i, max := range []int{lim.MaxBatch, lim.MaxInflight, lim.MaxConns, lim.MaxSamples, lim.MaxSamples} {
-		if k := s.knobs()[i]; k.v > max {
-			return fieldErr(k.field, "%d is over this daemon's limit of %d", k.v, max)
+	// In the order of knobs.
+	maxes := []int{lim.MaxBatch, lim.MaxInflight, lim.MaxConns, lim.MaxSamples, lim.MaxSamples}
+	for i, k := range s.knobs() {
+		if k.v > maxes[i] {
+			return fieldErr(k.field, "%d is over this daemon's limit of %d", k.v, maxes[i])
 		}
 	}
 	if maxMs := uint64(lim.MaxDuration.Milliseconds()); s.RequestTimeoutMs > maxMs {
