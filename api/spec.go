@@ -15,12 +15,14 @@ type RunSpec struct {
 	Ruleset string `json:"ruleset,omitempty"`
 	// Preset is a task (resnet50, mobilenet, ssd-resnet34, ssd-mobilenet,
 	// gnmt) whose official bound, interval, percentile and minimums apply
-	// before Settings.
+	// after the conf texts and before Settings.
 	Preset string `json:"preset,omitempty"`
 	// MLPerfConf and UserConf are the text of an mlperf.conf and a
-	// user.conf (LoadGen's syntax), applied in that order after the preset
-	// and before Settings, for Model and Scenario. They are given inline:
-	// the API reads no files on the daemon's host for them.
+	// user.conf (LoadGen's syntax), applied in that order before the preset
+	// and Settings, for Model and Scenario, as LoadGen's FromConfig applies
+	// them (under loadgen6 a UserConf without an MLPerfConf gets LoadGen
+	// 6.0.17's built-in mlperf.conf first). They are given inline: the API
+	// reads no files on the daemon's host for them.
 	MLPerfConf string `json:"mlperf_conf,omitempty"`
 	UserConf   string `json:"user_conf,omitempty"`
 	// Overrides is the JSON "settings" block (pkg/runspec.Settings builds

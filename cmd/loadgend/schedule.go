@@ -14,7 +14,7 @@ import (
 // given TestSettings, in the reference-vector format (pkg/trace.Write).
 // Flags carry LoadGen's defaults; exit status 2 names a bad flag.
 func scheduleCommand(args []string, stdout, stderr io.Writer) int {
-	req, qsl, err := parseScheduleFlags(args)
+	req, qsl, printed, err := parseScheduleFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, "usage: loadgend schedule [flags]")
 		fs, _ := scheduleFlagSet()
@@ -35,7 +35,7 @@ func scheduleCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "loadgend schedule: %v\n", err)
 		return 1
 	}
-	if err := trace.Write(stdout, tr); err != nil {
+	if err := trace.WriteSamples(stdout, tr, printed); err != nil {
 		fmt.Fprintf(stderr, "loadgend schedule: writing the trace: %v\n", err)
 		return 1
 	}
@@ -54,6 +54,7 @@ type scheduleFlags struct {
 	scheduleSeed               uint64
 	concat, unique, same       bool
 	sameIndex                  uint64
+	printed                    int
 }
 
 func scheduleFlagSet() (*flag.FlagSet, *scheduleFlags) {
@@ -79,17 +80,29 @@ func scheduleFlagSet() (*flag.FlagSet, *scheduleFlags) {
 	fs.BoolVar(&v.unique, "issue-unique", false, "performance_issue_unique")
 	fs.BoolVar(&v.same, "issue-same", false, "performance_issue_same")
 	fs.Uint64Var(&v.sameIndex, "issue-same-index", 0, "performance_issue_same_index (into the loaded set)")
+	fs.IntVar(&v.printed, "max-printed-samples", trace.PrintedSamplesPerQuery, "QSL indices printed per query (0 = all; the reference vectors print 16)")
 	return fs, v
 }
 
-func parseScheduleFlags(args []string) (trace.Requested, trace.QSL, error) {
+// parseScheduleFlags returns the trace's settings and QSL, and how many
+// indices a query line prints.
+func parseScheduleFlags(args []string) (trace.Requested, trace.QSL, int, error) {
 	fs, v := scheduleFlagSet()
 	if err := fs.Parse(args); err != nil {
-		return trace.Requested{}, trace.QSL{}, err
+		return trace.Requested{}, trace.QSL{}, 0, err
 	}
 	if fs.NArg() > 0 {
-		return trace.Requested{}, trace.QSL{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return trace.Requested{}, trace.QSL{}, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if v.printed < 0 {
+		return trace.Requested{}, trace.QSL{}, 0, fmt.Errorf("-max-printed-samples must be 0 (all) or more, got %d", v.printed)
+	}
+	req, qsl, err := scheduleSettings(fs, v)
+	return req, qsl, v.printed, err
+}
+
+// scheduleSettings turns the parsed flags into the trace's settings.
+func scheduleSettings(fs *flag.FlagSet, v *scheduleFlags) (trace.Requested, trace.QSL, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 

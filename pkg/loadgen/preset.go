@@ -101,28 +101,37 @@ func Minimums(r Ruleset, scenario trace.Scenario, p float64) (minDurationMs, min
 }
 
 // NewSettings returns DefaultSettings(r) for the scenario with the task's
-// preset applied (task "" applies none): the official bound, interval,
-// percentile, minimum duration and count of the ruleset. Expected latency or
-// target QPS, which only size the trace or set the load, stay at their
-// defaults for the caller to set.
+// preset applied (task "" applies none; see ApplyPreset).
 func NewSettings(r Ruleset, scenario trace.Scenario, task string) (Settings, error) {
 	s := DefaultSettings(r)
 	s.Scenario = scenario
 	if r != RulesetV05 && r != RulesetLoadGen6 {
 		return s, fmt.Errorf("%w: ruleset: %q is not %q or %q", trace.ErrInvalidSettings, r, RulesetV05, RulesetLoadGen6)
 	}
+	if err := s.ApplyPreset(task); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// ApplyPreset applies a task's preset to the settings' ruleset and
+// scenario (task "" applies none): the official bound, interval,
+// percentile, minimum duration and count. Expected latency or target QPS,
+// which only size the trace or set the load, stay as they are for the
+// caller to set.
+func (s *Settings) ApplyPreset(task string) error {
 	if task == "" {
-		return s, nil
+		return nil
 	}
 	p, err := LookupPreset(task)
 	if err != nil {
-		return s, err
+		return err
 	}
 	s.Task = task
 	s.ServerTargetLatencyNs = uint64(p.ServerLatencyBound)
 	s.ServerTargetLatencyPercentile = p.TailPercentile
 	s.SingleStreamTargetLatencyPercentile = 0.90
-	if r == RulesetV05 {
+	if s.Ruleset == RulesetV05 {
 		s.MultiStreamTargetLatencyPercentile = p.TailPercentile
 		s.MultiStreamTargetQPS = float64(time.Second) / float64(p.MultiStreamInterval)
 		s.MultiStreamMaxAsyncQueries = 1
@@ -133,12 +142,12 @@ func NewSettings(r Ruleset, scenario trace.Scenario, task string) (Settings, err
 		s.MultiStreamExpectedLatencyNs = 80_000_000 // mlperf.conf *.MultiStream.target_latency = 80
 		s.SingleStreamExpectedLatencyNs = 10_000_000
 	}
-	minMs, minCount := Minimums(r, scenario, s.TargetPercentile())
+	minMs, minCount := Minimums(s.Ruleset, s.Scenario, s.TargetPercentile())
 	s.MinDurationMs = minMs
 	if minCount > 0 {
 		s.MinQueryCount = minCount
 	}
-	return s, nil
+	return nil
 }
 
 // compliance lists why the settings are shorter than the official run of

@@ -120,7 +120,10 @@ const (
 
 // DefaultSettings returns LoadGen's TestSettings defaults (LOADGEN-REFERENCE
 // §1.1; v0.5's header defaults for the MultiStream fields it had) for the
-// ruleset, with PerformanceOnly mode and the engine defaults.
+// ruleset, with PerformanceOnly mode and the engine defaults. loadgen6's
+// seeds are the official ones (OfficialQSLRNGSeed, ...), which LoadGen
+// takes from its built-in mlperf.conf; v0.5's stay 0, as its users passed
+// their own mlperf.conf.
 func DefaultSettings(r Ruleset) Settings {
 	s := Settings{
 		Ruleset:                              r,
@@ -154,6 +157,8 @@ func DefaultSettings(r Ruleset) Settings {
 		// multi_stream_samples_per_query=4.
 		s.MultiStreamTargetLatencyPercentile = 0.9
 		s.MultiStreamSamplesPerQuery = 4
+	} else {
+		s.QSLRNGSeed, s.SampleIndexRNGSeed, s.ScheduleRNGSeed = OfficialQSLRNGSeed, OfficialSampleIndexRNGSeed, OfficialScheduleRNGSeed
 	}
 	return s
 }

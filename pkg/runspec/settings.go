@@ -15,8 +15,9 @@ import (
 const DefaultRuleset = loadgen.RulesetLoadGen6
 
 // Settings builds the engine's settings from a spec, the one place they are
-// built: NewSettings(ruleset, scenario, preset), then mlperf_conf and
-// user_conf, then each override that is set, then Validate. Errors are
+// built: the ruleset's defaults for the scenario (NewSettings), mlperf_conf
+// and user_conf as LoadGen's FromConfig applies them (applyConfs), the
+// preset, then each override that is set, then Validate. Errors are
 // *api.FieldError naming the spec's field (the convenience the user wrote
 // when one set the failing LoadGen setting). It checks no api.Limits:
 // Admit does.
@@ -45,9 +46,36 @@ func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string
 	if rs != loadgen.RulesetV05 && rs != loadgen.RulesetLoadGen6 {
 		return loadgen.Settings{}, src, fieldErr("ruleset", "%q is not v0.5 or loadgen6", s.Ruleset)
 	}
-	ls, err := loadgen.NewSettings(rs, sc, s.Preset)
+	ls, err := loadgen.NewSettings(rs, sc, "")
 	if err != nil {
+		return ls, src, fieldErr("ruleset", "%s", trimSettingsErr(err))
+	}
+	if err := applyConfs(s, names, &ls); err != nil {
+		return ls, src, err
+	}
+	if err := ls.ApplyPreset(s.Preset); err != nil {
 		return ls, src, fieldErr("preset", "%s", trimSettingsErr(err))
+	}
+	if err := applyOverrides(s.Overrides, &ls, src); err != nil {
+		return ls, src, err
+	}
+	if err := ls.Validate(); err != nil {
+		return ls, src, settingsFieldErr(err, src)
+	}
+	return ls, src, nil
+}
+
+// applyConfs applies the spec's mlperf.conf and user.conf, as LoadGen's
+// FromConfig does: mlperf.conf first (conf_type 0, the only one whose seeds
+// count), then user.conf. Under loadgen6 a user.conf without an mlperf.conf
+// gets LoadGen 6.0.17's built-in one first, as FromConfig loads it; a run
+// with neither keeps the defaults, with the official seeds
+// (loadgen.DefaultSettings). v0.5's user passed their own mlperf.conf.
+func applyConfs(s api.RunSpec, names confNames, ls *loadgen.Settings) error {
+	if s.MLPerfConf == "" && s.UserConf != "" && ls.Ruleset == loadgen.RulesetLoadGen6 {
+		if err := ls.ApplyConfig(loadgen.OfficialConf(), loadgen.MLPerfConf, s.Model); err != nil {
+			return fieldErr("user_conf", "applying %s before it: %v", loadgen.OfficialConfName, err)
+		}
 	}
 	for _, c := range []struct {
 		field, text string
@@ -62,19 +90,13 @@ func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string
 		}
 		cfg, err := loadgen.ParseConfig(c.name, strings.NewReader(c.text))
 		if err != nil {
-			return ls, src, fieldErr(c.field, "%v", err)
+			return fieldErr(c.field, "%v", err)
 		}
 		if err := ls.ApplyConfig(cfg, c.kind, s.Model); err != nil {
-			return ls, src, fieldErr(c.field, "%v", err)
+			return fieldErr(c.field, "%v", err)
 		}
 	}
-	if err := applyOverrides(s.Overrides, &ls, src); err != nil {
-		return ls, src, err
-	}
-	if err := ls.Validate(); err != nil {
-		return ls, src, settingsFieldErr(err, src)
-	}
-	return ls, src, nil
+	return nil
 }
 
 // ambiguous refuses a convenience with a LoadGen name that writes the same

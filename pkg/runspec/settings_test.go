@@ -120,12 +120,17 @@ func TestSettingsMatchCLI(t *testing.T) {
 		},
 	}, {
 		// --user-conf with a Server rate for this model; --min-query-count wins over the conf's count.
+		// LoadGen's FromConfig applies its built-in mlperf.conf first: 600 s, a 10 ms bound,
+		// the streams' 10 and 80 ms expected latencies (issue 16).
 		name: "user_conf then overrides",
 		body: `{"target": "http://h:1", "model": "m", "scenario": "Server",
 			"user_conf": "m.Server.target_qps = 123\n*.Server.min_query_count = 500\n",
 			"settings": {"min_query_count": 50}}`,
 		want: func() loadgen.Settings {
 			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.MinDurationMs = 600_000
+			s.ServerTargetLatencyNs = 10_000_000
+			s.SingleStreamExpectedLatencyNs, s.MultiStreamExpectedLatencyNs = 10_000_000, 80_000_000
 			s.ServerTargetQPS = 123
 			s.MinQueryCount = 50
 			return s

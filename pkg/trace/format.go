@@ -23,7 +23,11 @@ const PrintedSamplesPerQuery = 16
 // settings, the generated counts and the loaded set, then one line per
 // query: index, scheduled offset in ns, sample count, and the first
 // PrintedSamplesPerQuery QSL indices.
-func Write(w io.Writer, t *Trace) error {
+func Write(w io.Writer, t *Trace) error { return WriteSamples(w, t, PrintedSamplesPerQuery) }
+
+// WriteSamples is Write listing at most maxSamples QSL indices a query; 0
+// lists them all (an Offline trace whole).
+func WriteSamples(w io.Writer, t *Trace, maxSamples int) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	e := t.Settings
 	buf := make([]byte, 0, 256)
@@ -55,7 +59,11 @@ func Write(w io.Writer, t *Trace) error {
 		buf = append(buf, ' ')
 		buf = strconv.AppendInt(buf, int64(len(q.Samples)), 10)
 		bw.Write(buf)
-		for _, s := range q.Samples[:min(len(q.Samples), PrintedSamplesPerQuery)] {
+		n := len(q.Samples)
+		if maxSamples > 0 {
+			n = min(n, maxSamples)
+		}
+		for _, s := range q.Samples[:n] {
 			buf = append(buf[:0], ' ')
 			buf = strconv.AppendInt(buf, int64(s), 10)
 			bw.Write(buf)
