@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/netloadgen/netloadgen/pkg/compliance"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 )
@@ -39,15 +37,7 @@ func TestAccuracyThroughForwardingFront(t *testing.T) {
 					if inv := runArgs(args...); inv.code != exitValid {
 						t.Fatalf("accuracy run: %v", inv)
 					}
-					f, err := os.Open(filepath.Join(dir, runlog.AccuracyFile))
-					if err != nil {
-						t.Fatal(err)
-					}
-					entries, err := compliance.ReadAccuracyLog(f)
-					f.Close()
-					if err != nil {
-						t.Fatal(err)
-					}
+					entries := readAccuracyLog(t, filepath.Join(dir, runlog.AccuracyFile))
 					answered := map[int]bool{}
 					for _, e := range entries {
 						if e.QSLIndex >= len(samples) || !bytes.Equal(e.Data, samples[e.QSLIndex]) {
