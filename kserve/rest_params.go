@@ -15,6 +15,18 @@ const (
 	ParamBinaryDataOutput = "binary_data_output"
 )
 
+// IsBinaryDataParam reports whether name is one of the binary tensor data
+// extension's parameters above. They describe how one message is framed, not
+// its tensors, so they mean nothing beyond that message: a forwarder drops
+// them on both hops (pkg/forward).
+func IsBinaryDataParam(name string) bool {
+	switch name {
+	case ParamBinaryDataSize, ParamBinaryData, ParamBinaryDataOutput:
+		return true
+	}
+	return false
+}
+
 // appendParams appends p as a JSON object with sorted keys (so a body is
 // reproducible), plus extra name/value pairs written after them unless p
 // already has the name.

@@ -61,6 +61,21 @@ func writeLabels(t *testing.T, labels []int) string {
 	return put(t, t.TempDir(), "labels.txt", []byte(b.String()))
 }
 
+// readAccuracyLog reads the accuracy log at path.
+func readAccuracyLog(t *testing.T, path string) []loadgen.AccuracyEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries, err := compliance.ReadAccuracyLog(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
 func runCmd(cmd command, args ...string) invocation {
 	var out, errb bytes.Buffer
 	code := cmd(args, &out, &errb)
@@ -94,15 +109,7 @@ func TestAccuracyRunAndTop1(t *testing.T) {
 				t.Fatalf("accuracy run: %v", inv)
 			}
 			logPath := filepath.Join(dir, runlog.AccuracyFile)
-			f, err := os.Open(logPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			entries, err := compliance.ReadAccuracyLog(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			entries := readAccuracyLog(t, logPath)
 			seen := map[int]bool{}
 			for _, e := range entries {
 				seen[e.QSLIndex] = true
@@ -184,15 +191,7 @@ func TestComplianceTEST01(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "audit", runlog.AccuracyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logged, err := compliance.ReadAccuracyLog(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	logged := readAccuracyLog(t, filepath.Join(dir, "audit", runlog.AccuracyFile))
 	// Server issues the whole trace: regenerate it for the QSL indices.
 	s, err := loadgen.NewSettings(loadgen.RulesetLoadGen6, trace.Server, "")
 	if err != nil {

@@ -86,17 +86,17 @@ func (h *HTTPHandler) route(ctx *fasthttp.RequestCtx) (route, model string) {
 	switch rest {
 	case "", "/":
 		if h.method(ctx, "GET") {
-			httpWriteJSON(ctx, fasthttp.StatusOK, h.backend.ServerMetadata(ctx))
+			httpWriteJSON(ctx, fasthttp.StatusOK, h.backend.ServerMetadata(backendContext(ctx)))
 		}
 		return RouteServerMetadata, ""
 	case "/health/live":
 		if h.method(ctx, "GET") {
-			httpHealth(ctx, h.backend.ServerLive(ctx))
+			httpHealth(ctx, h.backend.ServerLive(backendContext(ctx)))
 		}
 		return RouteServerLive, ""
 	case "/health/ready":
 		if h.method(ctx, "GET") {
-			httpHealth(ctx, h.backend.ServerReady(ctx))
+			httpHealth(ctx, h.backend.ServerReady(backendContext(ctx)))
 		}
 		return RouteServerReady, ""
 	case "/models/stats":
@@ -129,13 +129,13 @@ func (h *HTTPHandler) route(ctx *fasthttp.RequestCtx) (route, model string) {
 	switch action {
 	case "":
 		if h.method(ctx, "GET") {
-			md, err := h.backend.ModelMetadata(ctx, model, version)
+			md, err := h.backend.ModelMetadata(backendContext(ctx), model, version)
 			httpAnswer(ctx, md, err)
 		}
 		return RouteModelMetadata, model
 	case "ready":
 		if h.method(ctx, "GET") {
-			ready, err := h.backend.ModelReady(ctx, model, version)
+			ready, err := h.backend.ModelReady(backendContext(ctx), model, version)
 			if err != nil {
 				httpWriteError(ctx, err)
 			} else {
@@ -150,7 +150,7 @@ func (h *HTTPHandler) route(ctx *fasthttp.RequestCtx) (route, model string) {
 		return RouteInfer, model
 	case "config":
 		if h.method(ctx, "GET") {
-			cfg, err := h.backend.ModelConfig(ctx, model, version)
+			cfg, err := h.backend.ModelConfig(backendContext(ctx), model, version)
 			httpAnswer(ctx, cfg, err)
 		}
 		return RouteModelConfig, model
@@ -183,7 +183,7 @@ func (h *HTTPHandler) method(ctx *fasthttp.RequestCtx, want string) bool {
 }
 
 func (h *HTTPHandler) stats(ctx *fasthttp.RequestCtx, model, version string) {
-	st, err := h.backend.ModelStatistics(ctx, model, version)
+	st, err := h.backend.ModelStatistics(backendContext(ctx), model, version)
 	httpAnswer(ctx, st, err)
 }
 
@@ -198,19 +198,19 @@ func (h *HTTPHandler) infer(ctx *fasthttp.RequestCtx, model, version string) {
 	body := ctx.PostBody()
 	req, err := kserve.DecodeInferRequest(body, jsonLen)
 	if errors.Is(err, kserve.ErrRawBody) {
-		req, err = h.rawRequest(ctx, model, version, body)
+		req, err = h.rawRequest(backendContext(ctx), model, version, body)
 	}
 	if err != nil {
 		// An unknown model is a 404 whatever the body, as Triton answers;
 		// asked only on this error path so good requests pay nothing.
-		if _, merr := h.backend.ModelReady(ctx, model, version); errors.Is(merr, kserve.ErrNotFound) {
+		if _, merr := h.backend.ModelReady(backendContext(ctx), model, version); errors.Is(merr, kserve.ErrNotFound) {
 			err = merr
 		}
 		httpWriteError(ctx, err)
 		return
 	}
 	req.Model, req.Version = model, version
-	resp, err := h.backend.Infer(ctx, req)
+	resp, err := h.backend.Infer(backendContext(ctx), req)
 	if err != nil {
 		httpWriteError(ctx, err)
 		return
@@ -259,6 +259,37 @@ func (h *HTTPHandler) rawRequest(ctx context.Context, model, version string, bod
 	}
 	req.Parameters = kserve.Parameters{kserve.ParamBinaryDataOutput: true}
 	return req, nil
+}
+
+// backendContext is the context a Backend gets for ctx's request: ctx, with
+// its Done channel read here, on the handler's goroutine. fasthttp's
+// RequestCtx.Done reads a field of the server unguarded, which Shutdown
+// writes once the connections have drained (valyala/fasthttp#2402, fixed
+// past the version go.mod pins). context.WithCancel and context.AfterFunc,
+// which the gRPC and HTTP clients call on the contexts they are given, start
+// a goroutine that calls Done on a parent of a type they do not know; nothing
+// orders that read before Shutdown's write, a data race whenever the
+// forwarding front (pkg/forward) calls an upstream.
+func backendContext(ctx *fasthttp.RequestCtx) context.Context {
+	return requestContext{ctx, ctx.Done()}
+}
+
+// requestContext answers Done and Err from the channel read once, as
+// RequestCtx does from the server's field; Deadline and Value are ctx's.
+type requestContext struct {
+	context.Context
+	done <-chan struct{}
+}
+
+func (c requestContext) Done() <-chan struct{} { return c.done }
+
+func (c requestContext) Err() error {
+	select {
+	case <-c.done:
+		return context.Canceled
+	default:
+		return nil
+	}
 }
 
 // health answers Triton's way: 200 with an empty body, 400 when not live or

@@ -103,12 +103,13 @@ func (b *Backend) pick() *upstream {
 	return best
 }
 
-// Infer forwards req to the least busy upstream.
+// Infer forwards req to the least busy upstream. Neither hop's encoding
+// parameters cross to the other (encoding.go).
 func (b *Backend) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
 	u := b.pick()
 	u.inflight.Add(1)
 	start := time.Now()
-	resp, err := u.Upstream.Infer(ctx, req)
+	resp, err := u.Upstream.Infer(ctx, upstreamRequest(req))
 	u.latency.Observe(time.Since(start).Seconds())
 	u.inflight.Add(-1)
 	if err != nil {
@@ -116,7 +117,7 @@ func (b *Backend) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.
 		return nil, upstreamError(u, err)
 	}
 	u.ok.Inc()
-	return resp, nil
+	return frontResponse(resp), nil
 }
 
 // upstreamError keeps the upstream's own status (a 404 stays a 404) and turns

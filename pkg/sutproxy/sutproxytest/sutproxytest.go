@@ -21,7 +21,21 @@ func Start(t testing.TB, flags ...string) *sutproxy.Proxy {
 		}
 		specs = append(specs, s)
 	}
-	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Models: specs})
+	return start(t, sutproxy.Config{Models: specs})
+}
+
+// StartForward starts a forwarding sutproxy in front of the upstreams
+// (http://host:port or grpc://host:port).
+func StartForward(t testing.TB, upstreams ...string) *sutproxy.Proxy {
+	t.Helper()
+	return start(t, sutproxy.Config{Upstreams: upstreams})
+}
+
+// start starts cfg on loopback ports the kernel picks, closed when t ends.
+func start(t testing.TB, cfg sutproxy.Config) *sutproxy.Proxy {
+	t.Helper()
+	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
+	p, err := sutproxy.Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
