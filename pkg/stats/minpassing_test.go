@@ -1,7 +1,11 @@
 package stats
 
 import (
+	"bufio"
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -63,6 +67,112 @@ func TestNewMinPassingFinderRejectsBadInput(t *testing.T) {
 	for _, tc := range []struct{ p, c float64 }{{0, 0.99}, {1, 0.99}, {0.9, 1}, {0.9, 0}} {
 		if _, err := NewMinPassingFinder(tc.p, tc.c); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("NewMinPassingFinder(%v, %v) error = %v", tc.p, tc.c, err)
+		}
+	}
+}
+
+type hRow struct {
+	p    float64
+	t, h int64
+}
+
+// readHTable reads testdata/htable_sample.txt (a copy of the shared
+// testdata/loadgen file; FORMAT.md "Early-stopping table"): `p t h` rows from
+// the C++ LoadGen 6.0.17, a fresh finder per row, confidence 0.99.
+func readHTable(t *testing.T) []hRow {
+	t.Helper()
+	fh, err := os.Open("testdata/htable_sample.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var rows []hRow
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("htable line %q: want `p t h`", line)
+		}
+		p, err1 := strconv.ParseFloat(f[0], 64)
+		tt, err2 := strconv.ParseInt(f[1], 10, 64)
+		h, err3 := strconv.ParseInt(f[2], 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatalf("htable line %q: %v", line, err)
+		}
+		rows = append(rows, hRow{p, tt, h})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestMinPassingReproducesLoadGenSample(t *testing.T) {
+	rows := readHTable(t)
+	if len(rows) < 2000 {
+		t.Fatalf("htable_sample.txt has %d rows; the sample has 2254", len(rows))
+	}
+	named := map[hRow]bool{{0.99, 8550, 868100}: false, {0.9999, 243, 2817760}: false}
+	for _, r := range rows {
+		if _, ok := named[r]; ok {
+			named[r] = true
+		}
+		f, _ := NewMinPassingFinder(r.p, EarlyStoppingConfidence)
+		if got := f.MinPassing(r.t); got != r.h {
+			t.Errorf("p=%v: h(%d) = %d, LoadGen %d", r.p, r.t, got, r.h)
+		}
+	}
+	for r, seen := range named {
+		if !seen {
+			t.Errorf("htable_sample.txt lacks the row %v", r)
+		}
+	}
+}
+
+// At these rows LoadGen's rounded odds pass an h whose exact odds do not:
+// the reason the finder evaluates the odds LoadGen's way.
+func TestLoadGenOddsDepartFromExactCDF(t *testing.T) {
+	for _, r := range []hRow{{0.99, 8550, 868100}, {0.9999, 243, 2817760}} {
+		f, _ := NewMinPassingFinder(r.p, EarlyStoppingConfidence)
+		if odds := loadgenOdds(r.h, r.t, r.p); odds >= f.threshold {
+			t.Errorf("p=%v t=%d: LoadGen odds at h=%d = %.17g, want < %v", r.p, r.t, r.h, odds, f.threshold)
+		}
+		if cdf := binomialCDF(r.t, r.h+r.t, 1-r.p, r.p); cdf < f.threshold {
+			t.Errorf("p=%v t=%d: exact odds at h=%d = %.17g, want ≥ %v", r.p, r.t, r.h, cdf, f.threshold)
+		}
+	}
+}
+
+// search brackets h(t) as early_stopping.cc does from the memo's two points
+// nearest below t; a bracket that misses the answer yields its end.
+func TestSearchUsesLoadGenBracket(t *testing.T) {
+	f, _ := NewMinPassingFinder(0.9, EarlyStoppingConfidence)
+	h98, h99, h100 := f.MinPassing(98), f.MinPassing(99), f.MinPassing(100)
+	if h100 != h99+10 {
+		t.Fatalf("h(99), h(100) = %d, %d; the cases below assume an increment of 10", h99, h100)
+	}
+	tests := []struct {
+		name           string
+		x0, y0, x1, y1 int64
+		want           int64
+	}{
+		{"memo of the loop", 98, h98, 99, h99, h100},
+		// [y1 + ⌊p/(1−p)⌋, y1 + (y1−y0)·(x1−x0) + 1) = [h99+9, h99+9) is
+		// empty and its start, one below h100, is returned.
+		{"increment too small", 98, h99 - 8, 99, h99, h99 + 9},
+		// The slope is (y1−y0)·(x1−x0) = 10, not 2.5: the end h99+11 holds h100.
+		{"slope multiplied", 97, h99 - 5, 99, h99, h100},
+		// Lower end y1 + ⌊p/(1−p)⌋ passes already and is returned.
+		{"lower end above", 98, h98, 99, h99 + 5, h99 + 5 + 9},
+		{"fresh", -1, 0, 0, 44, h100},
+	}
+	for _, tc := range tests {
+		if got := f.search(100, tc.x0, tc.y0, tc.x1, tc.y1); got != tc.want {
+			t.Errorf("%s: search(100) = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
