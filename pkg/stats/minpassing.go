@@ -22,8 +22,10 @@ const EarlyStoppingConfidence = 0.99
 // where its rounding gives one less or one more than an exact computation.
 //
 // MinPassing(t) is what a fresh LoadGen MinPassingQueriesFinder returns for t
-// (LoadGen's Server use). It is memoized, so a finder is not safe for
-// concurrent use. LoadGen's tolerance d is always 0 and is not
+// (LoadGen's Server use). EstimatePercentile runs LoadGen's SingleStream /
+// MultiStream loop, in which the finder's memo seeds each search from the
+// previous two answers; see loopMinPassing. Both are memoized, so a finder is
+// not safe for concurrent use. LoadGen's tolerance d is always 0 and is not
 // modelled.
 type MinPassingFinder struct {
 	p         float64
@@ -31,6 +33,7 @@ type MinPassingFinder struct {
 	minSlope  float64 // p/(1−p): h(t) grows at least this fast
 	h0        int64   // ceil(ln(1−c)/ln p): LoadGen's seed for h(0)
 	fresh     map[int64]int64
+	seq       []int64 // seq[i−1] = h(i) in LoadGen's loop (loopMinPassing)
 }
 
 // NewMinPassingFinder returns a finder for percentile p and confidence c, both
@@ -118,6 +121,38 @@ func truncInt64(v float64) int64 {
 	return int64(v)
 }
 
+// loopMinPassing returns h(i), i ≥ 1, as LoadGen's SingleStream/MultiStream
+// loop sees it, extending f's memo of that loop up to i as needed.
+//
+// The loop calls one finder for t = 1, 2, 3, …, so each call after the first
+// finds its predecessors memoized and searches the bracket they give:
+// (x0, y0) = (i−2, h(i−2)) and (x1, y1) = (i−1, h(i−1)); for i = 2 there is
+// one predecessor and (x0, y0) stays (−1, 0). The answer is then sought in
+// [h(i−1) + ⌊p/(1−p)⌋, 2·h(i−1) − h(i−2) + 1], a few h wide at large t,
+// instead of a fresh call's [t·p/(1−p) + h0, (t+1)·h0 + 1].
+//
+// Both uses find the same h(i) unless the fresh answer lies outside the
+// narrow range, which would take h's increment to grow by two or more from
+// one t to the next, or to fall below ⌊p/(1−p)⌋ (LoadGen's ±1 rounding could
+// cause either); the loop's h(i) would then be the range's end or start. It
+// does not happen for any t up to 10^5 (p = 0.9), 5·10^4 (p = 0.8, 0.99),
+// 2·10^4 (p = 0.5, 0.95, 0.97, 0.999) or 2·10^3 (p = 0.9999), but it can, so
+// the loop's range is reproduced rather than assumed away.
+func (f *MinPassingFinder) loopMinPassing(i int64) int64 {
+	if len(f.seq) == 0 {
+		// The loop's first call is t = 1 on an empty memo.
+		f.seq = append(f.seq, f.MinPassing(1))
+	}
+	for j := int64(len(f.seq)) + 1; j <= i; j++ {
+		x0, y0 := int64(-1), int64(0)
+		if j >= 3 {
+			x0, y0 = j-2, f.seq[j-3]
+		}
+		f.seq = append(f.seq, f.search(j, x0, y0, j-1, f.seq[j-2]))
+	}
+	return f.seq[i-1]
+}
+
 // MaxOverLatency returns the largest t ≥ 0 with h(t) + t ≤ n, h being a fresh
 // finder's (MinPassing): how many of n queries may be over the latency bound
 // and a Server run still pass early stopping. It returns −1 when even t = 0
@@ -128,8 +163,8 @@ func truncInt64(v float64) int64 {
 // and LoadGen's ±1 departures from the exact h are isolated (none for
 // t ≤ 20,000 at p ≤ 0.97, one for t ≤ 50,000 at p = 0.99, 14 for t ≤ 20,000
 // at p = 0.999), so no two adjacent t move toward each other.
-// It is also the t LoadGen's SingleStream/MultiStream loop stops at (the
-// last i with n ≥ h(i)+i), if that loop's memoized h is a fresh finder's.
+// LoadGen's SingleStream/MultiStream loop uses the memoized h instead; see
+// EstimatePercentile.
 func (f *MinPassingFinder) MaxOverLatency(n int64) int64 {
 	if n < f.MinPassing(0) {
 		return -1

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The h(t) table of testdata/loadgen/FORMAT.md, produced by LoadGen 6.0.17.
@@ -147,6 +148,28 @@ func TestLoadGenOddsDepartFromExactCDF(t *testing.T) {
 	}
 }
 
+// LoadGen's SingleStream/MultiStream loop calls one finder for t = 1, 2, …,
+// each search bracketed by the memo's last two answers. In these ranges,
+// which hold every t ≤ 2000 at p = 0.9999 where LoadGen's rounding moves h
+// (243, 725, 1667, 1742) and p = 0.99's t = 8550, the loop's h(t) is a fresh
+// finder's.
+func TestLoopMinPassingEqualsFresh(t *testing.T) {
+	limits := []struct {
+		p float64
+		n int64
+	}{{0.5, 2000}, {0.9, 3000}, {0.99, 9000}, {0.999, 2000}, {0.9999, 2000}}
+	for _, l := range limits {
+		loop, _ := NewMinPassingFinder(l.p, EarlyStoppingConfidence)
+		fresh, _ := NewMinPassingFinder(l.p, EarlyStoppingConfidence)
+		loop.loopMinPassing(l.n)
+		for i := int64(1); i <= l.n; i++ {
+			if got, want := loop.loopMinPassing(i), fresh.MinPassing(i); got != want {
+				t.Errorf("p=%v: loop h(%d) = %d, fresh %d", l.p, i, got, want)
+			}
+		}
+	}
+}
+
 // search brackets h(t) as early_stopping.cc does from the memo's two points
 // nearest below t; a bracket that misses the answer yields its end.
 func TestSearchUsesLoadGenBracket(t *testing.T) {
@@ -174,5 +197,35 @@ func TestSearchUsesLoadGenBracket(t *testing.T) {
 		if got := f.search(100, tc.x0, tc.y0, tc.x1, tc.y1); got != tc.want {
 			t.Errorf("%s: search(100) = %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// At p = 0.99, t = 8550 LoadGen's h is one below the exact one, so a run of
+// h+t = 876650 queries with 8550 over the bound passes (Server) and its
+// estimate discards 8549 (SingleStream/MultiStream), where the exact h would
+// fail it and discard one fewer.
+func TestEarlyStoppingAtLoadGenRoundedRow(t *testing.T) {
+	f, _ := NewMinPassingFinder(0.99, EarlyStoppingConfidence)
+	const n = 868100 + 8550
+	if v := f.Server(n, 8550); !v.Met || v.Required != n {
+		t.Errorf("Server(%d, 8550) = %+v, want met with %d required", n, v, n)
+	}
+	if v := f.Server(n-1, 8550); v.Met || v.MoreNeeded() != 1 {
+		t.Errorf("Server(%d, 8550) = %+v, want 1 more needed", n-1, v)
+	}
+	in := make([]time.Duration, n)
+	for i := range in {
+		in[i] = time.Duration(i + 1)
+	}
+	l, _ := NewLatencies(in)
+	want := PercentileEstimate{Met: true, Queries: n, MinQueries: 662, Discarded: 8549, Latency: n - 8550 + 1}
+	if got := f.EstimatePercentile(l); got != want {
+		t.Errorf("EstimatePercentile(n=%d) = %+v, want %+v", n, got, want)
+	}
+	// The loop's memo then serves a smaller run as a fresh finder would.
+	l2, _ := NewLatencies(in[:2010])
+	want2 := PercentileEstimate{Met: true, Queries: 2010, MinQueries: 662, Discarded: 9, Latency: 2001}
+	if got := f.EstimatePercentile(l2); got != want2 {
+		t.Errorf("EstimatePercentile(n=2010) after n=%d = %+v, want %+v", n, got, want2)
 	}
 }
