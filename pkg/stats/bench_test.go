@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -101,4 +102,32 @@ func BenchmarkLiveHistogramRecord(b *testing.B) {
 			l.Record(d)
 		}
 	})
+}
+
+// BenchmarkMinPassing: h(t) on a fresh finder, as LoadGen's Server verdict
+// computes it once at the end of a run.
+func BenchmarkMinPassing(b *testing.B) {
+	for _, c := range []struct {
+		p float64
+		t int64
+	}{{0.9, 100}, {0.9, 10000}, {0.9, 100000}, {0.99, 8550}, {0.9999, 243}} {
+		b.Run(fmt.Sprintf("p=%v/t=%d", c.p, c.t), func(b *testing.B) {
+			for b.Loop() {
+				f, _ := NewMinPassingFinder(c.p, EarlyStoppingConfidence)
+				f.MinPassing(c.t)
+			}
+		})
+	}
+}
+
+// BenchmarkEarlyStoppingP90: the SingleStream p90 estimate on 10^6
+// latencies (t ≈ 10^5) with a fresh finder.
+func BenchmarkEarlyStoppingP90(b *testing.B) {
+	l := benchLatencies(1000000).Latencies()
+	for b.Loop() {
+		f, _ := NewMinPassingFinder(0.9, EarlyStoppingConfidence)
+		if !f.EstimatePercentile(l).Met {
+			b.Fatal("not met")
+		}
+	}
 }

@@ -25,15 +25,24 @@ type PercentileEstimate struct {
 // over l. With t the largest count such that n ≥ h(t)+t, the estimate is
 // the t-th highest latency: whatever the true distribution, the percentile
 // is at most this value with the finder's confidence.
+//
+// h is the one LoadGen's loop computes with its memo (loopMinPassing), and
+// t is found as results.cc finds it: t = 1, then i = 2, 3, … up to the first
+// n < h(i)+i, t = i−1. That is one search per i, each a few odds wide; f
+// keeps the loop's h, so a later call on f for a larger n continues it.
 func (f *MinPassingFinder) EstimatePercentile(l Latencies) PercentileEstimate {
 	n := int64(l.Len())
-	est := PercentileEstimate{Queries: n, MinQueries: f.MinPassing(1) + 1}
+	est := PercentileEstimate{Queries: n, MinQueries: f.loopMinPassing(1) + 1}
 	if n < est.MinQueries {
 		return est
 	}
-	// LoadGen scans i = 2, 3, … and stops at the first n < h(i)+i, taking
-	// t = i−1 (t = 1 if it never stops); that is MaxOverLatency(n), ≥ 1 here.
-	t := f.MaxOverLatency(n)
+	t := int64(1)
+	for i := int64(2); i <= n; i++ {
+		if n < f.loopMinPassing(i)+i {
+			t = i - 1
+			break
+		}
+	}
 	est.Met = true
 	est.Discarded = t - 1
 	est.Latency = l.sorted[n-t]

@@ -3,18 +3,19 @@ package stats
 import "math"
 
 // binomialCDF returns P[X ≤ k] for X ~ Binomial(n, q), with p = 1−q passed
-// separately so callers control its rounding. It equals LoadGen's
-// BetaRegularized(p; n−k, 1+k) for integer arguments, which is the only form
-// early stopping needs (early_stopping.cc: odds(h, t) = I_p(h, 1+t) =
-// P[at most t of h+t queries over latency]).
+// separately so callers control its rounding. It equals BetaRegularized(p;
+// n−k, 1+k) for integer arguments, the odds of early stopping
+// (early_stopping.cc: odds(h, t) = I_p(h, 1+t) = P[at most t of h+t queries
+// over latency]), computed accurately.
 //
-// LoadGen evaluates it as a Gauss hypergeometric series times
-// exp(lgamma(...)); here it is summed from the largest term of the smaller
-// tail outwards, each term a ratio of the previous one, with that largest term
-// evaluated by Loader's saddle-point form (stirlerr, bd0). That keeps ~14
-// significant digits for n up to ~10^9 where lgamma differences lose ~8: the
-// h(t) table is decided by comparing against 0.01 at neighbouring h whose
-// odds differ by as little as 1e-4 relative.
+// The finder used it until it had to reproduce LoadGen's own, less accurate
+// evaluation (odds.go); the tests keep it as the exact reference that shows
+// where LoadGen's h(t) departs from the mathematics.
+//
+// It sums from the largest term of the smaller tail outwards, each term a
+// ratio of the previous one, with that largest term evaluated by Loader's
+// saddle-point form (stirlerr, bd0). That keeps ~14 significant digits for n
+// up to ~10^9 where lgamma differences lose ~8.
 func binomialCDF(k, n int64, q, p float64) float64 {
 	switch {
 	case k < 0:
