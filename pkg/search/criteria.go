@@ -2,50 +2,19 @@ package search
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
 
-// The criteria's names, as NotMet and the summary give them.
-const (
-	critLatency       = "latency constraint"
-	critMinDuration   = "min duration"
-	critMinQueries    = "min query count"
-	critEarlyStopping = "early stopping"
-	critNoFailed      = "no failed samples"
-)
-
-// NotMet names the criteria c misses, in the order of result.json's
-// invalid_reasons; nil when c is nil or all hold.
+// NotMet names the criteria c misses (loadgen's names, in the order of
+// result.json's invalid_reasons); nil when c is nil or all hold.
 func NotMet(c *Criteria) []string {
 	if c == nil {
 		return nil
 	}
-	var out []string
-	for _, k := range []struct {
-		ok   bool
-		name string
-	}{
-		{c.LatencyMet, critLatency}, {c.MinDurationMet, critMinDuration}, {c.MinQueriesMet, critMinQueries},
-		{c.EarlyStoppingMet, critEarlyStopping}, {c.NoFailedSamples, critNoFailed},
-	} {
-		if !k.ok {
-			out = append(out, k.name)
-		}
-	}
-	return out
-}
-
-// notMetText is names as a clause: "early stopping not met", "samples
-// failed".
-func notMetText(names []string) string {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + " not met"
-		if n == critNoFailed {
-			parts[i] = "samples failed"
-		}
-	}
-	return strings.Join(parts, "; ")
+	r := loadgen.Result{PerfConstraintsMet: c.LatencyMet, MinDurationMet: c.MinDurationMet, MinQueriesMet: c.MinQueriesMet,
+		EarlyStoppingMet: c.EarlyStoppingMet, NoFailedSamples: c.NoFailedSamples}
+	return r.NotMet()
 }
 
 // boundText is the latency bound at the percentile of res's trials, "p99 ≤
@@ -65,7 +34,7 @@ func pctName(p float64) string { return "p" + fmt.Sprintf("%.4g", p*100) }
 // criterionText is the search's criterion in words, with the bound once a
 // trial has given it.
 func criterionText(res *Result) string {
-	lat := critLatency
+	lat := loadgen.CriterionLatency
 	if b := boundText(res); b != "" {
 		lat += " (" + b + ")"
 	}
@@ -94,7 +63,7 @@ func peakLine(res *Result, t Trial) string {
 	case t.Verdict == "VALID":
 		return head + "; as a single run it is VALID"
 	case len(NotMet(t.Criteria)) > 0:
-		return head + "; as a single run it is INVALID: " + notMetText(NotMet(t.Criteria))
+		return head + "; as a single run it is INVALID: " + loadgen.NotMetText(NotMet(t.Criteria))
 	case t.Verdict != "":
 		return head + "; as a single run it is " + t.Verdict
 	}
