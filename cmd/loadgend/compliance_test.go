@@ -168,18 +168,26 @@ func expectedLogged(target, seed uint64, qps float64, minDurMs, minQueries uint6
 	return out
 }
 
-func TestComplianceTEST01(t *testing.T) {
+// runTEST01 runs TEST01 against the classifier over transport with
+// auditConfig: a Server audit run at 1000 QPS of at least 150 ms and
+// minQueries queries. It returns the invocation and --out.
+func runTEST01(t *testing.T, transport, auditConfig, minQueries string) (invocation, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end runs")
 	}
 	p := startProxy(t, clsModel)
 	data, _ := clsData(t)
-	audit := put(t, t.TempDir(), "audit.config", []byte("# TEST01 with a small target\n*.*.mode = 2\n*.*.accuracy_log_rng_seed = 720381539243781796\n*.*.accuracy_log_sampling_target = 60\n"))
+	audit := put(t, t.TempDir(), "audit.config", []byte(auditConfig))
 	dir := t.TempDir()
+	return runCmd(complianceCommand, "TEST01", "--audit-config", audit, "--target", targetOf(p, transport), "--model", "cls",
+		"--scenario", "Server", "--target-qps", "1000", "--min-duration-ms", "150", "--min-query-count", minQueries, "--data", data, "--out", dir), dir
+}
+
+func TestComplianceTEST01(t *testing.T) {
 	// 800 queries: enough for early stopping (459 with none over the
 	// bound), so the audit run is VALID.
-	inv := runCmd(complianceCommand, "TEST01", "--audit-config", audit, "--target", targetOf(p, "grpc"), "--model", "cls",
-		"--scenario", "Server", "--target-qps", "1000", "--min-duration-ms", "150", "--min-query-count", "800", "--data", data, "--out", dir)
+	inv, dir := runTEST01(t, "grpc", "# TEST01 with a small target\n*.*.mode = 2\n*.*.accuracy_log_rng_seed = 720381539243781796\n*.*.accuracy_log_sampling_target = 60\n", "800")
 	if inv.code != exitValid || !strings.HasPrefix(inv.stdout, "TEST01 PASS") {
 		t.Fatalf("TEST01 against an honest model: %v", inv)
 	}
@@ -278,15 +286,7 @@ func TestComplianceCatchesACachingSUT(t *testing.T) {
 // short for early stopping fails (exit 1) and says why, though every
 // logged response matches.
 func TestComplianceFailsOnAnInvalidRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end runs")
-	}
-	p := startProxy(t, clsModel)
-	data, _ := clsData(t)
-	audit := put(t, t.TempDir(), "audit.config", []byte("*.*.accuracy_log_sampling_target = 60\n"))
-	dir := t.TempDir()
-	inv := runCmd(complianceCommand, "TEST01", "--audit-config", audit, "--target", targetOf(p, "http"), "--model", "cls",
-		"--scenario", "Server", "--target-qps", "1000", "--min-duration-ms", "150", "--min-query-count", "100", "--data", data, "--out", dir)
+	inv, dir := runTEST01(t, "http", "*.*.accuracy_log_sampling_target = 60\n", "100")
 	if inv.code != exitInvalid || !strings.HasPrefix(inv.stdout, "TEST01 FAIL: the audit run is INVALID (early stopping not met); ") ||
 		!strings.Contains(inv.stdout, " 0 differ, 0 missing") || !strings.Contains(inv.stdout, "    invalid: early stopping not met: ") {
 		t.Fatalf("TEST01 with an INVALID audit run: %v", inv)
