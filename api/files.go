@@ -2,6 +2,13 @@ package api
 
 import "github.com/netloadgen/netloadgen/pkg/runlog"
 
+// A peak search's record and summary in its run's directory (pkg/search's
+// ResultFile and SummaryFile).
+const (
+	SearchFile        = "search.json"
+	SearchSummaryFile = "search_summary.txt"
+)
+
 // runFiles are the names GET /v1/runs/{id}/files/{name} serves, with their
 // media types. A fixed list, not a directory lookup, so no name can reach
 // outside the run's directory.
@@ -11,9 +18,12 @@ var runFiles = []struct{ name, mediaType string }{
 	{runlog.AccuracyFile, "application/json"},
 	{runlog.ResultFile, "application/json"},
 	{runlog.HlogFile, "text/plain; charset=utf-8"},
+	{SearchFile, "application/json"},
+	{SearchSummaryFile, "text/plain; charset=utf-8"},
 }
 
-// RunFiles lists the file names a run may have.
+// RunFiles lists the file names a run may have (the search's only for a
+// peak search).
 func RunFiles() []string {
 	names := make([]string, len(runFiles))
 	for i, f := range runFiles {

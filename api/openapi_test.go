@@ -130,6 +130,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/RunStatus", RunStatus{}},
 		{"#/components/schemas/Progress", Progress{}},
 		{"#/components/schemas/Trial", Trial{}},
+		{"#/components/schemas/TrialCriteria", TrialCriteria{}},
+		{"#/components/schemas/SearchStatus", SearchStatus{}},
 		{"#/components/schemas/RunList", RunList{}},
 		{"#/components/schemas/StateEvent", StateEvent{}},
 		{"#/components/schemas/ProbeRequest", ProbeRequest{}},

@@ -41,6 +41,9 @@ type RunStatus struct {
 	Progress *Progress `json:"progress,omitempty"`
 	// Trials are a search's trials so far, in order.
 	Trials []Trial `json:"trials,omitempty"`
+	// Search is a peak search's answer (present for a search once its
+	// first trial has finished).
+	Search *SearchStatus `json:"search,omitempty"`
 	// Files are the names under /v1/runs/{id}/files/ that exist.
 	Files []string `json:"files,omitempty"`
 }
@@ -109,6 +112,59 @@ type Trial struct {
 	// Verdict is "VALID" or "INVALID", or "" while the trial runs.
 	Verdict   string  `json:"verdict,omitempty"`
 	DurationS float64 `json:"duration_s"`
+	// Phase says why the trial ran: base, boundary, bisect or verify.
+	Phase string `json:"phase,omitempty"`
+	// Pass is the search's verdict on the trial (SearchStatus.JudgedBy),
+	// which may differ from Verdict: loadgen6 passes an INVALID run that
+	// meets the latency constraint.
+	Pass bool `json:"pass"`
+	// LatencyBoundMs is the latency constraint's bound at Percentile.
+	LatencyBoundMs float64 `json:"latency_bound_ms,omitempty"`
+	// Criteria are the trial's run criterion by criterion.
+	Criteria *TrialCriteria `json:"criteria,omitempty"`
+}
+
+// TrialCriteria are a trial's run judged criterion by criterion (the run is
+// VALID when all hold).
+type TrialCriteria struct {
+	LatencyMet       bool `json:"latency_met"`
+	EarlyStoppingMet bool `json:"early_stopping_met"`
+	MinDurationMet   bool `json:"min_duration_met"`
+	MinQueriesMet    bool `json:"min_queries_met"`
+	NoFailedSamples  bool `json:"no_failed_samples"`
+}
+
+// SearchStatus is a peak search's answer, or its state while it runs.
+type SearchStatus struct {
+	Algorithm string `json:"algorithm"`
+	// Unit of the targets: "queries/s" or "samples/query".
+	Unit string `json:"unit"`
+	// JudgedBy is how a trial passes: "latency_constraint" (loadgen6, as
+	// LoadGen's FindPeakPerformance: the latency constraint only, with no
+	// failed samples) or "valid_run" (v0.5); Criterion says it in words,
+	// with the bound.
+	JudgedBy  string `json:"judged_by"`
+	Criterion string `json:"criterion"`
+	// Ended: the search is over; EndReason says why.
+	Ended     bool   `json:"ended"`
+	EndReason string `json:"end_reason,omitempty"`
+	// Found: a peak passed as the search requires. Peak is the highest
+	// target that did; Reported the figure a submission gives; Trial the
+	// trial whose logs are the run's own (TrialRunID its run id).
+	Found      bool    `json:"found"`
+	Peak       float64 `json:"peak,omitempty"`
+	Reported   float64 `json:"reported,omitempty"`
+	Trial      int     `json:"trial,omitempty"`
+	TrialRunID string  `json:"trial_run_id,omitempty"`
+	// PeakRunValidity is the peak trial's own verdict as a single run;
+	// PeakRunNotMet the criteria it missed ("early stopping", ...). A
+	// loadgen6 peak judged by the latency constraint may be INVALID.
+	PeakRunValidity string   `json:"peak_run_validity,omitempty"`
+	PeakRunNotMet   []string `json:"peak_run_not_met,omitempty"`
+	// Lower and Upper are the bracket on the peak (Upper 0: no trial
+	// failed yet).
+	Lower float64 `json:"lower"`
+	Upper float64 `json:"upper"`
 }
 
 // RunList is GET /v1/runs: newest first.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -174,16 +175,26 @@ func expectedLogged(target, seed uint64, qps float64, minDurMs, minQueries uint6
 	return out
 }
 
-func TestComplianceTEST01(t *testing.T) {
+// runTEST01 runs TEST01 against the classifier over transport with
+// auditConfig: a Server audit run at 1000 QPS of at least 150 ms and
+// minQueries queries. It returns the invocation and --out.
+func runTEST01(t *testing.T, transport, auditConfig, minQueries string) (invocation, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end runs")
 	}
 	p := startProxy(t, clsModel)
 	data, _ := clsData(t)
-	audit := put(t, t.TempDir(), "audit.config", []byte("# TEST01 with a small target\n*.*.mode = 2\n*.*.accuracy_log_rng_seed = 720381539243781796\n*.*.accuracy_log_sampling_target = 60\n"))
+	audit := put(t, t.TempDir(), "audit.config", []byte(auditConfig))
 	dir := t.TempDir()
-	inv := runCmd(complianceCommand, "TEST01", "--audit-config", audit, "--target", targetOf(p, "grpc"), "--model", "cls",
-		"--scenario", "Server", "--target-qps", "1000", "--min-duration-ms", "150", "--min-query-count", "100", "--data", data, "--out", dir)
+	return runCmd(complianceCommand, "TEST01", "--audit-config", audit, "--target", targetOf(p, transport), "--model", "cls",
+		"--scenario", "Server", "--target-qps", "1000", "--min-duration-ms", "150", "--min-query-count", minQueries, "--data", data, "--out", dir), dir
+}
+
+func TestComplianceTEST01(t *testing.T) {
+	// 800 queries: enough for early stopping (459 with none over the
+	// bound), so the audit run is VALID.
+	inv, dir := runTEST01(t, "grpc", "# TEST01 with a small target\n*.*.mode = 2\n*.*.accuracy_log_rng_seed = 720381539243781796\n*.*.accuracy_log_sampling_target = 60\n", "800")
 	if inv.code != exitValid || !strings.HasPrefix(inv.stdout, "TEST01 PASS") {
 		t.Fatalf("TEST01 against an honest model: %v", inv)
 	}
@@ -197,7 +208,7 @@ func TestComplianceTEST01(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.ServerTargetQPS, s.MinDurationMs, s.MinQueryCount = 1000, 150, 100
+	s.ServerTargetQPS, s.MinDurationMs, s.MinQueryCount = 1000, 150, 800
 	tr, err := trace.New(s.TraceSettings(), trace.QSL{TotalSampleCount: clsSamples, PerformanceSampleCount: 1024})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +216,7 @@ func TestComplianceTEST01(t *testing.T) {
 	if int(res.SamplesIssued) != tr.Len() {
 		t.Fatalf("%d samples issued, the trace has %d", res.SamplesIssued, tr.Len())
 	}
-	want := expectedLogged(60, 720381539243781796, 1000, 150, 100, tr.Len())
+	want := expectedLogged(60, 720381539243781796, 1000, 150, 800, tr.Len())
 	var got []int
 	for _, e := range logged {
 		got = append(got, e.SeqID)
@@ -252,8 +263,10 @@ func TestComplianceCatchesACachingSUT(t *testing.T) {
 				}
 			}
 			dir := t.TempDir()
+			// 64 queries a run: SingleStream's least for early stopping, so
+			// the runs are VALID.
 			inv := runCmd(complianceCommand, tc.test, "--target", targetOf(p, "http"), "--model", "m", "--scenario", "SingleStream",
-				"--total-samples", "40", "--performance-samples", "40", "--min-duration-ms", "100", "--min-query-count", "40", "--out", dir)
+				"--total-samples", "64", "--performance-samples", "64", "--min-duration-ms", "100", "--min-query-count", "64", "--out", dir)
 			want, word := exitValid, "PASS"
 			if !tc.pass {
 				want, word = exitInvalid, "FAIL"
@@ -265,6 +278,25 @@ func TestComplianceCatchesACachingSUT(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// An audit never passes on an INVALID run: TEST01 whose audit run is too
+// short for early stopping fails (exit 1) and says why, though every
+// logged response matches.
+func TestComplianceFailsOnAnInvalidRun(t *testing.T) {
+	inv, dir := runTEST01(t, "http", "*.*.accuracy_log_sampling_target = 60\n", "100")
+	if inv.code != exitInvalid || !strings.HasPrefix(inv.stdout, "TEST01 FAIL: the audit run is INVALID (early stopping not met); ") ||
+		!strings.Contains(inv.stdout, " 0 differ, 0 missing") || !strings.Contains(inv.stdout, "    invalid: early stopping not met: ") {
+		t.Fatalf("TEST01 with an INVALID audit run: %v", inv)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ComplianceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v compliance.Verdict
+	if err := json.Unmarshal(b, &v); err != nil || v.Pass || !slices.Equal(v.InvalidRuns, []string{"audit"}) || len(v.Runs["audit"].InvalidReasons) == 0 {
+		t.Errorf("compliance.json: %s (%v)", b, err)
 	}
 }
 

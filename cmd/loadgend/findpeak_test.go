@@ -67,3 +67,43 @@ func TestFindPeakExitStatusAndFiles(t *testing.T) {
 		})
 	}
 }
+
+// A loadgen6 search judges its trials by the latency constraint, as
+// LoadGen's FindPeakPerformance does: trials of 200 ms meet the bound but
+// not early stopping, so the peak is an INVALID run. What loadgend prints
+// and search_summary.txt say both, and the exit status is still "peak
+// found".
+func TestFindPeakSaysWhatItJudgedBy(t *testing.T) {
+	p := startProxy(t, "name=fast,fn=echo,dims=16,max_batch=0,latency=constant:100us,instances=4")
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := runCommand([]string{"--mode", "find-peak", "--target", "http://" + p.HTTPAddr(), "--model", "fast",
+		"--min-duration-ms", "200", "--min-query-count", "1", "--target-latency-ms", "100", "--target-qps", "50",
+		"--search-upper", "100", "--out", dir}, &out, &errb)
+	if code != exitPeakFound {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitPeakFound, out.String(), errb.String())
+	}
+	file, err := os.ReadFile(filepath.Join(dir, search.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), string(file)) {
+		t.Errorf("stdout is not the summary:\n%s\nsearch_summary.txt:\n%s", out.String(), file)
+	}
+	for _, want := range []string{
+		"Trials judged by the latency constraint (p99 ≤ 100 ms) with no failed samples.",
+		"p99 ≤ 100 ms  early stopping  min duration  min queries  no failed  run verdict  search pass",
+		"Peak: 100 queries/s (trial 2) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n",
+	} {
+		if !strings.Contains(string(file), want) {
+			t.Errorf("summary lacks %q:\n%s", want, file)
+		}
+	}
+	res, err := search.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JudgedBy != search.JudgedByLatency || res.PeakRunVerdict != "INVALID" || res.Trials[1].Criteria == nil || !res.Trials[1].Criteria.LatencyMet {
+		t.Errorf("search.json %+v", res)
+	}
+}

@@ -2,6 +2,8 @@ package compliance
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +18,8 @@ type fakeRunner struct {
 	logged  []loadgen.AccuracyEntry
 	acc     []loadgen.AccuracyEntry
 	settled map[string]loadgen.Settings
+	// invalid names the runs that end INVALID: early stopping not met.
+	invalid map[string]bool
 }
 
 func (f *fakeRunner) Performance(_ context.Context, name string, s loadgen.Settings) (*loadgen.Result, []loadgen.AccuracyEntry, error) {
@@ -25,6 +29,10 @@ func (f *fakeRunner) Performance(_ context.Context, name string, s loadgen.Setti
 	f.settled[name] = s
 	res := &loadgen.Result{Scenario: s.Scenario.String(), Validity: "VALID", SamplesIssued: 100, SamplesFailed: f.failed[name]}
 	res.SampleLatency.MeanNs = f.mean[name]
+	if f.invalid[name] {
+		res.Validity, res.PerfConstraintsMet, res.MinDurationMet, res.MinQueriesMet, res.NoFailedSamples = "INVALID", true, true, true, true
+		res.InvalidReasons = []string{"early stopping not met: Processed 150 queries; Would need at least 662 total queries"}
+	}
 	return res, f.logged, nil
 }
 
@@ -164,5 +172,34 @@ func TestParseTest(t *testing.T) {
 	}
 	if _, err := ParseTest("TEST06"); err == nil {
 		t.Error("TEST06 accepted")
+	}
+}
+
+// An audit never passes on a run that is not VALID, however its figures
+// compare: the verdict is FAIL and says which run is INVALID and why.
+func TestInvalidRunsFailTheAudit(t *testing.T) {
+	same := []loadgen.AccuracyEntry{{SeqID: 0, QSLIndex: 4, Data: []byte{1}}}
+	for _, tc := range []struct {
+		test    Test
+		invalid string
+	}{
+		{TEST01, "audit"}, {TEST04, "reference"}, {TEST04, "audit"}, {TEST05, "audit"}, {Caching, "duplicate"},
+	} {
+		mean := map[string]int64{"reference": 1e6, "audit": 1e6, "unique": 1e6, "duplicate": 1e6}
+		r := &fakeRunner{mean: mean, logged: same, acc: same, invalid: map[string]bool{tc.invalid: true}}
+		v, err := Run(context.Background(), tc.test, base(), Options{LoadedSamples: 64}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%s FAIL: the %s run is INVALID (early stopping not met); ", tc.test, tc.invalid)
+		text := v.Text()
+		if v.Pass || !strings.HasPrefix(v.Summary, want) || !slices.Equal(v.InvalidRuns, []string{tc.invalid}) ||
+			!strings.Contains(text, "    invalid: early stopping not met: Processed 150 queries") {
+			t.Errorf("%s with an INVALID %s run: pass %v, invalid runs %v, want the summary to begin %q:\n%s", tc.test, tc.invalid, v.Pass, v.InvalidRuns, want, text)
+		}
+		r.invalid = nil
+		if v, _ := Run(context.Background(), tc.test, base(), Options{LoadedSamples: 64}, r); !v.Pass || v.InvalidRuns != nil {
+			t.Errorf("%s with VALID runs: %s", tc.test, v.Text())
+		}
 	}
 }

@@ -16,6 +16,9 @@
 //     samples drawn from a set DuplicateFactor times smaller; duplicates must
 //     not run more than Threshold (default 10%) faster.
 //
+// A test never passes when a performance run it depends on is not VALID:
+// the verdict is FAIL and names the run and the criteria it missed.
+//
 // An audit.config in LoadGen's syntax, applied last (conf_type 2, model
 // "*"), adjusts the audited run's settings.
 //

@@ -46,22 +46,52 @@ type Verdict struct {
 	Comparison *Comparison  `json:"comparison,omitempty"`
 	Test01     *Test01Check `json:"test01,omitempty"`
 	// Runs are the two runs' outcomes, by name.
-	Runs  map[string]RunSummary `json:"runs"`
-	Notes []string              `json:"notes,omitempty"`
+	Runs map[string]RunSummary `json:"runs"`
+	// InvalidRuns name the runs the test depends on that are not VALID:
+	// the test fails with any.
+	InvalidRuns []string `json:"invalid_runs,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
 }
 
 // RunSummary is what the verdict keeps of one run.
 type RunSummary struct {
-	Validity string  `json:"validity,omitempty"`
-	Figure   *Figure `json:"figure,omitempty"`
-	Samples  int64   `json:"samples"`
-	Failed   int64   `json:"failed_samples"`
-	Logged   int     `json:"logged_responses,omitempty"`
+	Validity string `json:"validity,omitempty"`
+	// InvalidReasons are an INVALID run's reasons (result.json's).
+	InvalidReasons []string `json:"invalid_reasons,omitempty"`
+	Figure         *Figure  `json:"figure,omitempty"`
+	Samples        int64    `json:"samples"`
+	Failed         int64    `json:"failed_samples"`
+	Logged         int      `json:"logged_responses,omitempty"`
 }
 
 func perfSummary(res *loadgen.Result, logged int) RunSummary {
 	f := FigureOf(res)
-	return RunSummary{Validity: res.Validity, Figure: &f, Samples: res.SamplesIssued, Failed: res.SamplesFailed, Logged: logged}
+	return RunSummary{Validity: res.Validity, InvalidReasons: res.InvalidReasons, Figure: &f, Samples: res.SamplesIssued,
+		Failed: res.SamplesFailed, Logged: logged}
+}
+
+// invalidRuns is the clause that fails a test on its runs' validity: an
+// audit never passes on a run that is not VALID. It names each such run
+// with the criteria it missed ("the audit run is INVALID (early stopping
+// not met)"), records them in v and returns "" when every run is VALID.
+func invalidRuns(v *Verdict, names []string, results ...*loadgen.Result) string {
+	var clauses []string
+	for i, res := range results {
+		if res.Validity == "VALID" {
+			continue
+		}
+		v.InvalidRuns = append(v.InvalidRuns, names[i])
+		what := res.Validity
+		if what == "" {
+			what = "without a verdict"
+		}
+		c := fmt.Sprintf("the %s run is %s", names[i], what)
+		if nm := res.NotMet(); res.Validity == "INVALID" && len(nm) > 0 {
+			c += " (" + loadgen.NotMetText(nm) + ")"
+		}
+		clauses = append(clauses, c)
+	}
+	return strings.Join(clauses, ", ")
 }
 
 // Run runs test against base settings through r and judges it. An error
@@ -145,6 +175,10 @@ func runPair(ctx context.Context, v *Verdict, r Runner, refName string, ref load
 		ok = false
 		v.Notes = append(v.Notes, fmt.Sprintf("%d samples failed: the runs do not measure the SUT", failed))
 	}
+	if inv := invalidRuns(v, []string{refName, auditName}, refRes, audRes); inv != "" {
+		ok = false
+		what = inv + "; " + what
+	}
 	v.Pass = ok
 	v.Summary = fmt.Sprintf("%s %s: %s; %s %v, %s %v", v.Test, verdictWord(ok), what, refName, rf, auditName, af)
 	return nil
@@ -177,9 +211,14 @@ func runTest01(ctx context.Context, v *Verdict, base loadgen.Settings, o Options
 		v.Notes = append(v.Notes, fmt.Sprintf("the accuracy run is incomplete: %d of %d samples answered", accRes.SamplesCompleted, accRes.SamplesIssued))
 	}
 	v.Notes = append(v.Notes, c.Examples...)
+	why := ""
+	if inv := invalidRuns(v, []string{"audit"}, perfRes); inv != "" {
+		ok = false
+		why = inv + "; "
+	}
 	v.Pass = ok
-	v.Summary = fmt.Sprintf("TEST01 %s: %d responses logged in performance mode, %d compared with the accuracy run, %d differ, %d missing from it",
-		verdictWord(ok), c.Logged, c.Compared, c.Mismatched, c.Missing)
+	v.Summary = fmt.Sprintf("TEST01 %s: %s%d responses logged in performance mode, %d compared with the accuracy run, %d differ, %d missing from it",
+		verdictWord(ok), why, c.Logged, c.Compared, c.Mismatched, c.Missing)
 	return nil
 }
 
@@ -212,6 +251,9 @@ func (v *Verdict) Text() string {
 			fmt.Fprintf(&b, ", %d responses logged", s.Logged)
 		}
 		b.WriteByte('\n')
+		for _, r := range s.InvalidReasons {
+			fmt.Fprintf(&b, "    invalid: %s\n", strings.Join(strings.Fields(r), " "))
+		}
 	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)

@@ -243,7 +243,7 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 			f.Close()
 		}
 	}
-	st.Trials = searchTrials(s.store.Dir(rec.ID), rec.ID)
+	st.Trials, st.Search = searchStatus(s.store.Dir(rec.ID), rec.ID)
 	if rec.State.Terminal() {
 		if res, err := runlog.Load(s.store.Dir(rec.ID)); err == nil {
 			st.Validity = res.Validity

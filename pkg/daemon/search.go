@@ -50,19 +50,33 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 	return &runner.Outcome{Result: r}, err
 }
 
-// searchTrials is a search's trials so far for the run's status; nil when
-// the run is no search.
-func searchTrials(dir, id string) []api.Trial {
+// searchStatus is a search's trials so far and its answer (or its state
+// while it runs) for the run's status; nil, nil when the run is no search.
+func searchStatus(dir, id string) ([]api.Trial, *api.SearchStatus) {
 	res, err := search.Load(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	out := make([]api.Trial, 0, len(res.Trials))
 	for _, t := range res.Trials {
-		out = append(out, api.Trial{
+		tr := api.Trial{
 			Index: t.Index, RunID: id + "/" + t.Dir, Target: t.Target, Achieved: t.Achieved,
 			TailLatencyMs: t.TailLatencyMs, Percentile: t.Percentile, Verdict: t.Verdict, DurationS: t.DurationS,
-		})
+			Phase: string(t.Phase), Pass: t.Pass, LatencyBoundMs: t.LatencyBoundMs,
+		}
+		if c := t.Criteria; c != nil {
+			tr.Criteria = &api.TrialCriteria{LatencyMet: c.LatencyMet, EarlyStoppingMet: c.EarlyStoppingMet,
+				MinDurationMet: c.MinDurationMet, MinQueriesMet: c.MinQueriesMet, NoFailedSamples: c.NoFailedSamples}
+		}
+		out = append(out, tr)
 	}
-	return out
+	st := &api.SearchStatus{
+		Algorithm: res.Algorithm, Unit: res.Unit, JudgedBy: res.JudgedBy, Criterion: res.Criterion,
+		Ended: !res.Ended.IsZero(), EndReason: res.EndReason, Found: res.Found, Lower: res.Lower, Upper: res.Upper,
+	}
+	if t, ok := res.PeakRecord(); ok {
+		st.Peak, st.Reported, st.Trial, st.TrialRunID = res.Peak, res.Reported, t.Index, id+"/"+t.Dir
+		st.PeakRunValidity, st.PeakRunNotMet = res.PeakRunVerdict, res.PeakRunNotMet
+	}
+	return out, st
 }

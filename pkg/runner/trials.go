@@ -93,6 +93,13 @@ func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (
 	if st != nil && st.fired.Load() {
 		tr.Pass, tr.Verdict = false, "INVALID"
 		tr.EarlyVerdict = st.reason()
+		if tr.Criteria != nil {
+			// Cut short, the run's own figures do not show the failure the
+			// stopper saw coming: the latency constraint cannot be met.
+			c := *tr.Criteria
+			c.LatencyMet = false
+			tr.Criteria = &c
+		}
 		if req.Dir != "" {
 			if err := writeEarlyVerdict(req.Dir, st.record()); err != nil {
 				return tr, fmt.Errorf("writing the early verdict: %w", err)

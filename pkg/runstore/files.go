@@ -9,20 +9,23 @@ import (
 )
 
 // The files a run may hold besides run.json. The names of the LoadGen logs,
-// result.json and latency.hlog are pkg/runlog's.
+// result.json and latency.hlog are pkg/runlog's; a peak search's record and
+// summary pkg/search's.
 const (
-	SummaryFile  = "mlperf_log_summary.txt"
-	DetailFile   = "mlperf_log_detail.txt"
-	AccuracyFile = "mlperf_log_accuracy.json"
-	ResultFile   = "result.json"
-	HlogFile     = "latency.hlog"
-	ProgressFile = "progress.json"
+	SummaryFile       = "mlperf_log_summary.txt"
+	DetailFile        = "mlperf_log_detail.txt"
+	AccuracyFile      = "mlperf_log_accuracy.json"
+	ResultFile        = "result.json"
+	HlogFile          = "latency.hlog"
+	ProgressFile      = "progress.json"
+	SearchFile        = "search.json"
+	SearchSummaryFile = "search_summary.txt"
 )
 
 // runFiles is the allowlist of OpenFile, WriteFile and Files. A name must
 // match exactly, which is what keeps a name from an URL from reaching any
 // other file ("../x", "result.json/../../x" and absolute paths match none).
-var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, ProgressFile}
+var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, ProgressFile, SearchFile, SearchSummaryFile}
 
 // FileNames returns the names of the files a run may hold, in a fixed order.
 func FileNames() []string { return slices.Clone(runFiles) }

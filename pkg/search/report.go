@@ -46,14 +46,19 @@ func writeRecord(dir string, res *Result) error {
 	return nil
 }
 
-// Summary is the search as text: the trials as a table, then the answer.
+// Summary is the search as text: how trials are judged, the trials as a
+// table with each criterion apart, then the answer.
 func Summary(res *Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Peak search: %s %s (%s)\n\n", res.Ruleset, res.Scenario, res.Algorithm)
+	fmt.Fprintf(&b, "Peak search: %s %s (%s)\n", res.Ruleset, res.Scenario, res.Algorithm)
+	if res.JudgedBy != "" {
+		fmt.Fprintln(&b, judgedLine(res))
+	}
+	fmt.Fprintln(&b)
 	writeTable(&b, res)
 	fmt.Fprintln(&b)
-	if res.Found {
-		fmt.Fprintf(&b, "Peak: %s %s (trial %d)\n", fmtNum(res.Peak), res.Unit, res.PeakTrial)
+	if t, ok := res.PeakRecord(); ok {
+		fmt.Fprintln(&b, peakLine(res, t))
 		fmt.Fprintf(&b, "Reported: %s\n", fmtNum(res.Reported))
 		if len(res.Verifying) > 0 {
 			fmt.Fprintf(&b, "Verifying trials: %v, all passed\n", res.Verifying)
@@ -67,26 +72,49 @@ func Summary(res *Result) string {
 	return b.String()
 }
 
+// writeTable writes one row per trial: its figures, each criterion of its
+// run (yes/no; "-" where the ruleset has none), the run's own verdict, and
+// whether the search took it as a pass.
 func writeTable(w io.Writer, res *Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	pct := "tail"
 	if len(res.Trials) > 0 && res.Trials[0].Percentile > 0 {
-		pct = fmt.Sprintf("p%g", res.Trials[0].Percentile*100)
+		pct = pctName(res.Trials[0].Percentile)
 	}
-	fmt.Fprintf(tw, "trial\tphase\ttarget\tachieved/s\t%s ms\tverdict\tpass\tduration s\tearly verdict\t\n", pct)
+	lat := "latency"
+	if b := boundText(res); b != "" {
+		lat = b
+	}
+	fmt.Fprintf(tw, "trial\tphase\ttarget\tachieved/s\t%s ms\t%s\tearly stopping\tmin duration\tmin queries\tno failed\trun verdict\tsearch pass\tduration s\tearly verdict\t\n", pct, lat)
 	for _, t := range res.Trials {
-		pass := "no"
-		if t.Pass {
-			pass = "yes"
-		}
 		ev := "-"
 		if t.EarlyVerdict != "" {
 			ev = "stopped"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%.3f\t%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
-			t.Achieved, t.TailLatencyMs, t.Verdict, pass, t.DurationS, ev)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%.3f\t%s\t%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
+			t.Achieved, t.TailLatencyMs, criteriaCells(res, t.Criteria), t.Verdict, yesNo(t.Pass), t.DurationS, ev)
 	}
 	tw.Flush()
+}
+
+// criteriaCells are a trial's criteria as table cells: "?" for a record
+// that did not keep them.
+func criteriaCells(res *Result, c *Criteria) string {
+	if c == nil {
+		return "?\t?\t?\t?\t?"
+	}
+	es := yesNo(c.EarlyStoppingMet)
+	if res.JudgedBy == JudgedByValidity {
+		es = "-" // v0.5 has no early stopping
+	}
+	return strings.Join([]string{yesNo(c.LatencyMet), es, yesNo(c.MinDurationMet), yesNo(c.MinQueriesMet), yesNo(c.NoFailedSamples)}, "\t")
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "no"
 }
 
 func upperText(u float64) string {

@@ -1,6 +1,9 @@
 package search
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Result is a search's record (search.json).
 type Result struct {
@@ -10,6 +13,10 @@ type Result struct {
 	// Unit of targets: "queries/s" (Server) or "samples/query" (MultiStream).
 	Unit  string `json:"unit"`
 	Found bool   `json:"found"`
+	// JudgedBy is how a trial passes (JudgedByLatency, JudgedByValidity);
+	// Criterion says it in words, with the bound.
+	JudgedBy  string `json:"judged_by"`
+	Criterion string `json:"criterion"`
 	// Peak is the highest target that passed as the algorithm requires.
 	Peak float64 `json:"peak"`
 	// Reported is the figure a submission would give: v0.5 Server the
@@ -20,6 +27,12 @@ type Result struct {
 	// search's directory): the verifying run with the minimum for v0.5.
 	PeakTrial int   `json:"peak_trial,omitempty"`
 	Verifying []int `json:"verifying_trials,omitempty"`
+	// PeakRunVerdict is the peak trial's own validity as a single run
+	// ("VALID" or "INVALID"); PeakRunNotMet the criteria it missed. A
+	// loadgen6 peak judged by the latency constraint may be an INVALID
+	// run.
+	PeakRunVerdict string   `json:"peak_run_verdict,omitempty"`
+	PeakRunNotMet  []string `json:"peak_run_not_met,omitempty"`
 	// Lower and Upper are the last bracket (Upper 0: no trial failed).
 	Lower     float64   `json:"lower"`
 	Upper     float64   `json:"upper"`
@@ -44,4 +57,22 @@ type Trial struct {
 	Percentile    float64 `json:"percentile"`
 	DurationS     float64 `json:"duration_s"`
 	EarlyVerdict  string  `json:"early_verdict,omitempty"`
+	// LatencyBoundMs is the latency constraint's bound at Percentile
+	// (Server).
+	LatencyBoundMs float64 `json:"latency_bound_ms,omitempty"`
+	// Criteria are the trial's run criterion by criterion (absent from
+	// records written before they were kept).
+	Criteria *Criteria `json:"criteria,omitempty"`
+}
+
+// PeakRecord is the peak trial's record; false when there is no peak.
+func (r *Result) PeakRecord() (Trial, bool) {
+	if !r.Found {
+		return Trial{}, false
+	}
+	i := slices.IndexFunc(r.Trials, func(t Trial) bool { return t.Index == r.PeakTrial })
+	if i < 0 {
+		return Trial{}, false
+	}
+	return r.Trials[i], true
 }

@@ -57,7 +57,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		maxTrials = DefaultMaxTrials
 	}
 	res := &Result{Ruleset: c.Ruleset, Scenario: c.Scenario, Algorithm: c.Algorithm, Unit: c.Unit,
-		Started: time.Now(), Trials: []Trial{}}
+		JudgedBy: JudgedBy(c.Ruleset), Started: time.Now(), Trials: []Trial{}}
+	res.Criterion = criterionText(res)
 	var runErr error
 	for {
 		step, ok := c.Planner.Next()
@@ -92,6 +93,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			t.Dir = TrialDir(req.Index)
 		}
 		res.Trials = append(res.Trials, t)
+		res.Criterion = criterionText(res)
 		res.Lower, res.Upper = bracket(c.Planner)
 		log.Info("trial finished", "trial", t.Index, "target", t.Target, "pass", t.Pass, "verdict", t.Verdict,
 			"tail_latency_ms", t.TailLatencyMs, "early_verdict", t.EarlyVerdict)
@@ -130,6 +132,7 @@ func trialRecord(req TrialRequest, tr TrialResult) Trial {
 		Index: req.Index, Phase: req.Phase, Target: req.Target, Pass: tr.Pass, Verdict: tr.Verdict,
 		Achieved: tr.Achieved, Metric: tr.Metric, TailLatencyMs: float64(tr.TailLatency) / 1e6,
 		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
+		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria,
 	}
 }
 
@@ -141,6 +144,14 @@ func conclude(res *Result, o Outcome) {
 	if !o.Found {
 		return
 	}
+	checkPeak(res, o)
+	if t, ok := res.PeakRecord(); ok {
+		res.PeakRunVerdict, res.PeakRunNotMet = t.Verdict, NotMet(t.Criteria)
+	}
+}
+
+// checkPeak is conclude's check of the planner's peak against the trials.
+func checkPeak(res *Result, o Outcome) {
 	n := len(res.Trials)
 	if o.Verifying > 0 {
 		if o.Verifying > n {

@@ -2,12 +2,19 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
 
 // fakeTrials passes a trial when pass says so, writing a stand-in log file
@@ -165,5 +172,133 @@ func TestRunEndsOnMaxTrialsErrorsAndCancel(t *testing.T) {
 				t.Errorf("no record written: %v", err)
 			}
 		})
+	}
+}
+
+// A loadgen6 search judges trials by the latency constraint alone, so its
+// peak may be an INVALID run (here: early stopping not met). The summary
+// shows every criterion of every trial, names the criterion the peak was
+// judged by and says outright that the peak is INVALID as a single run;
+// search.json keeps the criteria.
+func TestSummaryNamesTheCriterionAndThePeaksOwnVerdict(t *testing.T) {
+	dir := t.TempDir()
+	p, _ := NewFindPeak(FindPeakConfig{Start: 1000, StepSize: 1, Decimals: 0, Precision: 600})
+	trials := TrialFunc(func(_ context.Context, req TrialRequest) (TrialResult, error) {
+		lat := req.Target <= 2200
+		// Every trial above 1000 QPS misses early stopping, yet the search
+		// passes it as LoadGen's FindPeakPerformance would.
+		c := &Criteria{LatencyMet: lat, EarlyStoppingMet: req.Target <= 1000, MinDurationMet: true, MinQueriesMet: true, NoFailedSamples: true}
+		v := "INVALID"
+		if len(NotMet(c)) == 0 {
+			v = "VALID"
+		}
+		return TrialResult{Pass: lat, Verdict: v, Criteria: c, Achieved: req.Target, Metric: req.Target,
+			TailLatency: 3 * time.Millisecond, Percentile: 0.99, LatencyBound: 15 * time.Millisecond, Duration: time.Second}, nil
+	})
+	res, err := Run(t.Context(), Config{Planner: p, Trials: trials, Dir: dir, Ruleset: "loadgen6", Scenario: "Server",
+		Algorithm: AlgoFindPeak, Unit: UnitQPS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1000 pass, 2000 pass, 4000 fail, 3000 fail, 2500 fail: [2000, 2500).
+	if !res.Found || res.Peak != 2000 || res.JudgedBy != JudgedByLatency {
+		t.Fatalf("result %+v", res)
+	}
+	if res.PeakRunVerdict != "INVALID" || !slices.Equal(res.PeakRunNotMet, []string{"early stopping"}) {
+		t.Errorf("peak run verdict %q, not met %v", res.PeakRunVerdict, res.PeakRunNotMet)
+	}
+	sum, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(sum)
+	for _, want := range []string{
+		"Trials judged by the latency constraint (p99 ≤ 15 ms) with no failed samples.",
+		"FindPeakPerformance (loadgen6) judges a trial by its latency constraint only",
+		"p99 ≤ 15 ms  early stopping  min duration  min queries  no failed  run verdict  search pass",
+		fmt.Sprintf("Peak: 2000 queries/s (trial %d) by the latency constraint (p99 ≤ 15 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n", res.PeakTrial),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	// The peak trial's row: latency yes, early stopping no, INVALID, pass yes.
+	row := regexp.MustCompile(fmt.Sprintf(`(?m)^ *%d +boundary +2000 .*$`, res.PeakTrial)).FindString(text)
+	if f := strings.Fields(row); len(f) != 14 || f[5] != "yes" || f[6] != "no" || f[7] != "yes" || f[8] != "yes" || f[9] != "yes" || f[10] != "INVALID" || f[11] != "yes" {
+		t.Errorf("peak row %q", row)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		JudgedBy       string   `json:"judged_by"`
+		Criterion      string   `json:"criterion"`
+		PeakRunVerdict string   `json:"peak_run_verdict"`
+		PeakRunNotMet  []string `json:"peak_run_not_met"`
+		Trials         []struct {
+			Verdict        string          `json:"verdict"`
+			Pass           bool            `json:"pass"`
+			LatencyBoundMs float64         `json:"latency_bound_ms"`
+			Criteria       map[string]bool `json:"criteria"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	pk := rec.Trials[res.PeakTrial-1]
+	want := map[string]bool{"latency_met": true, "early_stopping_met": false, "min_duration_met": true, "min_queries_met": true, "no_failed_samples": true}
+	if rec.JudgedBy != "latency_constraint" || rec.Criterion != "the latency constraint (p99 ≤ 15 ms) with no failed samples" ||
+		rec.PeakRunVerdict != "INVALID" || len(rec.PeakRunNotMet) != 1 || pk.LatencyBoundMs != 15 || !maps.Equal(pk.Criteria, want) || !pk.Pass || pk.Verdict != "INVALID" {
+		t.Errorf("search.json:\n%s", raw)
+	}
+}
+
+// A v0.5 search takes a VALID run: the summary says so, and its peak is
+// VALID as a single run.
+func TestSummaryV05JudgesByValidity(t *testing.T) {
+	p, _ := NewVerify(VerifyConfig{Start: 10, Integer: true, Runs: 2})
+	trials := TrialFunc(func(_ context.Context, req TrialRequest) (TrialResult, error) {
+		ok := req.Target <= 12
+		c := &Criteria{LatencyMet: ok, EarlyStoppingMet: true, MinDurationMet: true, MinQueriesMet: true, NoFailedSamples: true}
+		v := map[bool]string{true: "VALID", false: "INVALID"}[ok]
+		return TrialResult{Pass: ok, Verdict: v, Criteria: c, Percentile: 0.99, Duration: time.Second}, nil
+	})
+	res, err := Run(t.Context(), Config{Planner: p, Trials: trials, Ruleset: "v0.5", Scenario: "MultiStream", Algorithm: AlgoV05MultiStream, Unit: UnitStreams})
+	if err != nil || !res.Found || res.Peak != 12 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	text := Summary(res)
+	for _, want := range []string{
+		"Trials judged by a VALID run: the latency constraint, min duration, min query count and no failed samples (v0.5).",
+		fmt.Sprintf("Peak: 12 samples/query (trial %d) by a VALID run: the latency constraint, min duration, min query count and no failed samples; as a single run it is VALID\n", res.PeakTrial),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "INVALID:") || res.PeakRunVerdict != "VALID" || res.PeakRunNotMet != nil {
+		t.Errorf("a VALID peak reported otherwise (%q, %v):\n%s", res.PeakRunVerdict, res.PeakRunNotMet, text)
+	}
+}
+
+// TrialResultOf keeps each criterion of the run, and Passes decides as the
+// ruleset's search does: loadgen6 on the latency constraint (with no failed
+// samples), v0.5 on the run's validity.
+func TestTrialResultOfKeepsEachCriterion(t *testing.T) {
+	r := &loadgen.Result{Ruleset: loadgen.RulesetLoadGen6, Scenario: "Server", Validity: "INVALID",
+		PerfConstraintsMet: true, EarlyStoppingMet: false, MinDurationMet: true, MinQueriesMet: false, NoFailedSamples: true}
+	r.Effective.TargetLatencyNs, r.Effective.TargetLatencyPercentile = 15e6, 0.99
+	tr := TrialResultOf(r, time.Second)
+	want := Criteria{LatencyMet: true, MinDurationMet: true, NoFailedSamples: true}
+	if !tr.Pass || tr.Verdict != "INVALID" || tr.Criteria == nil || *tr.Criteria != want || tr.LatencyBound != 15*time.Millisecond {
+		t.Errorf("loadgen6: %+v", tr)
+	}
+	if got := NotMet(tr.Criteria); !slices.Equal(got, []string{"min query count", "early stopping"}) {
+		t.Errorf("not met %v", got)
+	}
+	r.Ruleset = loadgen.RulesetV05
+	if TrialResultOf(r, time.Second).Pass {
+		t.Error("v0.5 passed an INVALID run")
 	}
 }

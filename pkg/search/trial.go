@@ -34,6 +34,44 @@ type TrialResult struct {
 	// EarlyVerdict says why the trial was stopped before its end ("" if it
 	// was not).
 	EarlyVerdict string
+	// Criteria are the run's criteria one by one (nil: not known); Pass is
+	// decided from some of them (Passes).
+	Criteria *Criteria
+	// LatencyBound is the latency constraint's bound at Percentile (Server;
+	// 0 where the constraint is another, v0.5 MultiStream's intervals).
+	LatencyBound time.Duration
+}
+
+// Criteria are a trial's run judged criterion by criterion, as result.json
+// has them (pkg/loadgen/RESULT.md): the run is VALID when all hold.
+type Criteria struct {
+	// LatencyMet is the latency constraint (result_perf_constraints_met):
+	// Server's latency at the percentile within the bound, v0.5
+	// MultiStream's skipped intervals.
+	LatencyMet bool `json:"latency_met"`
+	// EarlyStoppingMet is loadgen6's early stopping (true under v0.5,
+	// which has none).
+	EarlyStoppingMet bool `json:"early_stopping_met"`
+	MinDurationMet   bool `json:"min_duration_met"`
+	MinQueriesMet    bool `json:"min_queries_met"`
+	NoFailedSamples  bool `json:"no_failed_samples"`
+}
+
+// How a search judges its trials (Result.JudgedBy).
+const (
+	// JudgedByLatency: loadgen6's FindPeakPerformance checks the latency
+	// constraint only (netloadgen adds no failed samples).
+	JudgedByLatency = "latency_constraint"
+	// JudgedByValidity: v0.5 takes a trial that is a VALID run.
+	JudgedByValidity = "valid_run"
+)
+
+// JudgedBy is how a search under ruleset judges its trials (Passes).
+func JudgedBy(ruleset string) string {
+	if ruleset == string(loadgen.RulesetV05) {
+		return JudgedByValidity
+	}
+	return JudgedByLatency
 }
 
 // TrialRunner carries out trials.
@@ -62,7 +100,9 @@ func Passes(r *loadgen.Result) bool {
 
 // TrialResultOf is what the search takes from a finished run that lasted d.
 func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
-	tr := TrialResult{Pass: Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d}
+	tr := TrialResult{Pass: Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d,
+		Criteria: &Criteria{LatencyMet: r.PerfConstraintsMet, EarlyStoppingMet: r.EarlyStoppingMet,
+			MinDurationMet: r.MinDurationMet, MinQueriesMet: r.MinQueriesMet, NoFailedSamples: r.NoFailedSamples}}
 	switch r.Scenario {
 	case trace.MultiStream.String():
 		tr.Metric = float64(r.Effective.SamplesPerQuery)
@@ -74,6 +114,7 @@ func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
 	default:
 		tr.Metric = r.ScheduledSamplesPerSec
 		tr.Percentile = r.Effective.TargetLatencyPercentile
+		tr.LatencyBound = time.Duration(r.Effective.TargetLatencyNs)
 		if at, ok := r.SampleLatency.At(tr.Percentile); ok {
 			tr.TailLatency = at
 		}

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+// A peak search through the API: its status carries the answer, with the
+// criterion the trials were judged by and the peak's own verdict, and every
+// file the search writes is served. Trials of 200 ms meet the latency bound
+// but not early stopping: the peak is a loadgen6 pass and an INVALID run.
+func TestSearchStatusAndFiles(t *testing.T) {
+	sut := startSUT(t)
+	_, base := startDaemon(t, nil)
+	body := fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server",`+
+		`"settings":{"target_qps":50,"min_duration_ms":200,"min_query_count":1,"target_latency_ms":100,"latency_percentile":0.99},`+
+		`"search":{"mode":"find-peak","lower_qps":50,"upper_qps":100}}`, "http://"+sut.HTTPAddr())
+	code, b := do(t, "POST", base+"/v1/runs", body)
+	var created api.RunCreated
+	if code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
+		t.Fatalf("POST /v1/runs = %d %s", code, b)
+	}
+	id := created.ID
+	st := waitState(t, base, id)
+	s := st.Search
+	if st.State != api.StateDone || s == nil {
+		t.Fatalf("status %+v", st)
+	}
+	want := api.SearchStatus{Algorithm: search.AlgoFindPeak, Unit: "queries/s", JudgedBy: "latency_constraint",
+		Criterion: "the latency constraint (p99 ≤ 100 ms) with no failed samples", Ended: true, EndReason: s.EndReason,
+		Found: true, Peak: 100, Reported: s.Reported, Trial: 2, TrialRunID: id + "/trial-002",
+		PeakRunValidity: "INVALID", PeakRunNotMet: []string{"early stopping"}, Lower: 100}
+	if s.Reported <= 0 || !strings.Contains(s.EndReason, "upper limit") || fmt.Sprint(*s) != fmt.Sprint(want) {
+		t.Errorf("search\n got %+v\nwant %+v", *s, want)
+	}
+	if len(st.Trials) != 2 {
+		t.Fatalf("trials %+v", st.Trials)
+	}
+	for i, tr := range st.Trials {
+		c := tr.Criteria
+		if !tr.Pass || tr.Verdict != "INVALID" || tr.Phase != []string{"base", "boundary"}[i] || tr.LatencyBoundMs != 100 ||
+			c == nil || !c.LatencyMet || c.EarlyStoppingMet || !c.MinDurationMet || !c.NoFailedSamples {
+			t.Errorf("trial %+v, criteria %+v", tr, c)
+		}
+	}
+	if st.Validity != "INVALID" {
+		t.Errorf("validity %q: the peak trial's result.json is the run's own", st.Validity)
+	}
+	for _, f := range []string{api.SearchFile, api.SearchSummaryFile, "result.json", "mlperf_log_summary.txt"} {
+		if !slices.Contains(st.Files, f) {
+			t.Errorf("files %v lack %s", st.Files, f)
+		}
+	}
+
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", base+"/v1/runs/"+id+"/files/"+api.SearchSummaryFile, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") || err != nil ||
+		!strings.Contains(string(sum), "Peak: 100 queries/s (trial 2) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n") {
+		t.Errorf("%s: %d %s %v\n%s", api.SearchSummaryFile, resp.StatusCode, resp.Header.Get("Content-Type"), err, sum)
+	}
+	code, b = do(t, "GET", base+"/v1/runs/"+id+"/files/"+api.SearchFile, "")
+	var rec search.Result
+	if code != 200 || json.Unmarshal(b, &rec) != nil || !rec.Found || rec.Peak != 100 || len(rec.Trials) != 2 {
+		t.Errorf("%s: %d %s", api.SearchFile, code, b)
+	}
+}
+
+// Every file the API serves is one the store opens (else it answers 404),
+// and the search's names are pkg/search's.
+func TestServedFilesAreStoreFiles(t *testing.T) {
+	for _, name := range api.RunFiles() {
+		if !slices.Contains(runstore.FileNames(), name) {
+			t.Errorf("api serves %s, runstore's allowlist lacks it", name)
+		}
+	}
+	if api.SearchFile != search.ResultFile || runstore.SearchFile != search.ResultFile ||
+		api.SearchSummaryFile != search.SummaryFile || runstore.SearchSummaryFile != search.SummaryFile {
+		t.Errorf("the search's file names differ: api %s %s, runstore %s %s, search %s %s", api.SearchFile, api.SearchSummaryFile,
+			runstore.SearchFile, runstore.SearchSummaryFile, search.ResultFile, search.SummaryFile)
+	}
+}

@@ -1,0 +1,71 @@
+package search
+
+import (
+	"fmt"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+)
+
+// NotMet names the criteria c misses (loadgen's names, in the order of
+// result.json's invalid_reasons); nil when c is nil or all hold.
+func NotMet(c *Criteria) []string {
+	if c == nil {
+		return nil
+	}
+	r := loadgen.Result{PerfConstraintsMet: c.LatencyMet, MinDurationMet: c.MinDurationMet, MinQueriesMet: c.MinQueriesMet,
+		EarlyStoppingMet: c.EarlyStoppingMet, NoFailedSamples: c.NoFailedSamples}
+	return r.NotMet()
+}
+
+// boundText is the latency bound at the percentile of res's trials, "p99 ≤
+// 15 ms", or "" when they have none (v0.5 MultiStream's constraint is on
+// skipped intervals).
+func boundText(res *Result) string {
+	for _, t := range res.Trials {
+		if t.LatencyBoundMs > 0 && t.Percentile > 0 {
+			return fmt.Sprintf("%s ≤ %s ms", pctName(t.Percentile), fmtNum(t.LatencyBoundMs))
+		}
+	}
+	return ""
+}
+
+func pctName(p float64) string { return "p" + fmt.Sprintf("%.4g", p*100) }
+
+// criterionText is the search's criterion in words, with the bound once a
+// trial has given it.
+func criterionText(res *Result) string {
+	lat := loadgen.CriterionLatency
+	if b := boundText(res); b != "" {
+		lat += " (" + b + ")"
+	}
+	if res.JudgedBy == JudgedByValidity {
+		return fmt.Sprintf("a VALID run: the %s, min duration, min query count and no failed samples", lat)
+	}
+	return fmt.Sprintf("the %s with no failed samples", lat)
+}
+
+// judgedLine says how the trials were judged, and, for loadgen6, that
+// LoadGen's FindPeakPerformance looks at the latency constraint alone.
+func judgedLine(res *Result) string {
+	if res.JudgedBy == JudgedByValidity {
+		return fmt.Sprintf("Trials judged by %s (v0.5).", criterionText(res))
+	}
+	return fmt.Sprintf("Trials judged by %s. LoadGen's FindPeakPerformance (loadgen6) judges a trial by its latency "+
+		"constraint only; early stopping, min duration and min query count are shown but do not decide, "+
+		"so a passing trial may be an INVALID run.", criterionText(res))
+}
+
+// peakLine is the answer with the criterion it was judged by and, said
+// outright, whether the peak trial is a valid run on its own.
+func peakLine(res *Result, t Trial) string {
+	head := fmt.Sprintf("Peak: %s %s (trial %d) by %s", fmtNum(res.Peak), res.Unit, res.PeakTrial, criterionText(res))
+	switch {
+	case t.Verdict == "VALID":
+		return head + "; as a single run it is VALID"
+	case len(NotMet(t.Criteria)) > 0:
+		return head + "; as a single run it is INVALID: " + loadgen.NotMetText(NotMet(t.Criteria))
+	case t.Verdict != "":
+		return head + "; as a single run it is " + t.Verdict
+	}
+	return head
+}
