@@ -2,11 +2,13 @@ package api
 
 import "github.com/netloadgen/netloadgen/pkg/runlog"
 
-// A peak search's record and summary in its run's directory (pkg/search's
-// ResultFile and SummaryFile).
+// A peak search's record and summary in its run's directory, and the record
+// of why it stopped a trial early in the trial's (pkg/search's ResultFile,
+// SummaryFile and EarlyVerdictFile).
 const (
 	SearchFile        = "search.json"
 	SearchSummaryFile = "search_summary.txt"
+	EarlyVerdictFile  = "early_verdict.json"
 )
 
 // runFiles are the names GET /v1/runs/{id}/files/{name} serves, with their
@@ -20,6 +22,7 @@ var runFiles = []struct{ name, mediaType string }{
 	{runlog.HlogFile, "text/plain; charset=utf-8"},
 	{SearchFile, "application/json"},
 	{SearchSummaryFile, "text/plain; charset=utf-8"},
+	{EarlyVerdictFile, "application/json"},
 }
 
 // RunFiles lists the file names a run may have (the search's only for a

@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
@@ -52,18 +55,19 @@ func (s *Service) handler() http.Handler {
 // routes maps each api.Routes pattern to its handler.
 func (s *Service) routes() map[string]http.Handler {
 	return map[string]http.Handler{
-		"POST /v1/runs":                  http.HandlerFunc(s.createRun),
-		"GET /v1/runs":                   http.HandlerFunc(s.listRuns),
-		"GET /v1/runs/{id}":              http.HandlerFunc(s.getRun),
-		"GET /v1/runs/{id}/result":       http.HandlerFunc(s.getResult),
-		"GET /v1/runs/{id}/files/{name}": http.HandlerFunc(s.getFile),
-		"POST /v1/runs/{id}/cancel":      http.HandlerFunc(s.cancelRun),
-		"GET /v1/runs/{id}/events":       http.HandlerFunc(s.events),
-		"POST /v1/probe":                 http.HandlerFunc(s.probe),
-		"GET /v1/version":                http.HandlerFunc(s.version),
-		"GET /healthz":                   http.HandlerFunc(s.healthz),
-		"GET /readyz":                    http.HandlerFunc(s.readyz),
-		"GET /metrics":                   metrics.Handler(s.reg),
+		"POST /v1/runs":                                 http.HandlerFunc(s.createRun),
+		"GET /v1/runs":                                  http.HandlerFunc(s.listRuns),
+		"GET /v1/runs/{id}":                             http.HandlerFunc(s.getRun),
+		"GET /v1/runs/{id}/result":                      http.HandlerFunc(s.getResult),
+		"GET /v1/runs/{id}/files/{name}":                http.HandlerFunc(s.getFile),
+		"GET /v1/runs/{id}/trials/{trial}/files/{name}": http.HandlerFunc(s.getTrialFile),
+		"POST /v1/runs/{id}/cancel":                     http.HandlerFunc(s.cancelRun),
+		"GET /v1/runs/{id}/events":                      http.HandlerFunc(s.events),
+		"POST /v1/probe":                                http.HandlerFunc(s.probe),
+		"GET /v1/version":                               http.HandlerFunc(s.version),
+		"GET /healthz":                                  http.HandlerFunc(s.healthz),
+		"GET /readyz":                                   http.HandlerFunc(s.readyz),
+		"GET /metrics":                                  metrics.Handler(s.reg),
 	}
 }
 
@@ -275,16 +279,37 @@ func (s *Service) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// getTrialFile serves a file of a search's trial, from its trial-NNN
+// directory under the run's.
+func (s *Service) getTrialFile(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	n, err := strconv.Atoi(r.PathValue("trial"))
+	if err != nil || n < 1 {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no trial %q (want its index, from 1)", r.PathValue("trial")), "trial")
+		return
+	}
+	s.serveFileIn(w, r, rec.ID, search.TrialDir(n), r.PathValue("name"))
+}
+
 func (s *Service) serveFile(w http.ResponseWriter, r *http.Request, id, name string) {
+	s.serveFileIn(w, r, id, "", name)
+}
+
+// serveFileIn serves file name of run id, from its subdirectory sub ("":
+// the run's own directory).
+func (s *Service) serveFileIn(w http.ResponseWriter, r *http.Request, id, sub, name string) {
 	mediaType, ok := api.FileMediaType(name)
 	if !ok {
 		writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no file %q (want one of %s)", name, strings.Join(api.RunFiles(), ", ")), "name")
 		return
 	}
-	f, err := s.store.OpenFile(id, name)
+	f, err := s.store.OpenFileIn(id, sub, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("run %s has no %s (yet)", id, name), "name")
+			writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("run %s has no %s (yet)", path.Join(id, sub), name), "name")
 			return
 		}
 		writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")

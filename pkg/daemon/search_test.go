@@ -77,6 +77,26 @@ func TestSearchStatusAndFiles(t *testing.T) {
 	if code != 200 || json.Unmarshal(b, &rec) != nil || !rec.Found || rec.Peak != 100 || len(rec.Trials) != 2 {
 		t.Errorf("%s: %d %s", api.SearchFile, code, b)
 	}
+	// Each trial's own files, by its index; nothing outside its directory.
+	for i, tr := range rec.Trials {
+		code, b = do(t, "GET", fmt.Sprintf("%s/v1/runs/%s/trials/%d/files/result.json", base, id, tr.Index), "")
+		var res struct {
+			Validity string `json:"result_validity"`
+		}
+		if code != 200 || json.Unmarshal(b, &res) != nil || res.Validity != "INVALID" {
+			t.Errorf("trial %d's result.json: %d %.200s", i+1, code, b)
+		}
+	}
+	code, b = do(t, "GET", base+"/v1/runs/"+id+"/trials/1/files/"+"mlperf_log_summary.txt", "")
+	if code != 200 || !strings.Contains(string(b), "Result is : INVALID") {
+		t.Errorf("trial 1's summary: %d %.200s", code, b)
+	}
+	for _, p := range []string{"/trials/3/files/result.json", "/trials/0/files/result.json", "/trials/x/files/result.json",
+		"/trials/1/files/run.json", "/trials/1/files/..%2Frun.json", "/trials/-1/files/result.json"} {
+		if code, b := do(t, "GET", base+"/v1/runs/"+id+p, ""); code != 404 {
+			t.Errorf("%s: %d %.200s, want 404", p, code, b)
+		}
+	}
 }
 
 // Every file the API serves is one the store opens (else it answers 404),
@@ -88,7 +108,8 @@ func TestServedFilesAreStoreFiles(t *testing.T) {
 		}
 	}
 	if api.SearchFile != search.ResultFile || runstore.SearchFile != search.ResultFile ||
-		api.SearchSummaryFile != search.SummaryFile || runstore.SearchSummaryFile != search.SummaryFile {
+		api.SearchSummaryFile != search.SummaryFile || runstore.SearchSummaryFile != search.SummaryFile ||
+		api.EarlyVerdictFile != search.EarlyVerdictFile || runstore.EarlyVerdictFile != search.EarlyVerdictFile {
 		t.Errorf("the search's file names differ: api %s %s, runstore %s %s, search %s %s", api.SearchFile, api.SearchSummaryFile,
 			runstore.SearchFile, runstore.SearchSummaryFile, search.ResultFile, search.SummaryFile)
 	}

@@ -111,12 +111,8 @@ func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (
 
 var errNoPlan = errors.New("no trace to plan against")
 
-// EarlyVerdictFile records why the search stopped a trial (a stopper's
-// verdict), beside the trial's logs.
-const EarlyVerdictFile = "early_verdict.json"
-
 func writeEarlyVerdict(dir string, r record) error {
-	return atomicfile.Write(dir, EarlyVerdictFile, func(w io.Writer) error {
+	return atomicfile.Write(dir, search.EarlyVerdictFile, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)

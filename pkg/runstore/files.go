@@ -20,12 +20,15 @@ const (
 	ProgressFile      = "progress.json"
 	SearchFile        = "search.json"
 	SearchSummaryFile = "search_summary.txt"
+	// EarlyVerdictFile is in a search's trial directory: why the search
+	// stopped the trial (pkg/search's).
+	EarlyVerdictFile = "early_verdict.json"
 )
 
 // runFiles is the allowlist of OpenFile, WriteFile and Files. A name must
 // match exactly, which is what keeps a name from an URL from reaching any
 // other file ("../x", "result.json/../../x" and absolute paths match none).
-var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, ProgressFile, SearchFile, SearchSummaryFile}
+var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
 
 // FileNames returns the names of the files a run may hold, in a fixed order.
 func FileNames() []string { return slices.Clone(runFiles) }
@@ -41,20 +44,40 @@ func checkRunFile(name string) error {
 // FileNames; any other name, and any path, fails with ErrFileName. A file
 // the run has not written fails with an error wrapping fs.ErrNotExist.
 func (s *Store) OpenFile(id, name string) (*os.File, error) {
+	return s.OpenFileIn(id, "", name)
+}
+
+// OpenFileIn is OpenFile for a file in sub, a subdirectory of the run's
+// directory (a search's trial-NNN) named by a plain name; "" is the run's
+// directory itself.
+func (s *Store) OpenFileIn(id, sub, name string) (*os.File, error) {
 	if err := checkRunFile(name); err != nil {
 		return nil, fmt.Errorf("runstore: %w", err)
+	}
+	if sub != "" {
+		if err := checkFileName(sub); err != nil {
+			return nil, fmt.Errorf("runstore: %w", err)
+		}
 	}
 	dir := s.Dir(id)
 	if dir == "" {
 		return nil, fmt.Errorf("runstore: %w: %q", ErrNotFound, id)
 	}
 	// os.Root refuses to follow a symbolic link out of the run directory,
-	// should one ever be planted there.
+	// should one ever be planted there (sub included).
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("runstore: run %s: %w", id, err)
 	}
 	defer root.Close()
+	if sub != "" {
+		subRoot, err := root.OpenRoot(sub)
+		if err != nil {
+			return nil, fmt.Errorf("runstore: run %s: %w", id, err)
+		}
+		defer subRoot.Close()
+		root = subRoot
+	}
 	f, err := root.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("runstore: run %s: %w", id, err)

@@ -32,10 +32,12 @@ type Config struct {
 	Finished func(t Trial, r *Result)
 }
 
-// Record and summary file names in a search's directory.
+// Record and summary file names in a search's directory, and the record of
+// why the search stopped a trial early, in the trial's directory.
 const (
-	ResultFile  = "search.json"
-	SummaryFile = "search_summary.txt"
+	ResultFile       = "search.json"
+	SummaryFile      = "search_summary.txt"
+	EarlyVerdictFile = "early_verdict.json"
 )
 
 // TrialDir is trial i's subdirectory name.
