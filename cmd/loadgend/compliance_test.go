@@ -237,7 +237,11 @@ func TestComplianceCatchesACachingSUT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs")
 	}
-	const honest = "name=m,fn=classify,classes=10,dims=8,max_batch=4,latency=constant:3ms,instances=2"
+	// 10 ms of model time: a busy machine's scheduling noise (a few
+	// tenths of a millisecond, more on the second run of a pair when both
+	// cores are loaded) stays well inside TEST04's 10% (1 ms), where a 3 ms
+	// model left 0.3 ms and failed the honest pairs about 1 run in 40.
+	const honest = "name=m,fn=classify,classes=10,dims=8,max_batch=4,latency=constant:10ms,instances=2"
 	for _, tc := range []struct {
 		test  string
 		model string

@@ -41,8 +41,25 @@ type Service struct {
 	serveErr   chan error
 }
 
+// Option adjusts New beyond Config: what a test injects.
+type Option func(*options)
+
+type options struct {
+	store []runstore.Option
+}
+
+// WithStoreOptions passes options to the run store (a failing file writer,
+// to test a full disk).
+func WithStoreOptions(o ...runstore.Option) Option {
+	return func(opts *options) { opts.store = append(opts.store, o...) }
+}
+
 // New opens the run store and prepares the service; Start serves it.
-func New(cfg Config, log *slog.Logger) (*Service, error) {
+func New(cfg Config, log *slog.Logger, opts ...Option) (*Service, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -53,7 +70,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: LOADGEND_ALLOWED_TARGETS: %v", ErrConfig, err)
 	}
-	store, err := runstore.Open(cfg.DataDir, runstore.WithLogger(log))
+	store, err := runstore.Open(cfg.DataDir, append([]runstore.Option{runstore.WithLogger(log)}, o.store...)...)
 	if err != nil {
 		return nil, fmt.Errorf("LOADGEND_DATA_DIR %s: %w", cfg.DataDir, err)
 	}

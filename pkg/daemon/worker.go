@@ -114,7 +114,10 @@ func (s *Service) execute(id string) {
 
 	if _, err := s.store.SetState(id, runstore.Running, ""); err != nil {
 		log.Error("run store", "error", err)
-		return
+		if !errors.Is(err, runstore.ErrNotSaved) {
+			return
+		}
+		// Running in memory: the run goes on, and its end is kept too.
 	}
 	s.notify(id)
 	if err := s.met.RunStarted(id, spec.Scenario, spec.Model, spec.Target, targetSamplesPerSecond(rspec.Settings)); err != nil {

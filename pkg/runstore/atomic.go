@@ -23,11 +23,11 @@ func isTemp(name string) bool {
 // known to be a plain file name: a path could leave the run directory, and a
 // temporary file's name would be deleted by the next Open as a crash's
 // leftover.
-func writeFile(dir, name string, data []byte) error {
+func (s *Store) writeFile(dir, name string, data []byte) error {
 	if err := checkFileName(name); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(dir, name, data)
+	return s.write(dir, name, data)
 }
 
 // checkFileName refuses anything but a plain, non-temporary file name.

@@ -12,8 +12,9 @@ import (
 // adds the refusal of names that are not plain file names.
 func TestWriteFileRefusesNames(t *testing.T) {
 	dir := t.TempDir()
+	s := &Store{write: atomicfile.WriteFile}
 	for _, name := range []string{"", ".", "..", "../x", "a/b", `a\b`, "/abs", "x\x00y", tempPrefix + "x", atomicfile.TempPrefix + "x"} {
-		if err := writeFile(dir, name, []byte("x")); !errors.Is(err, ErrFileName) {
+		if err := s.writeFile(dir, name, []byte("x")); !errors.Is(err, ErrFileName) {
 			t.Errorf("writeFile(%q): %v, want ErrFileName", name, err)
 		}
 	}

@@ -17,6 +17,12 @@ var (
 	ErrClosed = errors.New("store is closed")
 	// ErrSpec is returned by Create for a spec that is not a JSON value.
 	ErrSpec = errors.New("invalid run spec")
+	// ErrNotSaved is wrapped by SetState and Fail when the new state could
+	// not be written to disk (a full disk): the state is taken all the
+	// same, kept in memory and written again by later calls until a write
+	// succeeds, so the API reports it and no run is left in a state it has
+	// left.
+	ErrNotSaved = errors.New("state kept in memory, not yet saved")
 )
 
 // Problem is a run directory Open could not load. The directory is left as

@@ -128,7 +128,7 @@ func (s *Store) WriteFile(id, name string, data []byte) error {
 	if e.rec.State.Terminal() {
 		return fmt.Errorf("runstore: run %s: %w: it is %s", id, ErrFinished, e.rec.State)
 	}
-	if err := writeFile(filepath.Join(s.runs, id), name, data); err != nil {
+	if err := s.writeFile(filepath.Join(s.runs, id), name, data); err != nil {
 		return fmt.Errorf("runstore: run %s: %w", id, err)
 	}
 	return nil

@@ -24,7 +24,10 @@ type Store struct {
 	log  *slog.Logger
 	now  func() time.Time
 	rand io.Reader
-	lock *os.File // holds the flock on root/.lock
+	// write writes one file atomically (atomicfile.WriteFile; a fault in
+	// tests).
+	write func(dir, name string, data []byte) error
+	lock  *os.File // holds the flock on root/.lock
 
 	// createMu serialises Create, so that Seq and ids follow creation
 	// order, without holding mu (and so List) across its fsyncs. It guards
@@ -48,6 +51,9 @@ type entry struct {
 	mu  sync.Mutex // serialises writes to the run's directory
 	rec Record
 	pos int // index in Store.order, which never changes
+	// unsaved: rec's state could not be written to run.json yet; written
+	// holding both mu and Store.mu, read under either; SaveUnsaved retries.
+	unsaved bool
 }
 
 // Option configures Open.
@@ -64,6 +70,13 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // (default crypto/rand).
 func WithRandom(r io.Reader) Option { return func(s *Store) { s.rand = r } }
 
+// WithFileWriter replaces the atomic write of every file the store writes
+// (default atomicfile.WriteFile): fault injection, for tests of a full
+// disk.
+func WithFileWriter(w func(dir, name string, data []byte) error) Option {
+	return func(s *Store) { s.write = w }
+}
+
 // Open opens the run history in dir, creating dir (0700) if needed, and
 // recovers from a crash of the previous process (see the package doc).
 // Runs that cannot be loaded are logged and listed by Problems. The
@@ -77,8 +90,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		runs: filepath.Join(dir, "runs"),
 		log:  slog.Default(),
 		now:  time.Now,
-		rand: rand.Reader,
-		byID: make(map[string]*entry),
+		rand:  rand.Reader,
+		write: atomicfile.WriteFile,
+		byID:  make(map[string]*entry),
 	}
 	for _, o := range opts {
 		o(s)
@@ -98,15 +112,46 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the data directory. The Store must not be used after.
+// Close writes the states still kept only in memory, if it can, and
+// releases the data directory. The Store must not be used after.
 func (s *Store) Close() error {
+	saveErr := s.SaveUnsaved()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	return unlockDir(s.lock)
+	return errors.Join(saveErr, unlockDir(s.lock))
+}
+
+// SaveUnsaved writes again the states that could not be written when they
+// were taken (ErrNotSaved). Every change of state calls it first; the
+// daemon also calls it as a run's progress is saved.
+func (s *Store) SaveUnsaved() error {
+	s.mu.RLock()
+	var pending []*entry
+	for _, e := range s.order {
+		if e.unsaved { // written holding both e.mu and s.mu
+			pending = append(pending, e)
+		}
+	}
+	s.mu.RUnlock()
+	var errs []error
+	for _, e := range pending {
+		e.mu.Lock()
+		if e.unsaved {
+			if err := s.writeRecord(e.rec); err != nil {
+				errs = append(errs, err)
+			} else {
+				s.mu.Lock()
+				e.unsaved = false
+				s.mu.Unlock()
+			}
+		}
+		e.mu.Unlock()
+	}
+	return errors.Join(errs...)
 }
 
 // Problems returns the run directories Open could not load.
@@ -153,7 +198,7 @@ func (s *Store) Create(spec json.RawMessage) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("runstore: %w", err)
 	}
-	if err := writeFile(stage, RecordFile, b); err != nil {
+	if err := s.writeFile(stage, RecordFile, b); err != nil {
 		return Record{}, fmt.Errorf("runstore: create run: %w", err)
 	}
 	if err := os.Rename(stage, filepath.Join(s.runs, id)); err != nil {
@@ -215,6 +260,9 @@ func (s *Store) Fail(id string, reason string, cause error) (Record, error) {
 }
 
 func (s *Store) update(id string, to State, reason, errMsg string) (Record, error) {
+	if err := s.SaveUnsaved(); err != nil {
+		s.log.Warn("runstore: a state kept in memory still cannot be saved", "error", err)
+	}
 	e, err := s.entry(id)
 	if err != nil {
 		return Record{}, err
@@ -236,12 +284,16 @@ func (s *Store) update(id string, to State, reason, errMsg string) (Record, erro
 	if to.Terminal() {
 		rec.Ended = now
 	}
-	if err := s.writeRecord(rec); err != nil {
-		return Record{}, err
-	}
+	// A state that cannot be written is taken all the same: a run whose
+	// disk is full must still end, and the API say so.
+	werr := s.writeRecord(rec)
 	s.mu.Lock()
 	e.rec = rec
+	e.unsaved = werr != nil
 	s.mu.Unlock()
+	if werr != nil {
+		return rec.clone(), fmt.Errorf("%w: %w", ErrNotSaved, werr)
+	}
 	return rec.clone(), nil
 }
 
@@ -251,7 +303,7 @@ func (s *Store) writeRecord(rec Record) error {
 	if err != nil {
 		return fmt.Errorf("runstore: %w", err)
 	}
-	if err := writeFile(filepath.Join(s.runs, rec.ID), RecordFile, b); err != nil {
+	if err := s.writeFile(filepath.Join(s.runs, rec.ID), RecordFile, b); err != nil {
 		return fmt.Errorf("runstore: run %s: %w", rec.ID, err)
 	}
 	return nil
