@@ -86,10 +86,10 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		return nil, errors.New("runstore: no data directory (set LOADGEND_DATA_DIR)")
 	}
 	s := &Store{
-		root: dir,
-		runs: filepath.Join(dir, "runs"),
-		log:  slog.Default(),
-		now:  time.Now,
+		root:  dir,
+		runs:  filepath.Join(dir, "runs"),
+		log:   slog.Default(),
+		now:   time.Now,
 		rand:  rand.Reader,
 		write: atomicfile.WriteFile,
 		byID:  make(map[string]*entry),
