@@ -266,14 +266,26 @@ func TestComplianceCatchesACachingSUT(t *testing.T) {
 					t.Fatalf("warm-up: %v", warm)
 				}
 			}
-			dir := t.TempDir()
-			// 64 queries a run: SingleStream's least for early stopping, so
-			// the runs are VALID.
-			inv := runCmd(complianceCommand, tc.test, "--target", targetOf(p, "http"), "--model", "m", "--scenario", "SingleStream",
-				"--total-samples", "64", "--performance-samples", "64", "--min-duration-ms", "100", "--min-query-count", "64", "--out", dir)
-			want, word := exitValid, "PASS"
+			want, word, attempts := exitValid, "PASS", 3
 			if !tc.pass {
-				want, word = exitInvalid, "FAIL"
+				want, word, attempts = exitInvalid, "FAIL", 1
+			}
+			// An honest pair compares two runs' mean latencies on a shared
+			// machine: a stall in one run can move it past TEST04's 10% (a
+			// few runs in a hundred with both cores busy). The honest
+			// pairs get three tries; a caching SUT must fail at once.
+			var inv invocation
+			var dir string
+			for a := range attempts {
+				dir = t.TempDir()
+				// 64 queries a run: SingleStream's least for early
+				// stopping, so the runs are VALID.
+				inv = runCmd(complianceCommand, tc.test, "--target", targetOf(p, "http"), "--model", "m", "--scenario", "SingleStream",
+					"--total-samples", "64", "--performance-samples", "64", "--min-duration-ms", "100", "--min-query-count", "64", "--out", dir)
+				if inv.code == want && strings.HasPrefix(inv.stdout, tc.test+" "+word) {
+					break
+				}
+				t.Logf("try %d of %d: %s", a+1, attempts, strings.SplitN(inv.stdout, "\n", 2)[0])
 			}
 			if inv.code != want || !strings.HasPrefix(inv.stdout, tc.test+" "+word) {
 				t.Fatalf("want %s: %v", word, inv)
