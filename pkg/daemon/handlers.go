@@ -28,14 +28,17 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
-// handler routes api.Routes, every one of them and no other, and guards
-// /v1/* with the bearer token.
+// handler routes api.Routes, every one of them and no other, guards /v1/*
+// with the bearer token and takes only JSON bodies.
 func (s *Service) handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range api.Routes {
 		h, ok := s.routes()[r.Pattern()]
 		if !ok {
 			panic("daemon: no handler for " + r.Pattern()) // caught by TestRoutesMatchSpec
+		}
+		if r.Method == http.MethodPost {
+			h = jsonBody(h)
 		}
 		if strings.HasPrefix(r.Path, "/v1/") {
 			h = s.authenticated(h)

@@ -48,13 +48,23 @@ func startSUT(t *testing.T, models ...sim.ModelSpec) *sutproxy.Proxy {
 	return p
 }
 
+// do sends a request as a script would: a body goes as application/json.
+// header is name, value pairs that replace the defaults; an empty value
+// leaves the header out.
 func do(t *testing.T, method, url, body string, header ...string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
