@@ -27,6 +27,10 @@ type Config struct {
 	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a
 	// run or probe may target; empty allows any target.
 	AllowedTargets []string `envconfig:"ALLOWED_TARGETS"`
+	// AllowedHosts lists the host names (exact, or *.suffix), IPs and CIDRs
+	// a request's Host header and Origin may name, at any port, besides
+	// the loopback names at the listen port; see hostGuard.
+	AllowedHosts []string `envconfig:"ALLOWED_HOSTS"`
 	// MaxQPS caps a run's target rate.
 	MaxQPS float64 `envconfig:"MAX_QPS" default:"100000"`
 	// MaxDuration caps a run's duration settings.
@@ -78,6 +82,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := NewAllowlist(c.AllowedTargets); err != nil {
 		return fmt.Errorf("%w: LOADGEND_ALLOWED_TARGETS: %v", ErrConfig, err)
+	}
+	if _, err := NewAllowlist(c.AllowedHosts); err != nil {
+		return fmt.Errorf("%w: LOADGEND_ALLOWED_HOSTS: %v (want host names, *.suffix, IPs or CIDRs, without ports)", ErrConfig, err)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {

@@ -9,12 +9,13 @@ import (
 func TestConfigFromEnvironment(t *testing.T) {
 	t.Setenv("LOADGEND_LISTEN", "127.0.0.1:9999")
 	t.Setenv("LOADGEND_ALLOWED_TARGETS", "sut.internal, 10.0.0.0/8")
+	t.Setenv("LOADGEND_ALLOWED_HOSTS", "loadgend.example,10.0.0.0/8,*.lab.example")
 	t.Setenv("LOADGEND_MAX_QPS", "2500")
 	c, err := LoadConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || c.DataDir != "./loadgend-data" {
+	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || len(c.AllowedHosts) != 3 || c.DataDir != "./loadgend-data" {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -39,6 +40,8 @@ func TestConfigRefusals(t *testing.T) {
 		{"zero qps", func(c *Config) { c.MaxQPS = 0 }, "LOADGEND_MAX_QPS"},
 		{"zero duration", func(c *Config) { c.MaxDuration = 0 }, "LOADGEND_MAX_DURATION"},
 		{"bad cidr", func(c *Config) { c.AllowedTargets = []string{"10.0.0.0/99"} }, "LOADGEND_ALLOWED_TARGETS"},
+		{"allowed host with a port", func(c *Config) { c.AllowedHosts = []string{"loadgend.example:8080"} }, "LOADGEND_ALLOWED_HOSTS"},
+		{"allowed host cidr", func(c *Config) { c.AllowedHosts = []string{"10.0.0.0/33"} }, "LOADGEND_ALLOWED_HOSTS"},
 		{"bad level", func(c *Config) { c.LogLevel = "loud" }, "LOADGEND_LOG_LEVEL"},
 	}
 	for _, tc := range cases {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -28,9 +29,14 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
-// handler routes api.Routes, every one of them and no other, guards /v1/*
-// with the bearer token and takes only JSON bodies.
+// handler routes api.Routes, every one of them and no other, refuses what
+// a web page could send (sameOrigin, jsonBody), and guards /v1/* with the
+// bearer token.
 func (s *Service) handler() http.Handler {
+	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
+	_, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	hosts, _ := NewAllowlist(s.cfg.AllowedHosts) // checked by Validate
+	guard := newHostGuard(listenHost, port, hosts)
 	mux := http.NewServeMux()
 	for _, r := range api.Routes {
 		h, ok := s.routes()[r.Pattern()]
@@ -43,6 +49,11 @@ func (s *Service) handler() http.Handler {
 		if strings.HasPrefix(r.Path, "/v1/") {
 			h = s.authenticated(h)
 		}
+		// An orchestrator probes these by the pod's address or any name;
+		// their answers tell a web page nothing.
+		if r.Path != "/healthz" && r.Path != "/readyz" {
+			h = sameOrigin(guard, h)
+		}
 		mux.Handle(r.Pattern(), h)
 	}
 	noRoute := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,8 +61,8 @@ func (s *Service) handler() http.Handler {
 	})
 	// Unknown /v1 paths and methods are refused like known ones, so a
 	// caller without the token cannot map the API.
-	mux.Handle("/v1/", s.authenticated(noRoute))
-	mux.Handle("/", noRoute)
+	mux.Handle("/v1/", sameOrigin(guard, s.authenticated(noRoute)))
+	mux.Handle("/", sameOrigin(guard, noRoute))
 	return mux
 }
 
