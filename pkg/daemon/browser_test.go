@@ -265,3 +265,32 @@ func TestHostGuardBeyondLoopback(t *testing.T) {
 		t.Error("with LOADGEND_ALLOWED_HOSTS set, the Host check is not the list's and loopback's")
 	}
 }
+
+// A method no route of a known path serves is 405 with an Allow header
+// listing those that do (HEAD with GET, as the mux serves it) and the JSON
+// error body; an unknown path is 404, JSON too.
+func TestWrongMethod(t *testing.T) {
+	_, base := startDaemon(t, nil)
+	for _, c := range []struct{ method, path, allow string }{
+		{"DELETE", "/v1/runs/r1", "GET, HEAD"},
+		{"PUT", "/v1/runs", "GET, HEAD, POST"},
+		{"PATCH", "/v1/runs", "GET, HEAD, POST"},
+		{"GET", "/v1/probe", "POST"},
+		{"GET", "/v1/runs/r1/cancel", "POST"},
+		{"POST", "/v1/runs/r1/files/result.json", "GET, HEAD"},
+		{"DELETE", "/v1/runs/r1/trials/1/files/result.json", "GET, HEAD"},
+		{"POST", "/healthz", "GET, HEAD"},
+		{"POST", "/metrics", "GET, HEAD"},
+		{"OPTIONS", "/v1/version", "GET, HEAD"},
+	} {
+		resp, b := browserCall(t, c.method, base+c.path, "", nil)
+		wantError(t, c.method+" "+c.path, resp.StatusCode, b, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed)
+		if got := resp.Header.Get("Allow"); got != c.allow {
+			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
+		}
+	}
+	for _, p := range []string{"/v1/nothing", "/v1/runs/r1/other", "/nothing", "/v1/runs/r1/files"} {
+		resp, b := browserCall(t, "GET", base+p, "", nil)
+		wantError(t, "GET "+p, resp.StatusCode, b, http.StatusNotFound, api.CodeNotFound)
+	}
+}

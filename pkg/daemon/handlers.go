@@ -56,13 +56,37 @@ func (s *Service) handler() http.Handler {
 		}
 		mux.Handle(r.Pattern(), h)
 	}
-	noRoute := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, api.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, "")
-	})
 	// Unknown /v1 paths and methods are refused like known ones, so a
 	// caller without the token cannot map the API.
-	mux.Handle("/v1/", sameOrigin(guard, s.authenticated(noRoute)))
-	mux.Handle("/", sameOrigin(guard, noRoute))
+	mux.Handle("/v1/", sameOrigin(guard, s.authenticated(noRoute())))
+	mux.Handle("/", sameOrigin(guard, noRoute()))
+	return mux
+}
+
+// noRoute answers what no route serves: 405 with an Allow header on a path
+// a route has (ServeMux's own 405 is text, and its catch-alls here take
+// every method first), else 404; both with the JSON error body.
+func noRoute() http.Handler {
+	methods := map[string][]string{}
+	for _, r := range api.Routes {
+		methods[r.Path] = append(methods[r.Path], r.Method)
+		if r.Method == http.MethodGet {
+			methods[r.Path] = append(methods[r.Path], http.MethodHead)
+		}
+	}
+	mux := http.NewServeMux()
+	for p, m := range methods {
+		slices.Sort(m)
+		allow := strings.Join(m, ", ")
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed,
+				fmt.Sprintf("%s %s: not allowed (allowed: %s)", r.Method, r.URL.Path, allow), "")
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, "")
+	})
 	return mux
 }
 
