@@ -163,6 +163,12 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "loadgend is shutting down", "")
 		return
 	}
+	if n := len(s.queue); n >= s.maxQueued() {
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, api.CodeQueueFull,
+			fmt.Sprintf("%d runs are queued, the most LOADGEND_MAX_QUEUED allows: wait for one to start, or cancel one", n), "")
+		return
+	}
 	rec, err := s.store.Create(stored)
 	if err != nil {
 		s.mu.Unlock()
@@ -444,6 +450,14 @@ func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// maxQueued is LOADGEND_MAX_QUEUED, its default for a zero Config.
+func (s *Service) maxQueued() int {
+	if s.cfg.MaxQueued > 0 {
+		return s.cfg.MaxQueued
+	}
+	return DefaultMaxQueued
 }
 
 func (s *Service) maxBody() int64 {

@@ -260,6 +260,53 @@ func TestQueueAndCancel(t *testing.T) {
 	}
 }
 
+// Past LOADGEND_MAX_QUEUED waiting runs, a new one is refused with 429
+// queue_full and not stored; a place freed in the queue takes one again.
+func TestQueueCap(t *testing.T) {
+	sut := startSUT(t)
+	_, base := startDaemon(t, func(c *Config) { c.MaxQueued = 2 })
+	target := "http://" + sut.HTTPAddr()
+	submit := func(body string) (int, api.RunCreated, []byte) {
+		code, b := do(t, "POST", base+"/v1/runs", body)
+		var c api.RunCreated
+		json.Unmarshal(b, &c)
+		return code, c, b
+	}
+	code, active, b := submit(specFor(target, 60000, ""))
+	if code != http.StatusAccepted {
+		t.Fatalf("first run: %d %s", code, b)
+	}
+	// Once it runs, the queue behind it is empty.
+	follow(t, base, active.ID, func(event string, data []byte) bool {
+		var ev api.StateEvent
+		return event == api.EventState && json.Unmarshal(data, &ev) == nil && ev.State != api.StateQueued
+	})
+	var queued []string
+	for i := 1; i <= 2; i++ {
+		code, c, b := submit(spec(target, ""))
+		if code != http.StatusAccepted || c.QueuePosition != i {
+			t.Fatalf("queued run %d: %d %s", i, code, b)
+		}
+		queued = append(queued, c.ID)
+	}
+	code, _, b = submit(spec(target, ""))
+	wantError(t, "a third queued run", code, b, http.StatusTooManyRequests, api.CodeQueueFull)
+	_, b = do(t, "GET", base+"/v1/runs", "")
+	var list api.RunList
+	if json.Unmarshal(b, &list) != nil || len(list.Runs) != 3 {
+		t.Errorf("the refused run was stored: %s", b)
+	}
+	if code, b := do(t, "POST", base+"/v1/runs/"+queued[0]+"/cancel", ""); code != http.StatusOK {
+		t.Fatalf("cancel queued: %d %s", code, b)
+	}
+	if code, c, b := submit(spec(target, "")); code != http.StatusAccepted || c.QueuePosition != 2 {
+		t.Errorf("after a cancel: %d %s", code, b)
+	}
+	if code, b := do(t, "POST", base+"/v1/runs/"+active.ID+"/cancel", ""); code != http.StatusAccepted {
+		t.Errorf("cancel the active run: %d %s", code, b)
+	}
+}
+
 func TestEventsStream(t *testing.T) {
 	sut := startSUT(t)
 	_, base := startDaemon(t, nil)
