@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,30 +54,6 @@ func TestRequestBodiesMustBeJSON(t *testing.T) {
 	// curl -X POST with no data sends neither a body nor a type.
 	code, b = do(t, "POST", base+"/v1/runs/some-run/cancel", "")
 	wantError(t, "cancel without a body", code, b, http.StatusNotFound, api.CodeNotFound)
-}
-
-// browserCall sends a request with exactly the headers given, the Host
-// header among them, as a browser would put them on the wire.
-func browserCall(t *testing.T, method, url, body string, header map[string]string) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
 }
 
 // What a web page can make a browser send to the default daemon (loopback,
@@ -152,7 +127,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 	}
 	for _, rc := range refused {
 		t.Run(rc.name, func(t *testing.T) {
-			resp, b := browserCall(t, rc.method, base+rc.path, rc.body, rc.header)
+			resp, b := send(t, rc.method, base+rc.path, rc.body, rc.header)
 			wantError(t, rc.method+" "+rc.path, resp.StatusCode, b, http.StatusForbidden, rc.code)
 			for k := range resp.Header {
 				if strings.HasPrefix(strings.ToLower(k), "access-control-") {
@@ -174,7 +149,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 		{"Origin": "http://localhost:" + port, "Host": "localhost:" + port, "Sec-Fetch-Site": "same-origin"},
 	}
 	for _, h := range allowed {
-		if resp, b := browserCall(t, "GET", base+"/v1/runs", "", h); resp.StatusCode != http.StatusOK {
+		if resp, b := send(t, "GET", base+"/v1/runs", "", h); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET /v1/runs with %v: %d %s", h, resp.StatusCode, b)
 		}
 	}
@@ -184,7 +159,7 @@ func TestCrossSiteRequestsRefused(t *testing.T) {
 	// The probes of an orchestrator (the kubelet sends the pod's IP, or
 	// any name) tell nothing: they answer whatever the Host.
 	for _, path := range []string{"/healthz", "/readyz"} {
-		if resp, b := browserCall(t, "GET", base+path, "", map[string]string{"Host": "evil.example:" + port}); resp.StatusCode != http.StatusOK {
+		if resp, b := send(t, "GET", base+path, "", map[string]string{"Host": "evil.example:" + port}); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s with a foreign Host: %d %s", path, resp.StatusCode, b)
 		}
 	}
@@ -212,7 +187,7 @@ func TestAllowedHosts(t *testing.T) {
 		"localhost:1":              http.StatusForbidden,
 		"evil.example:" + port:     http.StatusForbidden,
 	} {
-		if resp, b := browserCall(t, "GET", base+"/v1/runs", "", map[string]string{"Host": host}); resp.StatusCode != want {
+		if resp, b := send(t, "GET", base+"/v1/runs", "", map[string]string{"Host": host}); resp.StatusCode != want {
 			t.Errorf("Host %s: %d %s, want %d", host, resp.StatusCode, b, want)
 		}
 	}
@@ -226,7 +201,7 @@ func TestAllowedHosts(t *testing.T) {
 		"http://loadgend.example/x":     http.StatusForbidden,
 		"http://user@loadgend.example/": http.StatusForbidden,
 	} {
-		if resp, b := browserCall(t, "GET", base+"/v1/runs", "", map[string]string{"Origin": origin}); resp.StatusCode != want {
+		if resp, b := send(t, "GET", base+"/v1/runs", "", map[string]string{"Origin": origin}); resp.StatusCode != want {
 			t.Errorf("Origin %s: %d %s, want %d", origin, resp.StatusCode, b, want)
 		}
 	}
@@ -283,14 +258,14 @@ func TestWrongMethod(t *testing.T) {
 		{"POST", "/metrics", "GET, HEAD"},
 		{"OPTIONS", "/v1/version", "GET, HEAD"},
 	} {
-		resp, b := browserCall(t, c.method, base+c.path, "", nil)
+		resp, b := send(t, c.method, base+c.path, "", nil)
 		wantError(t, c.method+" "+c.path, resp.StatusCode, b, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed)
 		if got := resp.Header.Get("Allow"); got != c.allow {
 			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
 		}
 	}
 	for _, p := range []string{"/v1/nothing", "/v1/runs/r1/other", "/nothing", "/v1/runs/r1/files"} {
-		resp, b := browserCall(t, "GET", base+p, "", nil)
+		resp, b := send(t, "GET", base+p, "", nil)
 		wantError(t, "GET "+p, resp.StatusCode, b, http.StatusNotFound, api.CodeNotFound)
 	}
 }

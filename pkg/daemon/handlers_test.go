@@ -53,19 +53,32 @@ func startSUT(t *testing.T, models ...sim.ModelSpec) *sutproxy.Proxy {
 // leaves the header out.
 func do(t *testing.T, method, url, body string, header ...string) (int, []byte) {
 	t.Helper()
+	h := map[string]string{}
+	if body != "" {
+		h["Content-Type"] = "application/json"
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		h[header[i]] = header[i+1]
+	}
+	resp, b := send(t, method, url, body, h)
+	return resp.StatusCode, b
+}
+
+// send sends a request with exactly the headers given (an empty value: not
+// sent), Host among them, as a browser would put them on the wire.
+func send(t *testing.T, method, url, body string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		if header[i+1] == "" {
-			req.Header.Del(header[i])
-			continue
+	for k, v := range header {
+		switch {
+		case k == "Host":
+			req.Host = v
+		case v != "":
+			req.Header.Set(k, v)
 		}
-		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -73,7 +86,7 @@ func do(t *testing.T, method, url, body string, header ...string) (int, []byte) 
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return resp, b
 }
 
 // follow reads a run's event stream until until returns true for an event
