@@ -38,6 +38,8 @@ const (
 	CodeInvalidRequest   = "invalid_request"    // 400: the body or a parameter is wrong; Field names it
 	CodeUnauthorized     = "unauthorized"       // 401: missing or wrong bearer token
 	CodeTargetNotAllowed = "target_not_allowed" // 403: the target is outside LOADGEND_ALLOWED_TARGETS
+	CodeHostNotAllowed   = "host_not_allowed"   // 403: the Host header names no host of this daemon (DNS rebinding)
+	CodeOriginNotAllowed = "origin_not_allowed" // 403: a web page elsewhere (Origin) sent it, or a CORS preflight
 	CodeNotFound         = "not_found"          // 404: no such run, file or route
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeNotFinished      = "not_finished"       // 409: the run has no result yet

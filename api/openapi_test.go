@@ -183,7 +183,7 @@ func TestOpenAPIEnums(t *testing.T) {
 	for _, s := range States() {
 		states = append(states, string(s))
 	}
-	codes := []string{CodeInvalidRequest, CodeUnauthorized, CodeTargetNotAllowed, CodeNotFound, CodeMethodNotAllowed,
+	codes := []string{CodeInvalidRequest, CodeUnauthorized, CodeTargetNotAllowed, CodeHostNotAllowed, CodeOriginNotAllowed, CodeNotFound, CodeMethodNotAllowed,
 		CodeNotFinished, CodeAlreadyFinished, CodeBodyTooLarge, CodeUnsupportedMedia, CodeQueueFull, CodeInternal, CodeUnavailable}
 	var files []string
 	params, _ := raw["paths"].(map[string]any)["/v1/runs/{id}/files/{name}"].(map[string]any)["parameters"].([]any)

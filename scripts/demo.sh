@@ -48,12 +48,12 @@ echo "   $API"
 
 echo
 echo "== curl -X POST $API/v1/probe"
-curl -sS -X POST "$API/v1/probe" -d "{\"target\":\"$SUT\",\"model\":\"identity\"}" |
+curl -sS -X POST "$API/v1/probe" -H 'Content-Type: application/json' -d "{\"target\":\"$SUT\",\"model\":\"identity\"}" |
   grep -E '^  "(live|ready|max_batch_size|batched)"|"latency_ms"|"ok"'
 
 echo
 echo "== curl -X POST $API/v1/runs   (Server, $QPS QPS Poisson, ${DURATION_MS} ms, p99 <= ${BOUND_MS} ms)"
-created=$(curl -sS -X POST "$API/v1/runs" -d "{
+created=$(curl -sS -X POST "$API/v1/runs" -H 'Content-Type: application/json' -d "{
   \"target\": \"$SUT\", \"model\": \"identity\", \"scenario\": \"Server\", \"ruleset\": \"loadgen6\",
   \"settings\": {\"target_qps\": $QPS, \"min_duration_ms\": $DURATION_MS, \"min_query_count\": 1000, \"target_latency_ms\": $BOUND_MS}}")
 echo "$created"

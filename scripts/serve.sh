@@ -88,6 +88,8 @@ export API=http://$API_ADDR
 export SUT=http://$SUT_HTTP
 export SUT_GRPC=grpc://$SUT_GRPC
 
+Send request bodies with -H 'Content-Type: application/json': loadgend refuses
+other types, and requests from web pages (README: Security).
 Ctrl-C stops both.
 EOF
 

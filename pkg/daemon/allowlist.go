@@ -53,22 +53,10 @@ func NewAllowlist(entries []string) (*Allowlist, error) {
 // itself is allowed when every address it resolves to is in an allowed CIDR,
 // so a CIDR entry covers the names that point into it.
 func (a *Allowlist) Allows(ctx context.Context, host string) bool {
-	if a.any {
+	if a.any || a.Lists(host) {
 		return true
 	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if a.names[host] {
-		return true
-	}
-	for _, s := range a.suffixes {
-		if strings.HasSuffix(host, s) {
-			return true
-		}
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return a.inPrefixes(ip)
-	}
-	if len(a.prefixes) == 0 {
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil || len(a.prefixes) == 0 {
 		return false
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -82,6 +70,28 @@ func (a *Allowlist) Allows(ctx context.Context, host string) bool {
 	}
 	return true
 }
+
+// Lists reports whether host is listed itself: a listed name, a name under
+// a *.suffix, or an IP address in a listed CIDR. It resolves nothing, and
+// an empty list lists nothing.
+func (a *Allowlist) Lists(host string) bool {
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if a.names[host] {
+		return true
+	}
+	for _, s := range a.suffixes {
+		if strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return a.inPrefixes(ip)
+	}
+	return false
+}
+
+// Empty reports whether the list has no entries (Allows allows everything).
+func (a *Allowlist) Empty() bool { return a.any }
 
 func (a *Allowlist) inPrefixes(ip netip.Addr) bool {
 	ip = ip.Unmap()

@@ -27,6 +27,13 @@ type Config struct {
 	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a
 	// run or probe may target; empty allows any target.
 	AllowedTargets []string `envconfig:"ALLOWED_TARGETS"`
+	// AllowedHosts lists the host names (exact, or *.suffix), IPs and CIDRs
+	// a request's Host header and Origin may name, at any port, besides
+	// the loopback names at the listen port; see hostGuard.
+	AllowedHosts []string `envconfig:"ALLOWED_HOSTS"`
+	// MaxQueued caps the runs waiting behind the active one; past it a new
+	// run is refused with 429. 0 in a Config built in Go is the default.
+	MaxQueued int `envconfig:"MAX_QUEUED" default:"100"`
 	// MaxQPS caps a run's target rate.
 	MaxQPS float64 `envconfig:"MAX_QPS" default:"100000"`
 	// MaxDuration caps a run's duration settings.
@@ -43,6 +50,9 @@ type Config struct {
 	DrainTimeout time.Duration `envconfig:"DRAIN_TIMEOUT" default:"10s"`
 }
 
+// DefaultMaxQueued is LOADGEND_MAX_QUEUED's default.
+const DefaultMaxQueued = 100
+
 // ErrConfig marks a configuration that cannot be served.
 var ErrConfig = errors.New("configuration")
 
@@ -51,6 +61,9 @@ func LoadConfig() (Config, error) {
 	var c Config
 	if err := envconfig.Process("LOADGEND", &c); err != nil {
 		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if c.MaxQueued == 0 {
+		return c, fmt.Errorf("%w: LOADGEND_MAX_QUEUED must be positive", ErrConfig)
 	}
 	return c, c.Validate()
 }
@@ -76,8 +89,14 @@ func (c Config) Validate() error {
 	if c.MaxInflight <= 0 {
 		return fmt.Errorf("%w: LOADGEND_MAX_INFLIGHT must be positive", ErrConfig)
 	}
+	if c.MaxQueued < 0 {
+		return fmt.Errorf("%w: LOADGEND_MAX_QUEUED must be positive", ErrConfig)
+	}
 	if _, err := NewAllowlist(c.AllowedTargets); err != nil {
 		return fmt.Errorf("%w: LOADGEND_ALLOWED_TARGETS: %v", ErrConfig, err)
+	}
+	if _, err := NewAllowlist(c.AllowedHosts); err != nil {
+		return fmt.Errorf("%w: LOADGEND_ALLOWED_HOSTS: %v (want host names, *.suffix, IPs or CIDRs, without ports)", ErrConfig, err)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {

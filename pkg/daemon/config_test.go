@@ -9,12 +9,22 @@ import (
 func TestConfigFromEnvironment(t *testing.T) {
 	t.Setenv("LOADGEND_LISTEN", "127.0.0.1:9999")
 	t.Setenv("LOADGEND_ALLOWED_TARGETS", "sut.internal, 10.0.0.0/8")
+	t.Setenv("LOADGEND_ALLOWED_HOSTS", "loadgend.example,10.0.0.0/8,*.lab.example")
 	t.Setenv("LOADGEND_MAX_QPS", "2500")
 	c, err := LoadConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || c.DataDir != "./loadgend-data" {
+	if c.MaxQueued != DefaultMaxQueued {
+		t.Errorf("LOADGEND_MAX_QUEUED defaults to %d, want %d", c.MaxQueued, DefaultMaxQueued)
+	}
+	for v, ok := range map[string]bool{"5": true, "0": false, "-1": false, "many": false} {
+		t.Setenv("LOADGEND_MAX_QUEUED", v)
+		if c, err := LoadConfig(); (err == nil) != ok || (ok && c.MaxQueued != 5) || (!ok && !strings.Contains(err.Error(), "LOADGEND_MAX_QUEUED")) {
+			t.Errorf("LOADGEND_MAX_QUEUED=%s: %+v %v", v, c.MaxQueued, err)
+		}
+	}
+	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || len(c.AllowedHosts) != 3 || c.DataDir != "./loadgend-data" {
 		t.Errorf("config %+v", c)
 	}
 }
@@ -39,6 +49,9 @@ func TestConfigRefusals(t *testing.T) {
 		{"zero qps", func(c *Config) { c.MaxQPS = 0 }, "LOADGEND_MAX_QPS"},
 		{"zero duration", func(c *Config) { c.MaxDuration = 0 }, "LOADGEND_MAX_DURATION"},
 		{"bad cidr", func(c *Config) { c.AllowedTargets = []string{"10.0.0.0/99"} }, "LOADGEND_ALLOWED_TARGETS"},
+		{"allowed host with a port", func(c *Config) { c.AllowedHosts = []string{"loadgend.example:8080"} }, "LOADGEND_ALLOWED_HOSTS"},
+		{"allowed host cidr", func(c *Config) { c.AllowedHosts = []string{"10.0.0.0/33"} }, "LOADGEND_ALLOWED_HOSTS"},
+		{"negative queue cap", func(c *Config) { c.MaxQueued = -1 }, "LOADGEND_MAX_QUEUED"},
 		{"bad level", func(c *Config) { c.LogLevel = "loud" }, "LOADGEND_LOG_LEVEL"},
 	}
 	for _, tc := range cases {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -28,27 +29,64 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
-// handler routes api.Routes, every one of them and no other, and guards
-// /v1/* with the bearer token.
+// handler routes api.Routes, every one of them and no other, refuses what
+// a web page could send (sameOrigin, jsonBody), and guards /v1/* with the
+// bearer token.
 func (s *Service) handler() http.Handler {
+	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
+	_, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	hosts, _ := NewAllowlist(s.cfg.AllowedHosts) // checked by Validate
+	guard := newHostGuard(listenHost, port, hosts)
 	mux := http.NewServeMux()
 	for _, r := range api.Routes {
 		h, ok := s.routes()[r.Pattern()]
 		if !ok {
 			panic("daemon: no handler for " + r.Pattern()) // caught by TestRoutesMatchSpec
 		}
+		if r.Method == http.MethodPost {
+			h = jsonBody(h)
+		}
 		if strings.HasPrefix(r.Path, "/v1/") {
 			h = s.authenticated(h)
 		}
+		// An orchestrator probes these by the pod's address or any name;
+		// their answers tell a web page nothing.
+		if r.Path != "/healthz" && r.Path != "/readyz" {
+			h = sameOrigin(guard, h)
+		}
 		mux.Handle(r.Pattern(), h)
 	}
-	noRoute := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, api.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, "")
-	})
 	// Unknown /v1 paths and methods are refused like known ones, so a
 	// caller without the token cannot map the API.
-	mux.Handle("/v1/", s.authenticated(noRoute))
-	mux.Handle("/", noRoute)
+	mux.Handle("/v1/", sameOrigin(guard, s.authenticated(noRoute())))
+	mux.Handle("/", sameOrigin(guard, noRoute()))
+	return mux
+}
+
+// noRoute answers what no route serves: 405 with an Allow header on a path
+// a route has (ServeMux's own 405 is text, and its catch-alls here take
+// every method first), else 404; both with the JSON error body.
+func noRoute() http.Handler {
+	methods := map[string][]string{}
+	for _, r := range api.Routes {
+		methods[r.Path] = append(methods[r.Path], r.Method)
+		if r.Method == http.MethodGet {
+			methods[r.Path] = append(methods[r.Path], http.MethodHead)
+		}
+	}
+	mux := http.NewServeMux()
+	for p, m := range methods {
+		slices.Sort(m)
+		allow := strings.Join(m, ", ")
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed,
+				fmt.Sprintf("%s %s: not allowed (allowed: %s)", r.Method, r.URL.Path, allow), "")
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, "")
+	})
 	return mux
 }
 
@@ -123,6 +161,12 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 	if s.closing {
 		s.mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "loadgend is shutting down", "")
+		return
+	}
+	if n := len(s.queue); n >= s.maxQueued() {
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, api.CodeQueueFull,
+			fmt.Sprintf("%d runs are queued, the most LOADGEND_MAX_QUEUED allows: wait for one to start, or cancel one", n), "")
 		return
 	}
 	rec, err := s.store.Create(stored)
@@ -406,6 +450,14 @@ func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// maxQueued is LOADGEND_MAX_QUEUED, its default for a zero Config.
+func (s *Service) maxQueued() int {
+	if s.cfg.MaxQueued > 0 {
+		return s.cfg.MaxQueued
+	}
+	return DefaultMaxQueued
 }
 
 func (s *Service) maxBody() int64 {

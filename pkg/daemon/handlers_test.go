@@ -48,14 +48,37 @@ func startSUT(t *testing.T, models ...sim.ModelSpec) *sutproxy.Proxy {
 	return p
 }
 
+// do sends a request as a script would: a body goes as application/json.
+// header is name, value pairs that replace the defaults; an empty value
+// leaves the header out.
 func do(t *testing.T, method, url, body string, header ...string) (int, []byte) {
+	t.Helper()
+	h := map[string]string{}
+	if body != "" {
+		h["Content-Type"] = "application/json"
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		h[header[i]] = header[i+1]
+	}
+	resp, b := send(t, method, url, body, h)
+	return resp.StatusCode, b
+}
+
+// send sends a request with exactly the headers given (an empty value: not
+// sent), Host among them, as a browser would put them on the wire.
+func send(t *testing.T, method, url, body string, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
+	for k, v := range header {
+		switch {
+		case k == "Host":
+			req.Host = v
+		case v != "":
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -63,7 +86,7 @@ func do(t *testing.T, method, url, body string, header ...string) (int, []byte) 
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return resp, b
 }
 
 // follow reads a run's event stream until until returns true for an event
@@ -247,6 +270,53 @@ func TestQueueAndCancel(t *testing.T) {
 	json.Unmarshal(b, &list)
 	if len(list.Runs) != 2 || list.Runs[0].ID != ids[1] {
 		t.Errorf("page 2: %s", b)
+	}
+}
+
+// Past LOADGEND_MAX_QUEUED waiting runs, a new one is refused with 429
+// queue_full and not stored; a place freed in the queue takes one again.
+func TestQueueCap(t *testing.T) {
+	sut := startSUT(t)
+	_, base := startDaemon(t, func(c *Config) { c.MaxQueued = 2 })
+	target := "http://" + sut.HTTPAddr()
+	submit := func(body string) (int, api.RunCreated, []byte) {
+		code, b := do(t, "POST", base+"/v1/runs", body)
+		var c api.RunCreated
+		json.Unmarshal(b, &c)
+		return code, c, b
+	}
+	code, active, b := submit(specFor(target, 60000, ""))
+	if code != http.StatusAccepted {
+		t.Fatalf("first run: %d %s", code, b)
+	}
+	// Once it runs, the queue behind it is empty.
+	follow(t, base, active.ID, func(event string, data []byte) bool {
+		var ev api.StateEvent
+		return event == api.EventState && json.Unmarshal(data, &ev) == nil && ev.State != api.StateQueued
+	})
+	var queued []string
+	for i := 1; i <= 2; i++ {
+		code, c, b := submit(spec(target, ""))
+		if code != http.StatusAccepted || c.QueuePosition != i {
+			t.Fatalf("queued run %d: %d %s", i, code, b)
+		}
+		queued = append(queued, c.ID)
+	}
+	code, _, b = submit(spec(target, ""))
+	wantError(t, "a third queued run", code, b, http.StatusTooManyRequests, api.CodeQueueFull)
+	_, b = do(t, "GET", base+"/v1/runs", "")
+	var list api.RunList
+	if json.Unmarshal(b, &list) != nil || len(list.Runs) != 3 {
+		t.Errorf("the refused run was stored: %s", b)
+	}
+	if code, b := do(t, "POST", base+"/v1/runs/"+queued[0]+"/cancel", ""); code != http.StatusOK {
+		t.Fatalf("cancel queued: %d %s", code, b)
+	}
+	if code, c, b := submit(spec(target, "")); code != http.StatusAccepted || c.QueuePosition != 2 {
+		t.Errorf("after a cancel: %d %s", code, b)
+	}
+	if code, b := do(t, "POST", base+"/v1/runs/"+active.ID+"/cancel", ""); code != http.StatusAccepted {
+		t.Errorf("cancel the active run: %d %s", code, b)
 	}
 }
 
