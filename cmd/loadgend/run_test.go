@@ -516,6 +516,11 @@ func TestRunBadFlags(t *testing.T) {
 		{"bad scheme", []string{"--target", "ftp://127.0.0.1:9", "--model", "m"}, "--target"},
 		{"no port", []string{"--target", "http://127.0.0.1", "--model", "m"}, "--target"},
 		{"grpc path", []string{"--target", "grpc://127.0.0.1:9/v2", "--model", "m"}, "--target"},
+		{"credentials", []string{"--target", "http://user:s3cret@127.0.0.1:9", "--model", "m"}, "--target: \"http://REDACTED@127.0.0.1:9\": a target takes no credentials"},
+		{"port 0", []string{"--target", "http://127.0.0.1:0", "--model", "m"}, "--target"},
+		{"port 99999", []string{"--target", "grpc://127.0.0.1:99999", "--model", "m"}, "--target"},
+		{"query", []string{"--target", "http://127.0.0.1:9/v2?x=1", "--model", "m"}, "--target"},
+		{"fragment", []string{"--target", "http://127.0.0.1:9#x", "--model", "m"}, "--target"},
 		{"missing model", []string{"--target", "http://127.0.0.1:9"}, "--model"},
 		{"bad scenario", append(base, "--scenario", "Streaming"), "--scenario"},
 		{"bad ruleset", append(base, "--ruleset", "v9"), "--ruleset"},
@@ -557,6 +562,9 @@ func TestRunBadFlags(t *testing.T) {
 			t.Log(line)
 			if strings.Contains(line, "\n") || !strings.Contains(line, c.want) {
 				t.Errorf("stderr %q: want one line naming %s", inv.stderr, c.want)
+			}
+			if strings.Contains(inv.stderr, "s3cret") {
+				t.Errorf("stderr %q echoes the password", inv.stderr)
 			}
 			if inv.stdout != "" {
 				t.Errorf("stdout %q", inv.stdout)

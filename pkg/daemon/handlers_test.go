@@ -302,6 +302,13 @@ func TestMalformedSpecs(t *testing.T) {
 		{"ftp target", `{"target":"ftp://127.0.0.1:9","model":"m","scenario":"Server"}`, 400, "target"},
 		{"no port", `{"target":"http://127.0.0.1","model":"m","scenario":"Server"}`, 400, "target"},
 		{"not a url", `{"target":"::::","model":"m","scenario":"Server"}`, 400, "target"},
+		{"credentials in the target", `{"target":"http://user:s3cret@127.0.0.1:9","model":"m","scenario":"Server"}`, 400, "target"},
+		{"password in a malformed target", `{"target":"http://user:s3cret@127.0.0.1:9%","model":"m","scenario":"Server"}`, 400, "target"},
+		{"port 0", `{"target":"http://127.0.0.1:0","model":"m","scenario":"Server"}`, 400, "target"},
+		{"port 99999", `{"target":"grpc://127.0.0.1:99999","model":"m","scenario":"Server"}`, 400, "target"},
+		{"query in the target", `{"target":"http://127.0.0.1:9/?x=1","model":"m","scenario":"Server"}`, 400, "target"},
+		{"fragment in the target", `{"target":"http://127.0.0.1:9#x","model":"m","scenario":"Server"}`, 400, "target"},
+		{"grpc target with a path", `{"target":"grpc://127.0.0.1:9/v2","model":"m","scenario":"Server"}`, 400, "target"},
 		{"target number", `{"target":5,"model":"m","scenario":"Server"}`, 400, "target"},
 		{"model number", `{"target":"http://127.0.0.1:9","model":7,"scenario":"Server"}`, 400, "model"},
 		{"qps string", ok(`,"target_qps":"fast"`), 400, "target_qps"},
@@ -336,6 +343,12 @@ func TestMalformedSpecs(t *testing.T) {
 			}
 			if tc.mention != "" && !strings.Contains(eb.Error.Message+" "+eb.Error.Field, tc.mention) {
 				t.Errorf("error %+v does not name %q", eb.Error, tc.mention)
+			}
+			if tc.status == 400 && tc.mention != "" && eb.Error.Field == "" {
+				t.Errorf("error %+v names no field", eb.Error)
+			}
+			if strings.Contains(string(b), "s3cret") {
+				t.Errorf("the answer echoes the password: %s", b)
 			}
 		})
 	}

@@ -66,6 +66,11 @@ func TestDecodeRefuses(t *testing.T) {
 		{"ftp scheme", spec(map[string]string{"target": `"ftp://h:21"`}), "target", "scheme must be http:// or grpc://"},
 		{"no port", spec(map[string]string{"target": `"http://sut"`}), "target", "want http://host:port"},
 		{"grpc with a path", spec(map[string]string{"target": `"grpc://sut:8001/v2"`}), "target", "takes no path"},
+		{"credentials in the target", spec(map[string]string{"target": `"http://user:s3cret@sut:8000"`}), "target", "takes no credentials"},
+		{"port 0", spec(map[string]string{"target": `"http://sut:0"`}), "target", "port 0 is not between 1 and 65535"},
+		{"port 99999", spec(map[string]string{"target": `"grpc://sut:99999"`}), "target", "port 99999 is not between 1 and 65535"},
+		{"query in the target", spec(map[string]string{"target": `"http://sut:8000/v2?debug=1"`}), "target", "takes no query"},
+		{"fragment in the target", spec(map[string]string{"target": `"grpc://sut:8001#x"`}), "target", "takes no fragment"},
 		{"unknown field", spec(map[string]string{"targt": `"x"`}), "targt", `unknown field "targt"`},
 		{"key in another case", spec(map[string]string{"Model": `"x"`}), "Model", "unknown field"},
 		{"nested unknown field", settings(`{"target_qps": 1, "target_qsp": 2}`), "settings.target_qsp", `unknown field "target_qsp"`},
@@ -128,6 +133,9 @@ func TestDecodeRefuses(t *testing.T) {
 			if !strings.Contains(fe.Message, c.want) {
 				t.Errorf("message %q does not say %q", fe.Message, c.want)
 			}
+			if strings.Contains(fe.Message, "s3cret") {
+				t.Errorf("message %q echoes the password", fe.Message)
+			}
 			if too := errors.Is(err, api.ErrBodyTooLarge); too != (c.name == "oversized body") {
 				t.Errorf("errors.Is(err, api.ErrBodyTooLarge) = %v", too)
 			}
@@ -148,6 +156,7 @@ func TestDecodeAccepts(t *testing.T) {
 			"performance_samples": "32", "data_seed": "7"}), api.Limits{}},
 		{"search when allowed", spec(map[string]string{"search": `{"mode": "find-peak", "lower_qps": 10, "upper_qps": 100, "precision": 1, "verify_runs": 2, "early_verdict": false, "max_trials": 20}`}), api.Limits{AllowSearch: true}},
 		{"grpc target", spec(map[string]string{"target": `"grpc://[::1]:8001"`}), api.Limits{}},
+		{"http target with a path prefix", spec(map[string]string{"target": `"http://sut:8000/serving/"`}), api.Limits{}},
 		{"percent", settings(`{"target_qps": 5, "latency_percentile": 99.9}`), api.Limits{}},
 	}
 	for _, c := range cases {
