@@ -554,6 +554,9 @@ func TestRunBadFlags(t *testing.T) {
 		{"data of an unknown kind", append(base, "--data", badSyntax), "--data"},
 		{"total samples with data", append(base, "--data", conf("d.json", "{}"), "--total-samples", "5"), "--total-samples"},
 		{"stray argument", append(base, "extra"), `"extra"`},
+		// 1.1 × 3600 s × 100000 QPS: one query the engine cannot hold.
+		{"offline query too large", append(base, "--scenario", "Offline", "--target-qps", "100000", "--min-duration-ms", "3600000"),
+			"--min-duration-ms: 3600000 ms at 100000 QPS make a trace of about 396000000 samples (1 query of 396000000), over the engine's limit of 268435456 samples"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

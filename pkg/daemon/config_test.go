@@ -10,11 +10,12 @@ func TestConfigFromEnvironment(t *testing.T) {
 	t.Setenv("LOADGEND_LISTEN", "127.0.0.1:9999")
 	t.Setenv("LOADGEND_ALLOWED_TARGETS", "sut.internal, 10.0.0.0/8")
 	t.Setenv("LOADGEND_MAX_QPS", "2500")
+	t.Setenv("LOADGEND_MAX_TRACE_SAMPLES", "123456")
 	c, err := LoadConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || c.DataDir != "./loadgend-data" {
+	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || c.DataDir != "./loadgend-data" || c.MaxTraceSamples != 123456 {
 		t.Errorf("config %+v", c)
 	}
 }

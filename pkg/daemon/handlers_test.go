@@ -280,7 +280,11 @@ func TestEventsStream(t *testing.T) {
 // problem (the decoder's own table covers every field; this checks the
 // answers the API gives).
 func TestMalformedSpecs(t *testing.T) {
-	_, base := startDaemon(t, func(c *Config) { c.AllowedTargets = []string{"127.0.0.1"}; c.MaxQPS = 1000 })
+	_, base := startDaemon(t, func(c *Config) {
+		c.AllowedTargets = []string{"127.0.0.1"}
+		c.MaxQPS = 1000
+		c.MaxTraceSamples = 1_000_000
+	})
 	ok := func(extra string) string { return spec("http://127.0.0.1:9", extra) }
 	cases := []struct {
 		name, body string
@@ -330,6 +334,8 @@ func TestMalformedSpecs(t *testing.T) {
 		{"bool as string", ok(`,"performance_issue_unique":"yes"`), 400, "performance_issue_unique"},
 		{"negative batch", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Offline","batch_size":-4}`, 400, "batch_size"},
 		{"inflight over the limit", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Offline","max_inflight":100000}`, 400, "max_inflight"},
+		{"offline query over the trace limit", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Offline","settings":{"target_qps":1000,"min_duration_ms":3600000}}`, 400, "settings.min_duration_ms"},
+		{"server trace over the limit", ok(`,"min_query_count":2000000`), 400, "settings.min_query_count"},
 		{"settings not object", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","settings":[1]}`, 400, "settings"},
 		{"target outside allowlist", `{"target":"http://10.9.9.9:8000","model":"m","scenario":"Server"}`, 403, "10.9.9.9"},
 		{"oversized body", `{"target":"http://127.0.0.1:9","model":"` + strings.Repeat("m", 2<<20) + `","scenario":"Server"}`, 413, ""},

@@ -72,6 +72,9 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 			MaxConns:    cfg.MaxInflight,
 			DataRoot:    cfg.DataRoot,
 			AllowSearch: true,
+			// Above the engine's own bound (trace.MaxSamples), that one
+			// refuses: runspec.Build checks it.
+			MaxTraceSamples: cfg.MaxTraceSamples,
 		},
 		wake:       make(chan struct{}, 1),
 		watchers:   map[string]map[chan struct{}]struct{}{},

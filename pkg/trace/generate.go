@@ -71,7 +71,7 @@ type Size struct {
 	// Queries is exact but for the last period (1 or 2 queries), and for
 	// Server the expectation of the Poisson schedule.
 	Queries         float64
-	SamplesPerQuery int
+	SamplesPerQuery uint64
 }
 
 // Samples is the size in samples, Queries × SamplesPerQuery.
@@ -80,16 +80,20 @@ func (s Size) Samples() float64 { return s.Queries * float64(s.SamplesPerQuery) 
 // SizeOf is the size of the trace Generate would build from e for a QSL of
 // qslTotal samples, found without generating it (or anything of its
 // size): what a caller bounds before it asks for the trace. It fails with
-// ErrTooLarge where Generate would never stop.
+// ErrTooLarge where Generate would never stop. Past MaxSamples samples per
+// query, Queries is only min_query_count: the size is too large anyway.
 func SizeOf(e Effective, qslTotal uint64) (Size, error) {
-	n := int(min(e.PerformanceSampleCount, qslTotal))
+	if e.SamplesPerQuery > MaxSamples {
+		return Size{Queries: float64(max(e.MinQueryCount, 1)), SamplesPerQuery: e.SamplesPerQuery}, nil
+	}
+	n := int(min(e.PerformanceSampleCount, qslTotal, MaxSamples))
 	if e.Scenario == MultiStream {
 		n += int(e.SamplesPerQuery) - 1 // LoadedSet's padding
 	}
 	s := newSizing(e, n)
 	s.padForEqualIssue(e, n)
 	q, err := s.queries(e)
-	return Size{Queries: q, SamplesPerQuery: s.spq}, err
+	return Size{Queries: q, SamplesPerQuery: uint64(s.spq)}, err
 }
 
 // sizing is what decides how many queries of how many samples Generate

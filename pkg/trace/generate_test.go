@@ -351,7 +351,7 @@ func TestSizeOfMatchesGenerate(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr := mustNew(t, req, qsl)
-			if size.SamplesPerQuery != tr.SamplesPerQuery {
+			if size.SamplesPerQuery != uint64(tr.SamplesPerQuery) {
 				t.Errorf("samples per query %d, Generate %d", size.SamplesPerQuery, tr.SamplesPerQuery)
 			}
 			slack := 2.0
@@ -367,8 +367,17 @@ func TestSizeOfMatchesGenerate(t *testing.T) {
 		})
 	}
 	req := DefaultSettings()
-	req.SingleStreamExpectedLatencyNs = 0.5
+	req.Scenario, req.MinQueryCount = Offline, 1<<40
 	e, err := EffectiveSettings(req, QSL{64, 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, err := SizeOf(e, 64); err != nil || size.Queries != 1 || size.SamplesPerQuery != 1<<40 {
+		t.Errorf("Offline's query of 2^40 samples: %+v, %v", size, err)
+	}
+	req = DefaultSettings()
+	req.SingleStreamExpectedLatencyNs = 0.5
+	e, err = EffectiveSettings(req, QSL{64, 64})
 	if err != nil {
 		t.Fatal(err)
 	}
