@@ -39,6 +39,9 @@ type Service struct {
 	srv        *http.Server
 	workerDone chan struct{}
 	serveErr   chan error
+	// afterRun, when set (by a test, before Start), is called by the
+	// worker once a run is over and its memory given back.
+	afterRun func()
 }
 
 // New opens the run store and prepares the service; Start serves it.
