@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/netloadgen/netloadgen/pkg/target"
 )
@@ -73,6 +74,9 @@ func checkName(field, v string, required bool) error {
 	}
 	if len(v) > maxNameLen {
 		return fieldErr(field, "longer than %d bytes", maxNameLen)
+	}
+	if !utf8.ValidString(v) {
+		return fieldErr(field, "%q is not valid UTF-8", v)
 	}
 	for _, r := range v {
 		if unicode.IsControl(r) {

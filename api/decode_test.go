@@ -27,3 +27,47 @@ func TestDecodeProbeRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesAreUTF8: a name that is not UTF-8 goes into URLs, log lines and
+// JSON files; it is refused naming its field, whether the CLI filled the
+// spec (CheckFields) or a body carried it, as raw bytes or as an escaped
+// lone surrogate (encoding/json would make either U+FFFD silently).
+func TestNamesAreUTF8(t *testing.T) {
+	good := RunSpec{Target: "http://h:1", Model: "m", Scenario: "Server"}
+	for _, field := range []string{"model", "model_version", "sut_name"} {
+		s := good
+		switch field {
+		case "model":
+			s.Model = "res\xffnet"
+		case "model_version":
+			s.ModelVersion = "\xc3"
+		case "sut_name":
+			s.SUTName = "rig\xfe"
+		}
+		var fe *FieldError
+		if err := s.CheckFields(); !errors.As(err, &fe) || fe.Field != field || !strings.Contains(fe.Message, "not valid UTF-8") {
+			t.Errorf("CheckFields with a bad %s: %v", field, err)
+		}
+		for _, raw := range []string{"a\xffb", `a\ud800b`, `\udc00`} {
+			body := `{"target": "http://h:1", "model": "m", "scenario": "Server", "` + field + `": "` + raw + `"}`
+			if field == "model" {
+				body = `{"target": "http://h:1", "scenario": "Server", "model": "` + raw + `"}`
+			}
+			_, err := DecodeRunSpec(strings.NewReader(body), Limits{})
+			if !errors.As(err, &fe) || fe.Field != field || !strings.Contains(fe.Message, "not valid UTF-8") {
+				t.Errorf("%s = %q: got %v, want a FieldError on %s", field, raw, err, field)
+			}
+		}
+	}
+	// Valid text, escaped or not, and U+FFFD itself written by the user.
+	for _, raw := range []string{"résnet", `r\u00e9snet`, `\ud83d\ude00`, "\uFFFD", `\ufffd`, `a\\ud800`} {
+		body := `{"target": "http://h:1", "model": "` + raw + `", "scenario": "Server"}`
+		if _, err := DecodeRunSpec(strings.NewReader(body), Limits{}); err != nil {
+			t.Errorf("model %q: %v", raw, err)
+		}
+	}
+	body := `{"target": "http://h:1", "model": "m", "model_version": "\ud800"}`
+	if _, err := DecodeProbeRequest(strings.NewReader(body), Limits{}); err == nil {
+		t.Errorf("probe with a bad model_version accepted")
+	}
+}

@@ -21,6 +21,13 @@ type Limits struct {
 	// MaxQueries bounds the queries a run's trace is generated for, which
 	// is held in memory before the clock starts.
 	MaxQueries uint64
+	// MaxTraceSamples bounds the samples of a run's trace: queries ×
+	// samples per query, Offline's one query of max(min_query_count, 1.1 ×
+	// min_duration × offline_expected_qps) samples
+	// (LOADGEND_MAX_TRACE_SAMPLES). The trace and the run's records of it
+	// take about 120 bytes a sample at most (one-sample queries), held
+	// from before the clock starts to the end of the run.
+	MaxTraceSamples uint64
 	// DataRoot is the directory a spec's data may name files under
 	// (LOADGEND_DATA_ROOT); empty refuses data.
 	DataRoot string
@@ -41,8 +48,14 @@ func DefaultLimits() Limits {
 		MaxBatch:     1 << 16,
 		MaxSamples:   1 << 20,
 		MaxQueries:   1 << 26,
+		// About 1.2 GB at 120 bytes a sample: 100 s of Server at 100000 QPS.
+		MaxTraceSamples: DefaultMaxTraceSamples,
 	}
 }
+
+// DefaultMaxTraceSamples is Limits.MaxTraceSamples' default, and
+// LOADGEND_MAX_TRACE_SAMPLES'.
+const DefaultMaxTraceSamples = 10_000_000
 
 // WithDefaults is l with each zero field set to its DefaultLimits value.
 func (l Limits) WithDefaults() Limits {
@@ -70,6 +83,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxQueries == 0 {
 		l.MaxQueries = d.MaxQueries
+	}
+	if l.MaxTraceSamples == 0 {
+		l.MaxTraceSamples = d.MaxTraceSamples
 	}
 	return l
 }

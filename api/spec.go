@@ -4,7 +4,8 @@ package api
 // fill in: one run (or one peak search) against a KServe v2 endpoint.
 // Decode it with DecodeRunSpec; pkg/runspec turns it into a run.
 type RunSpec struct {
-	// Target is http://host:port or grpc://host:port.
+	// Target is http://host:port[/prefix] or grpc://host:port, with no
+	// credentials, query or fragment (pkg/target).
 	Target       string `json:"target"`
 	Model        string `json:"model"`
 	ModelVersion string `json:"model_version,omitempty"`

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // decodeStrict reads one JSON object from r into v (a pointer to a struct
@@ -31,7 +33,7 @@ func decodeStrict(r io.Reader, maxBytes int64, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return &FieldError{Message: "empty body: want a JSON object"}
 	}
-	d := &strictDecoder{dec: json.NewDecoder(bytes.NewReader(body))}
+	d := &strictDecoder{dec: json.NewDecoder(bytes.NewReader(body)), body: body}
 	d.dec.UseNumber()
 	tok, err := d.token("")
 	if err != nil {
@@ -51,12 +53,20 @@ func decodeStrict(r io.Reader, maxBytes int64, v any) error {
 }
 
 type strictDecoder struct {
-	dec *json.Decoder
+	dec  *json.Decoder
+	body []byte
+	// lit is the text of the last token read, as written (with the
+	// separator and spaces before it): encoding/json turns bytes that are
+	// not UTF-8 and unpaired surrogate escapes into U+FFFD, so only the
+	// text tells a string that was not valid.
+	lit []byte
 }
 
 func (d *strictDecoder) token(path string) (json.Token, error) {
+	from := d.dec.InputOffset()
 	tok, err := d.dec.Token()
 	if err == nil {
+		d.lit = d.body[from:d.dec.InputOffset()]
 		return tok, nil
 	}
 	var syn *json.SyntaxError
@@ -100,6 +110,9 @@ func (d *strictDecoder) value(tok json.Token, v reflect.Value, path string) erro
 		s, ok := tok.(string)
 		if !ok {
 			return wrongType(path, "a string", tok)
+		}
+		if err := checkUTF8(d.lit); err != nil {
+			return fieldErr(path, "is not valid UTF-8: %v", err)
 		}
 		v.SetString(s)
 	case reflect.Bool:
@@ -240,4 +253,40 @@ func describe(tok json.Token) string {
 		return "null"
 	}
 	return fmt.Sprintf("%T", tok)
+}
+
+// checkUTF8 checks the text of a JSON string literal (lit may begin with a
+// separator and spaces): its bytes are UTF-8 and every \u escape of a
+// surrogate is half of a pair, as RFC 8259 asks and encoding/json does not
+// enforce.
+func checkUTF8(lit []byte) error {
+	if !utf8.Valid(lit) {
+		return errors.New("the string holds bytes that are not UTF-8")
+	}
+	lit = bytes.TrimLeft(lit, " \t\r\n:,")
+	surrogate := func(i int) (rune, bool) {
+		if i+6 > len(lit) || lit[i] != '\\' || lit[i+1] != 'u' {
+			return 0, false
+		}
+		r, err := strconv.ParseUint(string(lit[i+2:i+6]), 16, 16)
+		return rune(r), err == nil && utf16.IsSurrogate(rune(r))
+	}
+	for i := 0; i < len(lit); i++ {
+		if lit[i] != '\\' {
+			continue
+		}
+		r, ok := surrogate(i)
+		switch {
+		case !ok:
+			i++ // a two-character escape, or \u of a character: skip its letter
+		case r >= 0xdc00:
+			return fmt.Errorf("the escape %s is the second half of a surrogate pair, alone", lit[i:i+6])
+		default:
+			if r2, ok := surrogate(i + 6); !ok || r2 < 0xdc00 {
+				return fmt.Errorf("the escape %s is the first half of a surrogate pair, alone", lit[i:i+6])
+			}
+			i += 11
+		}
+	}
+	return nil
 }

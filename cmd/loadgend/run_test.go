@@ -516,7 +516,15 @@ func TestRunBadFlags(t *testing.T) {
 		{"bad scheme", []string{"--target", "ftp://127.0.0.1:9", "--model", "m"}, "--target"},
 		{"no port", []string{"--target", "http://127.0.0.1", "--model", "m"}, "--target"},
 		{"grpc path", []string{"--target", "grpc://127.0.0.1:9/v2", "--model", "m"}, "--target"},
+		{"credentials", []string{"--target", "http://user:s3cret@127.0.0.1:9", "--model", "m"}, "--target: \"http://REDACTED@127.0.0.1:9\": a target takes no credentials"},
+		{"port 0", []string{"--target", "http://127.0.0.1:0", "--model", "m"}, "--target"},
+		{"port 99999", []string{"--target", "grpc://127.0.0.1:99999", "--model", "m"}, "--target"},
+		{"query", []string{"--target", "http://127.0.0.1:9/v2?x=1", "--model", "m"}, "--target"},
+		{"fragment", []string{"--target", "http://127.0.0.1:9#x", "--model", "m"}, "--target"},
 		{"missing model", []string{"--target", "http://127.0.0.1:9"}, "--model"},
+		{"model not UTF-8", []string{"--target", "http://127.0.0.1:9", "--model", "res\xffnet"}, "--model: \"res\\xffnet\" is not valid UTF-8"},
+		{"model version not UTF-8", append(base, "--model-version", "\xc3"), "--model-version"},
+		{"sut name not UTF-8", append(base, "--sut-name", "rig\xfe"), "--sut-name"},
 		{"bad scenario", append(base, "--scenario", "Streaming"), "--scenario"},
 		{"bad ruleset", append(base, "--ruleset", "v9"), "--ruleset"},
 		{"bad mode", append(base, "--mode", "soak"), "--mode"},
@@ -546,6 +554,9 @@ func TestRunBadFlags(t *testing.T) {
 		{"data of an unknown kind", append(base, "--data", badSyntax), "--data"},
 		{"total samples with data", append(base, "--data", conf("d.json", "{}"), "--total-samples", "5"), "--total-samples"},
 		{"stray argument", append(base, "extra"), `"extra"`},
+		// 1.1 × 3600 s × 100000 QPS: one query the engine cannot hold.
+		{"offline query too large", append(base, "--scenario", "Offline", "--target-qps", "100000", "--min-duration-ms", "3600000"),
+			"--min-duration-ms: 3600000 ms at 100000 QPS make a trace of about 396000000 samples (1 query of 396000000), over the engine's limit of 268435456 samples"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -557,6 +568,9 @@ func TestRunBadFlags(t *testing.T) {
 			t.Log(line)
 			if strings.Contains(line, "\n") || !strings.Contains(line, c.want) {
 				t.Errorf("stderr %q: want one line naming %s", inv.stderr, c.want)
+			}
+			if strings.Contains(inv.stderr, "s3cret") {
+				t.Errorf("stderr %q echoes the password", inv.stderr)
 			}
 			if inv.stdout != "" {
 				t.Errorf("stdout %q", inv.stdout)

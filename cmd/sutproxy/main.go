@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -56,8 +57,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.GRPCAddr, "grpc-addr", "127.0.0.1:8001", "gRPC listen address; \"off\" disables gRPC")
 	fs.Var(&models, "model", "a simulated model, e.g. "+sim.FlagSyntax+" (repeatable)")
 	fs.Var(&upstreams, "upstream", "forward to this KServe v2 server, http://host:port or grpc://host:port (repeatable)")
+	fs.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", sutproxy.DefaultMaxRequestBytes, "largest request accepted, in bytes: an HTTP body (413 over it) or a gRPC message (RESOURCE_EXHAUSTED)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cfg.MaxRequestBytes < 1 || cfg.MaxRequestBytes > math.MaxInt32 {
+		return fmt.Errorf("--max-request-bytes %d: want 1 to %d", cfg.MaxRequestBytes, math.MaxInt32)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -41,6 +41,10 @@ type Config struct {
 	// MaxInflight caps a run's outstanding requests (Offline's max_inflight)
 	// and connection pool.
 	MaxInflight int `envconfig:"MAX_INFLIGHT" default:"4096"`
+	// MaxTraceSamples caps the samples of a run's trace (queries × samples
+	// per query), held in memory with the run's records of it, about 120
+	// bytes a sample at most; 0 takes api.DefaultMaxTraceSamples.
+	MaxTraceSamples uint64 `envconfig:"MAX_TRACE_SAMPLES" default:"10000000"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
 	// Insecure allows a non-loopback listen address without a token.

@@ -11,6 +11,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 	t.Setenv("LOADGEND_ALLOWED_TARGETS", "sut.internal, 10.0.0.0/8")
 	t.Setenv("LOADGEND_ALLOWED_HOSTS", "loadgend.example,10.0.0.0/8,*.lab.example")
 	t.Setenv("LOADGEND_MAX_QPS", "2500")
+	t.Setenv("LOADGEND_MAX_TRACE_SAMPLES", "123456")
 	c, err := LoadConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +25,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 			t.Errorf("LOADGEND_MAX_QUEUED=%s: %+v %v", v, c.MaxQueued, err)
 		}
 	}
-	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || len(c.AllowedHosts) != 3 || c.DataDir != "./loadgend-data" {
+	if c.Listen != "127.0.0.1:9999" || c.MaxQPS != 2500 || len(c.AllowedTargets) != 2 || len(c.AllowedHosts) != 3 || c.DataDir != "./loadgend-data" || c.MaxTraceSamples != 123456 {
 		t.Errorf("config %+v", c)
 	}
 }

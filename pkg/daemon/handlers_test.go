@@ -350,7 +350,11 @@ func TestEventsStream(t *testing.T) {
 // problem (the decoder's own table covers every field; this checks the
 // answers the API gives).
 func TestMalformedSpecs(t *testing.T) {
-	_, base := startDaemon(t, func(c *Config) { c.AllowedTargets = []string{"127.0.0.1"}; c.MaxQPS = 1000 })
+	_, base := startDaemon(t, func(c *Config) {
+		c.AllowedTargets = []string{"127.0.0.1"}
+		c.MaxQPS = 1000
+		c.MaxTraceSamples = 1_000_000
+	})
 	ok := func(extra string) string { return spec("http://127.0.0.1:9", extra) }
 	cases := []struct {
 		name, body string
@@ -372,8 +376,18 @@ func TestMalformedSpecs(t *testing.T) {
 		{"ftp target", `{"target":"ftp://127.0.0.1:9","model":"m","scenario":"Server"}`, 400, "target"},
 		{"no port", `{"target":"http://127.0.0.1","model":"m","scenario":"Server"}`, 400, "target"},
 		{"not a url", `{"target":"::::","model":"m","scenario":"Server"}`, 400, "target"},
+		{"credentials in the target", `{"target":"http://user:s3cret@127.0.0.1:9","model":"m","scenario":"Server"}`, 400, "target"},
+		{"password in a malformed target", `{"target":"http://user:s3cret@127.0.0.1:9%","model":"m","scenario":"Server"}`, 400, "target"},
+		{"port 0", `{"target":"http://127.0.0.1:0","model":"m","scenario":"Server"}`, 400, "target"},
+		{"port 99999", `{"target":"grpc://127.0.0.1:99999","model":"m","scenario":"Server"}`, 400, "target"},
+		{"query in the target", `{"target":"http://127.0.0.1:9/?x=1","model":"m","scenario":"Server"}`, 400, "target"},
+		{"fragment in the target", `{"target":"http://127.0.0.1:9#x","model":"m","scenario":"Server"}`, 400, "target"},
+		{"grpc target with a path", `{"target":"grpc://127.0.0.1:9/v2","model":"m","scenario":"Server"}`, 400, "target"},
 		{"target number", `{"target":5,"model":"m","scenario":"Server"}`, 400, "target"},
 		{"model number", `{"target":"http://127.0.0.1:9","model":7,"scenario":"Server"}`, 400, "model"},
+		{"model not UTF-8", "{\"target\":\"http://127.0.0.1:9\",\"model\":\"res\xffnet\",\"scenario\":\"Server\"}", 400, "model"},
+		{"model version a lone surrogate", `{"target":"http://127.0.0.1:9","model":"m","model_version":"\ud800","scenario":"Server"}`, 400, "model_version"},
+		{"sut name not UTF-8", "{\"target\":\"http://127.0.0.1:9\",\"model\":\"m\",\"sut_name\":\"\xfe\",\"scenario\":\"Server\"}", 400, "sut_name"},
 		{"qps string", ok(`,"target_qps":"fast"`), 400, "target_qps"},
 		{"qps negative", ok(`,"target_qps":-5`), 400, "target_qps"},
 		{"qps zero", ok(`,"target_qps":0`), 400, "target_qps"},
@@ -390,6 +404,8 @@ func TestMalformedSpecs(t *testing.T) {
 		{"bool as string", ok(`,"performance_issue_unique":"yes"`), 400, "performance_issue_unique"},
 		{"negative batch", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Offline","batch_size":-4}`, 400, "batch_size"},
 		{"inflight over the limit", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Offline","max_inflight":100000}`, 400, "max_inflight"},
+		{"offline query over the trace limit", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Offline","settings":{"target_qps":1000,"min_duration_ms":3600000}}`, 400, "settings.min_duration_ms"},
+		{"server trace over the limit", ok(`,"min_query_count":2000000`), 400, "settings.min_query_count"},
 		{"settings not object", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","settings":[1]}`, 400, "settings"},
 		{"target outside allowlist", `{"target":"http://10.9.9.9:8000","model":"m","scenario":"Server"}`, 403, "10.9.9.9"},
 		{"oversized body", `{"target":"http://127.0.0.1:9","model":"` + strings.Repeat("m", 2<<20) + `","scenario":"Server"}`, 413, ""},
@@ -406,6 +422,12 @@ func TestMalformedSpecs(t *testing.T) {
 			}
 			if tc.mention != "" && !strings.Contains(eb.Error.Message+" "+eb.Error.Field, tc.mention) {
 				t.Errorf("error %+v does not name %q", eb.Error, tc.mention)
+			}
+			if tc.status == 400 && tc.mention != "" && eb.Error.Field == "" {
+				t.Errorf("error %+v names no field", eb.Error)
+			}
+			if strings.Contains(string(b), "s3cret") {
+				t.Errorf("the answer echoes the password: %s", b)
 			}
 		})
 	}

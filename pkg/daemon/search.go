@@ -31,7 +31,13 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 				log.Warn("metrics", "error", err)
 			}
 		},
-		Finished: func(search.Trial, *search.Result) { s.notify(a.id) },
+		Finished: func(search.Trial, *search.Result) {
+			// The trial's run is over: let it go before the next trial
+			// generates its own, or both would be held at once.
+			s.saveProgress(a)
+			a.run.Store(nil)
+			s.notify(a.id)
+		},
 	})
 	if res == nil || len(res.Trials) == 0 {
 		return nil, err

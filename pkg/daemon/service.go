@@ -39,6 +39,9 @@ type Service struct {
 	srv        *http.Server
 	workerDone chan struct{}
 	serveErr   chan error
+	// afterRun, when set (by a test, before Start), is called by the
+	// worker once a run is over and its memory given back.
+	afterRun func()
 }
 
 // Option adjusts New beyond Config: what a test injects.
@@ -89,6 +92,9 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Service, error) {
 			MaxConns:    cfg.MaxInflight,
 			DataRoot:    cfg.DataRoot,
 			AllowSearch: true,
+			// Above the engine's own bound (trace.MaxSamples), that one
+			// refuses: runspec.Build checks it.
+			MaxTraceSamples: cfg.MaxTraceSamples,
 		},
 		wake:       make(chan struct{}, 1),
 		watchers:   map[string]map[chan struct{}]struct{}{},

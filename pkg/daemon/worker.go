@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,6 +63,15 @@ func (s *Service) work() {
 			return
 		}
 		s.execute(id)
+		// The run's trace and records (up to LOADGEND_MAX_TRACE_SAMPLES
+		// × ~120 bytes) are garbage now; an idle daemon allocates too
+		// little for the runtime to collect them and hand the pages back
+		// soon, so a run of a few GB would stay resident (#8). One
+		// collection per run.
+		debug.FreeOSMemory()
+		if s.afterRun != nil {
+			s.afterRun()
+		}
 	}
 }
 
@@ -157,6 +167,8 @@ func (s *Service) execute(id string) {
 	close(stopTick)
 	wg.Wait()
 	s.saveProgress(a)
+	// The last reference to the engine's run, its trace and its records.
+	a.run.Store(nil)
 
 	state, reason := runstore.Done, ""
 	switch {

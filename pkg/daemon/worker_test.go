@@ -2,16 +2,20 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/atomicfile"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
 )
 
@@ -85,5 +89,71 @@ func TestRunEndsWhenTheDiskIsFull(t *testing.T) {
 	var rec runstore.Record
 	if err != nil || json.Unmarshal(b, &rec) != nil || rec.State != runstore.Done {
 		t.Errorf("run.json after the disk had room: %s (%v), want done", b, err)
+	}
+}
+
+// TestRunMemoryReturned: a run's trace and records (here a million queries,
+// ~100 MB) are unreachable once the run ends, cancelled, and the worker
+// gives the memory back to the operating system before it waits for the
+// next run (#8: 1.9 GB stayed resident after a cancelled run).
+func TestRunMemoryReturned(t *testing.T) {
+	sut := startSUT(t)
+	cfg := Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), MaxQPS: 50000, MaxDuration: time.Hour,
+		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}
+	s, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := make(chan struct{}, 1)
+	s.afterRun = func() { idle <- struct{}{} }
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(t.Context()) })
+	base := "http://" + s.Addr()
+
+	code, b := do(t, "POST", base+"/v1/runs", fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server",
+		"settings":{"target_qps":1000,"min_duration_ms":1000000,"target_latency_ms":1000}}`, "http://"+sut.HTTPAddr()))
+	if code != 202 {
+		t.Fatalf("submit: %d %s", code, b)
+	}
+	var created api.RunCreated
+	if err := json.Unmarshal(b, &created); err != nil {
+		t.Fatal(err)
+	}
+	var run weak.Pointer[loadgen.Run]
+	follow(t, base, created.ID, func(event string, data []byte) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.active != nil {
+			if r := s.active.run.Load(); r != nil {
+				run = weak.Make(r)
+				return true
+			}
+		}
+		return false
+	})
+	if code, b := do(t, "POST", base+"/v1/runs/"+created.ID+"/cancel", ""); code != 200 && code != 202 {
+		t.Fatalf("cancel: %d %s", code, b)
+	}
+	select {
+	case <-idle:
+	case <-time.After(time.Minute):
+		t.Fatal("the worker did not finish the run")
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("heap: %d MiB in use, %d MiB idle, %d MiB of it released", ms.HeapInuse>>20, ms.HeapIdle>>20, ms.HeapReleased>>20)
+	if resident := ms.HeapSys - ms.HeapReleased; resident > 48<<20 {
+		t.Errorf("%d MiB of heap resident after the run (%d MiB in use)", resident>>20, ms.HeapInuse>>20)
+	}
+	for range 5 {
+		runtime.GC()
+	}
+	if run.Value() != nil {
+		t.Error("the ended run is still reachable")
+	}
+	if st := waitState(t, base, created.ID); st.State != api.StateCancelled {
+		t.Errorf("state %s", st.State)
 	}
 }

@@ -6,6 +6,7 @@
 package runspec
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // DefaultSamples is the synthetic library's size when a spec gives none.
@@ -84,7 +86,8 @@ func admitChecked(s api.RunSpec, lim api.Limits, outDir string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	if err := checkBuilt(r.Spec.Settings, src, lim); err != nil {
+	qsl := trace.QSL{TotalSampleCount: uint64(r.Spec.TotalSamples), PerformanceSampleCount: uint64(r.Spec.PerformanceSamples)}
+	if err := checkBuilt(r.Spec.Settings, src, qsl, lim); err != nil {
 		return Run{}, err
 	}
 	return r, nil
@@ -118,6 +121,12 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	}
 	if perf == 0 {
 		perf = DefaultSamples
+	}
+	// Sample files give their own count, known when they are read: the
+	// trace's size hardly depends on it.
+	qsl := trace.QSL{TotalSampleCount: uint64(total), PerformanceSampleCount: uint64(perf)}
+	if err := checkTraceSize(ls, src, qsl, trace.MaxSamples, fmt.Sprintf("the engine's limit of %d samples", trace.MaxSamples)); err != nil {
+		return Run{}, nil, err
 	}
 	r := Run{Spec: runner.Spec{
 		Target:             s.Target,

@@ -66,6 +66,11 @@ func TestDecodeRefuses(t *testing.T) {
 		{"ftp scheme", spec(map[string]string{"target": `"ftp://h:21"`}), "target", "scheme must be http:// or grpc://"},
 		{"no port", spec(map[string]string{"target": `"http://sut"`}), "target", "want http://host:port"},
 		{"grpc with a path", spec(map[string]string{"target": `"grpc://sut:8001/v2"`}), "target", "takes no path"},
+		{"credentials in the target", spec(map[string]string{"target": `"http://user:s3cret@sut:8000"`}), "target", "takes no credentials"},
+		{"port 0", spec(map[string]string{"target": `"http://sut:0"`}), "target", "port 0 is not between 1 and 65535"},
+		{"port 99999", spec(map[string]string{"target": `"grpc://sut:99999"`}), "target", "port 99999 is not between 1 and 65535"},
+		{"query in the target", spec(map[string]string{"target": `"http://sut:8000/v2?debug=1"`}), "target", "takes no query"},
+		{"fragment in the target", spec(map[string]string{"target": `"grpc://sut:8001#x"`}), "target", "takes no fragment"},
 		{"unknown field", spec(map[string]string{"targt": `"x"`}), "targt", `unknown field "targt"`},
 		{"key in another case", spec(map[string]string{"Model": `"x"`}), "Model", "unknown field"},
 		{"nested unknown field", settings(`{"target_qps": 1, "target_qsp": 2}`), "settings.target_qsp", `unknown field "target_qsp"`},
@@ -128,6 +133,9 @@ func TestDecodeRefuses(t *testing.T) {
 			if !strings.Contains(fe.Message, c.want) {
 				t.Errorf("message %q does not say %q", fe.Message, c.want)
 			}
+			if strings.Contains(fe.Message, "s3cret") {
+				t.Errorf("message %q echoes the password", fe.Message)
+			}
 			if too := errors.Is(err, api.ErrBodyTooLarge); too != (c.name == "oversized body") {
 				t.Errorf("errors.Is(err, api.ErrBodyTooLarge) = %v", too)
 			}
@@ -148,6 +156,7 @@ func TestDecodeAccepts(t *testing.T) {
 			"performance_samples": "32", "data_seed": "7"}), api.Limits{}},
 		{"search when allowed", spec(map[string]string{"search": `{"mode": "find-peak", "lower_qps": 10, "upper_qps": 100, "precision": 1, "verify_runs": 2, "early_verdict": false, "max_trials": 20}`}), api.Limits{AllowSearch: true}},
 		{"grpc target", spec(map[string]string{"target": `"grpc://[::1]:8001"`}), api.Limits{}},
+		{"http target with a path prefix", spec(map[string]string{"target": `"http://sut:8000/serving/"`}), api.Limits{}},
 		{"percent", settings(`{"target_qps": 5, "latency_percentile": 99.9}`), api.Limits{}},
 	}
 	for _, c := range cases {
@@ -180,5 +189,65 @@ func TestSearchChecks(t *testing.T) {
 				t.Fatalf("got %v, want a FieldError on %s", err, c.field)
 			}
 		})
+	}
+}
+
+// TestTraceSizeLimits: the trace a spec asks for (queries × samples per
+// query, Offline's one query of max(min_query_count, 1.1 × min_duration ×
+// offline_expected_qps) samples) is held in memory before the clock starts,
+// with the run's records of it. A spec over the daemon's limit is refused
+// at the door naming the field that makes it so; Build, the CLI's, refuses
+// what the engine cannot hold at all.
+func TestTraceSizeLimits(t *testing.T) {
+	lim := api.Limits{MaxQPS: 1e5, MaxDuration: time.Hour, MaxTraceSamples: 1_000_000}
+	body := func(scenario, settings string) string {
+		return spec(map[string]string{"scenario": `"` + scenario + `"`, "settings": settings})
+	}
+	cases := []struct {
+		name, body, field, want string
+	}{
+		{"offline by duration", body("Offline", `{"target_qps": 1000, "min_duration_ms": 1000000}`), "settings.min_duration_ms",
+			"1000000 ms at 1000 QPS make a trace of about 1100000 samples (1 query of 1100000), over this daemon's limit of 1000000 samples (LOADGEND_MAX_TRACE_SAMPLES)"},
+		{"offline by count", body("Offline", `{"target_qps": 1, "min_query_count": 2000000}`), "settings.min_query_count", "about 2000000 samples (1 query of 2000000)"},
+		{"server by duration", body("Server", `{"target_qps": 1000, "min_duration_ms": 1200000}`), "settings.min_duration_ms", "about 1200000 samples"},
+		{"server by count", body("Server", `{"target_qps": 1000, "min_duration_ms": 1000, "min_query_count": 1500000}`), "settings.min_query_count", "1500000 queries of 1"},
+		{"single stream, twice the duration", body("SingleStream", `{"expected_latency_ns": 1000000, "min_duration_ms": 600000}`), "settings.min_duration_ms", "about 1200000 samples"},
+		{"multi stream samples", body("MultiStream", `{"samples_per_query": 64, "min_query_count": 20000}`), "settings.min_query_count", "(20000 queries of 64)"},
+		{"from the preset", spec(map[string]string{"scenario": `"Offline"`, "preset": `"resnet50"`, "settings": `{"target_qps": 100000}`}), "settings.min_duration_ms", "over this daemon's limit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(c.body), lim)
+			var fe *api.FieldError
+			if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Message, c.want) {
+				t.Fatalf("got %v, want a FieldError on %s saying %q", err, c.field, c.want)
+			}
+		})
+	}
+	// Under the limit, and the default limits take an ordinary run.
+	for _, b := range []string{
+		body("Offline", `{"target_qps": 1000, "min_duration_ms": 900000}`),
+		body("Server", `{"target_qps": 1000, "min_duration_ms": 600000}`),
+	} {
+		if _, err := Decode(strings.NewReader(b), lim); err != nil {
+			t.Errorf("%s: %v", b, err)
+		}
+		if _, err := Decode(strings.NewReader(b), api.Limits{}); err != nil {
+			t.Errorf("default limits, %s: %v", b, err)
+		}
+	}
+
+	// The issue's Offline run of 396,000,000 samples: 1.1 × 3600 s × 100000
+	// QPS, within LOADGEND_MAX_QPS and LOADGEND_MAX_DURATION.
+	huge := api.RunSpec{Target: "http://h:1", Model: "m", Scenario: "Offline"}
+	huge.Overrides.TargetQPS, huge.Overrides.MinDurationMs = new(1e5), new(uint64(3_600_000))
+	_, err := Admit(huge, api.Limits{MaxQPS: 1e5, MaxDuration: time.Hour}, "")
+	var fe *api.FieldError
+	if !errors.As(err, &fe) || fe.Field != "settings.min_duration_ms" || !strings.Contains(fe.Message, "396000000 samples") {
+		t.Errorf("Admit: %v", err)
+	}
+	_, err = Build(huge, Env{})
+	if !errors.As(err, &fe) || fe.Field != "settings.min_duration_ms" || !strings.Contains(fe.Message, "over the engine's limit of 268435456 samples") {
+		t.Errorf("Build: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 package runspec
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
@@ -10,14 +12,10 @@ import (
 )
 
 // checkBuilt bounds the engine settings the spec builds, whatever wrote
-// them (preset, conf text or override).
-func checkBuilt(ls loadgen.Settings, src map[string]string, lim api.Limits) error {
-	field := func(name string) string {
-		if f, ok := src[name]; ok {
-			return f
-		}
-		return "settings." + name
-	}
+// them (preset, conf text or override), and the trace they make for a
+// library of qsl's size.
+func checkBuilt(ls loadgen.Settings, src map[string]string, qsl trace.QSL, lim api.Limits) error {
+	field := func(name string) string { return settingField(src, name) }
 	maxMs := uint64(lim.MaxDuration.Milliseconds())
 	var rate float64
 	var rateName string
@@ -66,5 +64,75 @@ func checkBuilt(ls loadgen.Settings, src map[string]string, lim api.Limits) erro
 			return fieldErr(field("min_duration_ms"), "%d ms at %s QPS schedules %.0f queries, over this daemon's limit of %d", ls.MinDurationMs, api.Num(ls.ServerTargetQPS), n, lim.MaxQueries)
 		}
 	}
-	return nil
+	return checkTraceSize(ls, src, qsl, lim.MaxTraceSamples,
+		fmt.Sprintf("this daemon's limit of %d samples (LOADGEND_MAX_TRACE_SAMPLES)", lim.MaxTraceSamples))
+}
+
+// settingField is the spec field that wrote a LoadGen setting, or
+// settings.<name> when a preset or conf text did.
+func settingField(src map[string]string, name string) string {
+	if f, ok := src[name]; ok {
+		return f
+	}
+	return "settings." + name
+}
+
+// checkTraceSize refuses settings whose trace (trace.SizeOf, for a library
+// of qsl's size) holds more than max samples, over saying whose limit that
+// is. The field named is what makes the trace so large: min_duration_ms at
+// the scenario's rate, else min_query_count (Offline's sample count), else
+// the loaded set a performance_issue_unique run issues once each.
+func checkTraceSize(ls loadgen.Settings, src map[string]string, qsl trace.QSL, max uint64, over string) error {
+	req := ls.TraceSettings()
+	tooLarge := func(r trace.Requested) (trace.Size, bool, error) {
+		e, err := trace.EffectiveSettings(r, qsl)
+		if err != nil {
+			// Refused for another reason, which the run reports.
+			return trace.Size{}, false, nil
+		}
+		size, err := trace.SizeOf(e, qsl.TotalSampleCount)
+		return size, err != nil || size.Samples() > float64(max), err
+	}
+	size, over1, err := tooLarge(req)
+	if !over1 {
+		return nil
+	}
+	byDuration := req
+	byDuration.MinQueryCount = 0
+	field, what := settingField(src, "min_query_count"), fmt.Sprintf("min_query_count %d makes", ls.MinQueryCount)
+	switch _, overByDuration, _ := tooLarge(byDuration); {
+	case overByDuration:
+		field, what = settingField(src, "min_duration_ms"), fmt.Sprintf("%d ms at %s QPS make", ls.MinDurationMs, api.Num(scenarioQPS(req)))
+	case req.PerformanceIssueUnique:
+		field, what = "performance_samples", fmt.Sprintf("performance_issue_unique over %d loaded samples makes", min(qsl.PerformanceSampleCount, qsl.TotalSampleCount))
+		if _, ok := src["performance_sample_count_override"]; ok {
+			field = settingField(src, "performance_sample_count_override")
+		}
+	}
+	if err != nil {
+		return fieldErr(field, "%s a trace the engine cannot hold: %s", what, strings.TrimPrefix(err.Error(), trace.ErrTooLarge.Error()+": "))
+	}
+	return fieldErr(field, "%s a trace of about %.0f samples (%.0f %s of %d), over %s",
+		what, size.Samples(), size.Queries, plural(size.Queries, "query", "queries"), size.SamplesPerQuery, over)
+}
+
+// scenarioQPS is the rate the scenario's trace is generated at, as
+// trace.EffectiveSettings derives it.
+func scenarioQPS(r trace.Requested) float64 {
+	switch r.Scenario {
+	case trace.SingleStream:
+		return 1e9 / r.SingleStreamExpectedLatencyNs
+	case trace.MultiStream:
+		return 1e9 / r.MultiStreamExpectedLatencyNs
+	case trace.Server:
+		return r.ServerTargetQPS
+	}
+	return r.OfflineExpectedQPS
+}
+
+func plural(n float64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,6 +1,11 @@
 package sutproxy
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
@@ -9,11 +14,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve/server"
 )
 
-// maxBodyBytes bounds one request body: large enough for a batch of images,
-// small enough that a bad client cannot make the proxy buffer gigabytes.
-const maxBodyBytes = 256 << 20
-
-func newHTTPServer(b server.Backend, reg *prometheus.Registry, m *metrics) *fasthttp.Server {
+func newHTTPServer(b server.Backend, reg *prometheus.Registry, m *metrics, maxBodyBytes int) *fasthttp.Server {
 	metricsHandler := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 	}))
@@ -29,8 +30,32 @@ func newHTTPServer(b server.Backend, reg *prometheus.Registry, m *metrics) *fast
 		},
 		Name:                          "sutproxy",
 		MaxRequestBodySize:            maxBodyBytes,
+		ErrorHandler:                  requestErrorHandler(maxBodyBytes),
 		NoDefaultServerHeader:         true,
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
+	}
+}
+
+// requestErrorHandler answers a request fasthttp could not read: 413 for a
+// body over the cap (fasthttp's own handler says 400), its usual statuses
+// otherwise, each with a KServe error body.
+func requestErrorHandler(maxBodyBytes int) func(*fasthttp.RequestCtx, error) {
+	return func(ctx *fasthttp.RequestCtx, err error) {
+		status, msg := fasthttp.StatusBadRequest, "error when parsing request"
+		var small *fasthttp.ErrSmallBuffer
+		var netErr *net.OpError
+		switch {
+		case errors.Is(err, fasthttp.ErrBodyTooLarge):
+			status, msg = fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body over sutproxy's limit of %d bytes (--max-request-bytes)", maxBodyBytes)
+		case errors.As(err, &small):
+			status, msg = fasthttp.StatusRequestHeaderFieldsTooLarge, "request header too large"
+		case errors.As(err, &netErr) && netErr.Timeout():
+			status, msg = fasthttp.StatusRequestTimeout, "request timeout"
+		}
+		b, _ := json.Marshal(map[string]string{"error": msg})
+		ctx.SetStatusCode(status)
+		ctx.SetContentType("application/json")
+		ctx.SetBody(b)
 	}
 }

@@ -39,7 +39,16 @@ type Config struct {
 	// Upstreams switches to forwarding: http://host:port or grpc://host:port.
 	Upstreams []string
 	Logger    *slog.Logger
+	// MaxRequestBytes bounds one request on both fronts: an HTTP body
+	// (413 over it) and a gRPC message (ResourceExhausted); 0:
+	// DefaultMaxRequestBytes.
+	MaxRequestBytes int
 }
+
+// DefaultMaxRequestBytes is Config.MaxRequestBytes' default (sutproxy's
+// --max-request-bytes): large enough for a batch of images, small enough
+// that a bad client cannot make the proxy buffer gigabytes.
+const DefaultMaxRequestBytes = 256 << 20
 
 // Proxy is a running sutproxy.
 type Proxy struct {
@@ -97,13 +106,18 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	p.httpLn = rxstamp.NewListener(p.httpLn)
 	// The goroutines get the servers and listeners as values: a Close
 	// before they run clears p's fields (a nil server panicked in Serve).
-	p.httpSrv = newHTTPServer(backend, reg, m)
+	maxReq := cfg.MaxRequestBytes
+	if maxReq <= 0 {
+		maxReq = DefaultMaxRequestBytes
+	}
+	p.httpSrv = newHTTPServer(backend, reg, m, maxReq)
 	hs, hl := p.httpSrv, p.httpLn
 	go func() { p.done <- hs.Serve(hl) }()
 	if p.grpcLn != nil {
 		rx := rxstamp.NewListener(p.grpcLn)
 		p.grpcLn = rx
-		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, grpc.UnaryInterceptor(arrivalInterceptor(rx)))
+		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, grpc.UnaryInterceptor(arrivalInterceptor(rx)),
+			grpc.MaxRecvMsgSize(maxReq))
 		gs := p.grpcSrv
 		go func() { p.done <- gs.Serve(rx) }()
 	}

@@ -9,34 +9,78 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrTarget marks a target that is malformed or does not answer as a KServe
 // v2 server with the model: the run never started.
 var ErrTarget = errors.New("target")
 
-// Target is a parsed http://host:port or grpc://host:port.
+// Target is a parsed http://host:port or grpc://host:port. An http:// target
+// may carry a path: the prefix every request's path starts with (a server
+// behind a proxy at http://host:port/prefix). Nothing else: no credentials
+// (a run spec is stored and logged), no query, no fragment.
 type Target struct {
 	Scheme string // "http" or "grpc"
 	Host   string // host:port
 	URL    string // as given
 }
 
-// Parse checks a target URL.
+// Parse checks a target URL. Its errors never quote credentials the URL
+// carries: the target is refused, and what the user wrote comes back with
+// the user information cut out.
 func Parse(raw string) (Target, error) {
+	if !utf8.ValidString(raw) {
+		return Target{}, fmt.Errorf("%w: %q is not valid UTF-8", ErrTarget, Redact(raw))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Target{}, fmt.Errorf("%w: %q is not a URL (want http://host:port or grpc://host:port): %v", ErrTarget, raw, err)
+		// url.Error quotes the URL as given, password included.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		return Target{}, fmt.Errorf("%w: %q is not a URL (want http://host:port or grpc://host:port): %v", ErrTarget, Redact(raw), err)
 	}
+	shown := Redact(raw)
 	if u.Scheme != "http" && u.Scheme != "grpc" {
-		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc://", ErrTarget, raw)
+		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc://", ErrTarget, shown)
+	}
+	if u.User != nil {
+		return Target{}, fmt.Errorf("%w: %q: a target takes no credentials (user:password@): it is stored with the run and logged", ErrTarget, shown)
 	}
 	if u.Hostname() == "" || u.Port() == "" {
-		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrTarget, raw, u.Scheme)
+		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrTarget, shown, u.Scheme)
+	}
+	if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
+		return Target{}, fmt.Errorf("%w: %q: port %s is not between 1 and 65535", ErrTarget, shown, u.Port())
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		return Target{}, fmt.Errorf("%w: %q: a target takes no query (?...)", ErrTarget, shown)
+	}
+	// A '#' can only start the fragment, even an empty one.
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return Target{}, fmt.Errorf("%w: %q: a target takes no fragment (#...)", ErrTarget, shown)
 	}
 	if u.Scheme == "grpc" && strings.Trim(u.Path, "/") != "" {
-		return Target{}, fmt.Errorf("%w: %q: a grpc:// target takes no path", ErrTarget, raw)
+		return Target{}, fmt.Errorf("%w: %q: a grpc:// target takes no path", ErrTarget, shown)
 	}
 	return Target{Scheme: u.Scheme, Host: u.Host, URL: raw}, nil
+}
+
+// Redact is raw with everything between "//" and its last '@' replaced by
+// "REDACTED", for a message or a log line: the user information
+// (user:password@) is cut out however the rest is malformed (a password
+// may hold a '/', '?' or '#'), at the cost of an '@' in a path.
+func Redact(raw string) string {
+	scheme, rest := "", raw
+	if i := strings.Index(raw, "//"); i >= 0 {
+		scheme, rest = raw[:i+2], raw[i+2:]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	return scheme + "REDACTED" + rest[at:]
 }

@@ -22,6 +22,18 @@ func TestParse(t *testing.T) {
 		{raw: "grpc://h:8001/v2", wantErr: "no path"},
 		{raw: "http://h:80%", wantErr: "not a URL"},
 		{raw: "", wantErr: "scheme"},
+		{raw: "http://h:8000/prefix", scheme: "http", host: "h:8000"},
+		{raw: "http://user:s3cret@h:8000", wantErr: "credentials"},
+		{raw: "grpc://s3cret@h:8001", wantErr: "credentials"},
+		{raw: "http://user:s3cret@h:80%", wantErr: "not a URL"},
+		{raw: "http://user:s3/cret@h:8000", wantErr: "target"},
+		{raw: "http://h:0", wantErr: "port 0 is not between 1 and 65535"},
+		{raw: "grpc://h:99999", wantErr: "port 99999 is not between 1 and 65535"},
+		{raw: "http://h:8000/v2?x=1", wantErr: "no query"},
+		{raw: "http://h:8000?", wantErr: "no query"},
+		{raw: "grpc://h:8001#frag", wantErr: "no fragment"},
+		{raw: "http://h:8000/#", wantErr: "no fragment"},
+		{raw: "http://h:8000/\xff", wantErr: "not valid UTF-8"},
 	}
 	for _, c := range cases {
 		t.Run(c.raw, func(t *testing.T) {
@@ -29,6 +41,10 @@ func TestParse(t *testing.T) {
 			if c.wantErr != "" {
 				if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err %v: want ErrTarget mentioning %q", err, c.wantErr)
+				}
+				// Credentials are never echoed back, nor logged from here.
+				if strings.Contains(err.Error(), "s3cret") {
+					t.Errorf("err %q echoes the password", err)
 				}
 				return
 			}
@@ -39,5 +55,20 @@ func TestParse(t *testing.T) {
 				t.Errorf("got %+v", got)
 			}
 		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://h:8000/v2":            "http://h:8000/v2",
+		"http://u:s3cret@h:8000":      "http://REDACTED@h:8000",
+		"grpc://s3cret@h:8001":        "grpc://REDACTED@h:8001",
+		"http://u:s3/c?r#et@h:8000/p": "http://REDACTED@h:8000/p",
+		"http:u:s3cret@h":             "REDACTED@h",
+		"not a url at all":            "not a url at all",
+	} {
+		if got := Redact(raw); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }

@@ -64,14 +64,105 @@ func Generate(e Effective, qslTotal uint64) (*Trace, error) {
 	}, nil
 }
 
-// generator holds GenerateQueries' local state.
-type generator struct {
-	e          Effective
-	loaded     []int
-	end        int // sample_distribution_end
+// Size is the size of a trace: about Queries queries of SamplesPerQuery
+// samples. The trace, and the run's records of it, hold an entry per query
+// and one per sample.
+type Size struct {
+	// Queries is exact but for the last period (1 or 2 queries), and for
+	// Server the expectation of the Poisson schedule.
+	Queries         float64
+	SamplesPerQuery uint64
+}
+
+// Samples is the size in samples, Queries × SamplesPerQuery.
+func (s Size) Samples() float64 { return s.Queries * float64(s.SamplesPerQuery) }
+
+// SizeOf is the size of the trace Generate would build from e for a QSL of
+// qslTotal samples, found without generating it (or anything of its
+// size): what a caller bounds before it asks for the trace. It fails with
+// ErrTooLarge where Generate would never stop. Past MaxSamples samples per
+// query, Queries is only min_query_count: the size is too large anyway.
+func SizeOf(e Effective, qslTotal uint64) (Size, error) {
+	if e.SamplesPerQuery > MaxSamples {
+		return Size{Queries: float64(max(e.MinQueryCount, 1)), SamplesPerQuery: e.SamplesPerQuery}, nil
+	}
+	n := int(min(e.PerformanceSampleCount, qslTotal, MaxSamples))
+	if e.Scenario == MultiStream {
+		n += int(e.SamplesPerQuery) - 1 // LoadedSet's padding
+	}
+	s := newSizing(e, n)
+	s.padForEqualIssue(e, n)
+	q, err := s.queries(e)
+	return Size{Queries: q, SamplesPerQuery: uint64(s.spq)}, err
+}
+
+// sizing is what decides how many queries of how many samples Generate
+// builds.
+type sizing struct {
 	spq        int
 	minQueries uint64
 	genNs      time.Duration // generation continues while the last offset is below it
+	period     time.Duration // non-Server constant inter-arrival
+}
+
+func newSizing(e Effective, loaded int) sizing {
+	mult := time.Duration(2) // twice min_duration in case the SUT is faster than expected
+	if e.Scenario == Server {
+		mult = 1 // only the ideal schedule counts for Server
+	}
+	s := sizing{
+		spq:        int(e.SamplesPerQuery),
+		minQueries: e.MinQueryCount,
+		genNs:      mult * time.Duration(e.TargetDurationMs) * time.Millisecond,
+	}
+	if e.PerformanceIssueUnique && s.spq > 0 {
+		// Every loaded sample once: no duration, just enough queries.
+		s.genNs = 0
+		s.minQueries = uint64(loaded / s.spq)
+	}
+	if e.Scenario != Server && e.TargetQPS > 0 {
+		s.period = rng.DurationCastNs(1.0 / e.TargetQPS)
+	}
+	return s
+}
+
+// padForEqualIssue makes Offline's query, or the other scenarios' minimum
+// count, a whole number of passes over the loaded set of l samples.
+func (s *sizing) padForEqualIssue(e Effective, l int) {
+	if !e.SampleConcatenatePermutation || l == 0 {
+		return
+	}
+	if e.Scenario == Offline {
+		if r := s.spq % l; r != 0 {
+			s.spq += l - r
+		}
+	} else if r := s.minQueries % uint64(l); r != 0 {
+		s.minQueries += uint64(l) - r
+	}
+}
+
+// queries is how many queries the generation makes: enough to cover genNs
+// at the rate, and at least minQueries.
+func (s sizing) queries(e Effective) (float64, error) {
+	var queries float64
+	switch {
+	case s.genNs == 0:
+	case e.Scenario == Server:
+		queries = s.genNs.Seconds() * e.TargetQPS
+	case s.period <= 0:
+		return 0, fmt.Errorf("%w: the query period 1/target_qps truncates to 0 ns, so LoadGen would never stop generating", ErrTooLarge)
+	default:
+		queries = float64(s.genNs / s.period)
+	}
+	return max(queries, float64(s.minQueries)), nil
+}
+
+// generator holds GenerateQueries' local state.
+type generator struct {
+	sizing
+	e      Effective
+	loaded []int
+	end    int // sample_distribution_end
 
 	sampleRNG   *rng.MT19937
 	scheduleRNG *rng.MT19937
@@ -79,7 +170,6 @@ type generator struct {
 	uniqueNext  int
 	equalIssue  []int // concatenated shuffles for sample_concatenate_permutation
 	equalNext   int
-	period      time.Duration // non-Server constant inter-arrival
 
 	timestamp time.Duration
 	scheduled []time.Duration
@@ -87,35 +177,20 @@ type generator struct {
 }
 
 func newGenerator(e Effective, loaded []int, end int) *generator {
-	mult := time.Duration(2) // twice min_duration in case the SUT is faster than expected
-	if e.Scenario == Server {
-		mult = 1 // only the ideal schedule counts for Server
-	}
-	g := &generator{
+	return &generator{
+		sizing:      newSizing(e, len(loaded)),
 		e:           e,
 		loaded:      loaded,
 		end:         end,
-		spq:         int(e.SamplesPerQuery),
-		minQueries:  e.MinQueryCount,
-		genNs:       mult * time.Duration(e.TargetDurationMs) * time.Millisecond,
 		sampleRNG:   rng.NewMT19937(e.SampleIndexRNGSeed),
 		scheduleRNG: rng.NewMT19937(e.ScheduleRNGSeed),
 	}
-	if e.PerformanceIssueUnique {
-		// Every loaded sample once: no duration, just enough queries.
-		g.genNs = 0
-		g.minQueries = uint64(len(loaded) / g.spq)
-	}
-	return g
 }
 
 // prepare consumes sample_rng for the two lists LoadGen always builds, pads
 // for equal issue, and checks that the generation will end within MaxSamples.
 func (g *generator) prepare() error {
 	e, l := g.e, len(g.loaded)
-	if e.Scenario != Server {
-		g.period = rng.DurationCastNs(1.0 / e.TargetQPS)
-	}
 	// Before any loop over min_queries: a huge count must fail, not spin.
 	if err := g.checkSize(); err != nil {
 		return err
@@ -147,13 +222,7 @@ func (g *generator) prepare() error {
 	}
 
 	if e.SampleConcatenatePermutation {
-		if e.Scenario == Offline {
-			if r := g.spq % l; r != 0 {
-				g.spq += l - r
-			}
-		} else if r := g.minQueries % uint64(l); r != 0 {
-			g.minQueries += uint64(l) - r
-		}
+		g.padForEqualIssue(e, l)
 		if len(g.equalIssue) == 0 && (e.Scenario == SingleStream || e.Scenario == Server) &&
 			!e.PerformanceIssueUnique && !e.PerformanceIssueSame {
 			return fmt.Errorf("%w: sample_concatenate_permutation with min_query_count 0 (LoadGen divides by zero)", ErrInvalidSettings)
@@ -163,23 +232,25 @@ func (g *generator) prepare() error {
 }
 
 func (g *generator) checkSize() error {
-	var queries float64
-	switch {
-	case g.genNs == 0:
-	case g.e.Scenario == Server:
-		queries = g.genNs.Seconds() * g.e.TargetQPS
-	case g.period <= 0:
-		return fmt.Errorf("%w: the query period 1/target_qps truncates to 0 ns, so LoadGen would never stop generating", ErrTooLarge)
-	default:
-		queries = float64(g.genNs / g.period)
+	queries, err := g.queries(g.e)
+	if err != nil {
+		return err
 	}
-	queries = max(queries, float64(g.minQueries))
 	if queries*float64(g.spq) > MaxSamples {
 		return fmt.Errorf("%w: about %.0f queries of %d samples (limit %d samples)", ErrTooLarge, queries, g.spq, MaxSamples)
 	}
-	// Reserve for the expected count plus a margin for Poisson variation (a
-	// 270k-query trace otherwise regrows its slices ~40 times).
-	n := int(queries*1.01) + 64
+	// Reserve for the expected count (a 270k-query trace otherwise regrows
+	// its slices ~40 times), and for Server a margin for the Poisson
+	// schedule's variation; the other counts are exact but for the last
+	// period of a duration (a margin of 64 queries reserved 65 times
+	// Offline's one query).
+	n := int(queries)
+	switch {
+	case g.e.Scenario == Server:
+		n = int(queries*1.01) + 64
+	case g.genNs > 0:
+		n += 2
+	}
 	g.scheduled = make([]time.Duration, 0, n)
 	g.samples = make([]int, 0, min(n*g.spq, MaxSamples))
 	return nil

@@ -308,3 +308,96 @@ func TestHugeSettingsFailFast(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeOfMatchesGenerate: SizeOf tells, without generating, the size
+// Generate builds: exact but for the last period (2 queries) and, for
+// Server, the Poisson schedule's spread around its expectation.
+func TestSizeOfMatchesGenerate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*Requested)
+	}{
+		{"single stream by duration", func(s *Requested) { s.MinDurationMs = 500; s.MinQueryCount = 10 }},
+		{"single stream by count", func(s *Requested) { s.MinDurationMs = 10; s.MinQueryCount = 5000 }},
+		{"single stream equal issue", func(s *Requested) {
+			s.MinDurationMs = 10
+			s.MinQueryCount = 1000
+			s.SampleConcatenatePermutation = true
+		}},
+		{"multi stream", func(s *Requested) { s.Scenario = MultiStream; s.MinDurationMs = 1000; s.MinQueryCount = 10 }},
+		{"multi stream unique", func(s *Requested) { s.Scenario = MultiStream; s.PerformanceIssueUnique = true }},
+		{"server by duration", func(s *Requested) { s.Scenario = Server; s.ServerTargetQPS = 20000; s.MinDurationMs = 1000 }},
+		{"server by count", func(s *Requested) { s.Scenario = Server; s.ServerTargetQPS = 10; s.MinQueryCount = 3000 }},
+		{"offline by duration", func(s *Requested) { s.Scenario = Offline; s.OfflineExpectedQPS = 5000; s.MinDurationMs = 2000 }},
+		{"offline by count", func(s *Requested) { s.Scenario = Offline; s.MinQueryCount = 7777 }},
+		{"offline equal issue", func(s *Requested) {
+			s.Scenario = Offline
+			s.MinQueryCount = 1000
+			s.SampleConcatenatePermutation = true
+		}},
+		{"offline unique", func(s *Requested) { s.Scenario = Offline; s.PerformanceIssueUnique = true }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := DefaultSettings()
+			tc.modify(&req)
+			qsl := QSL{TotalSampleCount: 300, PerformanceSampleCount: 256}
+			e, err := EffectiveSettings(req, qsl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size, err := SizeOf(e, qsl.TotalSampleCount)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := mustNew(t, req, qsl)
+			if size.SamplesPerQuery != uint64(tr.SamplesPerQuery) {
+				t.Errorf("samples per query %d, Generate %d", size.SamplesPerQuery, tr.SamplesPerQuery)
+			}
+			slack := 2.0
+			if req.Scenario == Server {
+				slack += 0.05 * size.Queries
+			}
+			if d := size.Queries - float64(tr.Len()); d > slack || d < -slack {
+				t.Errorf("%.0f queries, Generate %d", size.Queries, tr.Len())
+			}
+			if got := size.Samples(); got != size.Queries*float64(size.SamplesPerQuery) {
+				t.Errorf("Samples() = %v", got)
+			}
+		})
+	}
+	req := DefaultSettings()
+	req.Scenario, req.MinQueryCount = Offline, 1<<40
+	e, err := EffectiveSettings(req, QSL{64, 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, err := SizeOf(e, 64); err != nil || size.Queries != 1 || size.SamplesPerQuery != 1<<40 {
+		t.Errorf("Offline's query of 2^40 samples: %+v, %v", size, err)
+	}
+	req = DefaultSettings()
+	req.SingleStreamExpectedLatencyNs = 0.5
+	e, err = EffectiveSettings(req, QSL{64, 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SizeOf(e, 64); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a period of 0 ns: err = %v, want ErrTooLarge", err)
+	}
+}
+
+// TestOfflineReservesOneQuery: Offline's one query of many samples reserves
+// that query, not the 64 queries of margin a Poisson schedule needs (a
+// million-sample query reserved 65 million).
+func TestOfflineReservesOneQuery(t *testing.T) {
+	req := DefaultSettings()
+	req.Scenario = Offline
+	req.MinQueryCount = 1 << 20
+	tr := mustNew(t, req, QSL{1024, 1024})
+	if c := cap(tr.samples); c > 2*tr.SampleCount() {
+		t.Errorf("%d samples reserved for %d", c, tr.SampleCount())
+	}
+	if c := cap(tr.scheduled); c > 4 {
+		t.Errorf("%d queries reserved for 1", c)
+	}
+}

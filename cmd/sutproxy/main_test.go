@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/netloadgen/netloadgen/kserve/inferencepb"
+)
+
+// TestMaxRequestBytesFlag: --max-request-bytes caps a gRPC message as it
+// caps an HTTP body; a cap that is no size is refused.
+func TestMaxRequestBytesFlag(t *testing.T) {
+	for _, bad := range []string{"0", "-1", "4294967296"} {
+		err := run(t.Context(), []string{"--max-request-bytes", bad}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--max-request-bytes") {
+			t.Errorf("--max-request-bytes %s: %v", bad, err)
+		}
+	}
+
+	ready := filepath.Join(t.TempDir(), "ready.json")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	ended := false
+	go func() {
+		done <- run(ctx, []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--ready-file", ready,
+			"--log-level", "error", "--max-request-bytes", "4096"}, io.Discard, io.Discard)
+	}()
+	defer func() {
+		cancel()
+		if ended {
+			return
+		}
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("sutproxy did not stop")
+		}
+	}()
+	var addrs map[string]string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(ready); err == nil && json.Unmarshal(b, &addrs) == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			ended = true
+			t.Fatalf("sutproxy ended: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no ready file")
+		}
+	}
+	conn, err := grpc.NewClient(addrs["grpc"], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = inferencepb.NewGRPCInferenceServiceClient(conn).ModelInfer(t.Context(), &inferencepb.ModelInferRequest{
+		ModelName:        "identity",
+		RawInputContents: [][]byte{make([]byte, 8192)},
+	})
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a message of 8192 bytes over --max-request-bytes 4096: %v, want ResourceExhausted", err)
+	}
+}
