@@ -50,6 +50,12 @@ var ErrMalformed = errors.New("malformed message")
 // request, never as a success.
 var ErrTransport = errors.New("transport error")
 
+// ErrConnectionClosed marks a request that was written, in part or whole,
+// on a connection the server then closed or reset before the request's
+// answer was complete. The server may have read it, and run it: it is not
+// sent again, and fails. It always comes with ErrTransport.
+var ErrConnectionClosed = errors.New("connection closed by the server before the answer")
+
 // Errorf builds a server-side *Error with the given code.
 func Errorf(code codes.Code, format string, args ...any) *Error {
 	return &Error{Code: code, HTTPStatus: HTTPStatus(code), Message: fmt.Sprintf(format, args...)}

@@ -1,14 +1,16 @@
 package httpclient
 
 // The KServe v2 REST client, on fasthttp's HTTP/1.1 codec with our own
-// keep-alive pool (so a request that meets a connection the server closed
-// while idle is retried exactly once, on a fresh connection, and counted).
+// keep-alive pool (so a request that finds its pooled connection closed by
+// the server before it is written goes on a fresh connection, once, and is
+// counted; one that was written is never sent twice).
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -105,8 +108,9 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Retries is how many requests were sent again on a fresh connection because
-// their pooled connection had been closed by the server.
+// Retries is how many requests were sent on a fresh connection because
+// their pooled connection was found closed (or reset) by the server before
+// they were written: none of them had reached it.
 func (c *Client) Retries() uint64 { return c.retries.Load() }
 
 // Preconnect opens up to n more connections (within the cap) ahead of a run,
@@ -277,10 +281,13 @@ func appendHTTPRequest(dst []byte, method, host, path, contentType string, jsonL
 // aLongTimeAgo interrupts blocked I/O when a context ends.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// roundTrip sends raw and reads the answer into resp. A request that fails on
-// a reused connection before any response byte arrived is sent once more on
-// a fresh connection: the server closed the idle connection (uvicorn does
-// after 5 s) and never saw the request.
+// roundTrip sends raw and reads the answer into resp. A request is sent
+// again, once, on a fresh connection, only when it provably never reached
+// the server: its pooled connection was found closed before the write (the
+// server closed it while idle: uvicorn does after 5 s), or the write failed
+// before any byte left. A request that was written may have been read, and
+// run: if the server closes or resets the connection before answering, it
+// fails (kserve.ErrConnectionClosed).
 func (c *Client) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.Response) error {
 	return c.roundTripAt(ctx, raw, resp, nil)
 }
@@ -296,17 +303,28 @@ func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Res
 	if err != nil {
 		return c.transportError(ctx, err)
 	}
-	err = c.exchange(ctx, conn, raw, resp)
-	if err != nil && conn.reused && conn.cr.n == 0 && ctx.Err() == nil && !isTimeout(err) {
-		c.pool.discard(conn)
-		c.retries.Add(1)
-		if conn, err = c.pool.get(ctx, true); err != nil {
-			return c.transportError(ctx, err)
+	resent := false
+	if conn.reused && (conn.br.Buffered() > 0 || conn.probe.closed()) {
+		// Closed (or written to, unasked) while idle: nothing was sent.
+		resent = true
+		if conn, err = c.resend(ctx, conn); err != nil {
+			return err
 		}
-		err = c.exchange(ctx, conn, raw, resp)
+	}
+	wrote, err := c.exchange(ctx, conn, raw, resp)
+	if err != nil && !wrote && !resent && ctx.Err() == nil && !isTimeout(err) {
+		// The write failed before any byte left: the server had reset
+		// the connection and never saw the request.
+		if conn, err = c.resend(ctx, conn); err != nil {
+			return err
+		}
+		wrote, err = c.exchange(ctx, conn, raw, resp)
 	}
 	if err != nil {
 		c.pool.discard(conn)
+		if wrote && closedBy(err) && ctx.Err() == nil {
+			return fmt.Errorf("%w: %w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed, err)
+		}
 		return c.transportError(ctx, err)
 	}
 	if at != nil && conn.rx != nil {
@@ -322,7 +340,21 @@ func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Res
 	return nil
 }
 
-func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response) error {
+// resend gives up conn, which never carried the request, for a fresh
+// connection, and counts the resend.
+func (c *Client) resend(ctx context.Context, conn *httpConn) (*httpConn, error) {
+	c.pool.discard(conn)
+	c.retries.Add(1)
+	fresh, err := c.pool.get(ctx, true)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	return fresh, nil
+}
+
+// exchange writes raw on conn and reads the answer into resp; wrote is
+// whether any byte of raw left.
+func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response) (wrote bool, err error) {
 	deadline, _ := ctx.Deadline()
 	if c.cfg.requestTimeout > 0 {
 		if t := time.Now().Add(c.cfg.requestTimeout); deadline.IsZero() || t.Before(deadline) {
@@ -330,23 +362,27 @@ func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp 
 		}
 	}
 	if err := conn.nc.SetDeadline(deadline); err != nil {
-		return err
+		return false, err
 	}
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { conn.nc.SetDeadline(aLongTimeAgo) })
 		defer stop()
 	}
-	conn.cr.n = 0
-	if conn.br.Buffered() > 0 {
-		return errors.New("unsolicited bytes on an idle connection")
-	}
 	if conn.rx != nil {
 		conn.rx.Reset()
 	}
-	if _, err := conn.nc.Write(raw); err != nil {
-		return err
+	if n, err := conn.nc.Write(raw); err != nil {
+		return n > 0, err
 	}
-	return resp.ReadLimitBody(conn.br, c.cfg.maxBody)
+	return true, resp.ReadLimitBody(conn.br, c.cfg.maxBody)
+}
+
+// closedBy reports whether err is the server's close or reset of the
+// connection: the end of the stream, at an answer's start or within it,
+// a reset, or a write to a closed connection.
+func closedBy(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED)
 }
 
 func isTimeout(err error) bool {

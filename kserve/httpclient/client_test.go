@@ -46,67 +46,126 @@ func TestNewHTTPClientRejectsBadURLs(t *testing.T) {
 	}
 }
 
-// oneShotServer answers exactly one request per connection with a
-// keep-alive response, then closes the socket: a server that closed an idle
-// connection, deterministically.
-func oneShotServer(t *testing.T) (url string, accepted func() int) {
+// scriptedServer serves HTTP/1.1 on 127.0.0.1: request n (counting from 0
+// across connections) is answered with a keep-alive 200 when answer(n),
+// else read and dropped (the connection closed without a word); after
+// closeAfter requests on a connection it closes that connection. Each
+// close is signalled on closed, after it.
+type scriptedServer struct {
+	url      string
+	answer   func(n int) bool
+	perConn  int // requests a connection serves before its close; 0: no limit
+	closed   chan struct{}
+	mu       sync.Mutex
+	accepted int
+	requests int
+}
+
+func startScripted(t *testing.T, perConn int, answer func(n int) bool) *scriptedServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	n := 0
+	s := &scriptedServer{url: "http://" + ln.Addr().String(), answer: answer, perConn: perConn, closed: make(chan struct{}, 16)}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for {
 			conn, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			n++
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer conn.Close()
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err != nil {
-					return
-				}
-				req.Body.Close()
-				conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
-			}()
+			s.mu.Lock()
+			s.accepted++
+			s.mu.Unlock()
+			wg.Go(func() { s.serve(conn) })
 		}
-	}()
+	})
 	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return "http://" + ln.Addr().String(), func() int { mu.Lock(); defer mu.Unlock(); return n }
+	return s
 }
 
-func TestHTTPClientRetriesOnceOnClosedPooledConnection(t *testing.T) {
-	url, accepted := oneShotServer(t)
-	c, err := New(url, MaxConns(1))
+func (s *scriptedServer) serve(conn net.Conn) {
+	defer func() {
+		conn.Close()
+		s.closed <- struct{}{}
+	}()
+	br := bufio.NewReader(conn)
+	for i := 0; s.perConn == 0 || i < s.perConn; i++ {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		req.Body.Close()
+		s.mu.Lock()
+		n := s.requests
+		s.requests++
+		s.mu.Unlock()
+		if !s.answer(n) {
+			return
+		}
+		if _, err := conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")); err != nil {
+			return
+		}
+	}
+}
+
+func (s *scriptedServer) counts() (accepted, requests int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted, s.requests
+}
+
+func always(int) bool { return true }
+
+// warmClient is a one-connection client of s whose first request has been
+// answered: its connection is pooled, reused by the next request.
+func warmClient(t *testing.T, s *scriptedServer) *Client {
+	t.Helper()
+	c, err := New(s.url, MaxConns(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	ctx := context.Background()
-	if live, err := c.ServerLive(ctx); !live || err != nil {
+	t.Cleanup(func() { c.Close() })
+	if live, err := c.ServerLive(t.Context()); !live || err != nil {
 		t.Fatalf("first request: %v, %v", live, err)
 	}
 	if c.Retries() != 0 {
 		t.Fatalf("retries %d after a first request", c.Retries())
 	}
-	// The pooled connection is closed by the server: this must succeed on a
-	// fresh connection, and be counted.
-	if live, err := c.ServerLive(ctx); !live || err != nil {
+	return c
+}
+
+// A pooled connection the server closed while idle is found closed before
+// the request is written: the request goes on a fresh connection, counted
+// as a resend, and reaches the server once.
+func TestHTTPClientResendsWhenItFindsThePooledConnectionClosed(t *testing.T) {
+	s := startScripted(t, 1, always)
+	c := warmClient(t, s)
+	<-s.closed // the pooled connection is closed by the server
+	if live, err := c.ServerLive(t.Context()); !live || err != nil {
 		t.Fatalf("second request: %v, %v", live, err)
 	}
-	if c.Retries() != 1 || accepted() != 2 {
-		t.Errorf("retries %d, connections %d; want 1 and 2", c.Retries(), accepted())
+	if accepted, requests := s.counts(); c.Retries() != 1 || accepted != 2 || requests != 2 {
+		t.Errorf("retries %d, connections %d, requests %d; want 1, 2, 2", c.Retries(), accepted, requests)
+	}
+}
+
+// A request the server read on a reused connection and then dropped the
+// connection on was written: it may have run. It fails as
+// kserve.ErrConnectionClosed, and is not sent again.
+func TestHTTPClientFailsARequestTheServerReadAndDropped(t *testing.T) {
+	s := startScripted(t, 0, func(n int) bool { return n != 1 })
+	c := warmClient(t, s)
+	_, err := c.ServerLive(t.Context())
+	if !errors.Is(err, kserve.ErrConnectionClosed) || !errors.Is(err, kserve.ErrTransport) {
+		t.Errorf("request read and dropped by the server: %v, want kserve.ErrConnectionClosed", err)
+	}
+	if _, requests := s.counts(); requests != 2 || c.Retries() != 0 {
+		t.Errorf("server read %d requests for 2 sent, %d resends; want 2 and 0", requests, c.Retries())
+	}
+	if live, err := c.ServerLive(t.Context()); !live || err != nil {
+		t.Errorf("the next request, on a new connection: %v, %v", live, err)
 	}
 }
 

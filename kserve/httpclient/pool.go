@@ -17,24 +17,10 @@ import (
 type httpConn struct {
 	nc      net.Conn
 	rx      *rxstamp.Conn // nc when it carries kernel receive timestamps
-	cr      countingReader
+	probe   *idleProbe    // looks at the socket before a reuse; nil: cannot
 	br      *bufio.Reader
 	lastUse time.Time
 	reused  bool // has carried a request before: the server may have closed it since
-}
-
-// countingReader counts bytes read from the connection, so a failure can be
-// classified: nothing read on a reused connection means the server closed it
-// while idle and the request is safe to send again.
-type countingReader struct {
-	r net.Conn
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
 }
 
 // connPool holds idle connections and one slot per open connection.
@@ -112,15 +98,16 @@ func (p *connPool) dial(ctx context.Context) (*httpConn, error) {
 			return nil, fmt.Errorf("set TCP_NODELAY: %w", err)
 		}
 	}
-	c := &httpConn{nc: nc, cr: countingReader{r: nc}}
+	c := &httpConn{nc: nc}
 	if tc, ok := nc.(*net.TCPConn); ok {
+		c.probe = newIdleProbe(tc)
 		// The response's arrival is read from the kernel, so a latency does
 		// not include this process's own wake-up (pkg/rxstamp).
 		if rc := rxstamp.Wrap(tc); rc.Stamped() {
-			c.nc, c.rx, c.cr.r = rc, rc, rc
+			c.nc, c.rx = rc, rc
 		}
 	}
-	c.br = bufio.NewReaderSize(&c.cr, 16<<10)
+	c.br = bufio.NewReaderSize(c.nc, 16<<10)
 	return c, nil
 }
 

@@ -92,6 +92,7 @@ func (l *Loop) start(c *conn, p pending) {
 	c.streams.put(s)
 	l.active++
 	req := p.req
+	s.outAt, s.outGen = len(c.out), c.flushes
 	c.appendHeaders(req, s.id)
 	if body := int64(len(req.body)); body <= c.sendWin && body <= s.sendWin && body <= int64(c.maxFrame) {
 		// The common case: the whole message in one frame.

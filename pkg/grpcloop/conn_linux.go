@@ -38,6 +38,7 @@ type conn struct {
 
 	out     []byte // frames not yet written, from outOff
 	outOff  int
+	flushes uint32 // how many times out was emptied: which content it holds
 	wantOut bool   // EPOLLOUT is registered: the socket was full
 	dirty   bool   // in the loop's list of connections to flush
 	lazy    bool   // holds a PING ACK that waits for a call (in the loop's list)
@@ -124,10 +125,11 @@ func (l *Loop) event(c *conn, ev uint32) {
 		l.connected(c)
 		return
 	}
+	gen := c.gen // a failure may end c, and a new connection take its slot
 	if c.wantOut && ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 		l.write(c)
 	}
-	if c.state != stateClosed && ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+	if c.gen == gen && c.state != stateClosed && ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 		l.read(c)
 	}
 }
@@ -205,6 +207,7 @@ func (l *Loop) write(c *conn) {
 		return
 	}
 	c.out, c.outOff = c.out[:0], 0
+	c.flushes++
 	if c.wantOut {
 		c.wantOut = false
 		if err := l.poll.Ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen); err != nil {
@@ -215,15 +218,32 @@ func (l *Loop) write(c *conn) {
 
 // writeFailed ends c after a failed write, but first reads what the server
 // sent before it closed: answers already here are answers, not failures.
+// The calls none of whose frames left are marked first (markUnsent).
 func (l *Loop) writeFailed(c *conn, err error) {
+	l.markUnsent(c)
 	c.out, c.outOff = c.out[:0], 0
+	c.flushes++
+	gen := c.gen
 	l.read(c)
-	l.connFail(c, err)
+	if c.gen == gen { // the read may have ended c, and a new connection taken its slot
+		l.connFail(c, err)
+	}
+}
+
+// markUnsent marks the calls on c none of whose frames were written: their
+// HEADERS frame is in out's current content, at or past what was written.
+func (l *Loop) markUnsent(c *conn) {
+	for _, s := range c.streams.tab {
+		if s != nil && s.outGen == c.flushes && s.outAt >= c.outOff {
+			s.p.unsent = true
+		}
+	}
 }
 
 // read takes what the socket has and acts on every whole frame in it.
 func (l *Loop) read(c *conn) {
-	for c.state != stateClosed {
+	gen := c.gen // a failure may end c, and a new connection take its slot
+	for c.state != stateClosed && c.gen == gen {
 		n0 := copy(l.buf, c.carry)
 		n, rx, err := l.rx.Recv(c.fd, l.buf[n0:])
 		switch {
@@ -242,7 +262,7 @@ func (l *Loop) read(c *conn) {
 			c.rxNs = rx
 		}
 		b := l.buf[:n0+n]
-		for len(b) >= frameHeaderLen && c.state != stateClosed {
+		for len(b) >= frameHeaderLen && c.state != stateClosed && c.gen == gen {
 			h := parseFrameHeader(b)
 			if h.length > defaultMaxFrame {
 				l.connError(c, errCodeFrameSize, "frame of %d bytes, larger than allowed", h.length)
@@ -254,7 +274,7 @@ func (l *Loop) read(c *conn) {
 			l.frame(c, h, b[frameHeaderLen:frameHeaderLen+h.length])
 			b = b[frameHeaderLen+h.length:]
 		}
-		if c.state == stateClosed {
+		if c.state == stateClosed || c.gen != gen {
 			return
 		}
 		c.carry = append(c.carry[:0], b...)
@@ -264,7 +284,7 @@ func (l *Loop) read(c *conn) {
 	}
 }
 
-var errServerClosed = errors.New("connection closed by the server")
+var errServerClosed = errors.New("end of stream")
 
 // connError ends c for a protocol violation of the server's, telling it
 // why (GOAWAY) as a courtesy.
@@ -278,11 +298,15 @@ func (l *Loop) connError(c *conn, code uint32, format string, args ...any) {
 	l.connFail(c, fmt.Errorf("HTTP/2 protocol error: %s", msg))
 }
 
-// connFail closes c and fails its calls.
+// connFail closes c and fails its calls: those that were written, and may
+// have reached the server, as kserve.ErrConnectionClosed when the server
+// closed or reset c. A call none of whose frames left goes first in the
+// queue again, once, for another connection (counted: Retries).
 func (l *Loop) connFail(c *conn, err error) {
 	if c.state == stateClosed {
 		return
 	}
+	l.markUnsent(c)
 	handshake := c.state != stateReady
 	l.closeConn(c)
 	if handshake {
@@ -301,9 +325,15 @@ func (l *Loop) connFail(c *conn, err error) {
 		}
 	}
 	terr := transportError(err)
-	for i := range l.scratch {
+	for i := len(l.scratch) - 1; i >= 0; i-- { // backwards: resends keep their order at the front
 		p := l.scratch[i]
 		l.scratch[i] = pending{}
+		if p.unsent && !p.retried && !l.closed {
+			p.unsent, p.retried = false, true
+			l.retries++
+			l.queue.PushFront(p)
+			continue
+		}
 		l.deliver(p.tag, terr)
 	}
 	l.scratch = l.scratch[:0]
@@ -311,8 +341,11 @@ func (l *Loop) connFail(c *conn, err error) {
 }
 
 func transportError(err error) error {
-	if errors.Is(err, kserve.ErrTransport) {
+	switch {
+	case errors.Is(err, kserve.ErrTransport):
 		return err
+	case errors.Is(err, errServerClosed) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) || errors.Is(err, unix.ECONNABORTED):
+		return fmt.Errorf("%w: %w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed, err)
 	}
 	return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 }
@@ -324,5 +357,6 @@ func (l *Loop) closeConn(c *conn) {
 	unix.Close(c.fd) // also leaves the epoll set
 	c.fd, c.state, c.wantOut = -1, stateClosed, false
 	c.out, c.outOff, c.carry = c.out[:0], 0, c.carry[:0]
+	c.flushes++
 	c.hdr, c.hdrID = nil, 0
 }

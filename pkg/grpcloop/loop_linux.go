@@ -101,8 +101,11 @@ func (l *Loop) Send(req *Request, tag uint64) {
 // Outstanding is the number of calls sent or queued and not yet ended.
 func (l *Loop) Outstanding() int { return l.active + l.queue.Len() }
 
-// Retries is how many calls were sent again because the server refused
-// their stream or sent GOAWAY before processing them.
+// Retries is how many calls were sent again because they provably never
+// reached the server's application: it refused their stream or sent GOAWAY
+// before processing them, or their connection failed before any frame of
+// them was written. A call written on a connection the server then closed
+// is never sent again.
 func (l *Loop) Retries() uint64 { return l.retries }
 
 // Conns is the number of connections open or being opened.

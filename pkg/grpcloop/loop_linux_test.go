@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/netloadgen/netloadgen/kserve"
 )
 
@@ -155,15 +157,57 @@ func TestServerCloseFailsOutstandingCalls(t *testing.T) {
 			t.Errorf("call %d, answered before the close: %v", tag, err)
 		}
 	}
+	// Call 3 was read by the server: it fails, as connection_closed, and
+	// is not sent again. Calls 4 and 5 fail alike if they were written
+	// before the loop saw the close; one whose write the kernel refused
+	// outright (the server's close had already arrived) never reached it,
+	// and goes on a new connection instead, counted.
+	resent := 0
 	for tag := uint64(3); tag <= 5; tag++ {
-		if err := h.done[tag].err; !errors.Is(err, kserve.ErrTransport) {
-			t.Errorf("call %d: %v, want a transport error", tag, err)
+		err := h.done[tag].err
+		if err == nil && tag > 3 {
+			resent++
+			continue
 		}
+		if !errors.Is(err, kserve.ErrConnectionClosed) || !errors.Is(err, kserve.ErrTransport) {
+			t.Errorf("call %d: %v, want kserve.ErrConnectionClosed", tag, err)
+		}
+	}
+	if got := int(h.l.Retries()); got != resent || s.calls.Load() != int64(3+resent) {
+		t.Errorf("%d resends, server saw %d calls; want %d and %d", got, s.calls.Load(), resent, 3+resent)
 	}
 	h.l.Send(req, 6)
 	h.drain()
 	if err := h.done[6].err; err != nil {
 		t.Errorf("call after the close: %v, want success on a new connection", err)
+	}
+}
+
+// A call none of whose frames left (its write failed at once, on a
+// connection already dead) never reached the server: it goes on another
+// connection, once, counted, and succeeds there.
+func TestCallNeverWrittenGoesOnAnotherConnection(t *testing.T) {
+	s := startRaw(t, nil)
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	if err := h.l.Preconnect(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	// The connection can no longer send: the call's write fails with
+	// nothing written.
+	for _, c := range h.l.slots {
+		if c.state == stateReady {
+			if err := unix.Shutdown(c.fd, unix.SHUT_WR); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.l.Send(testRequest(t, s.addr(), 0), 1)
+	h.drain()
+	if o := h.done[1]; o.err != nil {
+		t.Errorf("call 1: %v, want success on a new connection", o.err)
+	}
+	if h.l.Retries() != 1 || s.calls.Load() != 1 || s.conns.Load() != 2 {
+		t.Errorf("%d resends, server saw %d calls on %d connections; want 1, 1, 2", h.l.Retries(), s.calls.Load(), s.conns.Load())
 	}
 }
 

@@ -8,6 +8,7 @@ type pending struct {
 	tag      uint64
 	deadline int64 // ns on the loop's clock; 0: none
 	retried  bool
+	unsent   bool // its connection failed before any frame of it was written
 }
 
 // fifo holds the requests waiting for a connection (a stream, for

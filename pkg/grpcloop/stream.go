@@ -9,6 +9,10 @@ type stream struct {
 	recvd   int64 // DATA bytes taken since our last WINDOW_UPDATE for it
 	blocked bool  // waits for a send window
 	resp    response
+	// Where its HEADERS frame went in its connection's out: at outAt,
+	// while out's content is the one numbered outGen (conn.flushes).
+	outAt  int
+	outGen uint32
 }
 
 // streamTable finds a connection's open streams by id. Ids grow by two

@@ -25,17 +25,16 @@ const (
 // conn is one keep-alive connection: at most one request in flight (no
 // pipelining, as the servers under test expect).
 type conn struct {
-	fd     int
-	slot   int32
-	gen    int32 // tells a stale epoll event of a slot's earlier socket
-	state  int
-	out    bool // EPOLLOUT is registered: a write is partial
-	reused bool // it has answered before: a close may predate our request
-	req    pending
-	wrote  int
-	sent   int64 // when the request's first byte was written (loop's clock)
-	resp   response
-	rxNs   int64 // kernel receive time (CLOCK_REALTIME ns) of the latest bytes read; 0: none
+	fd    int
+	slot  int32
+	gen   int32 // tells a stale epoll event of a slot's earlier socket
+	state int
+	out   bool // EPOLLOUT is registered: a write is partial
+	req   pending
+	wrote int
+	sent  int64 // when the request's first byte was written (loop's clock)
+	resp  response
+	rxNs  int64 // kernel receive time (CLOCK_REALTIME ns) of the latest bytes read; 0: none
 }
 
 const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
@@ -47,7 +46,7 @@ func (l *Loop) dial() error {
 		return err
 	}
 	c := l.freeSlot()
-	c.fd, c.state, c.reused, c.out = fd, stateConnecting, false, false
+	c.fd, c.state, c.out = fd, stateConnecting, false
 	c.gen++
 	if err := l.poll.Ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
 		unix.Close(fd)
@@ -77,9 +76,10 @@ func (l *Loop) event(c *conn, ev uint32) {
 		l.connected(c)
 	case stateIdle:
 		// An idle connection has nothing to say: the server closed it or
-		// sent bytes nobody asked for. Either way it is done.
+		// sent bytes nobody asked for. Either way it is done, found closed
+		// before a request was written on it.
 		l.closeConn(c)
-		l.grow()
+		l.refill()
 	case stateBusy:
 		if c.out && ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 			if !l.write(c) {
@@ -216,10 +216,9 @@ func (l *Loop) finish(c *conn, closeIt bool) {
 	if closeIt || c.resp.closeConn {
 		l.closeConn(c)
 		l.deliverAt(tag, at, err)
-		l.grow()
+		l.refill()
 		return
 	}
-	c.reused = true
 	// The answer is timed first; the next waiting request goes out after.
 	l.deliverAt(tag, at, err)
 	if l.closed {
@@ -254,34 +253,64 @@ func (l *Loop) timed(c *conn, at time.Time) {
 	l.answered++
 }
 
-// fail ends c after an error on its request. A request that met a reused
-// connection's close before any byte of its answer goes first in the queue
-// once more: the server closed the idle connection and never saw it.
+// fail ends c after an error on its request. A request none of whose
+// bytes was written provably never reached the server (the write failed
+// first, on a connection the server had already reset): it goes first in
+// the queue once more, for another connection, and is counted (Retries).
+// One that was written may have been read, and run, by the server: it
+// fails, never sent twice, as kserve.ErrConnectionClosed when the server
+// closed or reset the connection before its answer was complete.
 func (l *Loop) fail(c *conn, err error) {
 	p := c.req
-	retry := c.reused && !c.resp.sawByte && !p.retried && retryable(err)
+	resend := c.wrote == 0 && !p.retried
 	l.busy--
 	c.req = pending{}
 	l.closeConn(c)
-	if retry {
+	if resend {
 		p.retried = true
 		l.retries++
 		l.queue.PushFront(p)
 	} else {
 		l.deliver(p.tag, transportError(err))
 	}
-	l.grow()
+	l.refill()
 }
 
-func retryable(err error) bool {
+// closedBy reports whether err is the server's close or reset of the
+// connection.
+func closedBy(err error) bool {
 	return errors.Is(err, errNoResponse) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) || errors.Is(err, unix.ECONNABORTED)
 }
 
 func transportError(err error) error {
-	if errors.Is(err, kserve.ErrTransport) || errors.Is(err, kserve.ErrMalformed) {
+	switch {
+	case errors.Is(err, kserve.ErrTransport) || errors.Is(err, kserve.ErrMalformed):
 		return err
+	case closedBy(err):
+		return fmt.Errorf("%w: %w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed, err)
 	}
 	return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
+}
+
+// refill follows the close of a connection. Waiting requests go to idle
+// connections, or wait for new ones (grow). And when no idle connection is
+// left for the next request, one replaces the closed connection at once,
+// within what the load needs (needed): the next request then need not wait
+// for a backlog to last and a connect to finish, as it would if the pool
+// only grew for backlogs.
+func (l *Loop) refill() {
+	for l.queue.Len() > 0 && len(l.idle) > 0 && !l.closed {
+		n := len(l.idle)
+		c := l.idle[n-1]
+		l.idle = l.idle[:n-1]
+		l.start(c, l.queue.PopFront(), l.now())
+	}
+	l.grow()
+	if l.queue.Len() == 0 && len(l.idle) == 0 && l.connecting == 0 && !l.closed && l.open < min(l.cfg.MaxConns, l.needed()) {
+		if err := l.dial(); err != nil {
+			l.connErr = err
+		}
+	}
 }
 
 func (l *Loop) closeConn(c *conn) {

@@ -169,8 +169,10 @@ func (l *Loop) needed() int {
 // answered.
 func (l *Loop) Outstanding() int { return l.busy + l.queue.Len() }
 
-// Retries is how many requests were sent again on a fresh connection
-// because their reused one had been closed by the server.
+// Retries is how many requests were sent again on another connection
+// because their write failed before any byte of them left: the server had
+// reset the connection, and never saw them. A request that was written is
+// never sent again.
 func (l *Loop) Retries() uint64 { return l.retries }
 
 // Conns is the number of connections open or being opened.

@@ -242,27 +242,6 @@ func TestLoopReportsServerErrorsAsKServeErrors(t *testing.T) {
 	}
 }
 
-func TestLoopResendsOnceWhenTheServerClosedAnIdleConnection(t *testing.T) {
-	// The server closes after every answer without saying so: the next
-	// request on that connection meets the close before any answer byte.
-	s := startServer(t, func(int64) (string, bool) { return okResponse(""), true })
-	var res results
-	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1}, &res)
-	for i := range 5 {
-		l.Send(testRequest, uint64(i))
-		pollFor(t, l, &res, i+1)
-		if err := res.errs[uint64(i)]; err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-	}
-	if got := s.requests.Load(); got != 5 {
-		t.Fatalf("server saw %d requests, want 5 (a resend must not duplicate an answered one)", got)
-	}
-	if s.conns.Load() != 5 {
-		t.Fatalf("%d connections, want one per request", s.conns.Load())
-	}
-}
-
 func TestLoopHonoursConnectionClose(t *testing.T) {
 	s := startServer(t, always(okResponse("Connection: close\r\n")))
 	var res results

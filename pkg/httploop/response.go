@@ -3,6 +3,7 @@ package httploop
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,10 +18,9 @@ const (
 	errBodyKeep = 512
 )
 
-// errNoResponse is a connection that ended before any byte of the answer:
-// on a reused connection, the server closed it while idle and never saw
-// the request, so the request may be sent once more.
-var errNoResponse = fmt.Errorf("%w: connection closed before any response byte", kserve.ErrTransport)
+// errNoResponse is a connection that ended before any byte of the answer
+// (transportError makes it a kserve.ErrConnectionClosed).
+var errNoResponse = errors.New("end of stream before any response byte")
 
 // Body framing of the response being parsed.
 const (
@@ -99,7 +99,7 @@ func (r *response) eof() (bool, error) {
 	if !r.sawByte {
 		return false, errNoResponse
 	}
-	return false, fmt.Errorf("%w: connection closed in the middle of a response", kserve.ErrTransport)
+	return false, fmt.Errorf("%w: %w: end of stream in the middle of a response", kserve.ErrTransport, kserve.ErrConnectionClosed)
 }
 
 func (r *response) step(b []byte) (int, error) {

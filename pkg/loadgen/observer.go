@@ -35,6 +35,13 @@ type Observer interface {
 	QueryDone(query int, failed bool)
 }
 
+// A ResendObserver is an Observer that also learns how many requests the
+// SUT sent again (Resender), once, after the drain, before Execute
+// returns; a SUT that is not a Resender reports 0.
+type ResendObserver interface {
+	Resent(n uint64)
+}
+
 // WithObserver makes the run report to o. A run without an observer pays
 // one nil check per issue and per completion.
 func WithObserver(o Observer) Option { return func(r *Run) { r.obs = o } }

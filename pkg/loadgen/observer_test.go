@@ -196,3 +196,45 @@ func BenchmarkServerIssueObserved(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// resendingSUT is a fakeSUT whose client resent some requests.
+type resendingSUT struct {
+	*fakeSUT
+	n uint64
+}
+
+func (s resendingSUT) Resends() uint64 { return s.n }
+
+// resendObserver also hears of resends.
+type resendObserver struct {
+	nopObserver
+	calls int
+	n     uint64
+}
+
+func (o *resendObserver) Resent(n uint64) { o.calls++; o.n += n }
+
+// A SUT's resends are the result's requests_resent and reach an observer
+// that listens for them, once; a SUT that does not count them has none.
+func TestResendsReachTheResultAndTheObserver(t *testing.T) {
+	for _, want := range []uint64{0, 7} {
+		clk := newFakeClock()
+		s := testSettings(t, RulesetLoadGen6, trace.Server)
+		var sut SUT = &fakeSUT{clock: clk, latency: constLatency(time.Millisecond)}
+		if want > 0 {
+			sut = resendingSUT{sut.(*fakeSUT), want}
+		}
+		o := &resendObserver{}
+		r, err := NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(clk), quiet, WithObserver(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Execute(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequestsResent != int64(want) || o.calls != 1 || o.n != want {
+			t.Errorf("requests_resent %d, observer told %d times of %d; want %d, once", res.RequestsResent, o.calls, o.n, want)
+		}
+	}
+}

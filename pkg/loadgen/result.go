@@ -77,6 +77,12 @@ type Result struct {
 	ProtocolErrors  int64    `json:"protocol_errors"`
 	LateCompletions int64    `json:"late_completions"`
 	Errors          []string `json:"errors,omitempty"` // the first engine.max_error_messages
+	// RequestsResent counts requests the SUT sent again because they
+	// provably never reached the server (their connection was found
+	// closed or reset before any byte was written; Resender). They are
+	// not failures. A written request is never resent: if its connection
+	// closes before the answer, its samples fail.
+	RequestsResent int64 `json:"requests_resent"`
 
 	FinalQueryScheduledTimeNs      int64 `json:"final_query_scheduled_time_ns"`
 	FinalQueryIssuedTimeNs         int64 `json:"final_query_issued_time_ns"`

@@ -255,6 +255,12 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		r.log.Warn("run ended early", "reason", string(reason))
 	}
 	res := r.result(reason, !drained, unanswered, wall, end)
+	if rs, ok := r.sut.(Resender); ok {
+		res.RequestsResent = int64(rs.Resends())
+	}
+	if o, ok := r.obs.(ResendObserver); ok {
+		o.Resent(uint64(res.RequestsResent))
+	}
 	r.log.Info("run finished", "validity", res.Validity, "queries", res.QueriesIssued, "failed_samples", res.SamplesFailed)
 	return res, nil
 }

@@ -45,6 +45,16 @@ type QuietPoller interface {
 	PollQuietUntil(ctx context.Context, t time.Time)
 }
 
+// A Resender is a SUT that sends a request again, on another connection,
+// when it provably never reached the server: its connection was found
+// closed, or reset, before any byte of it was written. A request that was
+// written is never sent again (it may have run); if its connection closes
+// before the answer, it fails. The engine reads the count once the run has
+// ended, into Result.RequestsResent.
+type Resender interface {
+	Resends() uint64
+}
+
 // QSL is the query sample library: the data set the SUT's samples come from.
 type QSL interface {
 	TotalSampleCount() int

@@ -21,6 +21,7 @@ type Metrics struct {
 	queriesIssued, queriesCompleted, queriesFailed prometheus.Counter
 	samplesIssued, samplesCompleted                prometheus.Counter
 	samplesFailed                                  [numOutcomes]prometheus.Counter
+	requestsResent                                 prometheus.Counter
 	queriesInFlight, samplesInFlight               prometheus.Gauge
 	latency, lateness                              prometheus.Histogram
 
@@ -91,8 +92,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		queriesFailed:    counter("loadgend_queries_failed_total", "Queries finished with at least one failed sample."),
 		samplesIssued:    counter("loadgend_samples_issued_total", "Samples handed to the system under test."),
 		samplesCompleted: counter("loadgend_samples_completed_total", "Samples answered successfully."),
-		queriesInFlight:  gauge("loadgend_queries_in_flight", "Queries issued and not yet finished."),
-		samplesInFlight:  gauge("loadgend_samples_in_flight", "Samples issued and not yet finished."),
+		requestsResent: counter("loadgend_requests_resent_total",
+			"Requests the client sent again because they provably never reached the server (their connection was found closed or reset before they were written); added when a run or search trial ends. Not failures: a written request is never resent."),
+		queriesInFlight: gauge("loadgend_queries_in_flight", "Queries issued and not yet finished."),
+		samplesInFlight: gauge("loadgend_samples_in_flight", "Samples issued and not yet finished."),
 		latency: histogram("loadgend_sample_latency_seconds",
 			"Latency of successfully answered samples, from the time their query was scheduled (LoadGen's latency).", latencyBuckets),
 		lateness: histogram("loadgend_issue_lateness_seconds",
@@ -126,7 +129,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		Help: "Samples answered successfully per second over about the last 5 s, measured between scrapes."},
 		func() float64 { return m.rate.observe(m.okSamples.Load()) })
 	all := []prometheus.Collector{m.queriesIssued, m.queriesCompleted, m.queriesFailed,
-		m.samplesIssued, m.samplesCompleted, failed, m.queriesInFlight, m.samplesInFlight,
+		m.samplesIssued, m.samplesCompleted, failed, m.requestsResent, m.queriesInFlight, m.samplesInFlight,
 		m.latency, m.lateness, m.targetQPS, achieved, m.state, m.runs, m.info,
 		m.searchTrial, m.searchLow, m.searchHigh}
 	for i, c := range all {

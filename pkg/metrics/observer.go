@@ -40,6 +40,10 @@ func (o *observer) Completed(_, samples int, latency time.Duration, err error) {
 	}
 }
 
+// Resent implements loadgen.ResendObserver: the run's resends, once at its
+// end.
+func (o *observer) Resent(n uint64) { o.requestsResent.Add(float64(n)) }
+
 func (o *observer) QueryDone(_ int, failed bool) {
 	o.queriesInFlight.Dec()
 	if failed {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
 
 // A scripted sequence of engine events gives exact counters, gauges and
@@ -177,5 +178,24 @@ func TestObserverConcurrent(t *testing.T) {
 	}
 	if h := hist(t, reg, "loadgend_sample_latency_seconds"); h.GetSampleCount() != uint64(workers*queries*spq-failedQ) {
 		t.Errorf("latency count %d", h.GetSampleCount())
+	}
+}
+
+// A run's resends add up on loadgend_requests_resent_total, which exists,
+// at 0, before any.
+func TestResendsAreCounted(t *testing.T) {
+	m, reg := newTest(t)
+	if got := value(t, reg, "loadgend_requests_resent_total"); got != 0 {
+		t.Fatalf("resent %v before any run", got)
+	}
+	o, ok := m.Observer().(loadgen.ResendObserver)
+	if !ok {
+		t.Fatal("the observer does not take resends (loadgen.ResendObserver)")
+	}
+	o.Resent(3)
+	o.Resent(0)
+	o.Resent(2)
+	if got := value(t, reg, "loadgend_requests_resent_total"); got != 5 {
+		t.Errorf("resent %v, want 5", got)
 	}
 }

@@ -22,7 +22,13 @@ const (
 	// OutcomeTimeout: the request's deadline passed (client timeout) or the
 	// server answered DEADLINE_EXCEEDED / 504 / 408.
 	OutcomeTimeout
-	// OutcomeTransport: below the protocol (refused or reset connection).
+	// OutcomeConnectionClosed: the request was written and the server
+	// closed or reset its connection before answering it
+	// (kserve.ErrConnectionClosed). It may have reached the server, so it
+	// was not sent again.
+	OutcomeConnectionClosed
+	// OutcomeTransport: below the protocol otherwise (a refused
+	// connection, a failed connect, a write that failed).
 	OutcomeTransport
 	// OutcomeError: the server answered with an error status.
 	OutcomeError
@@ -34,7 +40,7 @@ const (
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"unanswered", "timeout", "transport", "error", "malformed", "other"}
+var outcomeNames = [numOutcomes]string{"unanswered", "timeout", "connection_closed", "transport", "error", "malformed", "other"}
 
 // String returns the label value.
 func (o Outcome) String() string {
@@ -60,6 +66,8 @@ func Classify(err error) Outcome {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		answered && ke.Code == codes.DeadlineExceeded:
 		return OutcomeTimeout
+	case errors.Is(err, kserve.ErrConnectionClosed):
+		return OutcomeConnectionClosed
 	case errors.Is(err, kserve.ErrTransport):
 		return OutcomeTransport
 	case errors.Is(err, kserve.ErrMalformed):

@@ -28,6 +28,8 @@ func TestClassify(t *testing.T) {
 		{"server DEADLINE_EXCEEDED", kserve.Errorf(codes.DeadlineExceeded, "queued too long"), "timeout"},
 		{"HTTP 504", &kserve.Error{Code: kserve.CodeFromHTTP(504), HTTPStatus: 504, Message: "gateway"}, "timeout"},
 		{"connection refused", fmt.Errorf("%w: dial: connection refused", kserve.ErrTransport), "transport"},
+		{"connection closed before the answer", fmt.Errorf("%w: %w: end of stream", kserve.ErrTransport, kserve.ErrConnectionClosed), "connection_closed"},
+		{"timeout beats connection closed", fmt.Errorf("%w: %w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed, context.DeadlineExceeded), "timeout"},
 		{"transport with a status", fmt.Errorf("%w: %w", kserve.ErrTransport, kserve.Errorf(codes.Unavailable, "closing")), "transport"},
 		{"server 503", kserve.Errorf(codes.Unavailable, "overloaded"), "error"},
 		{"server 400 wrapped", fmt.Errorf("query 3: %w", kserve.Errorf(codes.InvalidArgument, "bad shape")), "error"},
@@ -50,12 +52,13 @@ func TestFailuresByOutcome(t *testing.T) {
 	m, reg := newTest(t)
 	o := m.Observer()
 	fails := map[string]error{
-		"unanswered": loadgen.ErrUnanswered,
-		"timeout":    context.DeadlineExceeded,
-		"transport":  kserve.ErrTransport,
-		"error":      kserve.ErrInternal,
-		"malformed":  kserve.ErrMalformed,
-		"other":      errors.New("x"),
+		"unanswered":        loadgen.ErrUnanswered,
+		"timeout":           context.DeadlineExceeded,
+		"connection_closed": fmt.Errorf("%w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed),
+		"transport":         kserve.ErrTransport,
+		"error":             kserve.ErrInternal,
+		"malformed":         kserve.ErrMalformed,
+		"other":             errors.New("x"),
 	}
 	want := map[string]float64{}
 	q := 0

@@ -288,6 +288,8 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 		add("drain_timed_out", "true")
 		add("unanswered_samples", i64(res.Unanswered))
 	}
+	// Written whether 0 or not: a reader can tell "none" from "not counted".
+	add("requests_resent", i64(res.RequestsResent))
 	if res.ProtocolErrors > 0 {
 		add("protocol_errors", i64(res.ProtocolErrors))
 	}

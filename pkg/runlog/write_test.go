@@ -355,6 +355,34 @@ func TestWriteFailedSamples(t *testing.T) {
 	}
 }
 
+// The client's resends are in netloadgen's section of the summary, the
+// detail log and result.json, 0 included.
+func TestWriteRequestsResent(t *testing.T) {
+	for _, resent := range []int64{0, 3} {
+		run, res := execute(t, scenarioCase{name: "Server", ruleset: loadgen.RulesetLoadGen6, scenario: trace.Server,
+			latency: constLatency(300 * time.Microsecond)})
+		res.RequestsResent = resent
+		dir := t.TempDir()
+		if err := runlog.Write(dir, run, res, runlog.Options{Logger: quietLogger()}); err != nil {
+			t.Fatal(err)
+		}
+		want := strconv.FormatInt(resent, 10)
+		if got := summaryValue(t, readFile(t, filepath.Join(dir, runlog.SummaryFile)), "  requests_resent"); got != want {
+			t.Errorf("summary requests_resent %q, want %s", got, want)
+		}
+		if got := string(detailValue(t, readDetail(t, dir), "netloadgen_requests_resent")); got != `"`+want+`"` {
+			t.Errorf("netloadgen_requests_resent %s, want %q", got, want)
+		}
+		back, err := runlog.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.RequestsResent != resent {
+			t.Errorf("result.json requests_resent %d, want %d", back.RequestsResent, resent)
+		}
+	}
+}
+
 // Rewriting the logs from result.json alone gives the same LoadGen logs
 // as writing them from the run: nothing the logs show is lost in result.json.
 func TestWriteFromLoadedResult(t *testing.T) {

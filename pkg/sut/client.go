@@ -22,6 +22,10 @@ type Client interface {
 
 type httpClient struct{ c *httpclient.Client }
 
+// Resends is the pool's count of requests sent on a fresh connection because
+// their pooled one was found closed before they were written.
+func (h httpClient) Resends() uint64 { return h.c.Retries() }
+
 // HTTP adapts the KServe REST client: the body is encoded once, and sends
 // only check the status and framing of the answer.
 func HTTP(c *httpclient.Client) Client { return httpClient{c} }

@@ -5,7 +5,6 @@ package sut
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sort"
 	"testing"
 	"time"
@@ -115,23 +114,7 @@ func TestGRPCLoopRefusesCapture(t *testing.T) {
 // answered, through PollUntil.
 func TestGRPCLoopServerRunThroughTheEngine(t *testing.T) {
 	l := newGRPCLoopSUT(t, Options{Model: "m", MaxBatch: 8, WholeQueries: true})
-	st := loadgen.DefaultSettings(loadgen.RulesetLoadGen6)
-	st.Scenario = trace.Server
-	st.ServerTargetQPS = 500
-	st.ServerTargetLatencyNs = uint64(time.Second)
-	st.MinDurationMs = 100
-	st.MinQueryCount = 50
-	st.Engine.DrainTimeoutMs = 5000
-	q := &grpcLoopQSL{lib: grpcLibrary(t), sut: l}
-	run, err := loadgen.NewRun(st, l, q, loadgen.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.tr = run.Trace()
-	res, err := run.Execute(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runServer(t, l, &grpcLoopQSL{lib: grpcLibrary(t), sut: l}, 100, 50)
 	if res.QueriesIssued < 50 || res.QueriesCompleted != res.QueriesIssued || res.SamplesFailed != 0 {
 		t.Fatalf("issued %d, completed %d, failed %d: %v", res.QueriesIssued, res.QueriesCompleted, res.SamplesFailed, res.Errors)
 	}
@@ -143,6 +126,7 @@ type grpcLoopQSL struct {
 	tr  *trace.Trace
 }
 
+func (q *grpcLoopQSL) setTrace(tr *trace.Trace)    { q.tr = tr }
 func (q *grpcLoopQSL) TotalSampleCount() int       { return q.lib.TotalSampleCount() }
 func (q *grpcLoopQSL) PerformanceSampleCount() int { return q.lib.PerformanceSampleCount() }
 func (q *grpcLoopQSL) Load(ctx context.Context, idx []int) error {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +28,11 @@ import (
 type inferServer struct {
 	url    string
 	status int // answer with this status instead of 200 when set
+	// dropEvery, when set (under mu), makes every dropEvery-th request
+	// read (from 1) end with its connection closed, unanswered.
+	dropEvery int
+	requests  int
+	dropped   int
 
 	mu       sync.Mutex
 	batches  []int64
@@ -61,6 +67,12 @@ func (s *inferServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 	body, _ := io.ReadAll(r.Body)
+	if s.drop() {
+		if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			c.Close()
+		}
+		return
+	}
 	jl, _ := strconv.Atoi(r.Header.Get(kserve.HeaderInferenceContentLength))
 	req, err := kserve.DecodeInferRequest(body, jl)
 	if err != nil {
@@ -80,6 +92,24 @@ func (s *inferServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := `{"model_name":"m","outputs":[]}`
 	w.Header().Set(kserve.HeaderInferenceContentLength, strconv.Itoa(len(resp)))
 	io.WriteString(w, resp)
+}
+
+// drop counts a request read and says whether to drop its connection.
+func (s *inferServer) drop() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	if s.dropEvery > 0 && s.requests%s.dropEvery == 0 {
+		s.dropped++
+		return true
+	}
+	return false
+}
+
+func (s *inferServer) counts() (requests, dropped int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests, s.dropped
 }
 
 func (s *inferServer) seen() []int64 {
@@ -206,23 +236,7 @@ func TestLoopRefusesCapture(t *testing.T) {
 func TestLoopServerRunThroughTheEngine(t *testing.T) {
 	s := startInferServer(t)
 	l := newLoopSUT(t, s, Options{Model: "m", MaxBatch: 8, WholeQueries: true}, 8)
-	st := loadgen.DefaultSettings(loadgen.RulesetLoadGen6)
-	st.Scenario = trace.Server
-	st.ServerTargetQPS = 500
-	st.ServerTargetLatencyNs = uint64(time.Second)
-	st.MinDurationMs = 100
-	st.MinQueryCount = 50
-	st.Engine.DrainTimeoutMs = 5000
-	q := &loopQSL{lib: library(t, true), sut: l}
-	run, err := loadgen.NewRun(st, l, q, loadgen.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.tr = run.Trace()
-	res, err := run.Execute(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runServer(t, l, &loopQSL{lib: library(t, true), sut: l}, 100, 50)
 	if res.QueriesIssued < 50 || res.QueriesCompleted != res.QueriesIssued || res.SamplesFailed != 0 {
 		t.Fatalf("issued %d, completed %d, failed %d: %v", res.QueriesIssued, res.QueriesCompleted, res.SamplesFailed, res.Errors)
 	}
@@ -231,16 +245,73 @@ func TestLoopServerRunThroughTheEngine(t *testing.T) {
 	}
 }
 
+// A server that reads every 10th request and drops its connection
+// unanswered, under a Server run on 16 preopened connections: the dropped
+// queries fail (connection closed), no request is sent twice, every other
+// query goes out and is answered, and the drain waits for nothing.
+func TestLoopDroppedConnectionsThroughTheEngine(t *testing.T) {
+	s := startInferServer(t)
+	s.mu.Lock()
+	s.dropEvery = 10
+	s.mu.Unlock()
+	l := newLoopSUT(t, s, Options{Model: "m", MaxBatch: 8, WholeQueries: true}, 64)
+	res := runServer(t, l, &loopQSL{lib: library(t, true), sut: l, conns: 16}, 300, 150)
+	requests, dropped := s.counts()
+	if int64(requests) != res.QueriesIssued || int64(dropped) != res.SamplesFailed || dropped == 0 {
+		t.Errorf("%d queries issued, %d failed; the server read %d requests and dropped %d: want one request per query and a failure per drop",
+			res.QueriesIssued, res.SamplesFailed, requests, dropped)
+	}
+	if res.DrainTimedOut || res.Unanswered != 0 || res.RequestsResent != 0 {
+		t.Errorf("drain timed out %v, %d unanswered, %d resent; want none", res.DrainTimedOut, res.Unanswered, res.RequestsResent)
+	}
+	for _, e := range res.Errors {
+		if !strings.Contains(e, kserve.ErrConnectionClosed.Error()) {
+			t.Errorf("error %q, want the connection closed before the answer", e)
+		}
+	}
+}
+
+// tracedQSL is a test QSL that prepares its SUT for the run's trace.
+type tracedQSL interface {
+	loadgen.QSL
+	setTrace(*trace.Trace)
+}
+
+// runServer runs a 500 QPS Server scenario of at least minMs and
+// minQueries through the engine on sut, with q as the QSL.
+func runServer(t *testing.T, sut loadgen.SUT, q tracedQSL, minMs, minQueries uint64) *loadgen.Result {
+	t.Helper()
+	st := loadgen.DefaultSettings(loadgen.RulesetLoadGen6)
+	st.Scenario = trace.Server
+	st.ServerTargetQPS = 500
+	st.ServerTargetLatencyNs = uint64(time.Second)
+	st.MinDurationMs = minMs
+	st.MinQueryCount = minQueries
+	st.Engine.DrainTimeoutMs = 5000
+	run, err := loadgen.NewRun(st, sut, q, loadgen.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.setTrace(run.Trace())
+	res, err := run.Execute(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 type loopQSL struct {
 	lib interface {
 		TotalSampleCount() int
 		PerformanceSampleCount() int
 		Load(context.Context, []int) error
 	}
-	sut *Loop
-	tr  *trace.Trace
+	sut   *Loop
+	tr    *trace.Trace
+	conns int // connections opened before the clock (default 2)
 }
 
+func (q *loopQSL) setTrace(tr *trace.Trace)    { q.tr = tr }
 func (q *loopQSL) TotalSampleCount() int       { return q.lib.TotalSampleCount() }
 func (q *loopQSL) PerformanceSampleCount() int { return q.lib.PerformanceSampleCount() }
 func (q *loopQSL) Load(ctx context.Context, idx []int) error {
@@ -250,5 +321,5 @@ func (q *loopQSL) Load(ctx context.Context, idx []int) error {
 	if err := q.sut.Prepare(ctx, q.tr); err != nil {
 		return err
 	}
-	return q.sut.Preconnect(ctx, 2)
+	return q.sut.Preconnect(ctx, max(q.conns, 2))
 }

@@ -90,6 +90,17 @@ func New(client Client, lib qsl.Library, o Options) (*Network, error) {
 // Name is the SUT's name for the logs.
 func (n *Network) Name() string { return n.o.Name }
 
+// Resends is how many requests the client sent again because they provably
+// never reached the server (loadgen.Resender); 0 for a client that does not
+// count them (grpc-go, whose own transparent retries are of calls that
+// never reached the server's application, and are not exposed).
+func (n *Network) Resends() uint64 {
+	if r, ok := n.client.(interface{ Resends() uint64 }); ok {
+		return r.Resends()
+	}
+	return 0
+}
+
 // Close ends the SUT's idle workers once the run is over; requests still in
 // flight finish first.
 func (n *Network) Close() error {

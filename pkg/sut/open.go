@@ -84,6 +84,13 @@ type preparedSUT interface {
 	Prepare(ctx context.Context, tr *trace.Trace) error
 }
 
+// Every SUT Open chooses counts its resends for the result (requests_resent).
+var (
+	_ loadgen.Resender = (*Network)(nil)
+	_ loadgen.Resender = (*Loop)(nil)
+	_ loadgen.Resender = (*GRPCLoop)(nil)
+)
+
 // Adapter is a run's SUT, on the client Open chose.
 type Adapter struct {
 	net        *Network  // always: the fallback, and what captures responses

@@ -73,9 +73,11 @@ func (l *polled[R]) Name() string { return l.o.Name }
 // Close closes the connections.
 func (l *polled[R]) Close() error { return l.tr.Close() }
 
-// Retries is how many requests were sent again (a server closed an idle
-// connection, refused a stream or went away before processing them).
-func (l *polled[R]) Retries() uint64 { return l.tr.Retries() }
+// Resends is how many requests were sent again because they provably never
+// reached the server (loadgen.Resender): their connection was found closed
+// before they were written, or the server refused their stream or went
+// away before processing them.
+func (l *polled[R]) Resends() uint64 { return l.tr.Retries() }
 
 // Preconnect opens n connections (within the configured count) before the
 // clock starts.
