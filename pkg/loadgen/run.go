@@ -66,6 +66,7 @@ type Run struct {
 	finished  atomic.Bool
 
 	issuedQ, doneQ, doneS, failedS atomic.Int64
+	drainedQ                       atomic.Int64 // queries close failed: never answered
 	lastDone, maxLateness          atomic.Int64
 	protocolErrs, lateCompletions  atomic.Int64
 	active                         atomic.Int64
@@ -282,6 +283,7 @@ func (r *Run) close() int64 {
 		}
 		unanswered += int64(n)
 		r.failedS.Add(int64(n))
+		r.drainedQ.Add(1)
 		r.queryFail[q].Store(true)
 		_ = r.queries.Fail(q)
 		if r.obs != nil {
