@@ -18,7 +18,7 @@ import (
 // activeRun is the run the worker is carrying out.
 type activeRun struct {
 	id     string
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	run    atomic.Pointer[loadgen.Run]
 	// endAs is the state a stop asked for (cancelled by the API,
 	// interrupted by shutdown); "" while nobody asked.
@@ -26,9 +26,15 @@ type activeRun struct {
 	rate  rateWindow
 }
 
+// stop ends the run as cancelled or interrupted. An interrupt is the
+// cancel's cause, so the engine ends it loadgen.StopInterrupted.
 func (a *activeRun) stop(as api.State) {
 	a.endAs.CompareAndSwap(nil, as)
-	a.cancel()
+	var cause error
+	if as == api.StateInterrupted {
+		cause = loadgen.ErrInterrupted
+	}
+	a.cancel(cause)
 }
 
 func (a *activeRun) stoppedAs() api.State {
@@ -96,8 +102,8 @@ func (s *Service) execute(id string) {
 	}
 	rspec := planned.Spec
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	a := &activeRun{id: id, cancel: cancel}
 	s.mu.Lock()
 	if s.closing {

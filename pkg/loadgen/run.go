@@ -244,8 +244,13 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	default:
 		reason = r.issueClosedLoop(issueCtx, sutCtx, w)
 	}
-	if reason == StopCancelled && r.verdictWon.Load() {
-		reason = StopEarlyVerdict
+	if reason == StopCancelled {
+		switch {
+		case r.verdictWon.Load():
+			reason = StopEarlyVerdict
+		case errors.Is(context.Cause(ctx), ErrInterrupted):
+			reason = StopInterrupted
+		}
 	}
 	drained := reason != StopStalled && w.drain()
 	end := r.clock.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -504,5 +505,35 @@ func TestDrainedQueriesAreNotInFlight(t *testing.T) {
 	if p.InFlightQueries != 0 || p.FailedSamples != res.SamplesIssued || p.IssuedQueries != res.QueriesIssued {
 		t.Errorf("after the drain: in flight %d, failed %d, issued %d; want 0 in flight, %d failed",
 			p.InFlightQueries, p.FailedSamples, p.IssuedQueries, res.SamplesIssued)
+	}
+}
+
+// A run stopped because the load generator shuts down (its context
+// cancelled with ErrInterrupted as the cause) ends "interrupted", not
+// "cancelled" (issue 17 #14); a plain cancel still ends "cancelled".
+func TestInterruptedIsNotCancelled(t *testing.T) {
+	for _, c := range []struct {
+		cause error
+		want  StopReason
+	}{{nil, StopCancelled}, {ErrInterrupted, StopInterrupted}, {fmt.Errorf("shutting down: %w", ErrInterrupted), StopInterrupted}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		clk := newFakeClock()
+		sut := &fakeSUT{clock: clk, latency: constLatency(time.Millisecond)}
+		sut.onIssue = func(q Query) {
+			if q.ID == 9 {
+				cancel(c.cause)
+			}
+		}
+		r, err := NewRun(testSettings(t, RulesetLoadGen6, trace.Server), sut, &fakeQSL{total: 100, perf: 100}, WithClock(clk), quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Execute(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.EndReason != c.want || res.EndMessage != c.want.message() || res.QueriesIssued != 10 {
+			t.Errorf("cause %v: end reason %s (%q) after %d queries, want %s after 10", c.cause, res.EndReason, res.EndMessage, res.QueriesIssued, c.want)
+		}
 	}
 }
