@@ -161,22 +161,12 @@ func (s *Service) execute(id string) {
 	wg.Wait()
 	s.saveProgress(a)
 
-	state, reason := runstore.Done, ""
-	switch {
-	case out == nil || out.Result == nil:
+	started := out != nil && out.Result != nil
+	state, reason, failure := endOf(a, out, runErr)
+	if failure != "" {
 		s.met.RunEnded(id, string(runstore.Failed))
-		s.fail(id, "the run could not start", runErr)
+		s.fail(id, failure, runErr)
 		return
-	case runErr != nil:
-		s.met.RunEnded(id, string(runstore.Failed))
-		s.fail(id, "the run's files could not be written", runErr)
-		return
-	case a.stoppedAs() == api.StateCancelled:
-		state, reason = runstore.Cancelled, "cancelled through the API"
-	case a.stoppedAs() == api.StateInterrupted:
-		state, reason = runstore.Interrupted, "the daemon was shut down during the run"
-	default:
-		reason = string(out.Result.EndReason)
 	}
 	if _, err := s.store.SetState(id, state, reason); err != nil {
 		log.Error("run store", "error", err)
@@ -185,7 +175,35 @@ func (s *Service) execute(id string) {
 		log.Warn("metrics", "error", err)
 	}
 	s.notify(id)
-	log.Info("run ended", "state", state, "validity", out.Result.Validity, "reason", reason)
+	if started {
+		log.Info("run ended", "state", state, "validity", out.Result.Validity, "reason", reason)
+	} else {
+		log.Info("run ended before its clock started", "state", state, "reason", reason, "error", runErr)
+	}
+}
+
+// endOf is the state a run ends in and why; failure is the reason of a run
+// that failed ("" otherwise). A run stopped before its engine's clock
+// started (while probing the target or loading the samples) ends as the
+// stop asked, like one stopped while issuing, and not failed: its error is
+// only the stop's context error.
+func endOf(a *activeRun, out *runner.Outcome, runErr error) (state runstore.State, reason, failure string) {
+	started := out != nil && out.Result != nil
+	before := ""
+	if !started {
+		before = " before the run's clock started"
+	}
+	switch {
+	case started && runErr != nil:
+		return runstore.Failed, "", "the run's files could not be written"
+	case a.stoppedAs() == api.StateCancelled:
+		return runstore.Cancelled, "cancelled through the API" + before, ""
+	case a.stoppedAs() == api.StateInterrupted:
+		return runstore.Interrupted, "the daemon was shut down during the run" + before, ""
+	case !started:
+		return runstore.Failed, "", "the run could not start"
+	}
+	return runstore.Done, string(out.Result.EndReason), ""
 }
 
 func (s *Service) fail(id, reason string, cause error) {
