@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/api"
+)
+
+// seededDataDir is a data directory holding one real finished run (a short
+// Server run against sutproxy) and n-1 copies of it.
+func seededDataDir(tb testing.TB, n int) string {
+	tb.Helper()
+	var dir string
+	s, base := startDaemon(tb, func(c *Config) { dir = c.DataDir })
+	target := "http://" + startSUT(tb).HTTPAddr()
+	code, b := do(tb, "POST", base+"/v1/runs", specFor(target, 300, ""))
+	if code != http.StatusAccepted {
+		tb.Fatalf("POST /v1/runs = %d %s", code, b)
+	}
+	var created api.RunCreated
+	if err := json.Unmarshal(b, &created); err != nil {
+		tb.Fatal(err)
+	}
+	id := created.ID
+	if st := waitState(tb, base, id); st.State != api.StateDone {
+		tb.Fatalf("the seed run ended %s: %s", st.State, st.Error)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	SeedRuns(tb, dir, n-1)
+	return dir
+}
+
+// BenchmarkListRuns500 is one GET /v1/runs?limit=500 over 500 finished runs
+// (issue 17 #5: it read and parsed every run's files on each request).
+func BenchmarkListRuns500(b *testing.B) {
+	dir := seededDataDir(b, 500)
+	s, err := New(Config{Listen: "127.0.0.1:0", DataDir: dir, MaxQPS: 50000, MaxDuration: time.Hour,
+		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.store.Close()
+	h := s.handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/v1/runs?limit=500", nil))
+		if w.Code != http.StatusOK || w.Body.Len() < 500*100 {
+			b.Fatalf("GET /v1/runs?limit=500 = %d, %d bytes", w.Code, w.Body.Len())
+		}
+	}
+}
