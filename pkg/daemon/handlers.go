@@ -154,9 +154,9 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 	if len(q.States) == 1 {
 		filter = runstore.State(q.States[0])
 	}
-	out := api.RunList{Runs: []api.RunStatus{}}
+	var runs [][]byte // each run's status, encoded (listEntry)
 	token := q.PageToken
-	for len(out.Runs) < q.Limit {
+	for len(runs) < q.Limit {
 		recs, next, err := s.store.List(filter, q.Limit, token)
 		if err != nil {
 			if errors.Is(err, runstore.ErrPageToken) {
@@ -171,9 +171,9 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 				token = rec.ID
 				continue
 			}
-			out.Runs = append(out.Runs, s.status(rec, false))
+			runs = append(runs, s.listEntry(rec))
 			token = rec.ID
-			if len(out.Runs) == q.Limit {
+			if len(runs) == q.Limit {
 				break
 			}
 		}
@@ -182,11 +182,10 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	out.NextPageToken = token
-	if len(out.Runs) < q.Limit {
-		out.NextPageToken = ""
+	if len(runs) < q.Limit {
+		token = ""
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeRunList(w, runs, token)
 }
 
 // run fetches the record named by the path, answering 404 itself.
@@ -210,11 +209,12 @@ func (s *Service) getRun(w http.ResponseWriter, r *http.Request) {
 // status builds a run's API view: the record, its live or last progress,
 // its verdict once result.json exists, and its files.
 func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
+	sum := s.sums.get(rec) // no file read: see summaries
 	st := api.RunStatus{
-		ID: rec.ID, URL: "/v1/runs/" + rec.ID, State: api.State(rec.State),
+		ID: rec.ID, URL: "/v1/runs/" + rec.ID, State: api.State(rec.State), Spec: sum.spec,
 		CreatedAt: rec.Created, Error: rec.Error, EndReason: rec.Reason,
+		Progress: sum.progress, Trials: sum.trials, Search: sum.search,
 	}
-	_ = json.Unmarshal(rec.Spec, &st.Spec)
 	if !rec.Started.IsZero() {
 		t := rec.Started
 		st.StartedAt = &t
@@ -238,20 +238,8 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 			st.Progress = &p
 		}
 	}
-	if st.Progress == nil {
-		if f, err := s.store.OpenFile(rec.ID, runstore.ProgressFile); err == nil {
-			var p api.Progress
-			if json.NewDecoder(f).Decode(&p) == nil {
-				st.Progress = &p
-			}
-			f.Close()
-		}
-	}
-	st.Trials, st.Search = searchStatus(s.store.Dir(rec.ID), rec.ID)
 	if rec.State.Terminal() {
-		if res, err := runlog.Load(s.store.Dir(rec.ID)); err == nil {
-			st.Validity = res.Validity
-		}
+		st.Validity = sum.validity
 	}
 	if detail {
 		files, _ := s.store.Files(rec.ID)

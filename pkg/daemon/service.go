@@ -23,6 +23,7 @@ type Service struct {
 	cfg    Config
 	log    *slog.Logger
 	store  *runstore.Store
+	sums   *summaries // what a status shows beyond the record, in memory
 	reg    *prometheus.Registry
 	met    *metrics.Metrics
 	allow  *Allowlist
@@ -78,6 +79,8 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 		workerDone: make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
+	s.sums = newSummaries(store)
+	s.sums.loadAll()
 	// Runs queued when the daemon last stopped go again, in their order.
 	for _, r := range store.Queued() {
 		s.queue = append(s.queue, r.ID)

@@ -163,6 +163,7 @@ func (s *Service) execute(id string) {
 
 	started := out != nil && out.Result != nil
 	state, reason, failure := endOf(a, out, runErr)
+	s.sums.reload(id) // its files are written: its status shows them once it ends
 	if failure != "" {
 		s.met.RunEnded(id, string(runstore.Failed))
 		s.fail(id, failure, runErr)
@@ -251,9 +252,13 @@ func (s *Service) saveProgress(a *activeRun) {
 		return
 	}
 	b, _ := json.Marshal(p)
-	if err := s.store.WriteFile(a.id, runstore.ProgressFile, b); err != nil && !errors.Is(err, runstore.ErrFinished) {
-		s.log.Warn("writing progress", "run", a.id, "error", err)
+	if err := s.store.WriteFile(a.id, runstore.ProgressFile, b); err != nil {
+		if !errors.Is(err, runstore.ErrFinished) {
+			s.log.Warn("writing progress", "run", a.id, "error", err)
+		}
+		return
 	}
+	s.sums.setProgress(a.id, p)
 }
 
 // targetSamplesPerSecond is the load a run asks for, in samples per second.
