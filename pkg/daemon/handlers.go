@@ -157,7 +157,7 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 	var runs [][]byte // each run's status, encoded (listEntry)
 	token := q.PageToken
 	for len(runs) < q.Limit {
-		recs, next, err := s.store.List(filter, q.Limit, token)
+		recs, next, err := s.store.ListBrief(filter, q.Limit, token) // the specs are in s.sums
 		if err != nil {
 			if errors.Is(err, runstore.ErrPageToken) {
 				writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "page_token is not one this daemon gave", "page_token")

@@ -45,7 +45,7 @@ func newSummaries(store *runstore.Store) *summaries {
 func (c *summaries) loadAll() {
 	token := ""
 	for {
-		recs, next, err := c.store.List("", 1000, token)
+		recs, next, err := c.store.List("", 500, token)
 		if err != nil {
 			return
 		}
@@ -81,6 +81,11 @@ func (c *summaries) get(rec runstore.Record) *runSummary {
 // (regular files inside the run's directory only).
 func (c *summaries) read(rec runstore.Record) *runSummary {
 	sum := &runSummary{}
+	if rec.Spec == nil { // from ListBrief
+		if full, err := c.store.Get(rec.ID); err == nil {
+			rec = full
+		}
+	}
 	_ = json.Unmarshal(rec.Spec, &sum.spec)
 	if f, err := c.store.OpenFile(rec.ID, runstore.ProgressFile); err == nil {
 		var p api.Progress
