@@ -40,6 +40,7 @@ func TestConfigRefusals(t *testing.T) {
 		{"zero duration", func(c *Config) { c.MaxDuration = 0 }, "LOADGEND_MAX_DURATION"},
 		{"bad cidr", func(c *Config) { c.AllowedTargets = []string{"10.0.0.0/99"} }, "LOADGEND_ALLOWED_TARGETS"},
 		{"bad level", func(c *Config) { c.LogLevel = "loud" }, "LOADGEND_LOG_LEVEL"},
+		{"negative API concurrency", func(c *Config) { c.APIConcurrency = -1 }, "LOADGEND_API_CONCURRENCY"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ import (
 // 1 ms or more above the median without.
 //
 // NETLOADGEN_API_BENCH_PAIRS (default 3) and NETLOADGEN_API_BENCH_SECONDS
-// (default 15) size it.
+// (default 15) size it; LOADGEND_API_CONCURRENCY is passed to loadgend.
 func TestAPILoadDuringARun(t *testing.T) {
 	if os.Getenv("NETLOADGEN_API_BENCH") == "" {
 		t.Skip("a benchmark of a few minutes: set NETLOADGEN_API_BENCH=1 (bench/apiload.sh)")
@@ -45,7 +45,11 @@ func TestAPILoadDuringARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	daemon.SeedRuns(t, data, 499)
-	p = startLoadgend(t, "LOADGEND_DATA_DIR="+data)
+	env := []string{"LOADGEND_DATA_DIR=" + data}
+	if v := os.Getenv("LOADGEND_API_CONCURRENCY"); v != "" {
+		env = append(env, "LOADGEND_API_CONCURRENCY="+v) // childEnv passes no LOADGEND_*
+	}
+	p = startLoadgend(t, env...)
 
 	var without, with []float64
 	for i := range pairs {

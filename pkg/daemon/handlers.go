@@ -38,6 +38,9 @@ func (s *Service) handler() http.Handler {
 			panic("daemon: no handler for " + r.Pattern()) // caught by TestRoutesMatchSpec
 		}
 		if strings.HasPrefix(r.Path, "/v1/") {
+			if r != eventsRoute { // a stream lasts the run: it would hold a slot
+				h = s.gated(h)
+			}
 			h = s.authenticated(h)
 		}
 		mux.Handle(r.Pattern(), h)

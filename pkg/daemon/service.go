@@ -24,6 +24,7 @@ type Service struct {
 	log    *slog.Logger
 	store  *runstore.Store
 	sums   *summaries // what a status shows beyond the record, in memory
+	gate   *apiGate   // bounds the API requests served at once
 	reg    *prometheus.Registry
 	met    *metrics.Metrics
 	allow  *Allowlist
@@ -79,6 +80,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 		workerDone: make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
+	s.gate = newAPIGate(cfg.APIConcurrency)
 	s.sums = newSummaries(store)
 	s.sums.loadAll()
 	// Runs queued when the daemon last stopped go again, in their order.
