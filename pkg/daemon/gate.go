@@ -10,7 +10,7 @@ import (
 
 // runPause is how many times its own time a request's slot stays taken
 // after it while a run issues.
-const runPause = 3
+const runPause = 7
 
 // DefaultAPIConcurrency is LOADGEND_API_CONCURRENCY's default.
 const DefaultAPIConcurrency = 2
@@ -85,10 +85,10 @@ func (s *Service) gated(h http.Handler) http.Handler {
 			s.gate.leave()
 			return
 		}
-		// While a run issues, the slot is kept three times as long again
-		// as the request took: each slot serves at most a quarter of the
-		// time, so that the API (and its clients' reading, when they are
-		// on the same machine) leave the run's issuer a CPU.
+		// While a run issues, the slot is kept runPause times as long
+		// again as the request took: each slot serves at most an eighth
+		// of the time, so that the API (and its clients' reading, when
+		// they are on the same machine) leave the run's issuer a CPU.
 		time.AfterFunc(runPause*time.Since(start), s.gate.leave)
 	})
 }
