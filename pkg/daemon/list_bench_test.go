@@ -43,13 +43,7 @@ func seededDataDir(tb testing.TB, n int) string {
 // (issue 17 #5: it read and parsed every run's files on each request).
 func BenchmarkListRuns500(b *testing.B) {
 	dir := seededDataDir(b, 500)
-	s, err := New(Config{Listen: "127.0.0.1:0", DataDir: dir, MaxQPS: 50000, MaxDuration: time.Hour,
-		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.store.Close()
-	h := s.handler()
+	h := newTestService(b, dir).handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/runs?limit=500", nil))
 	var list api.RunList

@@ -14,7 +14,7 @@ import (
 
 // newTestService is a service over a fresh data directory, not serving:
 // its handler is called directly.
-func newTestService(t *testing.T, dir string) *Service {
+func newTestService(t testing.TB, dir string) *Service {
 	t.Helper()
 	s, err := New(Config{Listen: "127.0.0.1:0", DataDir: dir, MaxQPS: 50000, MaxDuration: time.Hour,
 		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}, nil)
