@@ -52,6 +52,9 @@ type Config struct {
 	// DrainTimeout bounds the wait for in-flight requests at cancel and at
 	// shutdown.
 	DrainTimeout time.Duration `envconfig:"DRAIN_TIMEOUT" default:"10s"`
+	// APIConcurrency caps the /v1 requests served at once (event streams
+	// aside); more wait briefly, then get 503. 0: DefaultAPIConcurrency.
+	APIConcurrency int `envconfig:"API_CONCURRENCY" default:"2"`
 }
 
 // DefaultMaxQueued is LOADGEND_MAX_QUEUED's default.
@@ -105,6 +108,9 @@ func (c Config) Validate() error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("%w: LOADGEND_LOG_LEVEL %q: want debug, info, warn or error", ErrConfig, c.LogLevel)
+	}
+	if c.APIConcurrency < 0 {
+		return fmt.Errorf("%w: LOADGEND_API_CONCURRENCY cannot be negative", ErrConfig)
 	}
 	if c.DrainTimeout < 0 {
 		return fmt.Errorf("%w: LOADGEND_DRAIN_TIMEOUT cannot be negative", ErrConfig)

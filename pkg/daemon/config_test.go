@@ -54,6 +54,7 @@ func TestConfigRefusals(t *testing.T) {
 		{"allowed host cidr", func(c *Config) { c.AllowedHosts = []string{"10.0.0.0/33"} }, "LOADGEND_ALLOWED_HOSTS"},
 		{"negative queue cap", func(c *Config) { c.MaxQueued = -1 }, "LOADGEND_MAX_QUEUED"},
 		{"bad level", func(c *Config) { c.LogLevel = "loud" }, "LOADGEND_LOG_LEVEL"},
+		{"negative API concurrency", func(c *Config) { c.APIConcurrency = -1 }, "LOADGEND_API_CONCURRENCY"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

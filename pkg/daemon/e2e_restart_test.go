@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -139,9 +140,10 @@ func TestE2EGracefulShutdown(t *testing.T) {
 	}
 	code, b := c.do(t, http.MethodGet, "/v1/runs/"+id+"/result", "")
 	var res struct {
-		Issued    int64 `json:"samples_issued"`
-		Completed int64 `json:"samples_completed"`
-		Failed    int64 `json:"samples_failed"`
+		Issued    int64  `json:"samples_issued"`
+		Completed int64  `json:"samples_completed"`
+		Failed    int64  `json:"samples_failed"`
+		EndReason string `json:"end_reason"`
 	}
 	if code != http.StatusOK || json.Unmarshal(b, &res) != nil {
 		t.Fatalf("result of the interrupted run: %d %s", code, b)
@@ -149,12 +151,19 @@ func TestE2EGracefulShutdown(t *testing.T) {
 	if res.Completed <= 0 || res.Issued != res.Completed+res.Failed {
 		t.Errorf("result: issued %d, completed %d, failed %d; want issuing stopped and everything accounted for", res.Issued, res.Completed, res.Failed)
 	}
+	if res.EndReason != "interrupted" {
+		t.Errorf("result's end_reason %q, want interrupted", res.EndReason)
+	}
 	if st.Progress == nil || st.Progress.CompletedSamples != res.Completed {
 		t.Errorf("last progress %+v, want its completed samples = the result's %d", st.Progress, res.Completed)
 	}
 	for _, name := range []string{"mlperf_log_summary.txt", "mlperf_log_detail.txt", "latency.hlog"} {
-		if code, b := c.do(t, http.MethodGet, "/v1/runs/"+id+"/files/"+name, ""); code != http.StatusOK || len(b) == 0 {
+		code, b := c.do(t, http.MethodGet, "/v1/runs/"+id+"/files/"+name, "")
+		if code != http.StatusOK || len(b) == 0 {
 			t.Errorf("file %s: %d, %d bytes", name, code, len(b))
+		}
+		if name == "mlperf_log_summary.txt" && !strings.Contains(string(b), "  end_reason : interrupted\n") {
+			t.Errorf("the summary does not say end_reason : interrupted:\n%s", b)
 		}
 	}
 	if st := c.waitEnded(t, queued, 30*time.Second); st.State != api.StateDone {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
-	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
 )
 
@@ -56,9 +55,7 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request) {
 		if rec.State != last {
 			ev := api.StateEvent{ID: rec.ID, State: api.State(rec.State), At: time.Now().UTC(), Error: rec.Error, EndReason: rec.Reason}
 			if rec.State.Terminal() {
-				if res, err := runlog.Load(s.store.Dir(rec.ID)); err == nil {
-					ev.Validity = res.Validity
-				}
+				ev.Validity = s.sums.get(rec).validity
 			}
 			if !send(api.EventState, ev) {
 				return

@@ -34,7 +34,11 @@ import (
 // bearer token.
 func (s *Service) handler() http.Handler {
 	listenHost, _, _ := net.SplitHostPort(s.cfg.Listen)
-	_, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	addr := s.cfg.Listen // the port asked for, until Start has the one it got
+	if s.ln != nil {
+		addr = s.ln.Addr().String()
+	}
+	_, port, _ := net.SplitHostPort(addr)
 	hosts, _ := NewAllowlist(s.cfg.AllowedHosts) // checked by Validate
 	guard := newHostGuard(listenHost, port, hosts)
 	mux := http.NewServeMux()
@@ -47,6 +51,9 @@ func (s *Service) handler() http.Handler {
 			h = jsonBody(h)
 		}
 		if strings.HasPrefix(r.Path, "/v1/") {
+			if r != eventsRoute { // a stream lasts the run: it would hold a slot
+				h = s.gated(h)
+			}
 			h = s.authenticated(h)
 		}
 		// An orchestrator probes these by the pod's address or any name;
@@ -198,10 +205,10 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 	if len(q.States) == 1 {
 		filter = runstore.State(q.States[0])
 	}
-	out := api.RunList{Runs: []api.RunStatus{}}
+	var runs [][]byte // each run's status, encoded (listEntry)
 	token := q.PageToken
-	for len(out.Runs) < q.Limit {
-		recs, next, err := s.store.List(filter, q.Limit, token)
+	for len(runs) < q.Limit {
+		recs, next, err := s.store.ListBrief(filter, q.Limit, token) // the specs are in s.sums
 		if err != nil {
 			if errors.Is(err, runstore.ErrPageToken) {
 				writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "page_token is not one this daemon gave", "page_token")
@@ -215,9 +222,9 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 				token = rec.ID
 				continue
 			}
-			out.Runs = append(out.Runs, s.status(rec, false))
+			runs = append(runs, s.listEntry(rec))
 			token = rec.ID
-			if len(out.Runs) == q.Limit {
+			if len(runs) == q.Limit {
 				break
 			}
 		}
@@ -226,11 +233,10 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	out.NextPageToken = token
-	if len(out.Runs) < q.Limit {
-		out.NextPageToken = ""
+	if len(runs) < q.Limit {
+		token = ""
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeRunList(w, runs, token)
 }
 
 // run fetches the record named by the path, answering 404 itself.
@@ -254,11 +260,12 @@ func (s *Service) getRun(w http.ResponseWriter, r *http.Request) {
 // status builds a run's API view: the record, its live or last progress,
 // its verdict once result.json exists, and its files.
 func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
+	sum := s.sums.get(rec) // no file read: see summaries
 	st := api.RunStatus{
-		ID: rec.ID, URL: "/v1/runs/" + rec.ID, State: api.State(rec.State),
+		ID: rec.ID, URL: "/v1/runs/" + rec.ID, State: api.State(rec.State), Spec: sum.spec,
 		CreatedAt: rec.Created, Error: rec.Error, EndReason: rec.Reason,
+		Progress: sum.progress, Trials: sum.trials, Search: sum.search,
 	}
-	_ = json.Unmarshal(rec.Spec, &st.Spec)
 	if !rec.Started.IsZero() {
 		t := rec.Started
 		st.StartedAt = &t
@@ -282,20 +289,8 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 			st.Progress = &p
 		}
 	}
-	if st.Progress == nil {
-		if f, err := s.store.OpenFile(rec.ID, runstore.ProgressFile); err == nil {
-			var p api.Progress
-			if json.NewDecoder(f).Decode(&p) == nil {
-				st.Progress = &p
-			}
-			f.Close()
-		}
-	}
-	st.Trials, st.Search = searchStatus(s.store.Dir(rec.ID), rec.ID)
 	if rec.State.Terminal() {
-		if res, err := runlog.Load(s.store.Dir(rec.ID)); err == nil {
-			st.Validity = res.Validity
-		}
+		st.Validity = sum.validity
 	}
 	if detail {
 		files, _ := s.store.Files(rec.ID)

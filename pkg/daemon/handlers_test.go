@@ -20,7 +20,7 @@ import (
 )
 
 // startDaemon starts a service on a free loopback port over a fresh data dir.
-func startDaemon(t *testing.T, edit func(*Config)) (*Service, string) {
+func startDaemon(t testing.TB, edit func(*Config)) (*Service, string) {
 	t.Helper()
 	cfg := Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), MaxQPS: 50000, MaxDuration: time.Hour,
 		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}
@@ -38,7 +38,7 @@ func startDaemon(t *testing.T, edit func(*Config)) (*Service, string) {
 	return s, "http://" + s.Addr()
 }
 
-func startSUT(t *testing.T, models ...sim.ModelSpec) *sutproxy.Proxy {
+func startSUT(t testing.TB, models ...sim.ModelSpec) *sutproxy.Proxy {
 	t.Helper()
 	p, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Models: models})
 	if err != nil {
@@ -51,7 +51,7 @@ func startSUT(t *testing.T, models ...sim.ModelSpec) *sutproxy.Proxy {
 // do sends a request as a script would: a body goes as application/json.
 // header is name, value pairs that replace the defaults; an empty value
 // leaves the header out.
-func do(t *testing.T, method, url, body string, header ...string) (int, []byte) {
+func do(t testing.TB, method, url, body string, header ...string) (int, []byte) {
 	t.Helper()
 	h := map[string]string{}
 	if body != "" {
@@ -66,7 +66,7 @@ func do(t *testing.T, method, url, body string, header ...string) (int, []byte) 
 
 // send sends a request with exactly the headers given (an empty value: not
 // sent), Host among them, as a browser would put them on the wire.
-func send(t *testing.T, method, url, body string, header map[string]string) (*http.Response, []byte) {
+func send(t testing.TB, method, url, body string, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
@@ -92,7 +92,7 @@ func send(t *testing.T, method, url, body string, header map[string]string) (*ht
 // follow reads a run's event stream until until returns true for an event
 // (its name and data) or the stream ends; the stream is the API's event for
 // "something changed", so no test polls.
-func follow(t *testing.T, base, id string, until func(event string, data []byte) bool) {
+func follow(t testing.TB, base, id string, until func(event string, data []byte) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -123,7 +123,7 @@ func follow(t *testing.T, base, id string, until func(event string, data []byte)
 
 // waitState follows a run's events until its terminal state, then returns
 // its status.
-func waitState(t *testing.T, base, id string) api.RunStatus {
+func waitState(t testing.TB, base, id string) api.RunStatus {
 	t.Helper()
 	follow(t, base, id, func(event string, data []byte) bool {
 		var ev api.StateEvent

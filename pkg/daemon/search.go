@@ -31,11 +31,12 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 				log.Warn("metrics", "error", err)
 			}
 		},
-		Finished: func(search.Trial, *search.Result) {
+		Finished: func(_ search.Trial, res *search.Result) {
 			// The trial's run is over: let it go before the next trial
 			// generates its own, or both would be held at once.
 			s.saveProgress(a)
 			a.run.Store(nil)
+			s.sums.setSearch(a.id, res)
 			s.notify(a.id)
 		},
 	})
@@ -57,12 +58,8 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 }
 
 // searchStatus is a search's trials so far and its answer (or its state
-// while it runs) for the run's status; nil, nil when the run is no search.
-func searchStatus(dir, id string) ([]api.Trial, *api.SearchStatus) {
-	res, err := search.Load(dir)
-	if err != nil {
-		return nil, nil
-	}
+// while it runs) for the run's status.
+func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus) {
 	out := make([]api.Trial, 0, len(res.Trials))
 	for _, t := range res.Trials {
 		tr := api.Trial{

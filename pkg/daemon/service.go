@@ -23,6 +23,8 @@ type Service struct {
 	cfg    Config
 	log    *slog.Logger
 	store  *runstore.Store
+	sums   *summaries // what a status shows beyond the record, in memory
+	gate   *apiGate   // bounds the API requests served at once
 	reg    *prometheus.Registry
 	met    *metrics.Metrics
 	allow  *Allowlist
@@ -101,6 +103,9 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Service, error) {
 		workerDone: make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
+	s.gate = newAPIGate(cfg.APIConcurrency)
+	s.sums = newSummaries(store)
+	s.sums.loadAll()
 	// Runs queued when the daemon last stopped go again, in their order.
 	for _, r := range store.Queued() {
 		s.queue = append(s.queue, r.ID)

@@ -19,7 +19,7 @@ import (
 // activeRun is the run the worker is carrying out.
 type activeRun struct {
 	id     string
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	run    atomic.Pointer[loadgen.Run]
 	// endAs is the state a stop asked for (cancelled by the API,
 	// interrupted by shutdown); "" while nobody asked.
@@ -27,9 +27,15 @@ type activeRun struct {
 	rate  rateWindow
 }
 
+// stop ends the run as cancelled or interrupted. An interrupt is the
+// cancel's cause, so the engine ends it loadgen.StopInterrupted.
 func (a *activeRun) stop(as api.State) {
 	a.endAs.CompareAndSwap(nil, as)
-	a.cancel()
+	var cause error
+	if as == api.StateInterrupted {
+		cause = loadgen.ErrInterrupted
+	}
+	a.cancel(cause)
 }
 
 func (a *activeRun) stoppedAs() api.State {
@@ -106,8 +112,8 @@ func (s *Service) execute(id string) {
 	}
 	rspec := planned.Spec
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	a := &activeRun{id: id, cancel: cancel}
 	s.mu.Lock()
 	if s.closing {
@@ -170,22 +176,13 @@ func (s *Service) execute(id string) {
 	// The last reference to the engine's run, its trace and its records.
 	a.run.Store(nil)
 
-	state, reason := runstore.Done, ""
-	switch {
-	case out == nil || out.Result == nil:
+	started := out != nil && out.Result != nil
+	state, reason, failure := endOf(a, out, runErr)
+	s.sums.reload(id) // its files are written: its status shows them once it ends
+	if failure != "" {
 		s.met.RunEnded(id, string(runstore.Failed))
-		s.fail(id, "the run could not start", runErr)
+		s.fail(id, failure, runErr)
 		return
-	case runErr != nil:
-		s.met.RunEnded(id, string(runstore.Failed))
-		s.fail(id, "the run's files could not be written", runErr)
-		return
-	case a.stoppedAs() == api.StateCancelled:
-		state, reason = runstore.Cancelled, "cancelled through the API"
-	case a.stoppedAs() == api.StateInterrupted:
-		state, reason = runstore.Interrupted, "the daemon was shut down during the run"
-	default:
-		reason = string(out.Result.EndReason)
 	}
 	if _, err := s.store.SetState(id, state, reason); err != nil {
 		log.Error("run store", "error", err)
@@ -194,7 +191,35 @@ func (s *Service) execute(id string) {
 		log.Warn("metrics", "error", err)
 	}
 	s.notify(id)
-	log.Info("run ended", "state", state, "validity", out.Result.Validity, "reason", reason)
+	if started {
+		log.Info("run ended", "state", state, "validity", out.Result.Validity, "reason", reason)
+	} else {
+		log.Info("run ended before its clock started", "state", state, "reason", reason, "error", runErr)
+	}
+}
+
+// endOf is the state a run ends in and why; failure is the reason of a run
+// that failed ("" otherwise). A run stopped before its engine's clock
+// started (while probing the target or loading the samples) ends as the
+// stop asked, like one stopped while issuing, and not failed: its error is
+// only the stop's context error.
+func endOf(a *activeRun, out *runner.Outcome, runErr error) (state runstore.State, reason, failure string) {
+	started := out != nil && out.Result != nil
+	before := ""
+	if !started {
+		before = " before the run's clock started"
+	}
+	switch {
+	case started && runErr != nil:
+		return runstore.Failed, "", "the run's files could not be written"
+	case a.stoppedAs() == api.StateCancelled:
+		return runstore.Cancelled, "cancelled through the API" + before, ""
+	case a.stoppedAs() == api.StateInterrupted:
+		return runstore.Interrupted, "the daemon was shut down during the run" + before, ""
+	case !started:
+		return runstore.Failed, "", "the run could not start"
+	}
+	return runstore.Done, string(out.Result.EndReason), ""
 }
 
 func (s *Service) fail(id, reason string, cause error) {
@@ -241,10 +266,18 @@ func (s *Service) saveProgress(a *activeRun) {
 	if !ok {
 		return
 	}
-	b, _ := json.Marshal(p)
-	if err := s.store.WriteFile(a.id, runstore.ProgressFile, b); err != nil && !errors.Is(err, runstore.ErrFinished) {
-		s.log.Warn("writing progress", "run", a.id, "error", err)
+	// A state a full disk kept in memory is written again once a second.
+	if err := s.store.SaveUnsaved(); err != nil {
+		s.log.Warn("run store", "error", err)
 	}
+	b, _ := json.Marshal(p)
+	if err := s.store.WriteFile(a.id, runstore.ProgressFile, b); err != nil {
+		if !errors.Is(err, runstore.ErrFinished) {
+			s.log.Warn("writing progress", "run", a.id, "error", err)
+		}
+		return
+	}
+	s.sums.setProgress(a.id, p)
 }
 
 // targetSamplesPerSecond is the load a run asks for, in samples per second.

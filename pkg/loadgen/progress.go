@@ -17,6 +17,8 @@ type Progress struct {
 	PlannedQueries   int   `json:"planned_queries"`
 	IssuedQueries    int64 `json:"issued_queries"`
 	CompletedQueries int64 `json:"completed_queries"`
+	// InFlightQueries are issued and neither completed nor failed by the
+	// drain (which does not count them completed).
 	InFlightQueries  int64 `json:"in_flight_queries"`
 	CompletedSamples int64 `json:"completed_samples"`
 	FailedSamples    int64 `json:"failed_samples"`
@@ -45,7 +47,8 @@ func (r *Run) Progress() Progress {
 	p.Started = true
 	p.IssuedQueries = r.issuedQ.Load()
 	p.CompletedQueries = r.doneQ.Load()
-	p.InFlightQueries = p.IssuedQueries - p.CompletedQueries
+	// A query the drain gave up on is failed, not in flight.
+	p.InFlightQueries = p.IssuedQueries - p.CompletedQueries - r.drainedQ.Load()
 	p.CompletedSamples = r.doneS.Load()
 	p.FailedSamples = r.failedS.Load()
 	if r.bound > 0 {

@@ -66,6 +66,7 @@ type Run struct {
 	finished  atomic.Bool
 
 	issuedQ, doneQ, doneS, failedS atomic.Int64
+	drainedQ                       atomic.Int64 // queries close failed: never answered
 	lastDone, maxLateness          atomic.Int64
 	protocolErrs, lateCompletions  atomic.Int64
 	active                         atomic.Int64
@@ -243,8 +244,13 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	default:
 		reason = r.issueClosedLoop(issueCtx, sutCtx, w)
 	}
-	if reason == StopCancelled && r.verdictWon.Load() {
-		reason = StopEarlyVerdict
+	if reason == StopCancelled {
+		switch {
+		case r.verdictWon.Load():
+			reason = StopEarlyVerdict
+		case errors.Is(context.Cause(ctx), ErrInterrupted):
+			reason = StopInterrupted
+		}
 	}
 	drained := reason != StopStalled && w.drain()
 	end := r.clock.Now()
@@ -288,6 +294,7 @@ func (r *Run) close() int64 {
 		}
 		unanswered += int64(n)
 		r.failedS.Add(int64(n))
+		r.drainedQ.Add(1)
 		r.queryFail[q].Store(true)
 		_ = r.queries.Fail(q)
 		if r.obs != nil {

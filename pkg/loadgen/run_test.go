@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -159,6 +160,11 @@ func TestServerNeverWaitsForResponses(t *testing.T) {
 	}
 	if res.Valid || res.NoFailedSamples || res.OverLatencyCount != res.SamplesIssued {
 		t.Errorf("validity %s, over latency %d; reasons %v", res.Validity, res.OverLatencyCount, res.InvalidReasons)
+	}
+	// The queries the drain counted failed are no longer in flight (issue
+	// 17 #14: a status showed them both in flight and failed).
+	if p := r.Progress(); p.InFlightQueries != 0 || p.FailedSamples != res.SamplesIssued {
+		t.Errorf("after the drain: %d in flight, %d failed; want 0 in flight, %d failed", p.InFlightQueries, p.FailedSamples, res.SamplesIssued)
 	}
 }
 
@@ -488,5 +494,35 @@ func TestResultMarshalsToJSON(t *testing.T) {
 	}
 	if back["result_validity"] != res.Validity || back["ruleset"] != "loadgen6" || back["mode"] != "PerformanceOnly" {
 		t.Errorf("round trip: validity %v ruleset %v mode %v", back["result_validity"], back["ruleset"], back["mode"])
+	}
+}
+
+// A run stopped because the load generator shuts down (its context
+// cancelled with ErrInterrupted as the cause) ends "interrupted", not
+// "cancelled" (issue 17 #14); a plain cancel still ends "cancelled".
+func TestInterruptedIsNotCancelled(t *testing.T) {
+	for _, c := range []struct {
+		cause error
+		want  StopReason
+	}{{nil, StopCancelled}, {ErrInterrupted, StopInterrupted}, {fmt.Errorf("shutting down: %w", ErrInterrupted), StopInterrupted}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		clk := newFakeClock()
+		sut := &fakeSUT{clock: clk, latency: constLatency(time.Millisecond)}
+		sut.onIssue = func(q Query) {
+			if q.ID == 9 {
+				cancel(c.cause)
+			}
+		}
+		r, err := NewRun(testSettings(t, RulesetLoadGen6, trace.Server), sut, &fakeQSL{total: 100, perf: 100}, WithClock(clk), quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Execute(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.EndReason != c.want || res.EndMessage != c.want.message() || res.QueriesIssued != 10 {
+			t.Errorf("cause %v: end reason %s (%q) after %d queries, want %s after 10", c.cause, res.EndReason, res.EndMessage, res.QueriesIssued, c.want)
+		}
 	}
 }

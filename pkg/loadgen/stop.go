@@ -1,5 +1,7 @@
 package loadgen
 
+import "errors"
+
 // StopReason says why the engine stopped issuing queries.
 type StopReason string
 
@@ -12,8 +14,11 @@ const (
 	StopMaxDuration     StopReason = "max_duration"
 	StopTooManyInFlight StopReason = "too_many_outstanding_queries" // server_max_async_queries
 	StopCancelled       StopReason = "cancelled"
-	StopEarlyVerdict    StopReason = "early_verdict"
-	StopStalled         StopReason = "sut_stalled" // no response within the drain timeout
+	// StopInterrupted is a cancel whose cause is ErrInterrupted: the load
+	// generator shut down under the run, nobody cancelled it.
+	StopInterrupted  StopReason = "interrupted"
+	StopEarlyVerdict StopReason = "early_verdict"
+	StopStalled      StopReason = "sut_stalled" // no response within the drain timeout
 )
 
 func (r StopReason) message() string {
@@ -30,6 +35,8 @@ func (r StopReason) message() string {
 		return "Ending early: Too many outstanding queries."
 	case StopCancelled:
 		return "Ending early: the run was cancelled."
+	case StopInterrupted:
+		return "Ending early: the run was interrupted (the load generator shut down)."
 	case StopEarlyVerdict:
 		return "Ending early: the run's verdict was settled (early verdict)."
 	case StopStalled:
@@ -37,3 +44,8 @@ func (r StopReason) message() string {
 	}
 	return string(r)
 }
+
+// ErrInterrupted, as the cause of the cancel of Execute's context
+// (context.WithCancelCause), makes the run end StopInterrupted rather than
+// StopCancelled.
+var ErrInterrupted = errors.New("loadgen: interrupted: the load generator is shutting down")

@@ -23,7 +23,13 @@ func Load(dir string) (*loadgen.Result, error) {
 		return nil, fmt.Errorf("load result: %w", err)
 	}
 	defer f.Close()
-	dec := json.NewDecoder(f)
+	return Decode(f)
+}
+
+// Decode reads a result.json from r (opened by the caller, say through an
+// os.Root), with Load's checks.
+func Decode(r io.Reader) (*loadgen.Result, error) {
+	dec := json.NewDecoder(r)
 	var res loadgen.Result
 	if err := dec.Decode(&res); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformedResult, err)

@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -50,6 +51,12 @@ func (s *Store) OpenFile(id, name string) (*os.File, error) {
 // OpenFileIn is OpenFile for a file in sub, a subdirectory of the run's
 // directory (a search's trial-NNN) named by a plain name; "" is the run's
 // directory itself.
+//
+// Only a regular file inside the run's own directory is opened: the run's
+// directory, sub and the file are each opened without following a symbolic
+// link, through os.Root from the data directory's runs/, and any of them
+// that is a link (or not a directory, or not a regular file) reads as
+// absent, an error wrapping fs.ErrNotExist.
 func (s *Store) OpenFileIn(id, sub, name string) (*os.File, error) {
 	if err := checkRunFile(name); err != nil {
 		return nil, fmt.Errorf("runstore: %w", err)
@@ -59,51 +66,102 @@ func (s *Store) OpenFileIn(id, sub, name string) (*os.File, error) {
 			return nil, fmt.Errorf("runstore: %w", err)
 		}
 	}
-	dir := s.Dir(id)
-	if dir == "" {
-		return nil, fmt.Errorf("runstore: %w: %q", ErrNotFound, id)
-	}
-	// os.Root refuses to follow a symbolic link out of the run directory,
-	// should one ever be planted there (sub included).
-	root, err := os.OpenRoot(dir)
+	root, err := s.openRunRoot(id, sub)
 	if err != nil {
-		return nil, fmt.Errorf("runstore: run %s: %w", id, err)
+		return nil, err
 	}
 	defer root.Close()
-	if sub != "" {
-		subRoot, err := root.OpenRoot(sub)
-		if err != nil {
-			return nil, fmt.Errorf("runstore: run %s: %w", id, err)
-		}
-		defer subRoot.Close()
-		root = subRoot
-	}
-	f, err := root.Open(name)
+	f, err := openRegular(root, name)
 	if err != nil {
 		return nil, fmt.Errorf("runstore: run %s: %w", id, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("runstore: run %s: %w", id, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("runstore: run %s: %s is not a regular file: %w", id, name, fs.ErrNotExist)
 	}
 	return f, nil
 }
 
-// Files returns the names of the files run id has written, in the order of
-// FileNames.
-func (s *Store) Files(id string) ([]string, error) {
-	dir := s.Dir(id)
-	if dir == "" {
+// openRunRoot opens run id's directory, and its subdirectory sub unless
+// sub is "", as an os.Root, following no symbolic link on the way.
+func (s *Store) openRunRoot(id, sub string) (*os.Root, error) {
+	if s.Dir(id) == "" {
 		return nil, fmt.Errorf("runstore: %w: %q", ErrNotFound, id)
 	}
+	runs, err := os.OpenRoot(s.runs)
+	if err != nil {
+		return nil, fmt.Errorf("runstore: run %s: %w", id, err)
+	}
+	defer runs.Close()
+	root, err := openDir(runs, id)
+	if err != nil {
+		return nil, fmt.Errorf("runstore: run %s: %w", id, err)
+	}
+	if sub == "" {
+		return root, nil
+	}
+	defer root.Close()
+	subRoot, err := openDir(root, sub)
+	if err != nil {
+		return nil, fmt.Errorf("runstore: run %s: %w", id, err)
+	}
+	return subRoot, nil
+}
+
+// openDir opens directory name of parent, refusing a symbolic link: os.Root
+// follows one that stays inside the root, so name is checked with Lstat,
+// and what was opened is checked to be what was checked.
+func openDir(parent *os.Root, name string) (*os.Root, error) {
+	fi, err := parent.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: %w", name, fs.ErrNotExist)
+	}
+	r, err := parent.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := r.Stat("."); err != nil || !os.SameFile(fi, st) {
+		r.Close()
+		return nil, fmt.Errorf("%s was replaced while it was opened: %w", name, fs.ErrNotExist)
+	}
+	return r, nil
+}
+
+// openRegular opens file name of root if it is a regular file, not a
+// symbolic link.
+func openRegular(root *os.Root, name string) (*os.File, error) {
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: %w", name, fs.ErrNotExist)
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
+		f.Close()
+		return nil, fmt.Errorf("%s was replaced while it was opened: %w", name, fs.ErrNotExist)
+	}
+	return f, nil
+}
+
+// Files returns the names of the regular files run id has written, in the
+// order of FileNames (a symbolic link is not listed, as OpenFile does not
+// open it).
+func (s *Store) Files(id string) ([]string, error) {
+	root, err := s.openRunRoot(id, "")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	var names []string
 	for _, n := range runFiles {
-		fi, err := os.Lstat(filepath.Join(dir, n))
+		fi, err := root.Lstat(n)
 		if err == nil && fi.Mode().IsRegular() {
 			names = append(names, n)
 		}

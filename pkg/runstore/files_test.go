@@ -133,3 +133,86 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("a finished run's files changed: %v -> %v", before, after)
 	}
 }
+
+// Only regular files inside the run's own directory are served: a run
+// directory, trial directory or file that is a symbolic link is not
+// followed, wherever it points, and reads as absent (fs.ErrNotExist, the
+// API's 404), not as an error (issue 17 #11).
+func TestOpenFileRefusesEverySymlink(t *testing.T) {
+	const trial = "trial-001"
+	outside := t.TempDir()
+	for _, n := range []string{ResultFile, HlogFile} {
+		if err := os.WriteFile(filepath.Join(outside, n), []byte("outside"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name string
+		sub  string // OpenFileIn's subdirectory
+		// plant replaces part of run directory dir with a symbolic link;
+		// other is another run's directory.
+		plant func(t *testing.T, dir, other string)
+	}{
+		{"run dir links outside", "", func(t *testing.T, dir, other string) { relink(t, outside, dir) }},
+		{"run dir links to another run", "", func(t *testing.T, dir, other string) { relink(t, other, dir) }},
+		{"run dir links relatively", "", func(t *testing.T, dir, other string) { relink(t, filepath.Base(other), dir) }},
+		{"file links outside", "", func(t *testing.T, dir, other string) {
+			relink(t, filepath.Join(outside, ResultFile), filepath.Join(dir, ResultFile))
+		}},
+		{"file links inside", "", func(t *testing.T, dir, other string) {
+			relink(t, RecordFile, filepath.Join(dir, ResultFile))
+		}},
+		{"trial dir links outside", trial, func(t *testing.T, dir, other string) { relink(t, outside, filepath.Join(dir, trial)) }},
+		{"trial dir links to another run's", trial, func(t *testing.T, dir, other string) {
+			relink(t, filepath.Join(other, trial), filepath.Join(dir, trial))
+		}},
+		{"trial file links outside", trial, func(t *testing.T, dir, other string) {
+			relink(t, filepath.Join(outside, ResultFile), filepath.Join(dir, trial, ResultFile))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTest(t, t.TempDir())
+			other := mustCreate(t, s, `{}`)
+			r := mustCreate(t, s, `{}`)
+			for _, id := range []string{other.ID, r.ID} {
+				if err := os.MkdirAll(filepath.Join(s.Dir(id), trial), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range []string{s.Dir(id), filepath.Join(s.Dir(id), trial)} {
+					for _, n := range []string{ResultFile, HlogFile} {
+						if err := os.WriteFile(filepath.Join(d, n), []byte("run "+id), 0o600); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			c.plant(t, s.Dir(r.ID), s.Dir(other.ID))
+			f, err := s.OpenFileIn(r.ID, c.sub, ResultFile)
+			if err == nil {
+				b, _ := io.ReadAll(f)
+				f.Close()
+				t.Fatalf("OpenFileIn(%q, %s) served %q through a symbolic link", c.sub, ResultFile, b)
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("OpenFileIn(%q, %s): %v, want fs.ErrNotExist", c.sub, ResultFile, err)
+			}
+			if c.sub == "" {
+				if names, err := s.Files(r.ID); err != nil || slices.Contains(names, ResultFile) {
+					t.Errorf("Files = %v, %v: lists a file through a symbolic link", names, err)
+				}
+			}
+		})
+	}
+}
+
+// relink replaces path (a file or a directory) with a symbolic link to to.
+func relink(t *testing.T, to, path string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(to, path); err != nil {
+		t.Skipf("symlink: %v", err)
+	}
+}

@@ -13,6 +13,16 @@ const DefaultListLimit = 100
 // Pages stay consistent while runs are created: a token names the last run
 // returned, and newer runs never appear on later pages.
 func (s *Store) List(filter State, limit int, pageToken string) (runs []Record, next string, err error) {
+	return s.list(filter, limit, pageToken, true)
+}
+
+// ListBrief is List without the runs' specs (Record.Spec is nil): for a
+// caller that lists hundreds of runs often and has their specs already.
+func (s *Store) ListBrief(filter State, limit int, pageToken string) (runs []Record, next string, err error) {
+	return s.list(filter, limit, pageToken, false)
+}
+
+func (s *Store) list(filter State, limit int, pageToken string, spec bool) (runs []Record, next string, err error) {
 	if filter != "" && !filter.Valid() {
 		return nil, "", fmt.Errorf("runstore: %w: %q", ErrInvalidState, filter)
 	}
@@ -29,6 +39,7 @@ func (s *Store) List(filter State, limit int, pageToken string) (runs []Record, 
 		}
 		i = e.pos - 1
 	}
+	runs = make([]Record, 0, min(limit, i+1))
 	for ; i >= 0; i-- {
 		r := s.order[i].rec
 		if filter != "" && r.State != filter {
@@ -37,7 +48,12 @@ func (s *Store) List(filter State, limit int, pageToken string) (runs []Record, 
 		if len(runs) == limit {
 			return runs, runs[len(runs)-1].ID, nil
 		}
-		runs = append(runs, r.clone())
+		if spec {
+			r = r.clone()
+		} else {
+			r.Spec = nil
+		}
+		runs = append(runs, r)
 	}
 	return runs, "", nil
 }

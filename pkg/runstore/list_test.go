@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -119,5 +120,39 @@ func TestRecordsAreCopies(t *testing.T) {
 	rs, _, _ := s.List("", 1, "")
 	if string(rs[0].Spec) != `{"model":"a"}` {
 		t.Errorf("spec in the index changed through a returned record: %s", rs[0].Spec)
+	}
+}
+
+// ListBrief is List, page for page, without the specs.
+func TestListBrief(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	for i := range 5 {
+		r := mustCreate(t, s, `{"n":1}`)
+		if i%2 == 0 {
+			mustSet(t, s, r.ID, Cancelled)
+		}
+	}
+	for _, filter := range []State{"", Cancelled, Queued, Done} {
+		token, briefToken := "", ""
+		for {
+			full, next, err := s.List(filter, 2, token)
+			brief, briefNext, briefErr := s.ListBrief(filter, 2, briefToken)
+			if err != nil || briefErr != nil || next != briefNext || len(full) != len(brief) {
+				t.Fatalf("%q: List %d runs, next %q, %v; ListBrief %d, %q, %v", filter, len(full), next, err, len(brief), briefNext, briefErr)
+			}
+			for i := range full {
+				if string(full[i].Spec) != `{"n":1}` || brief[i].Spec != nil {
+					t.Errorf("specs %s and %s", full[i].Spec, brief[i].Spec)
+				}
+				full[i].Spec = nil
+				if !reflect.DeepEqual(full[i], brief[i]) {
+					t.Errorf("List %+v, ListBrief %+v", full[i], brief[i])
+				}
+			}
+			if next == "" {
+				break
+			}
+			token, briefToken = next, briefNext
+		}
 	}
 }

@@ -143,13 +143,20 @@ func writeJSON(path string, v any) error {
 
 // Load reads a search's record from its directory.
 func Load(dir string) (*Result, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	f, err := os.Open(filepath.Join(dir, ResultFile))
 	if err != nil {
 		return nil, err
 	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
+	defer f.Close()
+	return Decode(f)
+}
+
+// Decode reads a search.json from r (opened by the caller, say through an
+// os.Root).
+func Decode(r io.Reader) (*Result, error) {
+	var res Result
+	if err := json.NewDecoder(r).Decode(&res); err != nil {
 		return nil, fmt.Errorf("%s: %w", ResultFile, err)
 	}
-	return &r, nil
+	return &res, nil
 }

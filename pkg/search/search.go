@@ -8,6 +8,8 @@ import (
 	"math"
 	"path/filepath"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
 
 // DefaultMaxTrials bounds a search that gives no bound: LoadGen's own
@@ -85,7 +87,10 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			runErr = fmt.Errorf("trial %d at %v: %w", req.Index, req.Target, err)
 			res.EndReason = "error: " + runErr.Error()
 			if ctx.Err() != nil {
-				res.EndReason = "cancelled"
+				res.EndReason = string(loadgen.StopCancelled)
+				if errors.Is(context.Cause(ctx), loadgen.ErrInterrupted) {
+					res.EndReason = string(loadgen.StopInterrupted)
+				}
 			}
 			break
 		}

@@ -1,0 +1,101 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/netloadgen/netloadgen/api"
+)
+
+// runPause is how many times its own time a request's slot stays taken
+// after it while a run issues.
+const runPause = 7
+
+// DefaultAPIConcurrency is LOADGEND_API_CONCURRENCY's default.
+const DefaultAPIConcurrency = 2
+
+// The gate's queue: how many requests past the cap may wait for a slot, and
+// how long each may wait before its 503.
+const (
+	apiQueueMax  = 256
+	apiQueueWait = 2 * time.Second
+)
+
+// apiGate bounds the /v1 requests served at once (issue 17 #5). The run's
+// issuer shares the daemon's CPUs with the API, and Go's scheduler does not
+// favour it: fifty requests at once put fifty goroutines ahead of it. Past
+// the cap a request waits for a slot, briefly; past the queue, or when its
+// wait is over, it is answered 503 unavailable with Retry-After. The issuer
+// never waits on the gate; only the API does.
+type apiGate struct {
+	slots chan struct{} // one per request being served
+	queue chan struct{} // one per request waiting for a slot
+	wait  time.Duration
+}
+
+func newAPIGate(concurrency int) *apiGate {
+	if concurrency <= 0 {
+		concurrency = DefaultAPIConcurrency
+	}
+	return &apiGate{slots: make(chan struct{}, concurrency), queue: make(chan struct{}, apiQueueMax), wait: apiQueueWait}
+}
+
+// enter takes a slot, waiting for one up to the gate's wait; false when
+// none came (or ctx ended first).
+func (g *apiGate) enter(ctx context.Context) bool {
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case g.queue <- struct{}{}:
+	default:
+		return false // the queue is full too
+	}
+	defer func() { <-g.queue }()
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (g *apiGate) leave() { <-g.slots }
+
+// eventsRoute is not gated: a stream lasts as long as its run.
+var eventsRoute = api.Route{Method: "GET", Path: "/v1/runs/{id}/events"}
+
+// gated serves h through the gate.
+func (s *Service) gated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.gate.enter(r.Context()) {
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "too many API requests at once: retry after a second", "")
+			return
+		}
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		if !s.running() {
+			s.gate.leave()
+			return
+		}
+		// While a run issues, the slot is kept runPause times as long
+		// again as the request took: each slot serves at most an eighth
+		// of the time, so that the API (and its clients' reading, when
+		// they are on the same machine) leave the run's issuer a CPU.
+		time.AfterFunc(runPause*time.Since(start), s.gate.leave)
+	})
+}
+
+// running reports whether a run is being carried out.
+func (s *Service) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active != nil
+}
