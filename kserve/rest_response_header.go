@@ -168,12 +168,13 @@ func scanObject(b []byte, i, depth int, field func(key []byte, b []byte, i int) 
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
 	}
-	var keyBuf [32]byte
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, Malformedf("expected a field name at offset %d", i)
 		}
-		key, end, err := scanString(keyBuf[:0], b, i)
+		// A slice of b, decoded only when escaped: a buffer on the stack
+		// would escape through field, an allocation per object.
+		key, end, err := jsonStringValue(nil, b, i)
 		if err != nil {
 			return end, err
 		}
