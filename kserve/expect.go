@@ -204,6 +204,30 @@ func dimsString(dims []int64, over bool) string {
 	return string(append(b, ']'))
 }
 
+// CheckResponse checks a decoded answer (accuracy runs, which decode every
+// answer anyway) as CheckJSON and CheckProto check an encoded one. A nil
+// Expect checks nothing.
+func (e *Expect) CheckResponse(resp *InferResponse, batch int) error {
+	if e == nil {
+		return nil
+	}
+	c := answerCheck{e: e, batch: batch}
+	if err := c.model([]byte(resp.Model)); err != nil {
+		return err
+	}
+	for i := range resp.Outputs {
+		o := &resp.Outputs[i]
+		shape := o.Shape
+		if len(shape) > maxCheckedDims {
+			shape = shape[:maxCheckedDims]
+		}
+		if err := c.output([]byte(o.Name), []byte(o.Datatype), shape, len(o.Shape) > maxCheckedDims); err != nil {
+			return err
+		}
+	}
+	return c.done()
+}
+
 // CheckJSON checks a REST answer's JSON: the header of a binary-extension
 // body (its first Inference-Header-Content-Length bytes) or a whole JSON
 // body, whose tensor data it skips. Broken JSON is an error matching

@@ -52,6 +52,7 @@ func encodings(t *testing.T, resp *InferResponse) map[string]func(e *Expect, bat
 		"binary header": func(e *Expect, batch int) error { return e.CheckJSON(header, batch) },
 		"JSON body":     func(e *Expect, batch int) error { return e.CheckJSON(jsonBody, batch) },
 		"protobuf":      func(e *Expect, batch int) error { return e.CheckProto(pb, batch) },
+		"decoded":       func(e *Expect, batch int) error { return e.CheckResponse(resp, batch) },
 	}
 }
 

@@ -29,7 +29,7 @@ const benchWindow = 32
 
 type nullClient struct{}
 
-func (nullClient) Prepare(*kserve.InferRequest) (Call, error) {
+func (nullClient) Prepare(*kserve.InferRequest, *kserve.Expect) (Call, error) {
 	return func(context.Context) (time.Time, error) { return time.Time{}, nil }, nil
 }
 
