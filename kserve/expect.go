@@ -47,26 +47,31 @@ type Expect struct {
 
 type expectOutput struct {
 	name, datatype string
-	// shape is the metadata's, -1 for a variable dimension; when the model
-	// batches, shape[0] stands for the request's batch size.
+	// shape is the metadata's, -1 for a variable dimension; with
+	// batchDim, shape[0] stands for the request's batch size.
 	shape      []int64
+	batchDim   bool
 	checkShape bool
 }
 
 // NewExpect is the check of model's answers: its name, and the outputs of its
 // metadata (every one of them, once, with its datatype and shape; a request
 // that names no output gets them all). With batched, an output's first
-// dimension is the batch dimension, which an answer must fill with the
-// request's batch size; any other -1 is a dimension of any size. A model
-// whose metadata lists no outputs must answer with at least one, of any
-// name, datatype and shape.
+// dimension, -1 in the metadata, is the batch dimension, which an answer
+// must fill with the request's batch size; any other -1 is a dimension of
+// any size. A model whose metadata lists no outputs must answer with at
+// least one, of any name, datatype and shape.
 func NewExpect(model string, outputs []TensorMetadata, batched bool) *Expect {
 	e := &Expect{model: model, batched: batched}
 	for _, o := range outputs {
 		shape := append([]int64(nil), o.Shape...)
-		// A batching model's output without dimensions says nothing of its
-		// answered shape.
-		e.outs = append(e.outs, expectOutput{name: o.Name, datatype: string(o.Datatype), shape: shape, checkShape: !batched || len(shape) > 0})
+		e.outs = append(e.outs, expectOutput{
+			name: o.Name, datatype: string(o.Datatype), shape: shape,
+			batchDim: batched && len(shape) > 0 && shape[0] == -1,
+			// A batching model's output without dimensions says nothing
+			// of its answered shape.
+			checkShape: !batched || len(shape) > 0,
+		})
 	}
 	return e
 }
@@ -117,8 +122,8 @@ func (c *answerCheck) output(name, datatype []byte, dims []int64, over bool) err
 	if string(datatype) != o.datatype {
 		return badResponsef("output %q: datatype %q, want %q", string(name), string(datatype), o.datatype)
 	}
-	if o.checkShape && (over || !o.matches(dims, c.e.batched, c.batch)) {
-		return badResponsef("output %q: shape %s, want %s", string(name), dimsString(dims, over), o.want(c.e.batched, c.batch))
+	if o.checkShape && (over || !o.matches(dims, c.batch)) {
+		return badResponsef("output %q: shape %s, want %s", string(name), dimsString(dims, over), o.want(c.batch))
 	}
 	return nil
 }
@@ -165,13 +170,13 @@ func (e *Expect) find(name []byte) int {
 	return -1
 }
 
-func (o *expectOutput) matches(dims []int64, batched bool, batch int) bool {
+func (o *expectOutput) matches(dims []int64, batch int) bool {
 	if len(dims) != len(o.shape) {
 		return false
 	}
 	for k, d := range dims {
 		want := o.shape[k]
-		if batched && k == 0 {
+		if o.batchDim && k == 0 {
 			want = int64(batch)
 		}
 		if d < 0 || want >= 0 && d != want {
@@ -182,9 +187,9 @@ func (o *expectOutput) matches(dims []int64, batched bool, batch int) bool {
 }
 
 // want is the shape an answer must have, for a message.
-func (o *expectOutput) want(batched bool, batch int) string {
+func (o *expectOutput) want(batch int) string {
 	s := append([]int64(nil), o.shape...)
-	if batched {
+	if o.batchDim {
 		s[0] = int64(batch)
 	}
 	return dimsString(s, false)

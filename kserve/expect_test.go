@@ -111,6 +111,19 @@ func TestExpectUnbatchedAndUnlisted(t *testing.T) {
 			}
 		}
 	}
+	// Batched, but a first dimension the metadata fixes is no batch
+	// dimension: the answer must have it as it is.
+	e = NewExpect("m", []TensorMetadata{{Name: "OUT", Datatype: FP64, Shape: []int64{2, 3}}}, true)
+	for _, c := range []struct {
+		shape []int64
+		ok    bool
+	}{{[]int64{2, 3}, true}, {[]int64{5, 3}, false}} {
+		for form, check := range encodings(t, &InferResponse{Model: "m", Outputs: []Tensor{expectTensor("OUT", FP64, c.shape...)}}) {
+			if err := check(e, 5); (err == nil) != c.ok {
+				t.Errorf("%s: fixed first dimension, shape %v: err %v, want ok %v", form, c.shape, err, c.ok)
+			}
+		}
+	}
 	// Metadata without outputs: any output will do, none will not.
 	e = NewExpect("m", nil, true)
 	for form, check := range encodings(t, &InferResponse{Model: "m", Outputs: []Tensor{expectTensor("X", Uint8, 1)}}) {
