@@ -8,9 +8,11 @@ package kserve
 // allocating.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -37,12 +39,51 @@ const maxCheckedDims = 32
 
 // Expect is what every answer of one model must say, built once per run from
 // the model's metadata. Its checks are safe for concurrent use and allocate
-// only to describe a mismatch.
+// only to describe a mismatch, and once per batch size and form to remember
+// an answer that passed.
 type Expect struct {
 	model string
 	// batched: an output's first dimension is the request's batch size.
 	batched bool
 	outs    []expectOutput
+	// passed remembers, by form and batch size, the first answer (its JSON
+	// or its message) that passed: a server answers a batch size with the
+	// same header every time, and bytes equal to ones that passed pass (a
+	// check is a function of the bytes and the batch size), for a compare
+	// instead of a walk (bench/nullserver's answer, BenchmarkExpect: its
+	// JSON 150–215 ns walked, its message 60–80, either 6 compared). An
+	// answer that differs is walked, and not remembered: answers that all
+	// differ (an id echoed) cost no memory.
+	passed [numForms][maxRemembered + 1]atomic.Pointer[[]byte]
+}
+
+// The forms an answer is checked in, for Expect.passed.
+const (
+	formJSON = iota
+	formProto
+	numForms
+)
+
+// maxRemembered is the largest batch size whose answer is remembered.
+const maxRemembered = 256
+
+// seen reports whether b, an answer of form at batch, is one that passed.
+func (e *Expect) seen(form int, b []byte, batch int) bool {
+	if batch < 0 || batch > maxRemembered {
+		return false
+	}
+	p := e.passed[form][batch].Load()
+	return p != nil && bytes.Equal(*p, b)
+}
+
+// remember keeps b, an answer of form at batch that passed, when none is
+// kept yet.
+func (e *Expect) remember(form int, b []byte, batch int) {
+	if batch < 0 || batch > maxRemembered || e.passed[form][batch].Load() != nil {
+		return
+	}
+	c := bytes.Clone(b)
+	e.passed[form][batch].CompareAndSwap(nil, &c)
 }
 
 type expectOutput struct {
@@ -239,9 +280,18 @@ func (e *Expect) CheckResponse(resp *InferResponse, batch int) error {
 // ErrMalformed, a mismatch one matching ErrBadResponse. A nil Expect checks
 // nothing.
 func (e *Expect) CheckJSON(header []byte, batch int) error {
-	if e == nil {
+	if e == nil || e.seen(formJSON, header, batch) {
 		return nil
 	}
+	if err := e.walkJSON(header, batch); err != nil {
+		return err
+	}
+	e.remember(formJSON, header, batch)
+	return nil
+}
+
+// walkJSON is CheckJSON without remembering.
+func (e *Expect) walkJSON(header []byte, batch int) error {
 	c := answerCheck{e: e, batch: batch}
 	i, err := scanObject(header, skipWS(header, 0), 0, func(key []byte, b []byte, i int) (int, error) {
 		switch string(key) {
@@ -406,9 +456,18 @@ func parseDim(tok []byte) (int64, bool) {
 // error matching ErrMalformed, a mismatch one matching ErrBadResponse. A nil
 // Expect checks nothing.
 func (e *Expect) CheckProto(msg []byte, batch int) error {
-	if e == nil {
+	if e == nil || e.seen(formProto, msg, batch) {
 		return nil
 	}
+	if err := e.walkProto(msg, batch); err != nil {
+		return err
+	}
+	e.remember(formProto, msg, batch)
+	return nil
+}
+
+// walkProto is CheckProto without remembering.
+func (e *Expect) walkProto(msg []byte, batch int) error {
 	c := answerCheck{e: e, batch: batch}
 	for len(msg) > 0 {
 		num, typ, n := protowire.ConsumeTag(msg)

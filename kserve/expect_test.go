@@ -200,10 +200,11 @@ func TestExpectProtoForms(t *testing.T) {
 }
 
 // TestExpectAllocatesNothing: the check of a matching answer is on every
-// answer's path.
+// answer's path, remembered or walked.
 func TestExpectAllocatesNothing(t *testing.T) {
 	e := NewExpect("m", expectModel, true)
-	checks := encodings(t, &InferResponse{Model: "m", Outputs: []Tensor{expectTensor("SCORES", FP32, 3, 4), expectTensor("LABELS", Int64, 3, 7)}})
+	resp := &InferResponse{Model: "m", Outputs: []Tensor{expectTensor("SCORES", FP32, 3, 4), expectTensor("LABELS", Int64, 3, 7)}}
+	checks := encodings(t, resp)
 	for form, check := range checks {
 		if n := testing.AllocsPerRun(100, func() {
 			if err := check(e, 3); err != nil {
@@ -211,6 +212,48 @@ func TestExpectAllocatesNothing(t *testing.T) {
 			}
 		}); n != 0 {
 			t.Errorf("%s: %.0f allocations per check", form, n)
+		}
+	}
+	body, n, err := EncodeInferResponse(nil, resp, []bool{true, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := InferResponseToPB(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if e.walkJSON(body[:n], 3) != nil || e.walkProto(pb, 3) != nil {
+			t.Fatal("a matching answer fails")
+		}
+	}); n != 0 {
+		t.Errorf("%.0f allocations per walk", n)
+	}
+}
+
+// TestExpectRemembersByBatch: an answer that passed at one batch size still
+// fails at another, and bytes that differ are walked.
+func TestExpectRemembersByBatch(t *testing.T) {
+	e := NewExpect("m", expectModel, true)
+	good := &InferResponse{Model: "m", Outputs: []Tensor{expectTensor("SCORES", FP32, 3, 4), expectTensor("LABELS", Int64, 3, 7)}}
+	for form, check := range encodings(t, good) {
+		for range 2 {
+			if err := check(e, 3); err != nil {
+				t.Errorf("%s at batch 3: %v", form, err)
+			}
+			if err := check(e, 2); !errors.Is(err, ErrBadResponse) {
+				t.Errorf("%s at batch 2 after it passed at 3: %v", form, err)
+			}
+		}
+	}
+	bad := &InferResponse{Model: "m", Outputs: []Tensor{expectTensor("SCORES", FP32, 3, 4)}}
+	for form, check := range encodings(t, bad) {
+		if err := check(e, 3); !errors.Is(err, ErrBadResponse) {
+			t.Errorf("%s: another answer at batch 3: %v", form, err)
 		}
 	}
 }
@@ -237,9 +280,23 @@ func BenchmarkExpect(b *testing.B) {
 			}
 		}
 	})
+	b.Run("json-walk", func(b *testing.B) {
+		for b.Loop() {
+			if err := e.walkJSON(body[:n], 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("proto", func(b *testing.B) {
 		for b.Loop() {
 			if err := e.CheckProto(pb, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("proto-walk", func(b *testing.B) {
+		for b.Loop() {
+			if err := e.walkProto(pb, 1); err != nil {
 				b.Fatal(err)
 			}
 		}
