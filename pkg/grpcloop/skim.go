@@ -60,6 +60,9 @@ func (s *skimmer) reuse() skimmer {
 
 // take consumes the next bytes of the message.
 func (s *skimmer) take(p []byte) {
+	if s.state == skTag && s.hdrN == 0 && s.fault == "" {
+		p = s.fields(p)
+	}
 	for len(p) > 0 && s.fault == "" {
 		if s.state == skValue {
 			n := min(s.left, uint64(len(p)))
@@ -85,6 +88,71 @@ func (s *skimmer) take(p []byte) {
 			s.varintEnded()
 		}
 	}
+}
+
+// fields consumes the whole fields at the start of p, which starts at a
+// field's tag, and returns the rest: the common case, a message in one DATA
+// frame, walked a field at a time and kept in one copy per run of kept
+// fields (bench/nullserver's answer, the response's reset included: 60 ns
+// byte by byte, 36 so, 8 before the answer check). The rest, a field cut by
+// the frame's end or bytes that are not protobuf, goes byte by byte.
+func (s *skimmer) fields(p []byte) []byte {
+	run, i := 0, 0
+	for i < len(p) {
+		tag, n := uvarint(p[i:])
+		num, typ := protowire.DecodeTag(tag)
+		if n < 0 || num < protowire.MinValidNumber {
+			break
+		}
+		m := fieldLen(typ, p[i+n:])
+		if m < 0 {
+			break
+		}
+		if num == rawOutputContents && typ == protowire.BytesType {
+			s.append(p[run:i])
+			run = i + n + m
+		}
+		s.num = num
+		i += n + m
+	}
+	s.append(p[run:i])
+	return p[i:]
+}
+
+// fieldLen is the length of a field's value of wire type typ at the start
+// of b, -1 if it is not all there (or typ is a group's).
+func fieldLen(typ protowire.Type, b []byte) int {
+	switch typ {
+	case protowire.VarintType:
+		_, n := uvarint(b)
+		return n
+	case protowire.Fixed32Type:
+		return lenIfAll(4, b)
+	case protowire.Fixed64Type:
+		return lenIfAll(8, b)
+	case protowire.BytesType:
+		l, n := uvarint(b)
+		if n < 0 || l > uint64(len(b)-n) {
+			return -1
+		}
+		return n + int(l)
+	}
+	return -1
+}
+
+func lenIfAll(n int, b []byte) int {
+	if len(b) < n {
+		return -1
+	}
+	return n
+}
+
+// uvarint is protowire.ConsumeVarint with its one-byte case inline.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return protowire.ConsumeVarint(b)
 }
 
 // varintEnded acts on a tag, length or varint value just completed in hdr.
