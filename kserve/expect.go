@@ -280,13 +280,19 @@ func (e *Expect) CheckResponse(resp *InferResponse, batch int) error {
 // ErrMalformed, a mismatch one matching ErrBadResponse. A nil Expect checks
 // nothing.
 func (e *Expect) CheckJSON(header []byte, batch int) error {
-	if e == nil || e.seen(formJSON, header, batch) {
+	return e.check(formJSON, header, batch, (*Expect).walkJSON)
+}
+
+// check is an answer's verdict: remembered, else walked (and remembered
+// when it passes).
+func (e *Expect) check(form int, b []byte, batch int, walk func(*Expect, []byte, int) error) error {
+	if e == nil || e.seen(form, b, batch) {
 		return nil
 	}
-	if err := e.walkJSON(header, batch); err != nil {
+	if err := walk(e, b, batch); err != nil {
 		return err
 	}
-	e.remember(formJSON, header, batch)
+	e.remember(form, b, batch)
 	return nil
 }
 
@@ -303,7 +309,7 @@ func (e *Expect) walkJSON(header []byte, batch int) error {
 			}
 			return end, err
 		case "outputs":
-			return c.jsonOutputs(b, i)
+			return scanOutputs(b, i, c.jsonOutput)
 		}
 		return skipValue(b, i, 1)
 	})
@@ -314,37 +320,6 @@ func (e *Expect) walkJSON(header []byte, batch int) error {
 		return Malformedf("unexpected content after the JSON header at offset %d", i)
 	}
 	return c.done()
-}
-
-// jsonOutputs checks the outputs array at b[i].
-func (c *answerCheck) jsonOutputs(b []byte, i int) (int, error) {
-	if hasPrefixAt(b, i, "null") {
-		return i + 4, nil
-	}
-	if i >= len(b) || b[i] != '[' {
-		return i, Malformedf("outputs must be an array")
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
-		var err error
-		if i, err = c.jsonOutput(b, i); err != nil {
-			return i, err
-		}
-		if i = skipWS(b, i); i >= len(b) {
-			return i, Malformedf("unterminated outputs array")
-		}
-		switch b[i] {
-		case ']':
-			return i + 1, nil
-		case ',':
-			i = skipWS(b, i+1)
-		default:
-			return i, Malformedf("expected ',' or ']' in outputs at offset %d", i)
-		}
-	}
 }
 
 // jsonOutput checks the output object at b[i]: its fields in any order, its
@@ -456,48 +431,31 @@ func parseDim(tok []byte) (int64, bool) {
 // error matching ErrMalformed, a mismatch one matching ErrBadResponse. A nil
 // Expect checks nothing.
 func (e *Expect) CheckProto(msg []byte, batch int) error {
-	if e == nil || e.seen(formProto, msg, batch) {
-		return nil
-	}
-	if err := e.walkProto(msg, batch); err != nil {
-		return err
-	}
-	e.remember(formProto, msg, batch)
-	return nil
+	return e.check(formProto, msg, batch, (*Expect).walkProto)
 }
 
 // walkProto is CheckProto without remembering.
 func (e *Expect) walkProto(msg []byte, batch int) error {
 	c := answerCheck{e: e, batch: batch}
-	for len(msg) > 0 {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
-			return pbMalformed("ModelInferResponse", n)
-		}
-		msg = msg[n:]
-		var m int
+	err := pbFields(msg, "ModelInferResponse", func(num protowire.Number, typ protowire.Type, b []byte) (int, error) {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
-			var v []byte
-			if v, m = protowire.ConsumeBytes(msg); m >= 0 {
-				if err := c.model(v); err != nil {
-					return err
-				}
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return m, nil
 			}
+			return m, c.model(v)
 		case num == 5 && typ == protowire.BytesType:
-			var v []byte
-			if v, m = protowire.ConsumeBytes(msg); m >= 0 {
-				if err := c.pbOutput(v); err != nil {
-					return err
-				}
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return m, nil
 			}
-		default:
-			m = protowire.ConsumeFieldValue(num, typ, msg)
+			return m, c.pbOutput(v)
 		}
-		if m < 0 {
-			return pbMalformed("ModelInferResponse", m)
-		}
-		msg = msg[m:]
+		return protowire.ConsumeFieldValue(num, typ, b), nil
+	})
+	if err != nil {
+		return err
 	}
 	// proto3 leaves an empty model_name out: it is a name, and a wrong one.
 	if !c.modelSeen {
@@ -522,12 +480,7 @@ func (c *answerCheck) pbOutput(b []byte) error {
 		dims[n] = int64(v)
 		n++
 	}
-	for len(b) > 0 {
-		num, typ, k := protowire.ConsumeTag(b)
-		if k < 0 {
-			return pbMalformed("InferOutputTensor", k)
-		}
-		b = b[k:]
+	err := pbFields(b, "InferOutputTensor", func(num protowire.Number, typ protowire.Type, b []byte) (int, error) {
 		var m int
 		switch {
 		case num == 1 && typ == protowire.BytesType:
@@ -545,7 +498,7 @@ func (c *answerCheck) pbOutput(b []byte) error {
 				for len(packed) > 0 {
 					v, l := protowire.ConsumeVarint(packed)
 					if l < 0 {
-						return pbMalformed("InferOutputTensor shape", l)
+						return l, nil
 					}
 					dim(v)
 					packed = packed[l:]
@@ -554,12 +507,35 @@ func (c *answerCheck) pbOutput(b []byte) error {
 		default:
 			m = protowire.ConsumeFieldValue(num, typ, b)
 		}
-		if m < 0 {
-			return pbMalformed("InferOutputTensor", m)
+		return m, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.output(name, datatype, dims[:n], over)
+}
+
+// pbFields walks the fields of the message b (what names it in errors),
+// calling field with each one's number, wire type and the bytes from its
+// value on; field returns the value's length, negative (protowire's error
+// code) when it is malformed, and its own verdict.
+func pbFields(b []byte, what string, field func(num protowire.Number, typ protowire.Type, b []byte) (int, error)) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return pbMalformed(what, n)
+		}
+		b = b[n:]
+		m, err := field(num, typ, b)
+		switch {
+		case m < 0:
+			return pbMalformed(what, m)
+		case err != nil:
+			return err
 		}
 		b = b[m:]
 	}
-	return c.output(name, datatype, dims[:n], over)
+	return nil
 }
 
 func pbMalformed(what string, n int) error {

@@ -20,9 +20,10 @@ func expectTensor(name string, dt DataType, shape ...int64) Tensor {
 	return Tensor{Name: name, Datatype: dt, Shape: shape, Data: make([]byte, ElementCount(shape)*int64(dt.Size()))}
 }
 
-// encodings are an answer in every form a client checks: the JSON header of
-// a binary-extension body, a JSON body with its data, and the gRPC message.
-func encodings(t *testing.T, resp *InferResponse) map[string]func(e *Expect, batch int) error {
+// encoded is an answer in every encoded form a client checks: the JSON
+// header of a binary-extension body, a JSON body with its data, and the
+// gRPC message.
+func encoded(t testing.TB, resp *InferResponse) (header, jsonBody, pb []byte) {
 	t.Helper()
 	bin := make([]bool, len(resp.Outputs))
 	for i := range bin {
@@ -32,22 +33,27 @@ func encodings(t *testing.T, resp *InferResponse) map[string]func(e *Expect, bat
 	if err != nil {
 		t.Fatal(err)
 	}
-	header := body
+	header = body
 	if n >= 0 {
 		header = body[:n]
 	}
-	jsonBody, _, err := EncodeInferResponse(nil, resp, nil)
-	if err != nil {
+	if jsonBody, _, err = EncodeInferResponse(nil, resp, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := InferResponseToPB(resp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := proto.Marshal(m)
-	if err != nil {
+	if pb, err = proto.Marshal(m); err != nil {
 		t.Fatal(err)
 	}
+	return header, jsonBody, pb
+}
+
+// encodings are the checks of an answer in every form, decoded too.
+func encodings(t *testing.T, resp *InferResponse) map[string]func(e *Expect, batch int) error {
+	t.Helper()
+	header, jsonBody, pb := encoded(t, resp)
 	return map[string]func(*Expect, int) error{
 		"binary header": func(e *Expect, batch int) error { return e.CheckJSON(header, batch) },
 		"JSON body":     func(e *Expect, batch int) error { return e.CheckJSON(jsonBody, batch) },
@@ -214,20 +220,9 @@ func TestExpectAllocatesNothing(t *testing.T) {
 			t.Errorf("%s: %.0f allocations per check", form, n)
 		}
 	}
-	body, n, err := EncodeInferResponse(nil, resp, []bool{true, true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := InferResponseToPB(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	header, _, pb := encoded(t, resp)
 	if n := testing.AllocsPerRun(100, func() {
-		if e.walkJSON(body[:n], 3) != nil || e.walkProto(pb, 3) != nil {
+		if e.walkJSON(header, 3) != nil || e.walkProto(pb, 3) != nil {
 			t.Fatal("a matching answer fails")
 		}
 	}); n != 0 {
@@ -260,47 +255,21 @@ func TestExpectRemembersByBatch(t *testing.T) {
 
 func BenchmarkExpect(b *testing.B) {
 	e := NewExpect("null", []TensorMetadata{{Name: "OUTPUT0", Datatype: FP32, Shape: []int64{-1, 16}}}, true)
-	resp := &InferResponse{Model: "null", Version: "1", Outputs: []Tensor{expectTensor("OUTPUT0", FP32, 1, 16)}}
-	body, n, err := EncodeInferResponse(nil, resp, []bool{true})
-	if err != nil {
-		b.Fatal(err)
+	header, _, pb := encoded(b, &InferResponse{Model: "null", Version: "1", Outputs: []Tensor{expectTensor("OUTPUT0", FP32, 1, 16)}})
+	for name, check := range map[string]func() error{
+		"json":       func() error { return e.CheckJSON(header, 1) },
+		"json-walk":  func() error { return e.walkJSON(header, 1) },
+		"proto":      func() error { return e.CheckProto(pb, 1) },
+		"proto-walk": func() error { return e.walkProto(pb, 1) },
+	} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := check(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
-	m, err := InferResponseToPB(resp)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pb, err := proto.Marshal(m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("json", func(b *testing.B) {
-		for b.Loop() {
-			if err := e.CheckJSON(body[:n], 1); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("json-walk", func(b *testing.B) {
-		for b.Loop() {
-			if err := e.walkJSON(body[:n], 1); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("proto", func(b *testing.B) {
-		for b.Loop() {
-			if err := e.CheckProto(pb, 1); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("proto-walk", func(b *testing.B) {
-		for b.Loop() {
-			if err := e.walkProto(pb, 1); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // FuzzExpect: whatever the bytes, a check ends with nil, a malformed answer

@@ -13,19 +13,17 @@ import (
 // a codec's error an INTERNAL status) when the server's OK is not the
 // model's answer, at the request's batch size.
 func TestInferPreparedDiscardChecksTheAnswer(t *testing.T) {
-	m := servertest.NewModel(servertest.Answers[0].Answer)
-	_, addr, _ := servertest.Serve(t, m)
+	m, _, addr := servertest.Start(t)
 	c, err := New(addr, WithConns(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	want := kserve.NewExpect(servertest.ModelName, servertest.Metadata.Outputs, true)
+	want := servertest.Expect()
 	for _, a := range servertest.Answers {
 		for _, batch := range []int64{1, 3} {
 			m.Set(a.Answer)
-			req := &kserve.InferRequest{Model: servertest.ModelName, Inputs: []kserve.Tensor{
-				{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{batch, 4}, Data: make([]byte, batch*16)}}}
+			req := servertest.Request(batch)
 			p, err := c.PrepareInferExpect(req, want)
 			if err != nil {
 				t.Fatal(err)

@@ -13,9 +13,8 @@ import (
 // (no outputs, another output, datatype or shape, another model), in the
 // binary extension and in JSON, and at the request's batch size.
 func TestInferPreparedCheckChecksTheAnswer(t *testing.T) {
-	m := servertest.NewModel(servertest.Answers[0].Answer)
-	addr, _, _ := servertest.Serve(t, m)
-	want := kserve.NewExpect(servertest.ModelName, servertest.Metadata.Outputs, true)
+	m, addr, _ := servertest.Start(t)
+	want := servertest.Expect()
 	for _, binary := range []bool{true, false} {
 		c, err := New("http://"+addr, Binary(binary))
 		if err != nil {
@@ -24,8 +23,7 @@ func TestInferPreparedCheckChecksTheAnswer(t *testing.T) {
 		for _, a := range servertest.Answers {
 			for _, batch := range []int64{1, 3} {
 				m.Set(a.Answer)
-				req := &kserve.InferRequest{Model: servertest.ModelName, Inputs: []kserve.Tensor{
-					{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{batch, 4}, Data: make([]byte, batch*16)}}}
+				req := servertest.Request(batch)
 				p, err := c.PrepareInferExpect(req, want)
 				if err != nil {
 					t.Fatal(err)

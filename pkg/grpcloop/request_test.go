@@ -73,12 +73,14 @@ func TestGRPCTimeout(t *testing.T) {
 	}
 }
 
+// ok gives r the header block of a gRPC answer.
+func ok(r *response) {
+	r.field(":status", "200", false)
+	r.field("content-type", "application/grpc", false)
+	r.endBlock()
+}
+
 func TestResponseOutcome(t *testing.T) {
-	ok := func(r *response) {
-		r.field(":status", "200", false)
-		r.field("content-type", "application/grpc", false)
-		r.endBlock()
-	}
 	cases := []struct {
 		name  string
 		build func(r *response)
@@ -132,37 +134,26 @@ func TestResponseKeepsTheMessageForTheCheck(t *testing.T) {
 	str := func(b []byte, num protowire.Number, v string) []byte {
 		return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), v)
 	}
-	var msg, want []byte
-	msg = str(msg, 1, "m")
-	msg = protowire.AppendTag(msg, 6, protowire.BytesType) // raw contents first: any order
-	msg = protowire.AppendBytes(msg, make([]byte, 300))
-	msg = str(msg, 2, "1")
-	msg = protowire.AppendTag(msg, 7, protowire.VarintType) // unknown fields are kept
-	msg = protowire.AppendVarint(msg, 1<<40)
-	msg = protowire.AppendTag(msg, 8, protowire.Fixed64Type)
-	msg = protowire.AppendFixed64(msg, 5)
-	msg = protowire.AppendTag(msg, 9, protowire.Fixed32Type)
-	msg = protowire.AppendFixed32(msg, 5)
-	msg = str(msg, 5, "output")
-	msg = protowire.AppendTag(msg, 6, protowire.BytesType)
-	msg = protowire.AppendBytes(msg, []byte{1, 2, 3})
-	want = str(want, 1, "m")
-	want = str(want, 2, "1")
-	want = protowire.AppendTag(want, 7, protowire.VarintType)
-	want = protowire.AppendVarint(want, 1<<40)
-	want = protowire.AppendTag(want, 8, protowire.Fixed64Type)
-	want = protowire.AppendFixed64(want, 5)
-	want = protowire.AppendTag(want, 9, protowire.Fixed32Type)
-	want = protowire.AppendFixed32(want, 5)
-	want = str(want, 5, "output")
+	raw := func(n int) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, 6, protowire.BytesType), make([]byte, n))
+	}
+	// Kept: every field but the raw contents, unknown ones too.
+	kept := [][]byte{
+		str(nil, 1, "m"), str(nil, 2, "1"),
+		protowire.AppendVarint(protowire.AppendTag(nil, 7, protowire.VarintType), 1<<40),
+		protowire.AppendFixed64(protowire.AppendTag(nil, 8, protowire.Fixed64Type), 5),
+		protowire.AppendFixed32(protowire.AppendTag(nil, 9, protowire.Fixed32Type), 5),
+		str(nil, 5, "output"),
+	}
+	want := bytes.Join(kept, nil)
+	// The raw contents first (any order) and last.
+	msg := bytes.Join([][]byte{kept[0], raw(300), bytes.Join(kept[1:], nil), raw(3)}, nil)
 	framed := append([]byte{0, 0, 0, byte(len(msg) >> 8), byte(len(msg))}, msg...)
 	errBad := errors.New("bad")
 	for _, step := range []int{len(framed), 1, 7, 100} {
 		var r response
 		r.reset()
-		r.field(":status", "200", false)
-		r.field("content-type", "application/grpc", false)
-		r.endBlock()
+		ok(&r)
 		for b := framed; len(b) > 0; b = b[min(step, len(b)):] {
 			r.data(b[:min(step, len(b))])
 		}
@@ -183,9 +174,7 @@ func TestResponseKeepsTheMessageForTheCheck(t *testing.T) {
 	for name, m := range map[string][]byte{"cut in a field": msg[:len(msg)-2], "group": {0x0b, 0x0c}} {
 		var r response
 		r.reset()
-		r.field(":status", "200", false)
-		r.field("content-type", "application/grpc", false)
-		r.endBlock()
+		ok(&r)
 		r.data(append([]byte{0, 0, 0, 0, byte(len(m))}, m...))
 		r.field("grpc-status", "0", true)
 		if err := r.result(func(uint64, []byte) error { return nil }, 0); !errors.Is(err, kserve.ErrMalformed) {

@@ -57,8 +57,7 @@ func TestProbeEndpoint(t *testing.T) {
 // as a run's answers are: a 200 that is not the model's answer is the
 // report's inference error.
 func TestProbeEndpointChecksTheAnswer(t *testing.T) {
-	m := servertest.NewModel(servertest.Answers[0].Answer)
-	httpAddr, grpcAddr, _ := servertest.Serve(t, m)
+	m, httpAddr, grpcAddr := servertest.Start(t)
 	for _, url := range []string{"http://" + httpAddr, "grpc://" + grpcAddr} {
 		for _, a := range servertest.Answers {
 			m.Set(a.Answer)

@@ -25,8 +25,7 @@ import (
 // (whose answer's first dimension is the batch) and one cut into batches of
 // two (Offline: each answer's first dimension is its chunk's).
 func TestEveryClientChecksTheAnswers(t *testing.T) {
-	m := servertest.NewModel(servertest.Answers[0].Answer)
-	httpAddr, grpcAddr, _ := servertest.Serve(t, m)
+	m, httpAddr, grpcAddr := servertest.Start(t)
 	lib, err := qsl.NewSynthetic(servertest.Metadata, qsl.SyntheticOptions{Batched: true, Total: 16, Performance: 16, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +43,7 @@ func TestEveryClientChecksTheAnswers(t *testing.T) {
 	}
 	t.Cleanup(func() { hc.Close(); gc.Close() })
 	o := Options{Model: servertest.ModelName, MaxBatch: servertest.MaxBatch, WholeQueries: true, Timeout: 5 * time.Second,
-		Expect: kserve.NewExpect(servertest.ModelName, servertest.Metadata.Outputs, true)}
+		Expect: servertest.Expect()}
 	clients := []struct {
 		name    string
 		cfg     Config

@@ -44,6 +44,15 @@ func Serve(t testing.TB, b server.Backend) (httpAddr, grpcAddr string, stop func
 	return hl.Addr().String(), gl.Addr().String(), stop
 }
 
+// Start serves a Model answering correctly (Answers[0]) until the test sets
+// another answer, and returns it and its HTTP and gRPC addresses.
+func Start(t testing.TB) (m *Model, httpAddr, grpcAddr string) {
+	t.Helper()
+	m = NewModel(Answers[0].Answer)
+	httpAddr, grpcAddr, _ = Serve(t, m)
+	return m, httpAddr, grpcAddr
+}
+
 // The model of Model: "m", batching up to MaxBatch, one input and one
 // output, both FP32 [-1, 4].
 const (
@@ -57,6 +66,15 @@ var Metadata = kserve.ModelMetadata{
 	Inputs:  []kserve.TensorMetadata{{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{-1, 4}}},
 	Outputs: []kserve.TensorMetadata{{Name: "OUTPUT0", Datatype: kserve.FP32, Shape: []int64{-1, 4}}},
 }
+
+// Request is a request of Metadata's model for a batch of batch samples.
+func Request(batch int64) *kserve.InferRequest {
+	return &kserve.InferRequest{Model: ModelName, Inputs: []kserve.Tensor{
+		{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{batch, 4}, Data: make([]byte, batch*16)}}}
+}
+
+// Expect is the answer check of a run of Metadata's model.
+func Expect() *kserve.Expect { return kserve.NewExpect(ModelName, Metadata.Outputs, true) }
 
 // Answer builds the answer to a request of Metadata's model.
 type Answer func(req *kserve.InferRequest) *kserve.InferResponse
