@@ -34,21 +34,10 @@ func decodeResponseHeader(header []byte, w *wireResponse) error {
 }
 
 func scanTensors(b []byte, i int, out *[]wireTensor) (int, error) {
-	if hasPrefixAt(b, i, "null") {
-		return i + 4, nil
-	}
-	if i >= len(b) || b[i] != '[' {
-		return i, Malformedf("outputs must be an array")
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
+	return scanOutputs(b, i, func(b []byte, i int) (int, error) {
 		*out = append(*out, wireTensor{})
 		t := &(*out)[len(*out)-1]
-		var err error
-		i, err = scanObject(b, i, 2, func(key []byte, b []byte, i int) (int, error) {
+		return scanObject(b, i, 2, func(key []byte, b []byte, i int) (int, error) {
 			switch string(key) {
 			case "name":
 				return scanStringValue(b, i, &t.Name)
@@ -72,7 +61,25 @@ func scanTensors(b []byte, i int, out *[]wireTensor) (int, error) {
 			}
 			return skipValue(b, i, 3)
 		})
-		if err != nil {
+	})
+}
+
+// scanOutputs walks the outputs array at b[i] (or null), calling output with
+// the offset of each element; output returns the offset after it.
+func scanOutputs(b []byte, i int, output func(b []byte, i int) (int, error)) (int, error) {
+	if hasPrefixAt(b, i, "null") {
+		return i + 4, nil
+	}
+	if i >= len(b) || b[i] != '[' {
+		return i, Malformedf("outputs must be an array")
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = output(b, i); err != nil {
 			return i, err
 		}
 		if i = skipWS(b, i); i >= len(b) {
@@ -168,12 +175,13 @@ func scanObject(b []byte, i, depth int, field func(key []byte, b []byte, i int) 
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
 	}
-	var keyBuf [32]byte
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, Malformedf("expected a field name at offset %d", i)
 		}
-		key, end, err := scanString(keyBuf[:0], b, i)
+		// A slice of b, decoded only when escaped: a buffer on the stack
+		// would escape through field, an allocation per object.
+		key, end, err := jsonStringValue(nil, b, i)
 		if err != nil {
 			return end, err
 		}

@@ -15,7 +15,7 @@ const modelName = "null"
 // nullBackend answers the control-plane calls (health, metadata, config)
 // that loadgend makes before a run; inference never reaches it on the hot
 // path (see fixedInfer and the gRPC interceptor).
-type nullBackend struct{ resp *kserve.InferResponse }
+type nullBackend struct{ f *fixed }
 
 func (nullBackend) ServerLive(context.Context) bool  { return true }
 func (nullBackend) ServerReady(context.Context) bool { return true }
@@ -44,7 +44,11 @@ func (b nullBackend) Infer(_ context.Context, req *kserve.InferRequest) (*kserve
 	if req.Model != modelName {
 		return nil, kserve.ErrNotFound
 	}
-	return b.resp, nil
+	n := int64(1)
+	if len(req.Inputs) > 0 && len(req.Inputs[0].Shape) > 0 {
+		n = req.Inputs[0].Shape[0]
+	}
+	return b.f.answer(n).resp, nil
 }
 
 func (nullBackend) ModelConfig(_ context.Context, model, _ string) (triton.ModelConfig, error) {
@@ -52,7 +56,7 @@ func (nullBackend) ModelConfig(_ context.Context, model, _ string) (triton.Model
 		return triton.ModelConfig{}, kserve.ErrNotFound
 	}
 	return triton.ModelConfig{
-		Name: modelName, Platform: "null", MaxBatchSize: 64,
+		Name: modelName, Platform: "null", MaxBatchSize: maxBatch,
 		Input:  []triton.ModelInput{{Name: "INPUT0", DataType: "TYPE_FP32", Dims: []int64{16}}},
 		Output: []triton.ModelOutput{{Name: "OUTPUT0", DataType: "TYPE_FP32", Dims: []int64{16}}},
 	}, nil

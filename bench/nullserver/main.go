@@ -1,7 +1,9 @@
 // Command nullserver is the raw-transport target of the benchmarks: a
 // fasthttp server and a grpc-go server answering every KServe v2 inference
-// request to model "null" with one fixed, pre-encoded response, without
-// decoding the request body (HTTP) or running anything (gRPC). What a load
+// request to model "null" with a fixed, pre-encoded response (one per batch
+// size, OUTPUT0 [batch, 16] as the metadata says), without decoding the
+// request body (HTTP: the batch is read from the JSON header's first
+// "shape") or running anything (gRPC). What a load
 // generator achieves against it is the generator's and the transport's
 // limit, not a model's. Not part of the product; see bench/peers.sh.
 package main
@@ -53,7 +55,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("grpc listen: %w", err)
 	}
-	b := nullBackend{resp: f.resp}
+	b := nullBackend{f: f}
 	control := server.NewHTTPHandler(b)
 	hs := &fasthttp.Server{Handler: f.httpHandler(control.ServeFastHTTP), NoDefaultServerHeader: true, NoDefaultDate: true}
 	gs := server.NewGRPCServer(b, grpc.ChainUnaryInterceptor(f.grpcInterceptor))

@@ -13,11 +13,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc/codes"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/server"
+	"github.com/netloadgen/netloadgen/kserve/server/servertest"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
@@ -384,27 +384,7 @@ func (f *failingBackend) Infer(ctx context.Context, req *kserve.InferRequest) (*
 // addresses and a function that stops both servers at once.
 func serveBackend(t *testing.T, b server.Backend) (httpAddr, grpcAddr string, stop func()) {
 	t.Helper()
-	hl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &fasthttp.Server{Handler: server.NewHTTPHandler(b).ServeFastHTTP}
-	gs := server.NewGRPCServer(b)
-	go hs.Serve(hl)
-	go gs.Serve(gl)
-	var once atomic.Bool
-	stop = func() {
-		if once.CompareAndSwap(false, true) {
-			gs.Stop()
-			hs.Shutdown()
-		}
-	}
-	t.Cleanup(stop)
-	return hl.Addr().String(), gl.Addr().String(), stop
+	return servertest.Serve(t, b)
 }
 
 // TestRunSUTFailsMidRun: when the server starts failing requests, or goes

@@ -26,6 +26,16 @@ import (
 // its address allocates nothing.
 type grpcDiscard struct{}
 
+// grpcCheck receives a response that is checked against the model
+// (kserve.Expect.CheckProto) and not decoded. The verdict is kept in err
+// rather than returned: grpc-go would turn a codec's error into an INTERNAL
+// status, and a malformed or bad answer would read as the server's error.
+type grpcCheck struct {
+	want  *kserve.Expect
+	batch int
+	err   error
+}
+
 // grpcCodec is forced on every call of a Client's connections.
 type grpcCodec struct {
 	proto encoding.CodecV2 // grpc-go's own, for every other message
@@ -50,25 +60,32 @@ func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	if _, ok := v.(*grpcDiscard); ok {
+	switch v := v.(type) {
+	case *grpcDiscard:
 		return checkWire(data)
+	case *grpcCheck:
+		v.err = v.want.CheckProto(joined(data), v.batch)
+		return nil
 	}
 	return c.proto.Unmarshal(data, v)
 }
 
-// checkWire walks a message's top-level fields without decoding them.
-func checkWire(data mem.BufferSlice) error {
-	var b []byte
+// joined is a message's bytes in one slice.
+func joined(data mem.BufferSlice) []byte {
 	switch len(data) {
 	case 0:
 		return nil
 	case 1:
-		b = data[0].ReadOnlyData()
-	default:
-		// Large responses arrive in several buffers; joining them is the
-		// rare case's cost.
-		b = data.Materialize()
+		return data[0].ReadOnlyData()
 	}
+	// Large responses arrive in several buffers; joining them is the rare
+	// case's cost.
+	return data.Materialize()
+}
+
+// checkWire walks a message's top-level fields without decoding them.
+func checkWire(data mem.BufferSlice) error {
+	b := joined(data)
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {

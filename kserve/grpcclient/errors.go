@@ -33,6 +33,7 @@ type grpcCall struct {
 	header  metadata.MD
 	trailer metadata.MD
 	opts    [2]grpc.CallOption // Header(&header), Trailer(&trailer)
+	answer  grpcCheck          // the reply of a checked call: no allocation for it
 }
 
 // grpcCalls pools the grpcCall of a Client.

@@ -19,8 +19,10 @@ import (
 // shares the tensor data of the request it was built from, which must not
 // change while it is in use. It is safe for concurrent use: gRPC only reads it.
 type Prepared struct {
-	msg  *inferencepb.ModelInferRequest
-	wire mem.BufferSlice // msg encoded: one SliceBuffer
+	msg   *inferencepb.ModelInferRequest
+	wire  mem.BufferSlice // msg encoded: one SliceBuffer
+	want  *kserve.Expect  // the answer check of InferPreparedDiscard; nil: none
+	batch int             // the request's batch size, for want
 }
 
 // PrepareInfer converts req for InferPrepared, checking every input's data
@@ -31,6 +33,19 @@ func (c *Client) PrepareInfer(req *kserve.InferRequest) (*Prepared, error) {
 		return nil, err
 	}
 	return &Prepared{msg: m, wire: mem.BufferSlice{mem.SliceBuffer(b)}}, nil
+}
+
+// PrepareInferExpect is PrepareInfer with the check of every answer that
+// InferPreparedDiscard makes: want's model name, output names, datatypes
+// and shapes, at the request's batch size (want.BatchOf), read from the
+// encoded response. A nil want checks nothing.
+func (c *Client) PrepareInferExpect(req *kserve.InferRequest, want *kserve.Expect) (*Prepared, error) {
+	p, err := c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	p.want, p.batch = want, want.BatchOf(req)
+	return p, nil
 }
 
 // Message is the prepared gRPC message; callers must not modify it.
@@ -66,11 +81,13 @@ func (c *Client) InferPrepared(ctx context.Context, p *Prepared) (*kserve.InferR
 }
 
 // InferPreparedDiscard runs a prepared request and only reports whether it
-// succeeded, by its status: the response message is received but neither
+// succeeded, by its status and, when p was prepared with an Expect, by the
+// answer's model name and outputs (an error matching
+// kserve.ErrBadResponse): the response message is received but neither
 // decoded nor converted, which a performance run that never reads outputs
 // need not pay for.
 func (c *Client) InferPreparedDiscard(ctx context.Context, p *Prepared) error {
-	_, err := c.modelInfer(ctx, p, new(grpcDiscard))
+	_, err := c.modelInfer(ctx, p, nil)
 	return err
 }
 
@@ -80,7 +97,7 @@ func (c *Client) InferPreparedDiscard(ctx context.Context, p *Prepared) error {
 // there. Under concurrency it may be a later response's arrival on the same
 // connection, never an earlier one.
 func (c *Client) InferPreparedDiscardAt(ctx context.Context, p *Prepared) (time.Time, error) {
-	i, err := c.modelInfer(ctx, p, new(grpcDiscard))
+	i, err := c.modelInfer(ctx, p, nil)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -88,17 +105,25 @@ func (c *Client) InferPreparedDiscardAt(ctx context.Context, p *Prepared) (time.
 }
 
 // modelInfer calls ModelInfer with the prepared bytes; reply is a
-// *inferencepb.ModelInferResponse or a *grpcDiscard (see grpcCodec).
-// It returns the pool slot the call went on.
+// *inferencepb.ModelInferResponse, or nil for a response that is only
+// checked: walked (grpcDiscard), or checked against p's Expect (the call's
+// grpcCheck; see grpcCodec). It returns the pool slot the call went on.
 func (c *Client) modelInfer(ctx context.Context, p *Prepared, reply any) (uint64, error) {
 	if err := p.check(); err != nil {
 		return 0, err
 	}
 	call := c.calls.get(ctx)
 	defer c.calls.put(call)
+	if reply == nil {
+		reply = new(grpcDiscard)
+		if p.want != nil {
+			call.answer = grpcCheck{want: p.want, batch: p.batch}
+			reply = &call.answer
+		}
+	}
 	i := c.pickIndex()
 	if err := c.conns[i].Invoke(ctx, inferencepb.GRPCInferenceService_ModelInfer_FullMethodName, p, reply, call.opts[:]...); err != nil {
 		return i, call.fail(err)
 	}
-	return i, nil
+	return i, call.answer.err
 }

@@ -16,6 +16,8 @@ import (
 type Prepared struct {
 	raw     []byte // the whole HTTP request
 	bodyLen int
+	want    *kserve.Expect // the answer check; nil: none
+	batch   int            // the request's batch size, for want
 }
 
 // BodyLen is the size of the request body in bytes.
@@ -44,6 +46,19 @@ func (c *Client) PrepareInfer(req *kserve.InferRequest) (*Prepared, error) {
 	return &Prepared{raw: raw, bodyLen: len(body)}, nil
 }
 
+// PrepareInferExpect is PrepareInfer with the check of every answer to the
+// request that InferPreparedCheck makes: want's model name, output names,
+// datatypes and shapes, at the request's batch size (want.BatchOf). A nil
+// want checks nothing.
+func (c *Client) PrepareInferExpect(req *kserve.InferRequest, want *kserve.Expect) (*Prepared, error) {
+	p, err := c.PrepareInfer(req)
+	if err != nil {
+		return nil, err
+	}
+	p.want, p.batch = want, want.BatchOf(req)
+	return p, nil
+}
+
 // InferPrepared sends p and decodes the response. The response owns its
 // memory (one copy of the body).
 func (c *Client) InferPrepared(ctx context.Context, p *Prepared) (*kserve.InferResponse, error) {
@@ -63,9 +78,11 @@ func (c *Client) InferPrepared(ctx context.Context, p *Prepared) (*kserve.InferR
 	return kserve.DecodeInferResponse(body, jsonLen)
 }
 
-// InferPreparedCheck sends p and checks only the status and the framing (a
-// non-empty body, a JSON header length within it): the cheap path for
-// performance runs, where outputs are not read.
+// InferPreparedCheck sends p and checks only the status, the framing (a
+// non-empty body, a JSON header length within it) and, when p was prepared
+// with an Expect, the JSON header against it (an error matching
+// kserve.ErrBadResponse): the cheap path for performance runs, where
+// outputs are not read.
 func (c *Client) InferPreparedCheck(ctx context.Context, p *Prepared) error {
 	_, err := c.InferPreparedCheckAt(ctx, p)
 	return err
@@ -94,5 +111,12 @@ func (c *Client) inferPreparedCheck(ctx context.Context, p *Prepared, at *time.T
 	if err != nil {
 		return err
 	}
-	return kserve.CheckInferResponseFraming(resp.Body(), jsonLen)
+	body := resp.Body()
+	if err := kserve.CheckInferResponseFraming(body, jsonLen); err != nil || p.want == nil {
+		return err
+	}
+	if jsonLen >= 0 {
+		body = body[:jsonLen]
+	}
+	return p.want.CheckJSON(body, p.batch)
 }

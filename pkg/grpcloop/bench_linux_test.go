@@ -32,12 +32,15 @@ func BenchmarkClosedLoop32(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Answers checked as a run checks them.
+	want := kserve.NewExpect("null", []kserve.TensorMetadata{{Name: "OUTPUT0", Datatype: kserve.FP32, Shape: []int64{-1, 16}}}, true)
+	check := func(_ uint64, msg []byte) error { return want.CheckProto(msg, 1) }
 	for _, conns := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			var failed error
 			left := b.N
 			var l *Loop
-			l, err = New(Config{Addr: addr, Conns: conns, OnDone: func(_ uint64, _ time.Time, err error) {
+			l, err = New(Config{Addr: addr, Conns: conns, Check: check, OnDone: func(_ uint64, _ time.Time, err error) {
 				if err != nil && failed == nil {
 					failed = err
 				}

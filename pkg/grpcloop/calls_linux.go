@@ -199,7 +199,7 @@ func (l *Loop) removeStream(c *conn, s *stream) pending {
 
 // finish reports a stream's answer, timed by the read that completed it.
 func (l *Loop) finish(c *conn, s *stream) {
-	err := s.resp.result()
+	err := s.resp.result(l.cfg.Check, s.p.tag)
 	var at time.Time
 	if err == nil {
 		at = rawio.Arrival(c.rxNs, l.poll.Seen)

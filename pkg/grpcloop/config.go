@@ -38,6 +38,13 @@ type Config struct {
 	// timestamp, so an answer read later keeps its true arrival time. It
 	// may call Send.
 	OnDone func(tag uint64, at time.Time, err error)
+	// Check, when set, is called on the polling goroutine with a Send's
+	// tag and its answer, a successful call's message without its
+	// raw_output_contents (the tensor bytes of a ModelInferResponse,
+	// skipped as they arrive: kserve.Expect.CheckProto). The slice is the
+	// loop's, valid only during the call. Its error becomes the call's, as
+	// does a message that is not protobuf.
+	Check func(tag uint64, msg []byte) error
 }
 
 func (c *Config) normalise() error {

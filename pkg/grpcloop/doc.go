@@ -9,7 +9,8 @@
 // that never touch HPACK's dynamic table, and the length-prefixed message;
 // a send copies them behind the connection's other frames and writes the
 // stream id. Answers are checked for their HTTP/2 and gRPC framing and
-// their status, as grpcclient.Client.InferPreparedDiscard does, without
-// keeping the message. Linux only; elsewhere New returns ErrUnsupported so
+// their status, as grpcclient.Client.InferPreparedDiscard does, and, with
+// Config.Check, for their message without its tensor bytes (skipped as they
+// arrive, never kept). Linux only; elsewhere New returns ErrUnsupported so
 // the caller falls back to grpcclient.Client.
 package grpcloop

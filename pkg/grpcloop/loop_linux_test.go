@@ -3,6 +3,7 @@
 package grpcloop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -272,7 +273,20 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	tag := uint64(0)
 	// The harness's map would allocate as it grows: count only.
 	n := 0
-	h.l.cfg.OnDone = func(uint64, time.Time, error) { n++ }
+	h.l.cfg.OnDone = func(_ uint64, _ time.Time, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	// With an answer check, as a run has: the message is kept and handed
+	// over without an allocation either.
+	h.l.cfg.Check = func(_ uint64, msg []byte) error {
+		if !bytes.Equal(msg, rawAnswer) {
+			return errors.New("not the answer's message")
+		}
+		return nil
+	}
 	call := func() {
 		for range 8 {
 			tag++

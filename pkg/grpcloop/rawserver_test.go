@@ -99,8 +99,12 @@ func frameBytes(typ, flags byte, stream uint32, payload []byte) []byte {
 	return append(b, payload...)
 }
 
+// rawAnswer is the message of every answer: field 1, "nm".
+var rawAnswer = []byte{0x0a, 2, 'n', 'm'}
+
 // answerFrames is a whole answer for stream 0 (patched per call): headers
-// (:status 200 from the static table, index 8), one 4-byte message and
+// (:status 200 from the static table, index 8), one 4-byte message (a
+// ModelInferResponse of model_name "nm": rawAnswer) and
 // trailers with grpc-status 0. As grpc-go does, the first answer on a
 // connection adds content-type and grpc-status to the dynamic table
 // (literals with incremental indexing, RFC 7541 §6.2.1) and later ones
@@ -114,7 +118,7 @@ func answerFrames(first bool) []byte {
 		tb = append([]byte{0x40}, appendLiteral(nil, "grpc-status", "0")[1:]...)
 	}
 	b := frameBytes(frameHeaders, flagEndHeaders, 0, hb)
-	b = append(b, frameBytes(frameData, 0, 0, []byte{0, 0, 0, 0, 4, 1, 2, 3, 4})...)
+	b = append(b, frameBytes(frameData, 0, 0, append([]byte{0, 0, 0, 0, byte(len(rawAnswer))}, rawAnswer...))...)
 	return append(b, frameBytes(frameHeaders, flagEndHeaders|flagEndStream, 0, tb)...)
 }
 

@@ -1,6 +1,7 @@
 package grpcloop
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2/hpack"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/netloadgen/netloadgen/kserve"
 )
@@ -71,12 +73,14 @@ func TestGRPCTimeout(t *testing.T) {
 	}
 }
 
+// ok gives r the header block of a gRPC answer.
+func ok(r *response) {
+	r.field(":status", "200", false)
+	r.field("content-type", "application/grpc", false)
+	r.endBlock()
+}
+
 func TestResponseOutcome(t *testing.T) {
-	ok := func(r *response) {
-		r.field(":status", "200", false)
-		r.field("content-type", "application/grpc", false)
-		r.endBlock()
-	}
 	cases := []struct {
 		name  string
 		build func(r *response)
@@ -112,12 +116,69 @@ func TestResponseOutcome(t *testing.T) {
 		var r response
 		r.reset()
 		c.build(&r)
-		err := r.result()
+		err := r.result(nil, 0)
 		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
 	if got := percentDecode("a%20b%zz%2"); got != "a b%zz%2" {
 		t.Errorf("percentDecode = %q", got)
+	}
+}
+
+// TestResponseKeepsTheMessageForTheCheck: the answer check gets the
+// message's every top-level field but raw_output_contents (the tensor
+// bytes, skipped as they arrive), whatever the DATA frames' cuts, and its
+// error is the call's.
+func TestResponseKeepsTheMessageForTheCheck(t *testing.T) {
+	str := func(b []byte, num protowire.Number, v string) []byte {
+		return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), v)
+	}
+	raw := func(n int) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, 6, protowire.BytesType), make([]byte, n))
+	}
+	// Kept: every field but the raw contents, unknown ones too.
+	kept := [][]byte{
+		str(nil, 1, "m"), str(nil, 2, "1"),
+		protowire.AppendVarint(protowire.AppendTag(nil, 7, protowire.VarintType), 1<<40),
+		protowire.AppendFixed64(protowire.AppendTag(nil, 8, protowire.Fixed64Type), 5),
+		protowire.AppendFixed32(protowire.AppendTag(nil, 9, protowire.Fixed32Type), 5),
+		str(nil, 5, "output"),
+	}
+	want := bytes.Join(kept, nil)
+	// The raw contents first (any order) and last.
+	msg := bytes.Join([][]byte{kept[0], raw(300), bytes.Join(kept[1:], nil), raw(3)}, nil)
+	framed := append([]byte{0, 0, 0, byte(len(msg) >> 8), byte(len(msg))}, msg...)
+	errBad := errors.New("bad")
+	for _, step := range []int{len(framed), 1, 7, 100} {
+		var r response
+		r.reset()
+		ok(&r)
+		for b := framed; len(b) > 0; b = b[min(step, len(b)):] {
+			r.data(b[:min(step, len(b))])
+		}
+		r.field("grpc-status", "0", true)
+		var got []byte
+		err := r.result(func(tag uint64, m []byte) error {
+			if tag != 9 {
+				t.Errorf("tag %d, want 9", tag)
+			}
+			got = append([]byte(nil), m...)
+			return errBad
+		}, 9)
+		if !bytes.Equal(got, want) || err != errBad {
+			t.Errorf("step %d: the check saw %x and the call failed with %v; want %x and its error", step, got, err, want)
+		}
+	}
+	// A message cut inside a field, or one using groups, is malformed.
+	for name, m := range map[string][]byte{"cut in a field": msg[:len(msg)-2], "group": {0x0b, 0x0c}} {
+		var r response
+		r.reset()
+		ok(&r)
+		r.data(append([]byte{0, 0, 0, 0, byte(len(m))}, m...))
+		r.field("grpc-status", "0", true)
+		if err := r.result(func(uint64, []byte) error { return nil }, 0); !errors.Is(err, kserve.ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
 	}
 }

@@ -12,8 +12,10 @@ import (
 )
 
 // response follows one stream's answer: its header fields as the HPACK
-// decoder emits them, its DATA as gRPC length-prefixed messages (counted
-// and skipped, never kept), and at END_STREAM its outcome.
+// decoder emits them, its DATA as gRPC length-prefixed messages, and at
+// END_STREAM its outcome. Of a message it keeps, as the bytes arrive, every
+// top-level field but raw_output_contents (ModelInferResponse's field 6:
+// the tensor bytes, skipped), for the answer check (Config.Check).
 type response struct {
 	headers    bool // the first header block is complete
 	httpStatus int
@@ -25,9 +27,10 @@ type response struct {
 	prefixN    int    // bytes of the current message's prefix seen
 	left       uint64 // bytes of the current message still to come
 	err        error  // the first framing error
+	skim       skimmer
 }
 
-func (r *response) reset() { *r = response{status: -1} }
+func (r *response) reset() { *r = response{status: -1, skim: r.skim.reuse()} }
 
 // field takes one decoded header field of the first block (trailers false)
 // or of the trailers.
@@ -84,9 +87,11 @@ func (r *response) data(p []byte) {
 			r.left = uint64(binary.BigEndian.Uint32(r.prefix[1:]))
 			r.prefixN = 0
 			r.msgs++
+			r.skim.compressed = r.skim.compressed || r.prefix[0] == 1
 			continue
 		}
 		n := min(r.left, uint64(len(p)))
+		r.skim.take(p[:n])
 		r.left -= n
 		p = p[n:]
 	}
@@ -98,8 +103,21 @@ func (r *response) fail(format string, args ...any) {
 	}
 }
 
-// result is the call's outcome once the stream has ended.
-func (r *response) result() error {
+// result is the call's outcome once the stream has ended: with answer
+// set, an answer that is otherwise a success goes to it with tag, and its
+// verdict is the call's.
+func (r *response) result(answer func(tag uint64, msg []byte) error, tag uint64) error {
+	if err := r.framing(); err != nil || answer == nil {
+		return err
+	}
+	if err := r.skim.end(); err != nil {
+		return err
+	}
+	return answer(tag, r.skim.kept)
+}
+
+// framing is result without the answer check.
+func (r *response) framing() error {
 	switch {
 	case r.err != nil:
 		return r.err

@@ -36,6 +36,13 @@ type Config struct {
 	// an answer read later (the loop reads sockets when it wakes to send,
 	// not on each packet) keeps its true arrival time. It may call Send.
 	OnDone func(tag uint64, at time.Time, err error)
+	// Check, when set, is called on the polling goroutine with a Send's
+	// tag and the JSON of its 2xx, well-framed answer: the header of a
+	// binary-extension body, or the whole of a JSON body (at most 64 MiB;
+	// longer is a malformed answer). The slice is the loop's, valid only
+	// during the call. Its error becomes the request's, as if the server
+	// had answered with it (kserve.Expect.CheckJSON).
+	Check func(tag uint64, json []byte) error
 }
 
 func (c *Config) normalise() error {

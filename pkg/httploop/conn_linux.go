@@ -205,7 +205,7 @@ func (l *Loop) read(c *conn) {
 
 // finish reports c's answer and frees or closes c.
 func (l *Loop) finish(c *conn, closeIt bool) {
-	tag, err := c.req.tag, c.resp.check()
+	tag, err := c.req.tag, c.resp.check(l.cfg.Check, c.req.tag)
 	at := rawio.Arrival(c.rxNs, l.poll.Seen)
 	if c.rxNs == 0 {
 		l.unstamped = true

@@ -3,7 +3,7 @@
 // timerfd, so a load generator's issuer can send a request at its due time
 // and read the answers while it waits for the next one, with no goroutine
 // hand-offs through Go's netpoller. It sends pre-encoded requests and checks
-// the answers the way httpclient.Client.InferPreparedCheck does, without
-// keeping their bodies. Linux only; elsewhere New returns ErrUnsupported so
-// the caller falls back to httpclient.Client.
+// the answers the way httpclient.Client.InferPreparedCheck does, keeping of
+// their bodies only the JSON, for Config.Check. Linux only; elsewhere New
+// returns ErrUnsupported so the caller falls back to httpclient.Client.
 package httploop

@@ -379,7 +379,20 @@ func startEchoServer(t *testing.T) string {
 func TestSteadyStateDoesNotAllocate(t *testing.T) {
 	addr := startEchoServer(t)
 	var got int
-	l, err := New(Config{Addr: addr, MaxConns: 2, Timeout: time.Minute, OnDone: func(uint64, time.Time, error) { got++ }})
+	// With an answer check, as a run has: the answer's JSON is kept and
+	// handed over without an allocation either.
+	check := func(_ uint64, json []byte) error {
+		if string(json) != `{"model_name":"null"}` {
+			return errors.New("not the answer's JSON")
+		}
+		return nil
+	}
+	l, err := New(Config{Addr: addr, MaxConns: 2, Timeout: time.Minute, Check: check, OnDone: func(_ uint64, _ time.Time, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got++
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,12 @@ const (
 	// errBodyKeep is how much of a non-2xx body becomes the error message,
 	// as httpclient.Client does.
 	errBodyKeep = 512
+	// maxJSONKeep bounds the JSON an answer check reads: the header of a
+	// binary-extension body, or a whole JSON body, tensor data included.
+	maxJSONKeep = 64 << 20
+	// jsonKeepReuse is the largest JSON buffer kept from one answer to the
+	// next; a larger one goes to the garbage collector.
+	jsonKeepReuse = 1 << 20
 )
 
 // errNoResponse is a connection that ended before any byte of the answer
@@ -46,10 +52,12 @@ const (
 )
 
 // response parses one HTTP/1.1 response at a time from a byte stream, in
-// pieces as they arrive, without keeping the body: a performance run only
-// checks its framing and its first byte, so a body of any size costs no
-// memory. It is reused from response to response (reset) and allocates
-// only when a header block arrives split across reads.
+// pieces as they arrive, keeping of a 2xx body only its JSON: the header of
+// a binary-extension body (Inference-Header-Content-Length bytes), or a
+// whole JSON body, for the answer check (Config.Check); the tensor data of
+// a binary body costs no memory. It is reused from response to response
+// (reset) and allocates only when a header block arrives split across
+// reads, or a JSON larger than any before.
 type response struct {
 	state     int
 	hdr       []byte // a header block that arrived in pieces
@@ -61,11 +69,17 @@ type response struct {
 	bodyLen   int64
 	first     byte   // first non-whitespace byte of the body; 0 before it
 	errBody   []byte // the start of a non-2xx body
+	json      []byte // a 2xx body's JSON, up to maxJSONKeep bytes
+	jsonOver  bool   // the JSON was longer than maxJSONKeep
 	sawByte   bool   // any byte of this response arrived
 }
 
 func (r *response) reset() {
-	*r = response{hdr: r.hdr[:0], errBody: r.errBody[:0], inferLen: -1}
+	json := r.json[:0]
+	if cap(json) > jsonKeepReuse {
+		json = nil
+	}
+	*r = response{hdr: r.hdr[:0], errBody: r.errBody[:0], json: json, inferLen: -1}
 }
 
 // feed consumes the start of b and returns how many bytes it used and
@@ -221,9 +235,12 @@ func unhex(c byte) byte {
 	return c - '0'
 }
 
-// body takes body bytes: their count, the first non-whitespace byte, and
-// for a non-2xx answer the start of the message.
+// body takes body bytes: their count, the first non-whitespace byte, for a
+// 2xx answer its JSON, and for a non-2xx answer the start of the message.
 func (r *response) body(b []byte) {
+	if r.ok() {
+		r.keepJSON(b)
+	}
 	r.bodyLen += int64(len(b))
 	if r.first == 0 {
 		for _, c := range b {
@@ -235,6 +252,23 @@ func (r *response) body(b []byte) {
 	}
 	if !r.ok() && len(r.errBody) < errBodyKeep {
 		r.errBody = append(r.errBody, b[:min(len(b), errBodyKeep-len(r.errBody))]...)
+	}
+}
+
+// keepJSON keeps the bytes of b, the body from offset bodyLen on, that are
+// JSON: all of a body without Inference-Header-Content-Length, else its
+// first inferLen bytes.
+func (r *response) keepJSON(b []byte) {
+	end := int64(r.inferLen)
+	if end < 0 {
+		end = r.bodyLen + int64(len(b))
+	}
+	if end > maxJSONKeep {
+		r.jsonOver = true
+		end = maxJSONKeep
+	}
+	if n := end - r.bodyLen; n > 0 {
+		r.json = append(r.json, b[:min(int64(len(b)), n)]...)
 	}
 }
 
@@ -382,8 +416,20 @@ func (r *response) parseHeader(b []byte) (int, error) {
 
 // check applies httpclient.Client.InferPreparedCheck's rules to a complete
 // response: 2xx, a non-empty body that starts with a JSON object, an
-// Inference-Header-Content-Length within it.
-func (r *response) check() error {
+// Inference-Header-Content-Length within it; then, with answer set, hands
+// it the answer's JSON and tag and returns its verdict.
+func (r *response) check(answer func(tag uint64, json []byte) error, tag uint64) error {
+	if err := r.framing(); err != nil || answer == nil {
+		return err
+	}
+	if r.jsonOver {
+		return kserve.Malformedf("JSON of an inference response over %d MiB: use binary tensor data", maxJSONKeep>>20)
+	}
+	return answer(tag, r.json)
+}
+
+// framing is check without the answer check.
+func (r *response) framing() error {
 	if !r.ok() {
 		msg := strings.TrimSpace(string(r.errBody))
 		var e struct {

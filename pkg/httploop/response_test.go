@@ -33,7 +33,7 @@ func parseAll(t *testing.T, s string, step int, eof bool) (*response, bool, int,
 		}
 		b = b[used:]
 		if done {
-			return &r, true, len(b), r.check()
+			return &r, true, len(b), r.check(nil, 0)
 		}
 	}
 	if eof {
@@ -41,7 +41,7 @@ func parseAll(t *testing.T, s string, step int, eof bool) (*response, bool, int,
 		if err != nil {
 			return &r, false, 0, err
 		}
-		return &r, done, 0, r.check()
+		return &r, done, 0, r.check(nil, 0)
 	}
 	return &r, false, 0, nil
 }
@@ -77,6 +77,50 @@ func TestResponseFramings(t *testing.T) {
 					r.bodyLen, r.closeConn, left, tc.bodyLen, tc.closeConn, tc.leftover)
 			}
 		}
+	}
+}
+
+// TestResponseKeepsTheJSONForTheCheck: a 2xx answer's JSON, the header of a
+// binary-extension body or a whole JSON body, reaches the answer check
+// whatever its framing and however it arrived, and the check's error is the
+// request's.
+func TestResponseKeepsTheJSONForTheCheck(t *testing.T) {
+	const jsonBody = `{"model_name":"null","outputs":[]}`
+	cases := []struct {
+		name, in, want string
+		eof            bool
+	}{
+		{"binary, content-length", okResponse(""), `{"model_name":"null"}`, false},
+		{"binary, chunked", "HTTP/1.1 200 OK\r\nInference-Header-Content-Length: 21\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"5\r\n{\"mod\r\n14\r\nel_name\":\"null\"}\x00\x01\x02\x03\r\n0\r\n\r\n", `{"model_name":"null"}`, false},
+		{"binary, until close", "HTTP/1.1 200 OK\r\nInference-Header-Content-Length: 21\r\n\r\n" + okBody, `{"model_name":"null"}`, true},
+		{"JSON body", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 34\r\n\r\n" + jsonBody, jsonBody, false},
+		{"JSON body, chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n" + jsonBody[:16] + "\r\n12\r\n" + jsonBody[16:] + "\r\n0\r\n\r\n", jsonBody, false},
+	}
+	errBad := errors.New("bad")
+	for _, tc := range cases {
+		for _, step := range []int{0, 1, 7} {
+			r, done, _, err := parseAll(t, tc.in, step, tc.eof)
+			if err != nil || !done {
+				t.Fatalf("%s (step %d): done %v, err %v", tc.name, step, done, err)
+			}
+			var got string
+			err = r.check(func(tag uint64, json []byte) error {
+				if tag != 7 {
+					t.Errorf("tag %d, want 7", tag)
+				}
+				got = string(json)
+				return errBad
+			}, 7)
+			if got != tc.want || err != errBad {
+				t.Errorf("%s (step %d): the check saw %q and the answer failed with %v; want %q and its error", tc.name, step, got, err, tc.want)
+			}
+		}
+	}
+	// An answer that failed before the check is not checked.
+	r, _, _, _ := parseAll(t, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy", 0, false)
+	if err := r.check(func(uint64, []byte) error { t.Error("a 503 was checked"); return nil }, 1); !errors.Is(err, kserve.ErrUnavailable) {
+		t.Errorf("503: %v", err)
 	}
 }
 

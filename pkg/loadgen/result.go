@@ -91,7 +91,7 @@ type Result struct {
 	// Metric is the scenario's headline number.
 	Metric Metric `json:"metric"`
 	// Throughputs as LoadGen computes them (0 where not applicable).
-	CompletedSamplesPerSec    float64 `json:"result_completed_samples_per_sec"` // Server: (n−1)/final done
+	CompletedSamplesPerSec    float64 `json:"result_completed_samples_per_sec"` // Server: (completed−1)/final done
 	ScheduledSamplesPerSec    float64 `json:"result_scheduled_samples_per_sec"` // Server: (n−1)/final scheduled
 	QPSWithLoadgenOverhead    float64 `json:"result_qps_with_loadgen_overhead"` // SS: (n−1)/final issued
 	QPSWithoutLoadgenOverhead float64 `json:"result_qps_without_loadgen_overhead"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -524,5 +525,42 @@ func TestInterruptedIsNotCancelled(t *testing.T) {
 		if res.EndReason != c.want || res.EndMessage != c.want.message() || res.QueriesIssued != 10 {
 			t.Errorf("cause %v: end reason %s (%q) after %d queries, want %s after 10", c.cause, res.EndReason, res.EndMessage, res.QueriesIssued, c.want)
 		}
+	}
+}
+
+// TestCompletedSamplesPerSecondCountsSuccesses: LoadGen's Server throughput
+// is (samples − 1) / the last completion, and LoadGen has no failed sample;
+// here a failed sample is not a completed one, so the figure counts the
+// samples answered successfully, and a run whose every answer failed
+// completed nothing per second.
+func TestCompletedSamplesPerSecondCountsSuccesses(t *testing.T) {
+	errBad := errors.New("bad answer")
+	for _, c := range []struct {
+		name  string
+		every int // every every-th query fails; 1: all, 0: none
+	}{{"none failed", 0}, {"a third failed", 3}, {"all failed", 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			sut := &fakeSUT{clock: newFakeClock(), latency: constLatency(time.Millisecond), fail: func(id int) error {
+				if c.every > 0 && id%c.every == 0 {
+					return errBad
+				}
+				return nil
+			}}
+			_, res := execute(t, testSettings(t, RulesetLoadGen6, trace.Server), sut)
+			if res.SamplesCompleted+res.SamplesFailed != res.SamplesIssued || (c.every > 0) != (res.SamplesFailed > 0) {
+				t.Fatalf("%d completed, %d failed of %d", res.SamplesCompleted, res.SamplesFailed, res.SamplesIssued)
+			}
+			want := float64(max(res.SamplesCompleted-1, 0)) / (float64(res.FinalQueryAllSamplesDoneTimeNs) / 1e9)
+			if math.Abs(res.CompletedSamplesPerSec-want) > 1e-9*want || res.Metric.Value != res.CompletedSamplesPerSec {
+				t.Errorf("completed %.4f samples/s (metric %.4f), want %.4f: %d of %d samples answered by %d ns",
+					res.CompletedSamplesPerSec, res.Metric.Value, want, res.SamplesCompleted, res.SamplesIssued, res.FinalQueryAllSamplesDoneTimeNs)
+			}
+			if c.every == 1 && res.CompletedSamplesPerSec != 0 {
+				t.Errorf("every sample failed, yet %.2f completed samples per second", res.CompletedSamplesPerSec)
+			}
+			if res.ScheduledSamplesPerSec <= 0 {
+				t.Errorf("scheduled %.2f samples/s: the schedule does not depend on the answers", res.ScheduledSamplesPerSec)
+			}
+		})
 	}
 }

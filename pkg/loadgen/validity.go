@@ -196,7 +196,10 @@ func (r *Run) throughput(res *Result, samples stats.Latencies) {
 	}
 	switch r.settings.Scenario {
 	case trace.Server:
-		res.CompletedSamplesPerSec = rate(n-1, res.FinalQueryAllSamplesDoneTimeNs)
+		// LoadGen's (n−1)/final done counts every sample, for in LoadGen
+		// every sample completes; here a failed sample did not, and a run
+		// whose every answer failed completed nothing per second.
+		res.CompletedSamplesPerSec = rate(float64(max(res.SamplesCompleted-1, 0)), res.FinalQueryAllSamplesDoneTimeNs)
 		res.ScheduledSamplesPerSec = rate(n-1, res.FinalQueryScheduledTimeNs)
 	case trace.SingleStream:
 		res.QPSWithLoadgenOverhead = rate(n-1, res.FinalQueryIssuedTimeNs)

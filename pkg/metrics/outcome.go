@@ -35,12 +35,16 @@ const (
 	// OutcomeMalformed: a response that could not be decoded or did not
 	// match the request.
 	OutcomeMalformed
+	// OutcomeBadResponse: a well-formed answer that is not the model's
+	// (kserve.ErrBadResponse): another model's name, outputs missing or
+	// unknown, an output's datatype or shape not the metadata's.
+	OutcomeBadResponse
 	// OutcomeOther: anything else (e.g. a request that could not be encoded).
 	OutcomeOther
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"unanswered", "timeout", "connection_closed", "transport", "error", "malformed", "other"}
+var outcomeNames = [numOutcomes]string{"unanswered", "timeout", "connection_closed", "transport", "error", "malformed", "bad_response", "other"}
 
 // String returns the label value.
 func (o Outcome) String() string {
@@ -72,6 +76,8 @@ func Classify(err error) Outcome {
 		return OutcomeTransport
 	case errors.Is(err, kserve.ErrMalformed):
 		return OutcomeMalformed
+	case errors.Is(err, kserve.ErrBadResponse):
+		return OutcomeBadResponse
 	case answered:
 		return OutcomeError
 	}

@@ -34,6 +34,7 @@ func TestClassify(t *testing.T) {
 		{"server 503", kserve.Errorf(codes.Unavailable, "overloaded"), "error"},
 		{"server 400 wrapped", fmt.Errorf("query 3: %w", kserve.Errorf(codes.InvalidArgument, "bad shape")), "error"},
 		{"malformed response", kserve.Malformedf("output %q missing", "y"), "malformed"},
+		{"bad response", fmt.Errorf("query 2: %w", kserve.NewExpect("m", nil, false).CheckJSON([]byte(`{"model_name":"m","outputs":[]}`), 1)), "bad_response"},
 		{"cancelled", context.Canceled, "other"},
 		{"anything else", errors.New("sut: sample 9 was not loaded"), "other"},
 	}
@@ -58,6 +59,7 @@ func TestFailuresByOutcome(t *testing.T) {
 		"transport":         kserve.ErrTransport,
 		"error":             kserve.ErrInternal,
 		"malformed":         kserve.ErrMalformed,
+		"bad_response":      kserve.ErrBadResponse,
 		"other":             errors.New("x"),
 	}
 	want := map[string]float64{}

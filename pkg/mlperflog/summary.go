@@ -111,7 +111,7 @@ type Summary struct {
 	// TargetPercentileLatency: SingleStream sample latency, MultiStream query
 	// latency, at Settings.TargetLatencyPercentile.
 	TargetPercentileLatency   time.Duration
-	CompletedSamplesPerSecond float64 // Server: (n−1)/final_query_all_samples_done_time
+	CompletedSamplesPerSecond float64 // Server: (completed−1)/final_query_all_samples_done_time (loadgen.Result)
 	ScheduledSamplesPerSecond float64 // Server: (n−1)/final_query_scheduled_time
 	SamplesPerSecond          float64 // Offline: n/max_latency
 	QPSWithLoadgenOverhead    float64 // SingleStream: (n−1)/final_query_issued_time

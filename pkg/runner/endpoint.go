@@ -79,7 +79,7 @@ func ProbeEndpoint(ctx context.Context, url, model, version string) (*EndpointRe
 		rep.InferenceError = err.Error()
 		return rep, nil
 	}
-	n, err := sut.New(conn.sut, lib, sut.Options{Model: model, Version: version, MaxBatch: rep.Model.MaxBatch})
+	n, err := sut.New(conn.sut, lib, sut.Options{Model: model, Version: version, MaxBatch: rep.Model.MaxBatch, Expect: rep.Model.Expect(model)})
 	if err != nil {
 		rep.InferenceError = err.Error()
 		return rep, nil

@@ -3,9 +3,11 @@ package runner_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/server/servertest"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 	"github.com/netloadgen/netloadgen/pkg/target"
@@ -48,5 +50,25 @@ func TestProbeEndpoint(t *testing.T) {
 	}
 	if _, err := runner.ProbeEndpoint(t.Context(), "ftp://x:1", "", ""); !errors.Is(err, target.ErrTarget) {
 		t.Errorf("bad scheme: %v", err)
+	}
+}
+
+// TestProbeEndpointChecksTheAnswer: the probe's timed inference is checked
+// as a run's answers are: a 200 that is not the model's answer is the
+// report's inference error.
+func TestProbeEndpointChecksTheAnswer(t *testing.T) {
+	m, httpAddr, grpcAddr := servertest.Start(t)
+	for _, url := range []string{"http://" + httpAddr, "grpc://" + grpcAddr} {
+		for _, a := range servertest.Answers {
+			m.Set(a.Answer)
+			rep, err := runner.ProbeEndpoint(t.Context(), url, servertest.ModelName, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := strings.Contains(rep.InferenceError, kserve.ErrBadResponse.Error())
+			if bad != a.Bad || !a.Bad && rep.InferenceError != "" {
+				t.Errorf("%s, %s: inference error %q", url, a.Name, rep.InferenceError)
+			}
+		}
 	}
 }

@@ -143,7 +143,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		Model: spec.Model, Version: spec.ModelVersion, MaxBatch: pr.MaxBatch,
 		BatchSize: splitSize(spec.BatchSize, pr), MaxInflight: spec.MaxInflight,
 		WholeQueries: spec.Settings.Scenario != trace.Offline, Timeout: spec.RequestTimeout, Name: name,
-		Capture: capture,
+		Capture: capture, Expect: pr.Expect(spec.Model),
 	}
 	slack := spec.IssueSlack
 	if slack == 0 {

@@ -76,6 +76,13 @@ type Probe struct {
 	Batched bool `json:"batched"`
 }
 
+// Expect is the check of every answer of a run of model (the name it was
+// asked by) against what the probe learnt: the outputs of its metadata, the
+// first dimension the batch where it batches.
+func (p *Probe) Expect(model string) *kserve.Expect {
+	return kserve.NewExpect(model, p.Model.Outputs, p.Batched)
+}
+
 func probe(ctx context.Context, c probeClient, t target.Target, model, version string) (*Probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

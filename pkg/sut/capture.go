@@ -141,6 +141,9 @@ func (n *Network) sendCapture(ctx context.Context, samples []int) ([][]byte, err
 	if err != nil {
 		return nil, err
 	}
+	if err := n.o.Expect.CheckResponse(resp, len(samples)); err != nil {
+		return nil, err
+	}
 	data, layout, err := splitResponse(resp, len(samples), n.o.MaxBatch > 0)
 	if err != nil {
 		return nil, err

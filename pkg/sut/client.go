@@ -15,9 +15,11 @@ import (
 // the latency then excludes this process's wake-up); zero means now.
 type Call func(ctx context.Context) (at time.Time, err error)
 
-// Client prepares requests for one transport.
+// Client prepares requests for one transport. A Call of a request prepared
+// with want fails with an error matching kserve.ErrBadResponse when the
+// answer is not the model's (nil: no check).
 type Client interface {
-	Prepare(req *kserve.InferRequest) (Call, error)
+	Prepare(req *kserve.InferRequest, want *kserve.Expect) (Call, error)
 }
 
 type httpClient struct{ c *httpclient.Client }
@@ -27,11 +29,12 @@ type httpClient struct{ c *httpclient.Client }
 func (h httpClient) Resends() uint64 { return h.c.Retries() }
 
 // HTTP adapts the KServe REST client: the body is encoded once, and sends
-// only check the status and framing of the answer.
+// only check the status and framing of the answer, and its JSON header
+// against want.
 func HTTP(c *httpclient.Client) Client { return httpClient{c} }
 
-func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
-	p, err := h.c.PrepareInfer(req)
+func (h httpClient) Prepare(req *kserve.InferRequest, want *kserve.Expect) (Call, error) {
+	p, err := h.c.PrepareInferExpect(req, want)
 	if err != nil {
 		return nil, err
 	}
@@ -41,11 +44,12 @@ func (h httpClient) Prepare(req *kserve.InferRequest) (Call, error) {
 type grpcClient struct{ c *grpcclient.Client }
 
 // GRPC adapts the KServe gRPC client: the message is built once with raw
-// tensor contents, and answers are not converted.
+// tensor contents, and answers are not converted, only checked against
+// want where they arrived.
 func GRPC(c *grpcclient.Client) Client { return grpcClient{c} }
 
-func (g grpcClient) Prepare(req *kserve.InferRequest) (Call, error) {
-	p, err := g.c.PrepareInfer(req)
+func (g grpcClient) Prepare(req *kserve.InferRequest, want *kserve.Expect) (Call, error) {
+	p, err := g.c.PrepareInferExpect(req, want)
 	if err != nil {
 		return nil, err
 	}

@@ -44,12 +44,22 @@ func NewGRPCLoop(lib qsl.Library, o Options, lo GRPCLoopOptions) (*GRPCLoop, err
 	}
 	l := &GRPCLoop{addr: lo.Addr}
 	l.polled = newPolled(shape, l.encode)
-	l.loop, err = grpcloop.New(grpcloop.Config{Addr: lo.Addr, Conns: lo.Conns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone})
+	cfg := grpcloop.Config{Addr: lo.Addr, Conns: lo.Conns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone}
+	if o.Expect != nil {
+		cfg.Check = l.check
+	}
+	l.loop, err = grpcloop.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	l.tr = l.loop
 	return l, nil
+}
+
+// check is the answer check: the message of the answer to the call tag
+// names, at its batch size.
+func (l *GRPCLoop) check(tag uint64, msg []byte) error {
+	return l.o.Expect.CheckProto(msg, l.batchOf(tag))
 }
 
 // encode builds the call for samples.

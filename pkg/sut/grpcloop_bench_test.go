@@ -21,7 +21,7 @@ func BenchmarkIssueQueryGRPCLoop(b *testing.B) {
 	if addr == "" {
 		b.Skip("NLG_BENCH_GRPC (gRPC host:port of bench/nullserver) not set")
 	}
-	l, err := NewGRPCLoop(benchLibrary(b), Options{Model: "null", MaxBatch: 64}, GRPCLoopOptions{Addr: addr, Conns: 2})
+	l, err := NewGRPCLoop(benchLibrary(b), benchOptions(), GRPCLoopOptions{Addr: addr, Conns: 2})
 	if err != nil {
 		b.Fatal(err)
 	}

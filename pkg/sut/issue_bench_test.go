@@ -29,7 +29,7 @@ const benchWindow = 32
 
 type nullClient struct{}
 
-func (nullClient) Prepare(*kserve.InferRequest) (Call, error) {
+func (nullClient) Prepare(*kserve.InferRequest, *kserve.Expect) (Call, error) {
 	return func(context.Context) (time.Time, error) { return time.Time{}, nil }, nil
 }
 
@@ -50,9 +50,16 @@ func benchLibrary(b *testing.B) *qsl.Synthetic {
 	return lib
 }
 
+// benchOptions are bench/nullserver's model, its answers checked as a run
+// checks them.
+func benchOptions() Options {
+	return Options{Model: "null", MaxBatch: 64, Expect: kserve.NewExpect("null",
+		[]kserve.TensorMetadata{{Name: "OUTPUT0", Datatype: kserve.FP32, Shape: []int64{-1, 16}}}, true)}
+}
+
 func benchIssue(b *testing.B, client Client) {
 	lib := benchLibrary(b)
-	n, err := New(client, lib, Options{Model: "null", MaxBatch: 64})
+	n, err := New(client, lib, benchOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

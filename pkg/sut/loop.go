@@ -44,12 +44,22 @@ func NewLoop(enc *httpclient.Client, lib qsl.Library, o Options, lo LoopOptions)
 	}
 	l := &Loop{enc: enc}
 	l.polled = newPolled(shape, l.encode)
-	l.loop, err = httploop.New(httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone})
+	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone}
+	if o.Expect != nil {
+		cfg.Check = l.check
+	}
+	l.loop, err = httploop.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	l.tr = l.loop
 	return l, nil
+}
+
+// check is the answer check: the JSON of the answer to the request tag
+// names, at its batch size.
+func (l *Loop) check(tag uint64, json []byte) error {
+	return l.o.Expect.CheckJSON(json, l.batchOf(tag))
 }
 
 // encode builds the whole HTTP request for samples.

@@ -26,7 +26,7 @@ func BenchmarkIssueQueryLoop(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := NewLoop(enc, benchLibrary(b), Options{Model: "null", MaxBatch: 64}, LoopOptions{Addr: addr, MaxConns: benchWindow})
+	l, err := NewLoop(enc, benchLibrary(b), benchOptions(), LoopOptions{Addr: addr, MaxConns: benchWindow})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -34,6 +34,11 @@ type Options struct {
 	Timeout time.Duration
 	// Name is the SUT name for the logs; it should contain "Network SUT".
 	Name string
+	// Expect checks every answer's protocol header against the model (its
+	// name, the outputs' names, datatypes and shapes at the request's
+	// batch size) on all four clients: a mismatch fails the request's
+	// samples with kserve.ErrBadResponse. nil checks only the framing.
+	Expect *kserve.Expect
 	// Capture decodes every response and hands each sample's output bytes
 	// to the engine (Completion.Data): accuracy mode and sampled accuracy
 	// logging. It costs a decode per response, so performance runs leave it
@@ -215,7 +220,7 @@ func (n *Network) encode(samples []int) (Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := n.client.Prepare(req)
+	c, err := n.client.Prepare(req, n.o.Expect)
 	if err != nil {
 		return nil, fmt.Errorf("sut: encode samples %v: %w", samples, err)
 	}

@@ -27,7 +27,7 @@ type fakeClient struct {
 	at       time.Time // the arrival every call reports
 }
 
-func (f *fakeClient) Prepare(req *kserve.InferRequest) (Call, error) {
+func (f *fakeClient) Prepare(req *kserve.InferRequest, _ *kserve.Expect) (Call, error) {
 	f.mu.Lock()
 	f.prepared = append(f.prepared, req)
 	f.mu.Unlock()

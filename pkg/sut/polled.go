@@ -212,6 +212,20 @@ func (l *polled[R]) finishChunk(cq *chunkedQuery, i int, at time.Time, err error
 	l.done(c)
 }
 
+// batchOf is the number of samples of the request tag names: its query's
+// for a query sent whole, else its chunk's.
+func (l *polled[R]) batchOf(tag uint64) int {
+	id, low := int(tag>>32), tag&(1<<32-1)
+	if low&wholeBit != 0 {
+		return int(low &^ wholeBit)
+	}
+	if cq := l.chunked[id]; cq != nil && int(low) < len(cq.chunks) {
+		ch := cq.chunks[low]
+		return ch[1] - ch[0]
+	}
+	return 0
+}
+
 // onDone is the transport's callback: a request's outcome becomes the
 // completion of its samples.
 func (l *polled[R]) onDone(tag uint64, at time.Time, err error) {
