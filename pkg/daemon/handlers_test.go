@@ -34,8 +34,19 @@ func startDaemon(t testing.TB, edit func(*Config)) (*Service, string) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Shutdown(t.Context()) })
+	t.Cleanup(func() { shutdown(t, s) })
 	return s, "http://" + s.Addr()
+}
+
+// shutdown stops s and waits for its worker, so that nothing writes into
+// a test's temporary directory after the test (t.Context is already
+// cancelled when Cleanup functions run: Shutdown would not wait).
+func shutdown(t testing.TB, s *Service) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
 }
 
 func startSUT(t testing.TB, models ...sim.ModelSpec) *sutproxy.Proxy {

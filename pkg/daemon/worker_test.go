@@ -109,7 +109,7 @@ func TestRunMemoryReturned(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Shutdown(t.Context()) })
+	t.Cleanup(func() { shutdown(t, s) })
 	base := "http://" + s.Addr()
 
 	code, b := do(t, "POST", base+"/v1/runs", fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server",
