@@ -93,7 +93,7 @@ func TestFindPeakSaysWhatItJudgedBy(t *testing.T) {
 	for _, want := range []string{
 		"Trials judged by the latency constraint (p99 ≤ 100 ms) with no failed samples.",
 		"p99 ≤ 100 ms  early stopping  min duration  min queries  no failed  run verdict  search pass",
-		"Peak: 100 queries/s (trial 2) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n",
+		"scheduled samples/s, the figure to report (trial 2, asked 100 queries/s) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n",
 	} {
 		if !strings.Contains(string(file), want) {
 			t.Errorf("summary lacks %q:\n%s", want, file)

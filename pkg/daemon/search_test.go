@@ -69,7 +69,7 @@ func TestSearchStatusAndFiles(t *testing.T) {
 	sum, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") || err != nil ||
-		!strings.Contains(string(sum), "Peak: 100 queries/s (trial 2) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n") {
+		!strings.Contains(string(sum), "scheduled samples/s, the figure to report (trial 2, asked 100 queries/s) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n") {
 		t.Errorf("%s: %d %s %v\n%s", api.SearchSummaryFile, resp.StatusCode, resp.Header.Get("Content-Type"), err, sum)
 	}
 	code, b = do(t, "GET", base+"/v1/runs/"+id+"/files/"+api.SearchFile, "")

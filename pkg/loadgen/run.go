@@ -257,8 +257,15 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	sutCancel()
 	unanswered := r.close()
 	r.finished.Store(true)
-	if reason != StopCompleted {
+	switch reason {
+	case StopCompleted:
+	case StopStalled, StopRanOut, StopTooManyInFlight:
+		// The SUT or the settings cut the run short: worth a warning.
 		r.log.Warn("run ended early", "reason", string(reason))
+	default:
+		// Asked for (a cancel, an early verdict, a bound the settings set):
+		// the result says so; nothing went wrong.
+		r.log.Info("run ended early", "reason", string(reason))
 	}
 	res := r.result(reason, !drained, unanswered, wall, end)
 	if rs, ok := r.sut.(Resender); ok {

@@ -564,3 +564,31 @@ func TestCompletedSamplesPerSecondCountsSuccesses(t *testing.T) {
 		})
 	}
 }
+
+// A run cut short because it was asked to be (a cancel: a search's early
+// verdict on a trial, a user's cancel) logs its end at info level; a
+// warning is for what went wrong (issue 18 #9).
+func TestAskedEarlyEndIsNoWarning(t *testing.T) {
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	clk := newFakeClock()
+	sut := &fakeSUT{clock: clk, latency: constLatency(time.Millisecond)}
+	sut.onIssue = func(q Query) {
+		if q.ID == 9 {
+			cancel()
+		}
+	}
+	r, err := NewRun(testSettings(t, RulesetLoadGen6, trace.Server), sut, &fakeQSL{total: 100, perf: 100}, WithClock(clk), WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EndReason != StopCancelled || !strings.Contains(logged.String(), `level=INFO msg="run ended early" reason=cancelled`) ||
+		strings.Contains(logged.String(), "level=WARN") {
+		t.Errorf("end %s, log:\n%s", res.EndReason, logged.String())
+	}
+}

@@ -59,6 +59,13 @@ func judgedLine(res *Result) string {
 // outright, whether the peak trial is a valid run on its own.
 func peakLine(res *Result, t Trial) string {
 	head := fmt.Sprintf("Peak: %s %s (trial %d) by %s", fmtNum(res.Peak), res.Unit, res.PeakTrial, criterionText(res))
+	if res.Unit == UnitQPS && res.Reported > 0 {
+		// The figure LoadGen reports is the peak trial's scheduled rate,
+		// not the target it was asked (v0.5: the least of the verifying
+		// runs'): one line says which to use.
+		head = fmt.Sprintf("Peak: %s scheduled samples/s, the figure to report (trial %d, asked %s %s) by %s",
+			fmtNum(res.Reported), res.PeakTrial, fmtNum(res.Peak), res.Unit, criterionText(res))
+	}
 	switch {
 	case t.Verdict == "VALID":
 		return head + "; as a single run it is VALID"

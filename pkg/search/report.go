@@ -59,7 +59,6 @@ func Summary(res *Result) string {
 	fmt.Fprintln(&b)
 	if t, ok := res.PeakRecord(); ok {
 		fmt.Fprintln(&b, peakLine(res, t))
-		fmt.Fprintf(&b, "Reported: %s\n", fmtNum(res.Reported))
 		if len(res.Verifying) > 0 {
 			fmt.Fprintf(&b, "Verifying trials: %v, all passed\n", res.Verifying)
 		}

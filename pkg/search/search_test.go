@@ -216,11 +216,17 @@ func TestSummaryNamesTheCriterionAndThePeaksOwnVerdict(t *testing.T) {
 		"Trials judged by the latency constraint (p99 ≤ 15 ms) with no failed samples.",
 		"FindPeakPerformance (loadgen6) judges a trial by its latency constraint only",
 		"p99 ≤ 15 ms  early stopping  min duration  min queries  no failed  run verdict  search pass",
-		fmt.Sprintf("Peak: 2000 queries/s (trial %d) by the latency constraint (p99 ≤ 15 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n", res.PeakTrial),
+		// One peak line: the figure to report (the trial's scheduled rate),
+		// the target it was asked, the criterion, its own verdict.
+		fmt.Sprintf("Peak: %s scheduled samples/s, the figure to report (trial %d, asked 2000 queries/s) by the latency constraint (p99 ≤ 15 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n",
+			fmtNum(res.Reported), res.PeakTrial),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary lacks %q:\n%s", want, text)
 		}
+	}
+	if n := strings.Count(text, "\nPeak"); n != 1 || strings.Contains(text, "Reported") {
+		t.Errorf("%d peak lines, or a second figure beside it:\n%s", n, text)
 	}
 	// The peak trial's row: latency yes, early stopping no, INVALID, pass yes.
 	row := regexp.MustCompile(fmt.Sprintf(`(?m)^ *%d +boundary +2000 .*$`, res.PeakTrial)).FindString(text)
