@@ -20,6 +20,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // Exit statuses of `loadgend run`: a contract for scripts.
@@ -72,16 +73,17 @@ type runRequest struct {
 
 // runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error.
 func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, stdout, stderr io.Writer) int {
-	var progressDone chan struct{}
 	opts := runner.Options{Logger: log}
+	var progress *progressLine
 	if isTerminal(stderr) {
-		progressDone = make(chan struct{})
-		opts.Started = func(r *loadgen.Run) { go showProgress(ctx, r, stderr, progressDone) }
+		progress = &progressLine{w: stderr, done: make(chan struct{}), ended: make(chan struct{})}
+		opts.Started = func(r *loadgen.Run) {
+			progress.shown = true // on this goroutine, as stop
+			go progress.show(r)
+		}
 	}
 	out, err := runner.Run(ctx, spec, opts)
-	if progressDone != nil {
-		close(progressDone)
-	}
+	progress.stop()
 	if _, ok := errors.AsType[*qsl.DataError](err); ok {
 		err = fmt.Errorf("--data: %w", err)
 	}
@@ -348,27 +350,68 @@ func (f *specFlags) explain(err error) error {
 	return errors.New(strings.TrimPrefix(fe.Error(), "settings."))
 }
 
-// showProgress rewrites one status line on a terminal until done.
-func showProgress(ctx context.Context, r *loadgen.Run, w io.Writer, done <-chan struct{}) {
+// progressLine rewrites one status line on a terminal while a run goes,
+// and clears it before anything else is printed.
+type progressLine struct {
+	w     io.Writer
+	done  chan struct{} // closed by stop
+	ended chan struct{} // closed by show once the line is cleared
+	shown bool          // show was started (by Started, on stop's goroutine)
+}
+
+// show redraws the line every half second until stop.
+func (p *progressLine) show(r *loadgen.Run) {
+	defer close(p.ended)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	bound := time.Duration(r.Settings().ServerTargetLatencyNs)
+	if r.Settings().Scenario != trace.Server {
+		bound = 0
+	}
+	var prev loadgen.Progress
+	last := time.Now()
 	for {
 		select {
-		case <-done:
-			fmt.Fprint(w, "\r\033[K")
-			return
-		case <-ctx.Done():
+		case <-p.done:
+			fmt.Fprint(p.w, "\r\033[K")
 			return
 		case <-tick.C:
 		}
-		p := r.Progress()
-		if !p.Started {
-			continue
+		cur, now := r.Progress(), time.Now()
+		if cur.Started {
+			fmt.Fprint(p.w, "\r\033[K"+progressText(cur, prev, now.Sub(last), bound))
 		}
-		fmt.Fprintf(w, "\r\033[Kqueries %d issued, %d done, %d in flight, %d failed samples | %.1fs of ~%.1fs | p99 %.2f ms",
-			p.IssuedQueries, p.CompletedQueries, p.InFlightQueries, p.FailedSamples,
-			p.Elapsed.Seconds(), p.ExpectedEnd.Seconds(), float64(p.P99)/1e6)
+		prev, last = cur, now
 	}
+}
+
+// stop ends the line: the line is cleared when it returns, so the verdict
+// that follows starts a line of its own. A nil line does nothing.
+func (p *progressLine) stop() {
+	if p == nil {
+		return
+	}
+	close(p.done)
+	if p.shown {
+		<-p.ended
+	}
+}
+
+// progressText is one progress line: queries, the completion rate since the
+// last line, time, and the tail latency against the bound (Server) with the
+// samples over it.
+func progressText(cur, prev loadgen.Progress, dt time.Duration, bound time.Duration) string {
+	rate := 0.0
+	if dt > 0 {
+		rate = float64(cur.CompletedSamples-prev.CompletedSamples) / dt.Seconds()
+	}
+	line := fmt.Sprintf("queries %d issued, %d done, %d in flight, %d failed samples | %.0f samples/s | %.1fs of ~%.1fs | p99 %.2f ms",
+		cur.IssuedQueries, cur.CompletedQueries, cur.InFlightQueries, cur.FailedSamples, rate,
+		cur.Elapsed.Seconds(), cur.ExpectedEnd.Seconds(), float64(cur.P99)/1e6)
+	if bound > 0 {
+		line += fmt.Sprintf(" (bound %.2f ms, %d samples over)", float64(bound)/1e6, cur.OverLatencySamples)
+	}
+	return line
 }
 
 // isTerminal reports whether w is a terminal (fileIsTerminal, per platform).
