@@ -15,11 +15,18 @@ build:
 # Packages run one at a time (-p 1): several of them drive real load over
 # loopback and judge latencies, compliance ratios and Prometheus rates, which
 # two packages' tests fighting over two cores would make flaky.
+#
+# The tests run through internal/testreport, which prints what plain `go test`
+# would and ends with the list of skipped tests and why (both modules'): a test
+# skipped for a missing program (prometheus, grpcurl, curl) leaves its package
+# `ok`. With CI=true (.ci/run sets it) such a skip is a failure instead.
 test: staticcheck
 	$(GO) vet ./...
 	$(GO) build ./... && $(GO) test -race -count=1 -run '^$$' ./... >/dev/null
-	$(GO) test -race -count=1 -p 1 -timeout 20m ./...
-	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 5m ./...
+	$(GO) build -o $(BIN)/testreport ./internal/testreport
+	rm -f $(BIN)/skips.txt
+	$(BIN)/testreport -skips $(BIN)/skips.txt -- $(GO) test -json -race -count=1 -p 1 -timeout 20m ./...
+	cd deploy && $(GO) vet ./... && ../$(BIN)/testreport -skips ../$(BIN)/skips.txt -list -- $(GO) test -json -race -count=1 -timeout 5m ./...
 
 # staticcheck over both modules; .ci/run installs the pinned version. A
 # missing staticcheck fails the target: CI must not pass by skipping the linter.
