@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,25 +24,6 @@ func TestProgressText(t *testing.T) {
 	if got := progressText(cur, prev, 500*time.Millisecond, 0); strings.Contains(got, "bound") {
 		t.Errorf("a scenario without a bound shows one: %q", got)
 	}
-}
-
-// syncBuffer is a terminal stand-in the progress goroutine and the test
-// share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestProgressLineEndsBeforeTheVerdict: stop returns once the line is

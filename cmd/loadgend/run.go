@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,14 +29,27 @@ const (
 	exitValid   = 0
 	exitInvalid = 1
 	exitError   = 2
+	// A run stopped by a signal exits 128 + the signal's number, as a
+	// shell reports it: whatever its verdict, it did not run as asked.
+	exitInterrupted = 128 + int(syscall.SIGINT)  // 130: Ctrl-C
+	exitTerminated  = 128 + int(syscall.SIGTERM) // 143
 )
 
 // runCommand carries out one run without the daemon: VALID exits 0,
 // INVALID 1, anything that kept the run from a verdict 2 with one line
-// naming the problem.
+// naming the problem; a run stopped by SIGINT 130, by SIGTERM 143.
 func runCommand(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	return runWithSignals(args, sigs, stdout, stderr)
+}
+
+// runWithSignals is runCommand with its signals from sigs. The first signal
+// stops issuing at once; the run then drains, bounded by the drain timeout,
+// and writes its files. A second signal returns at once with whatever has
+// been written.
+func runWithSignals(args []string, sigs <-chan os.Signal, stdout, stderr io.Writer) int {
 	req, err := parseRunFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitValid
@@ -44,7 +58,44 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
+	// The messages below share stderr with the run's logger and progress.
+	stderr = &lockedWriter{w: stderr}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: req.level}))
+	ended := make(chan int, 1)
+	go func() { ended <- runMode(ctx, req, log, stdout, stderr) }()
+	var first os.Signal
+	for {
+		select {
+		case code := <-ended:
+			if first != nil {
+				return signalExit(first)
+			}
+			return code
+		case sig := <-sigs:
+			if first != nil {
+				fmt.Fprintf(stderr, "\nloadgend run: %v again: exiting now, without waiting for the drain; the run's files may be missing or incomplete\n", sig)
+				return signalExit(first)
+			}
+			first = sig
+			cancel(fmt.Errorf("loadgend run: %v", sig))
+			fmt.Fprintf(stderr, "\nloadgend run: %v: issuing stopped; draining for at most %v (--drain-timeout-ms), then writing the results; press Ctrl-C again to exit at once\n",
+				sig, time.Duration(req.spec.Settings.Engine.DrainTimeoutMs)*time.Millisecond)
+		}
+	}
+}
+
+// signalExit is the exit status of a run stopped by sig.
+func signalExit(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return exitTerminated
+	}
+	return exitInterrupted
+}
+
+// runMode carries out the run the flags asked for.
+func runMode(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
 	switch req.mode {
 	case modeFindPeak:
 		return runFindPeak(ctx, req, log, stdout, stderr)
@@ -416,6 +467,21 @@ func progressText(cur, prev loadgen.Progress, dt time.Duration, bound time.Durat
 
 // isTerminal reports whether w is a terminal (fileIsTerminal, per platform).
 func isTerminal(w io.Writer) bool {
+	if l, ok := w.(*lockedWriter); ok {
+		w = l.w
+	}
 	f, ok := w.(*os.File)
 	return ok && fileIsTerminal(f)
+}
+
+// lockedWriter serialises the writes of several goroutines to one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -189,7 +189,29 @@ func (w *waiter) wait(ctx context.Context, target int64) StopReason {
 	return ""
 }
 
-// drain waits for every issued query; false if the SUT stalled.
-func (w *waiter) drain() bool {
-	return w.wait(context.Background(), w.r.issuedQ.Load()) == ""
+// drain waits for every issued query until deadline: the drain timeout is a
+// bound on the whole drain from the moment issuing stops, not on the silence
+// between answers (a SUT far over capacity answers now and then for as long
+// as its backlog lasts). False if some query was still unanswered then.
+func (w *waiter) drain(deadline time.Time) bool {
+	r := w.r
+	target := r.issuedQ.Load()
+	for r.doneQ.Load() < target {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		step := min(left, w.poll)
+		if r.poller != nil {
+			r.poller.PollUntil(context.Background(), time.Now().Add(step))
+			continue
+		}
+		w.timer.Reset(step)
+		select {
+		case <-r.notify:
+			w.timer.Stop()
+		case <-w.timer.C:
+		}
+	}
+	return true
 }

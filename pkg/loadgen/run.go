@@ -244,15 +244,10 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	default:
 		reason = r.issueClosedLoop(issueCtx, sutCtx, w)
 	}
-	if reason == StopCancelled {
-		switch {
-		case r.verdictWon.Load():
-			reason = StopEarlyVerdict
-		case errors.Is(context.Cause(ctx), ErrInterrupted):
-			reason = StopInterrupted
-		}
-	}
-	drained := reason != StopStalled && w.drain()
+	// The drain timeout runs from here, whatever stopped the issuing.
+	deadline := time.Now().Add(time.Duration(r.settings.Engine.DrainTimeoutMs) * time.Millisecond)
+	drained := reason != StopStalled && w.drain(deadline)
+	reason = r.cancelReason(ctx, reason)
 	end := r.clock.Now()
 	sutCancel()
 	unanswered := r.close()
@@ -276,6 +271,24 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	}
 	r.log.Info("run finished", "validity", res.Validity, "queries", res.QueriesIssued, "failed_samples", res.SamplesFailed)
 	return res, nil
+}
+
+// cancelReason is why the run ended, given that it stopped issuing for
+// reason: a cancel of ctx, before or during the drain, makes it end
+// cancelled (interrupted when the cause is ErrInterrupted), unless an early
+// verdict stopped it or the SUT had stalled.
+func (r *Run) cancelReason(ctx context.Context, reason StopReason) StopReason {
+	switch {
+	case reason == StopCancelled && r.verdictWon.Load():
+		return StopEarlyVerdict
+	case reason == StopStalled || reason == StopEarlyVerdict:
+		return reason
+	case ctx.Err() == nil:
+		return reason
+	case errors.Is(context.Cause(ctx), ErrInterrupted):
+		return StopInterrupted
+	}
+	return StopCancelled
 }
 
 // close stops accepting completions, waits out completions in progress, and

@@ -1,0 +1,151 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// trickleSUT is a SUT far over capacity: it answers its queries one at a
+// time, one every gap of real time, so the server is never silent for long
+// and an idle timeout never fires. It answers on the system clock.
+type trickleSUT struct {
+	gap    time.Duration
+	issued chan struct{} // one send per query issued
+	mu     sync.Mutex
+	queue  []pending
+	wake   chan struct{}
+	stop   chan struct{}
+}
+
+type pending struct {
+	q    Query
+	done func(Completion)
+}
+
+func newTrickleSUT(gap time.Duration, n int) *trickleSUT {
+	s := &trickleSUT{gap: gap, issued: make(chan struct{}, n), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	go s.serve()
+	return s
+}
+
+func (s *trickleSUT) Name() string { return "trickle (Network SUT)" }
+
+func (s *trickleSUT) IssueQuery(_ context.Context, q Query, done func(Completion)) {
+	s.mu.Lock()
+	s.queue = append(s.queue, pending{q, done})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	s.issued <- struct{}{}
+}
+
+func (s *trickleSUT) serve() {
+	t := time.NewTicker(s.gap)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.mu.Unlock()
+			continue
+		}
+		p := s.queue[0]
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		p.done(p.q.Done(nil))
+	}
+}
+
+// The drain timeout bounds the whole drain from the moment issuing stops,
+// not the silence between answers: a SUT far over capacity that answers
+// now and then must not keep a run (cancelled or not) draining for as long
+// as its backlog lasts. A cancel during the drain makes the run end
+// cancelled (or interrupted), its unanswered samples failed.
+func TestDrainTimeoutIsATotalBound(t *testing.T) {
+	const drain = 300 * time.Millisecond
+	cases := []struct {
+		name   string
+		silent bool
+		cancel error // nil: no cancel; else the cancel's cause
+		want   StopReason
+	}{
+		{name: "over capacity, not cancelled", want: StopCompleted},
+		{name: "over capacity, cancelled", cancel: context.Canceled, want: StopCancelled},
+		{name: "over capacity, interrupted", cancel: ErrInterrupted, want: StopInterrupted},
+		{name: "silent, cancelled", silent: true, cancel: context.Canceled, want: StopCancelled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSettings(t, RulesetLoadGen6, trace.Server)
+			s.Engine.DrainTimeoutMs = uint64(drain / time.Millisecond)
+			// The fake clock issues the whole trace at once; the SUT then
+			// has 20 ms of real time per answer: a backlog of seconds.
+			gap := 20 * time.Millisecond
+			if tc.silent {
+				gap = time.Hour
+			}
+			n := 2000
+			sut := newTrickleSUT(gap, n)
+			defer close(sut.stop)
+			r, err := NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(newFakeClock()), quiet)
+			if err != nil {
+				t.Fatalf("NewRun: %v", err)
+			}
+			if r.Trace().Len() > n || r.Trace().Len() < 100 {
+				t.Fatalf("trace of %d queries; the test wants 100 to %d", r.Trace().Len(), n)
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			type out struct {
+				res *Result
+				err error
+			}
+			ended := make(chan out, 1)
+			go func() {
+				res, err := r.Execute(ctx)
+				ended <- out{res, err}
+			}()
+			for range r.Trace().Len() {
+				<-sut.issued
+			}
+			stopped := time.Now() // issuing has stopped: the last query is out
+			if tc.cancel != nil {
+				cancel(tc.cancel)
+			}
+			var o out
+			select {
+			case o = <-ended:
+			case <-time.After(drain + 3*time.Second):
+				t.Fatalf("the run still drains %v after issuing stopped (drain timeout %v)", time.Since(stopped), drain)
+			}
+			took := time.Since(stopped)
+			if o.err != nil {
+				t.Fatalf("Execute: %v", o.err)
+			}
+			if took > drain+time.Second {
+				t.Errorf("the run ended %v after issuing stopped; want at most the drain timeout %v + 1s", took, drain)
+			}
+			res := o.res
+			if res.EndReason != tc.want {
+				t.Errorf("end reason %s, want %s", res.EndReason, tc.want)
+			}
+			if !res.DrainTimedOut || res.Unanswered == 0 || res.SamplesFailed < res.Unanswered || res.Valid {
+				t.Errorf("drain timed out %v, unanswered %d, failed %d, %s", res.DrainTimedOut, res.Unanswered, res.SamplesFailed, res.Validity)
+			}
+			if tc.cancel != nil && !errors.Is(context.Cause(ctx), tc.cancel) {
+				t.Fatalf("cause %v", context.Cause(ctx))
+			}
+		})
+	}
+}
