@@ -97,6 +97,10 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	nc.Close()
 	live, err := c.ServerLive(ctx)
 	if err != nil {
+		if hint := otherProtocolHint(ctx, t.Scheme, t.Host); hint != "" {
+			// The client's error would quote the other protocol's bytes.
+			return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %s", target.ErrTarget, t.URL, protocolName(t.Scheme), hint)
+		}
 		return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %v", target.ErrTarget, t.URL, protocolName(t.Scheme), err)
 	}
 	if !live {
