@@ -323,6 +323,10 @@ func TestRunTargetErrors(t *testing.T) {
 	}{
 		{"http/unknown-model", targetOf(p, "http"), "nosuch", `no model "nosuch"`, nil},
 		{"grpc/unknown-model", targetOf(p, "grpc"), "nosuch", `no model "nosuch"`, nil},
+		// The nearest of the models the server lists (its repository index,
+		// over HTTP), or how to find them.
+		{"http/misspelt-model", targetOf(p, "http"), "singel", `no model "singel": did you mean single? (it has `, nil},
+		{"grpc/misspelt-model", targetOf(p, "grpc"), "singel", `no model "singel" (its models are listed on its HTTP port: POST /v2/repository/index)`, nil},
 		{"http/dead-port", "http://" + dead, "m", "http://" + dead + " is not reachable", nil},
 		{"grpc/dead-port", "grpc://" + dead, "m", "grpc://" + dead + " is not reachable", nil},
 		// Each transport's port speaks the other protocol.

@@ -173,8 +173,13 @@ type repositoryIndexer interface {
 // the list, where the server lists its models; else how to find them.
 func modelHint(ctx context.Context, c probeClient, server kserve.ServerMetadata, model string) string {
 	const unlisted = " (this server does not list its models: see its model repository, or on Triton POST /v2/repository/index)"
+	listed := slices.Contains(server.Extensions, kserve.ExtModelRepository)
 	ix, ok := c.(repositoryIndexer)
-	if !ok || !slices.Contains(server.Extensions, kserve.ExtModelRepository) {
+	if listed && !ok {
+		// gRPC: KServe v2's service has no list; the server's HTTP port does.
+		return " (its models are listed on its HTTP port: POST /v2/repository/index)"
+	}
+	if !listed {
 		return unlisted
 	}
 	index, err := ix.RepositoryIndex(ctx)

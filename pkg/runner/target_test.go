@@ -73,8 +73,8 @@ func TestProbeUnknownModel(t *testing.T) {
 			`has no model "bert" (it has identity, resnet50)`},
 		{"extension not listed", &indexedEndpoint{fakeEndpoint{live: true, modelErr: notFound}, models}, "bert",
 			`has no model "bert" (this server does not list its models: see its model repository, or on Triton POST /v2/repository/index)`},
-		{"no index", &fakeEndpoint{live: true, server: indexed, modelErr: notFound}, "bert",
-			`has no model "bert" (this server does not list its models`},
+		{"no index over this transport", &fakeEndpoint{live: true, server: indexed, modelErr: notFound}, "bert",
+			`has no model "bert" (its models are listed on its HTTP port: POST /v2/repository/index)`},
 	} {
 		_, err := probe(t.Context(), c.ep, tg, c.model, "")
 		if !errors.Is(err, target.ErrTarget) || !strings.Contains(err.Error(), c.want) {
