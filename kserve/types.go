@@ -70,6 +70,9 @@ const (
 	ExtBinaryTensorData   = "binary_tensor_data"
 	ExtStatistics         = "statistics"
 	ExtModelConfiguration = "model_configuration"
+	// ExtModelRepository is Triton's model repository extension: its
+	// POST /v2/repository/index lists the models a server has.
+	ExtModelRepository = "model_repository"
 )
 
 // ElementCount is the number of elements a shape holds; -1 if a dimension is

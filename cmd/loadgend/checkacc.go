@@ -33,7 +33,7 @@ func accuracyCommand(args []string, stdout, stderr io.Writer) int {
 			fs.PrintDefaults()
 			return 0
 		}
-		fmt.Fprintf(stderr, "loadgend accuracy: %v\n", err)
+		fmt.Fprintf(stderr, "loadgend accuracy: %v\n", flagError(fs, err))
 		return exitError
 	}
 	fail := func(err error) int {

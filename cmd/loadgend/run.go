@@ -168,7 +168,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 			fmt.Fprintln(stderr, "usage: loadgend run --target URL --model NAME [flags]")
 			f.fs.PrintDefaults()
 		}
-		return req, err
+		return req, flagError(f.fs, err)
 	}
 	if f.fs.NArg() > 0 {
 		return req, fmt.Errorf("unexpected argument %q", f.fs.Arg(0))

@@ -323,11 +323,16 @@ func TestRunTargetErrors(t *testing.T) {
 	}{
 		{"http/unknown-model", targetOf(p, "http"), "nosuch", `no model "nosuch"`, nil},
 		{"grpc/unknown-model", targetOf(p, "grpc"), "nosuch", `no model "nosuch"`, nil},
+		// The nearest of the models the server lists (its repository index,
+		// over HTTP), or how to find them.
+		{"http/misspelt-model", targetOf(p, "http"), "singel", `no model "singel": did you mean single? (it has `, nil},
+		{"grpc/misspelt-model", targetOf(p, "grpc"), "singel", `no model "singel" (its models are listed on its HTTP port: POST /v2/repository/index)`, nil},
 		{"http/dead-port", "http://" + dead, "m", "http://" + dead + " is not reachable", nil},
 		{"grpc/dead-port", "grpc://" + dead, "m", "grpc://" + dead + " is not reachable", nil},
 		// Each transport's port speaks the other protocol.
-		{"http-to-grpc-port", "http://" + p.GRPCAddr(), "m", "http://" + p.GRPCAddr() + " does not answer as a KServe v2 HTTP server", nil},
-		{"grpc-to-http-port", "grpc://" + p.HTTPAddr(), "m", "grpc://" + p.HTTPAddr() + " does not answer as a KServe v2 gRPC server", nil},
+		// Each says what to type instead, without the bytes it got.
+		{"http-to-grpc-port", "http://" + p.GRPCAddr(), "m", "http://" + p.GRPCAddr() + " does not answer as a KServe v2 HTTP server: it speaks gRPC: use grpc://" + p.GRPCAddr(), nil},
+		{"grpc-to-http-port", "grpc://" + p.HTTPAddr(), "m", "grpc://" + p.HTTPAddr() + " does not answer as a KServe v2 gRPC server: it speaks HTTP/1.1: use http://" + p.HTTPAddr(), nil},
 		{"http/batch-size-without-batching", targetOf(p, "http"), "single", `model "single" has no batch dimension`, []string{"--batch-size", "4"}},
 		{"grpc/batch-size-without-batching", targetOf(p, "grpc"), "single", `model "single" has no batch dimension`, []string{"--batch-size", "4"}},
 	}
@@ -341,6 +346,9 @@ func TestRunTargetErrors(t *testing.T) {
 			}
 			line := strings.TrimSuffix(inv.stderr, "\n")
 			t.Log(line)
+			if strings.Contains(line, `\x00`) || strings.Contains(line, "contents") {
+				t.Errorf("stderr %q: raw bytes", line)
+			}
 			if strings.Contains(line, "\n") || !strings.HasPrefix(line, "loadgend run: ") || !strings.Contains(line, c.want) {
 				t.Errorf("stderr %q: want one line containing %q", inv.stderr, c.want)
 			}

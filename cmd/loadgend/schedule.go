@@ -89,7 +89,7 @@ func scheduleFlagSet() (*flag.FlagSet, *scheduleFlags) {
 func parseScheduleFlags(args []string) (trace.Requested, trace.QSL, int, error) {
 	fs, v := scheduleFlagSet()
 	if err := fs.Parse(args); err != nil {
-		return trace.Requested{}, trace.QSL{}, 0, err
+		return trace.Requested{}, trace.QSL{}, 0, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return trace.Requested{}, trace.QSL{}, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
 	"syscall"
 	"time"
 
@@ -17,7 +18,11 @@ import (
 // variables (README: "Configuration"). SIGTERM or SIGINT stop it gracefully:
 // the active run stops issuing, drains, writes its files and is marked
 // interrupted; then loadgend exits 0.
-func serveCommand(args []string, _, stderr io.Writer) int {
+func serveCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		printServeHelp(stdout)
+		return exitValid
+	}
 	if len(args) > 0 {
 		fmt.Fprintf(stderr, "loadgend serve: takes no arguments (configure it with LOADGEND_* variables), got %q\n", args[0])
 		return exitError
@@ -65,4 +70,25 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// printServeHelp lists the LOADGEND_* variables from daemon.Config's tags,
+// so the list follows the configuration.
+func printServeHelp(w io.Writer) {
+	fmt.Fprintln(w, "usage: loadgend serve   (no flags: configure it with LOADGEND_* variables)")
+	fmt.Fprintln(w, "\nvariables:")
+	ct := reflect.TypeFor[daemon.Config]()
+	for i := range ct.NumField() {
+		f := ct.Field(i)
+		name := f.Tag.Get("envconfig")
+		if name == "" {
+			continue
+		}
+		line := fmt.Sprintf("  %-27s %s", "LOADGEND_"+name, f.Tag.Get("desc"))
+		if d := f.Tag.Get("default"); d != "" {
+			line += " (default " + d + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w, "\nexample:\n  LOADGEND_LISTEN=127.0.0.1:9090 LOADGEND_DATA_DIR=/var/lib/loadgend loadgend serve")
 }

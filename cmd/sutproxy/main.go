@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/netloadgen/netloadgen/internal/suggest"
 	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
@@ -32,17 +33,36 @@ func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "sutproxy:", err)
-		}
-		os.Exit(2)
+	os.Exit(exitStatus(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitStatus is the exit status of run's error, reported on stderr: 0 for
+// none or for --help (its usage was printed), 2 otherwise.
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
+	fmt.Fprintln(stderr, "sutproxy:", err)
+	return 2
+}
+
+// flagError names the nearest defined flag when the one typed is not one.
+func flagError(fs *flag.FlagSet, err error) error {
+	typed, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := suggest.Nearest(strings.TrimLeft(typed, "-"), names); near != "" {
+		return fmt.Errorf("%w: did you mean --%s?", err, near)
+	}
+	return err
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sutproxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are one line, from main; --help goes to stdout
 	var (
 		cfg       sutproxy.Config
 		models    repeated
@@ -59,7 +79,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&upstreams, "upstream", "forward to this KServe v2 server, http://host:port or grpc://host:port (repeatable)")
 	fs.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", sutproxy.DefaultMaxRequestBytes, "largest request accepted, in bytes: an HTTP body (413 over it) or a gRPC message (RESOURCE_EXHAUSTED)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: sutproxy [flags]   (a KServe v2 server of simulated models, or a forwarder)")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			fmt.Fprintln(stdout, "\nexample:\n  sutproxy --http-addr 127.0.0.1:8000 --grpc-addr 127.0.0.1:8001 --model "+sim.FlagSyntax)
+			return err
+		}
+		return flagError(fs, err)
 	}
 	if cfg.MaxRequestBytes < 1 || cfg.MaxRequestBytes > math.MaxInt32 {
 		return fmt.Errorf("--max-request-bytes %d: want 1 to %d", cfg.MaxRequestBytes, math.MaxInt32)

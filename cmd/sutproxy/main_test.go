@@ -76,3 +76,20 @@ func TestMaxRequestBytesFlag(t *testing.T) {
 		t.Errorf("a message of 8192 bytes over --max-request-bytes 4096: %v, want ResourceExhausted", err)
 	}
 }
+
+// TestHelpAndFlagErrors: --help and -h print the usage on stdout and exit
+// 0; an unknown flag exits 2 with one line naming the nearest flag.
+func TestHelpAndFlagErrors(t *testing.T) {
+	for _, h := range []string{"--help", "-h"} {
+		var out, errb strings.Builder
+		code := exitStatus(run(t.Context(), []string{h}, &out, &errb), &errb)
+		if code != 0 || !strings.Contains(out.String(), "usage: sutproxy") || !strings.Contains(out.String(), "-http-addr") || errb.String() != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", h, code, out.String(), errb.String())
+		}
+	}
+	var out, errb strings.Builder
+	code := exitStatus(run(t.Context(), []string{"--http-adr", "127.0.0.1:0"}, &out, &errb), &errb)
+	if want := "sutproxy: flag provided but not defined: -http-adr: did you mean --http-addr?\n"; code != 2 || errb.String() != want || out.String() != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want stderr %q", code, out.String(), errb.String(), want)
+	}
+}

@@ -214,6 +214,26 @@ func (c *Client) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 	return c.InferPrepared(ctx, p)
 }
 
+// RepositoryIndex asks Triton's POST /v2/repository/index for the models the
+// server has (servers that list the model_repository extension).
+func (c *Client) RepositoryIndex(ctx context.Context) ([]triton.RepositoryModel, error) {
+	const path = "/v2/repository/index"
+	resp := c.acquireResponse()
+	defer c.resps.Put(resp)
+	req := appendHTTPRequest(nil, "POST", c.host, c.prefix+path, "application/json", -1, []byte("{}"))
+	if err := c.roundTrip(ctx, req, resp); err != nil {
+		return nil, err
+	}
+	if st := resp.StatusCode(); st < 200 || st >= 300 {
+		return nil, statusError(resp)
+	}
+	var models []triton.RepositoryModel
+	if err := json.Unmarshal(resp.Body(), &models); err != nil {
+		return nil, kserve.Malformedf("POST %s: %v", path, err)
+	}
+	return models, nil
+}
+
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	resp := c.acquireResponse()
 	defer c.resps.Put(resp)

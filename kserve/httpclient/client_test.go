@@ -335,3 +335,48 @@ func TestHTTPClientAgainstKServeStyleServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRepositoryIndex: POST /v2/repository/index with an empty JSON
+// object, its array decoded; an error status is an error.
+func TestRepositoryIndex(t *testing.T) {
+	var mu sync.Mutex // the handler's goroutine and the test's
+	var gotMethod, gotBody string
+	status := http.StatusOK
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		b := make([]byte, 16)
+		n, _ := r.Body.Read(b)
+		gotMethod, gotBody = r.Method+" "+r.URL.Path, string(b[:n])
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+			w.Write([]byte(`{"error":"not served"}`))
+			return
+		}
+		w.Write([]byte(`[{"name":"identity","version":"1","state":"READY"},{"name":"resnet50"}]`))
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	c, err := New("http://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	models, err := c.RepositoryIndex(t.Context())
+	if err != nil || len(models) != 2 || models[0].Name != "identity" || models[0].State != "READY" || models[1].Name != "resnet50" {
+		t.Fatalf("%+v, %v", models, err)
+	}
+	mu.Lock()
+	if gotMethod != "POST /v2/repository/index" || gotBody != "{}" {
+		t.Errorf("sent %q with body %q", gotMethod, gotBody)
+	}
+	status = http.StatusNotFound
+	mu.Unlock()
+	if _, err := c.RepositoryIndex(t.Context()); !errors.Is(err, kserve.ErrNotFound) {
+		t.Errorf("404: %v", err)
+	}
+}

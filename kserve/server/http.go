@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/triton"
 )
 
 // Route names passed to an HTTPObserver.
@@ -28,6 +29,7 @@ const (
 	RouteInfer          = "infer"
 	RouteModelConfig    = "model_config"
 	RouteModelStats     = "model_stats"
+	RouteRepoIndex      = "repository_index"
 	RouteOther          = "other" // unknown paths and the fallback handler
 )
 
@@ -104,6 +106,8 @@ func (h *HTTPHandler) route(ctx *fasthttp.RequestCtx) (route, model string) {
 			h.stats(ctx, "", "")
 		}
 		return RouteModelStats, ""
+	case "/repository/index":
+		return h.repositoryIndex(ctx)
 	}
 	rest, ok = strings.CutPrefix(rest, "/models/")
 	if !ok {
@@ -170,6 +174,25 @@ func (h *HTTPHandler) other(ctx *fasthttp.RequestCtx) (string, string) {
 		httpWriteError(ctx, kserve.Errorf(codes.NotFound, "no route for %s %s", ctx.Method(), ctx.Path()))
 	}
 	return RouteOther, ""
+}
+
+// RepositoryIndexer is a Backend that lists its models, as Triton's
+// repository index (POST /v2/repository/index; the model_repository
+// extension). The HTTP handler serves the index for one; there is no such
+// call in KServe v2's gRPC service.
+type RepositoryIndexer interface {
+	RepositoryIndex(ctx context.Context) []triton.RepositoryModel
+}
+
+func (h *HTTPHandler) repositoryIndex(ctx *fasthttp.RequestCtx) (string, string) {
+	ix, ok := h.backend.(RepositoryIndexer)
+	if !ok {
+		return h.other(ctx)
+	}
+	if h.method(ctx, "POST") {
+		httpWriteJSON(ctx, fasthttp.StatusOK, ix.RepositoryIndex(backendContext(ctx)))
+	}
+	return RouteRepoIndex, ""
 }
 
 // method answers 405 unless the request uses want.

@@ -16,45 +16,45 @@ import (
 // Config is the daemon's configuration, read from LOADGEND_* variables.
 type Config struct {
 	// Listen is the control API's address.
-	Listen string `envconfig:"LISTEN" default:"127.0.0.1:8080"`
+	Listen string `envconfig:"LISTEN" default:"127.0.0.1:8080" desc:"the control API's address"`
 	// DataDir holds the run history, one directory per run.
-	DataDir string `envconfig:"DATA_DIR" default:"./loadgend-data"`
+	DataDir string `envconfig:"DATA_DIR" default:"./loadgend-data" desc:"the run history, one directory per run"`
 	// DataRoot is the directory run specs may name sample files under;
 	// empty refuses sample files (the API can be reached from the network).
-	DataRoot string `envconfig:"DATA_ROOT"`
+	DataRoot string `envconfig:"DATA_ROOT" desc:"the directory run specs may name sample files under (empty: no sample files)"`
 	// APIToken, when set, is required as a bearer token on /v1/*.
-	APIToken string `envconfig:"API_TOKEN"`
+	APIToken string `envconfig:"API_TOKEN" desc:"required as a bearer token on /v1/* when set"`
 	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a
 	// run or probe may target; empty allows any target.
-	AllowedTargets []string `envconfig:"ALLOWED_TARGETS"`
+	AllowedTargets []string `envconfig:"ALLOWED_TARGETS" desc:"host names (exact or *.suffix) and CIDRs a run may target, comma-separated (empty: any)"`
 	// AllowedHosts lists the host names (exact, or *.suffix), IPs and CIDRs
 	// a request's Host header and Origin may name, at any port, besides
 	// the loopback names at the listen port; see hostGuard.
-	AllowedHosts []string `envconfig:"ALLOWED_HOSTS"`
+	AllowedHosts []string `envconfig:"ALLOWED_HOSTS" desc:"host names, IPs and CIDRs a request's Host and Origin may name, besides loopback"`
 	// MaxQueued caps the runs waiting behind the active one; past it a new
 	// run is refused with 429. 0 in a Config built in Go is the default.
-	MaxQueued int `envconfig:"MAX_QUEUED" default:"100"`
+	MaxQueued int `envconfig:"MAX_QUEUED" default:"100" desc:"runs waiting behind the active one; more get 429"`
 	// MaxQPS caps a run's target rate.
-	MaxQPS float64 `envconfig:"MAX_QPS" default:"100000"`
+	MaxQPS float64 `envconfig:"MAX_QPS" default:"100000" desc:"cap on a run's target rate"`
 	// MaxDuration caps a run's duration settings.
-	MaxDuration time.Duration `envconfig:"MAX_DURATION" default:"1h"`
+	MaxDuration time.Duration `envconfig:"MAX_DURATION" default:"1h" desc:"cap on a run's duration settings"`
 	// MaxInflight caps a run's outstanding requests (Offline's max_inflight)
 	// and connection pool.
-	MaxInflight int `envconfig:"MAX_INFLIGHT" default:"4096"`
+	MaxInflight int `envconfig:"MAX_INFLIGHT" default:"4096" desc:"cap on a run's outstanding requests and connections"`
 	// MaxTraceSamples caps the samples of a run's trace (queries × samples
 	// per query), held in memory with the run's records of it, about 120
 	// bytes a sample at most; 0 takes api.DefaultMaxTraceSamples.
-	MaxTraceSamples uint64 `envconfig:"MAX_TRACE_SAMPLES" default:"10000000"`
+	MaxTraceSamples uint64 `envconfig:"MAX_TRACE_SAMPLES" default:"10000000" desc:"cap on the samples of a run's trace"`
 	// LogLevel is debug, info, warn or error.
-	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
+	LogLevel string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 	// Insecure allows a non-loopback listen address without a token.
-	Insecure bool `envconfig:"INSECURE" default:"false"`
+	Insecure bool `envconfig:"INSECURE" default:"false" desc:"allow a non-loopback listen address without a token"`
 	// DrainTimeout bounds the wait for in-flight requests at cancel and at
 	// shutdown.
-	DrainTimeout time.Duration `envconfig:"DRAIN_TIMEOUT" default:"10s"`
+	DrainTimeout time.Duration `envconfig:"DRAIN_TIMEOUT" default:"10s" desc:"wait for in-flight requests at cancel and shutdown"`
 	// APIConcurrency caps the /v1 requests served at once (event streams
 	// aside); more wait briefly, then get 503. 0: DefaultAPIConcurrency.
-	APIConcurrency int `envconfig:"API_CONCURRENCY" default:"2"`
+	APIConcurrency int `envconfig:"API_CONCURRENCY" default:"2" desc:"/v1 requests served at once; more wait, then get 503"`
 }
 
 // DefaultMaxQueued is LOADGEND_MAX_QUEUED's default.

@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/netloadgen/netloadgen/internal/suggest"
 	"github.com/netloadgen/netloadgen/pkg/target"
 
 	"github.com/netloadgen/netloadgen/kserve"
@@ -97,6 +100,10 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	nc.Close()
 	live, err := c.ServerLive(ctx)
 	if err != nil {
+		if hint := otherProtocolHint(ctx, t.Scheme, t.Host); hint != "" {
+			// The client's error would quote the other protocol's bytes.
+			return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %s", target.ErrTarget, t.URL, protocolName(t.Scheme), hint)
+		}
 		return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %v", target.ErrTarget, t.URL, protocolName(t.Scheme), err)
 	}
 	if !live {
@@ -108,7 +115,7 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	}
 	if p.Model, err = c.ModelMetadata(ctx, model, version); err != nil {
 		if errors.Is(err, kserve.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s has no model %q", target.ErrTarget, t.URL, model)
+			return nil, fmt.Errorf("%w: %s has no model %q%s", target.ErrTarget, t.URL, model, modelHint(ctx, c, p.Server, model))
 		}
 		return nil, fmt.Errorf("%w: %s model metadata for %q: %v", target.ErrTarget, t.URL, model, err)
 	}
@@ -154,4 +161,44 @@ func protocolName(scheme string) string {
 		return "gRPC"
 	}
 	return "HTTP"
+}
+
+// repositoryIndexer lists a server's models: Triton's repository index
+// (kserve/httpclient; KServe v2 itself has no list).
+type repositoryIndexer interface {
+	RepositoryIndex(ctx context.Context) ([]triton.RepositoryModel, error)
+}
+
+// modelHint follows "has no model": the nearest of the server's models and
+// the list, where the server lists its models; else how to find them.
+func modelHint(ctx context.Context, c probeClient, server kserve.ServerMetadata, model string) string {
+	const unlisted = " (this server does not list its models: see its model repository, or on Triton POST /v2/repository/index)"
+	listed := slices.Contains(server.Extensions, kserve.ExtModelRepository)
+	ix, ok := c.(repositoryIndexer)
+	if listed && !ok {
+		// gRPC: KServe v2's service has no list; the server's HTTP port does.
+		return " (its models are listed on its HTTP port: POST /v2/repository/index)"
+	}
+	if !listed {
+		return unlisted
+	}
+	index, err := ix.RepositoryIndex(ctx)
+	if err != nil || len(index) == 0 {
+		return unlisted
+	}
+	var names []string
+	for _, m := range index {
+		if !slices.Contains(names, m.Name) {
+			names = append(names, m.Name)
+		}
+	}
+	shown := strings.Join(names[:min(len(names), 10)], ", ")
+	if len(names) > 10 {
+		shown += fmt.Sprintf(" and %d more", len(names)-10)
+	}
+	hint := " (it has " + shown + ")"
+	if near := suggest.Nearest(model, names); near != "" {
+		hint = ": did you mean " + near + "?" + hint
+	}
+	return hint
 }

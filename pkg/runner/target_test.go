@@ -38,6 +38,51 @@ func (f *fakeEndpoint) ModelConfig(context.Context, string, string) (triton.Mode
 }
 func (f *fakeEndpoint) Close() error { return nil }
 
+// indexedEndpoint also lists its models, as Triton's repository index.
+type indexedEndpoint struct {
+	fakeEndpoint
+	models []triton.RepositoryModel
+}
+
+func (f *indexedEndpoint) RepositoryIndex(context.Context) ([]triton.RepositoryModel, error) {
+	return f.models, nil
+}
+
+// TestProbeUnknownModel: an unknown model's error lists the server's
+// models and the nearest name where the server lists them, else says how
+// to find them.
+func TestProbeUnknownModel(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	tg := target.Target{Scheme: "http", Host: ln.Addr().String(), URL: "http://" + ln.Addr().String()}
+	notFound := kserve.Errorf(5, "no such model")
+	indexed := kserve.ServerMetadata{Extensions: []string{kserve.ExtModelRepository}}
+	models := []triton.RepositoryModel{{Name: "identity"}, {Name: "resnet50", Version: "1"}, {Name: "resnet50", Version: "2"}}
+	for _, c := range []struct {
+		name  string
+		ep    probeClient
+		model string
+		want  string
+	}{
+		{"indexed, near", &indexedEndpoint{fakeEndpoint{live: true, server: indexed, modelErr: notFound}, models}, "idnetity",
+			`has no model "idnetity": did you mean identity? (it has identity, resnet50)`},
+		{"indexed, far", &indexedEndpoint{fakeEndpoint{live: true, server: indexed, modelErr: notFound}, models}, "bert",
+			`has no model "bert" (it has identity, resnet50)`},
+		{"extension not listed", &indexedEndpoint{fakeEndpoint{live: true, modelErr: notFound}, models}, "bert",
+			`has no model "bert" (this server does not list its models: see its model repository, or on Triton POST /v2/repository/index)`},
+		{"no index over this transport", &fakeEndpoint{live: true, server: indexed, modelErr: notFound}, "bert",
+			`has no model "bert" (its models are listed on its HTTP port: POST /v2/repository/index)`},
+	} {
+		_, err := probe(t.Context(), c.ep, tg, c.model, "")
+		if !errors.Is(err, target.ErrTarget) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v: want %q", c.name, err, c.want)
+		}
+	}
+}
+
 func TestProbe(t *testing.T) {
 	// The probe dials the host itself before asking the client anything.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

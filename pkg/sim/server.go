@@ -141,8 +141,24 @@ func (s *Server) ServerMetadata(context.Context) kserve.ServerMetadata {
 	return kserve.ServerMetadata{
 		Name:       ServerName,
 		Version:    s.version,
-		Extensions: []string{kserve.ExtBinaryTensorData, kserve.ExtStatistics, kserve.ExtModelConfiguration},
+		Extensions: []string{kserve.ExtBinaryTensorData, kserve.ExtStatistics, kserve.ExtModelConfiguration, kserve.ExtModelRepository},
 	}
+}
+
+// RepositoryIndex lists every model version served, READY until Close
+// (Triton's repository index; kserve/server serves it over HTTP).
+func (s *Server) RepositoryIndex(context.Context) []triton.RepositoryModel {
+	state := "READY"
+	if s.closed.Load() {
+		state = "UNAVAILABLE"
+	}
+	var out []triton.RepositoryModel
+	for _, name := range s.names {
+		for _, e := range s.models[name].sorted() {
+			out = append(out, triton.RepositoryModel{Name: name, Version: e.version, State: state})
+		}
+	}
+	return out
 }
 
 // ModelReady is true for a known model version until Close.

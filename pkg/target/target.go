@@ -8,6 +8,7 @@ package target
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -35,6 +36,9 @@ func Parse(raw string) (Target, error) {
 	if !utf8.ValidString(raw) {
 		return Target{}, fmt.Errorf("%w: %q is not valid UTF-8", ErrTarget, Redact(raw))
 	}
+	if hint := withScheme(raw); hint != "" {
+		return Target{}, fmt.Errorf("%w: %q has no scheme: use %s (want http://host:port or grpc://host:port)", ErrTarget, Redact(raw), hint)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Error quotes the URL as given, password included.
@@ -44,6 +48,9 @@ func Parse(raw string) (Target, error) {
 		return Target{}, fmt.Errorf("%w: %q is not a URL (want http://host:port or grpc://host:port): %v", ErrTarget, Redact(raw), err)
 	}
 	shown := Redact(raw)
+	if u.Scheme == "https" || u.Scheme == "grpcs" {
+		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc:// (TLS is not supported)", ErrTarget, shown)
+	}
 	if u.Scheme != "http" && u.Scheme != "grpc" {
 		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc://", ErrTarget, shown)
 	}
@@ -83,4 +90,26 @@ func Redact(raw string) string {
 		return raw
 	}
 	return scheme + "REDACTED" + rest[at:]
+}
+
+// withScheme is what to type for a target given without a scheme
+// ("127.0.0.1:1", "localhost:1/prefix"): "http://... or grpc://...", or ""
+// when raw has a scheme or is not host:port before its path.
+func withScheme(raw string) string {
+	if strings.Contains(raw, "://") {
+		return ""
+	}
+	hostport, path, _ := strings.Cut(raw, "/")
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil || host == "" || strings.ContainsAny(hostport, "@?#") {
+		return ""
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return ""
+	}
+	h := "http://" + hostport
+	if path != "" {
+		h += "/" + path
+	}
+	return h + " or grpc://" + hostport
 }

@@ -17,6 +17,12 @@ func TestParse(t *testing.T) {
 		{raw: "http://[::1]:8000/", scheme: "http", host: "[::1]:8000"},
 		{raw: "https://h:443", wantErr: "scheme"},
 		{raw: "127.0.0.1:8000", wantErr: "want http://host:port or grpc://host:port"},
+		// A missing scheme: what to type instead, and nothing of Go's parser.
+		{raw: "127.0.0.1:1", wantErr: `"127.0.0.1:1" has no scheme: use http://127.0.0.1:1 or grpc://127.0.0.1:1`},
+		{raw: "localhost:1", wantErr: `"localhost:1" has no scheme: use http://localhost:1 or grpc://localhost:1`},
+		{raw: "[::1]:8000/prefix", wantErr: "use http://[::1]:8000/prefix or grpc://[::1]:8000"},
+		{raw: "h:8000", wantErr: "use http://h:8000 or grpc://h:8000"},
+		{raw: "https://h:443", wantErr: "TLS"},
 		{raw: "http://h", wantErr: "host:port"},
 		{raw: "grpc://:8001", wantErr: "host:port"},
 		{raw: "grpc://h:8001/v2", wantErr: "no path"},
@@ -41,6 +47,9 @@ func TestParse(t *testing.T) {
 			if c.wantErr != "" {
 				if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err %v: want ErrTarget mentioning %q", err, c.wantErr)
+				}
+				if strings.Contains(err.Error(), "first path segment") {
+					t.Errorf("err %q: Go's parser, not what to type", err)
 				}
 				// Credentials are never echoed back, nor logged from here.
 				if strings.Contains(err.Error(), "s3cret") {
