@@ -249,8 +249,10 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	return nil
 }
 
+// modelPath is a model's path under /v2, without the base URL's prefix
+// (getRequest adds it; the prepared infer request adds it itself).
 func (c *Client) modelPath(model, version string) string {
-	p := c.prefix + "/v2/models/" + url.PathEscape(model)
+	p := "/v2/models/" + url.PathEscape(model)
 	if version != "" {
 		p += "/versions/" + url.PathEscape(version)
 	}

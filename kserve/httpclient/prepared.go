@@ -41,7 +41,7 @@ func (c *Client) PrepareInfer(req *kserve.InferRequest) (*Prepared, error) {
 	if jsonLen < 0 {
 		ct = "application/json"
 	}
-	path := c.modelPath(req.Model, req.Version) + "/infer"
+	path := c.prefix + c.modelPath(req.Model, req.Version) + "/infer"
 	raw := appendHTTPRequest(make([]byte, 0, len(body)+len(path)+len(c.host)+160), "POST", c.host, path, ct, jsonLen, body)
 	return &Prepared{raw: raw, bodyLen: len(body)}, nil
 }
