@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/netloadgen/netloadgen/internal/suggest"
 	"github.com/netloadgen/netloadgen/pkg/compliance"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/sut"
@@ -33,7 +34,7 @@ func accuracyCommand(args []string, stdout, stderr io.Writer) int {
 			fs.PrintDefaults()
 			return 0
 		}
-		fmt.Fprintf(stderr, "loadgend accuracy: %v\n", flagError(fs, err))
+		fmt.Fprintf(stderr, "loadgend accuracy: %v\n", suggest.FlagError(fs, err))
 		return exitError
 	}
 	fail := func(err error) int {

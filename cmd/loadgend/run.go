@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/internal/suggest"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
@@ -168,7 +169,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 			fmt.Fprintln(stderr, "usage: loadgend run --target URL --model NAME [flags]")
 			f.fs.PrintDefaults()
 		}
-		return req, flagError(f.fs, err)
+		return req, suggest.FlagError(f.fs, err)
 	}
 	if f.fs.NArg() > 0 {
 		return req, fmt.Errorf("unexpected argument %q", f.fs.Arg(0))

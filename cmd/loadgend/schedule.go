@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/netloadgen/netloadgen/internal/suggest"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -89,7 +90,7 @@ func scheduleFlagSet() (*flag.FlagSet, *scheduleFlags) {
 func parseScheduleFlags(args []string) (trace.Requested, trace.QSL, int, error) {
 	fs, v := scheduleFlagSet()
 	if err := fs.Parse(args); err != nil {
-		return trace.Requested{}, trace.QSL{}, 0, flagError(fs, err)
+		return trace.Requested{}, trace.QSL{}, 0, suggest.FlagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return trace.Requested{}, trace.QSL{}, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))

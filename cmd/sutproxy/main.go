@@ -46,20 +46,6 @@ func exitStatus(err error, stderr io.Writer) int {
 	return 2
 }
 
-// flagError names the nearest defined flag when the one typed is not one.
-func flagError(fs *flag.FlagSet, err error) error {
-	typed, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
-	if !ok {
-		return err
-	}
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if near := suggest.Nearest(strings.TrimLeft(typed, "-"), names); near != "" {
-		return fmt.Errorf("%w: did you mean --%s?", err, near)
-	}
-	return err
-}
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sutproxy", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are one line, from main; --help goes to stdout
@@ -86,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "\nexample:\n  sutproxy --http-addr 127.0.0.1:8000 --grpc-addr 127.0.0.1:8001 --model "+sim.FlagSyntax)
 			return err
 		}
-		return flagError(fs, err)
+		return suggest.FlagError(fs, err)
 	}
 	if cfg.MaxRequestBytes < 1 || cfg.MaxRequestBytes > math.MaxInt32 {
 		return fmt.Errorf("--max-request-bytes %d: want 1 to %d", cfg.MaxRequestBytes, math.MaxInt32)

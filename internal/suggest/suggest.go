@@ -3,6 +3,9 @@
 package suggest
 
 import (
+	"errors"
+	"flag"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -67,4 +70,20 @@ func Distance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+// FlagError is a flag package error with the nearest defined flag named
+// when the flag typed is not one ("flag provided but not defined: -qps:
+// did you mean --target-qps?"); any other error as it is.
+func FlagError(fs *flag.FlagSet, err error) error {
+	typed, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := Nearest(strings.TrimLeft(typed, "-"), names); near != "" {
+		return fmt.Errorf("%w: did you mean --%s?", err, near)
+	}
+	return err
 }
