@@ -104,6 +104,11 @@ type Result struct {
 	// IssueLateness is actual issue − scheduled time per query; it is
 	// already inside the Server latencies (charged to the SUT).
 	IssueLateness LatencyStats `json:"issue_lateness"`
+	// GeneratorBound is set when issue lateness is a material share of the
+	// Server bound (GeneratorBoundShare); Warnings then name it. Warnings
+	// never change the verdict.
+	GeneratorBound *GeneratorBound `json:"generator_bound,omitempty"`
+	Warnings       []string        `json:"warnings,omitempty"`
 
 	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
 	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`

@@ -592,3 +592,29 @@ func TestAskedEarlyEndIsNoWarning(t *testing.T) {
 		t.Errorf("end %s, log:\n%s", res.EndReason, logged.String())
 	}
 }
+
+// When issue lateness is a material share of the Server bound, the result
+// says the generator may be the bottleneck; a small lateness says nothing.
+func TestGeneratorBoundWarning(t *testing.T) {
+	for _, c := range []struct {
+		late time.Duration
+		want bool
+	}{{2 * time.Millisecond, true}, {500 * time.Microsecond, false}} {
+		clk := newFakeClock()
+		clk.late = c.late // the bound is 10 ms
+		_, res := execute(t, testSettings(t, RulesetV05, trace.Server), &fakeSUT{clock: clk, latency: constLatency(time.Millisecond)})
+		g := res.GeneratorBound
+		if (g != nil) != c.want || (len(res.Warnings) > 0) != c.want {
+			t.Fatalf("lateness %v: generator_bound %+v, warnings %q; want warned=%v", c.late, g, res.Warnings, c.want)
+		}
+		if !c.want {
+			continue
+		}
+		if g.LatenessP99Ns != int64(c.late) || g.BoundNs != 10_000_000 || g.Share != 0.2 {
+			t.Errorf("generator_bound %+v, want p99 %d of bound 1e7, share 0.2", g, c.late)
+		}
+		if !strings.Contains(res.Warnings[0], "issue lateness p99 2.000 ms is 20% of the 10.000 ms latency bound") {
+			t.Errorf("warning %q", res.Warnings[0])
+		}
+	}
+}

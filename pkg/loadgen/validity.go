@@ -72,6 +72,9 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	if l, err := stats.NewLatencies(lateness); err == nil {
 		res.IssueLateness = latencyStats(l, 0)
 	}
+	if g := generatorBound(res.IssueLateness, r.bound); g != nil {
+		res.GeneratorBound, res.Warnings = g, append(res.Warnings, g.Warning())
+	}
 	if r.bound > 0 {
 		res.OverLatencyCount = int64(samples.CountOver(r.bound))
 	}
