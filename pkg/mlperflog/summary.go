@@ -96,6 +96,13 @@ type Network struct {
 	Constraints []Constraint
 	// Extra are further lines of ours (protocol, target, batching, ...).
 	Extra []Field
+	// Warnings are ours about the run, not reasons of its verdict (e.g. the
+	// load generator was the bottleneck); one "Warning : " line each.
+	Warnings []string
+	// InvalidNote, when set and the run is INVALID, is listed among the
+	// Recommendations right after LoadGen's perf-constraints advice (at the
+	// end when there is none), marked as ours; LoadGen's lines stay as they are.
+	InvalidNote string
 }
 
 // Summary is everything mlperf_log_summary.txt shows, and the result part of

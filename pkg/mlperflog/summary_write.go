@@ -207,6 +207,9 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 	for _, c := range n.Constraints {
 		line(b, "Constraint ", neutral(c.Name), " satisfied : ", yesNO(c.Met))
 	}
+	for _, w := range n.Warnings {
+		line(b, "Warning : ", neutral(w))
+	}
 	if l := n.IssueLateness; l != nil {
 		line(b, "Issue lateness, actual issue time minus scheduled time:")
 		line(b, "  Min issue lateness (ns)      : ", ns(l.Min))

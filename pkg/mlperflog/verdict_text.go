@@ -71,8 +71,15 @@ func earlyStoppingText(s *Summary) string {
 // netloadgen's.
 func recommendations(s *Summary) []string {
 	var out []string
+	note := ""
+	if s.Network.InvalidNote != "" {
+		note = "netloadgen: " + neutral(s.Network.InvalidNote)
+	}
 	if s.Settings.Scenario == trace.Server && !s.PerfConstraintsMet {
 		out = append(out, perfConstraintsRecommendation)
+		if note != "" {
+			out, note = append(out, note), ""
+		}
 	}
 	if !s.MinDurationMet {
 		out = append(out, minDurationRecommendation(s.Settings.Scenario))
@@ -80,7 +87,11 @@ func recommendations(s *Summary) []string {
 	if !s.MinQueriesMet {
 		out = append(out, minQueriesSummaryText)
 	}
-	return append(out, networkRecommendations(s)...)
+	out = append(out, networkRecommendations(s)...)
+	if note != "" {
+		out = append(out, note)
+	}
+	return out
 }
 
 // networkRecommendations are netloadgen's own INVALID reasons.

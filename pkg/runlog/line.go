@@ -11,7 +11,7 @@ import (
 
 // SummaryLine is a one-paragraph account of a run for a terminal: scenario,
 // verdict with its reasons, achieved against target rate, latency
-// percentiles, failures and issue lateness.
+// percentiles, failures and issue lateness, and the result's warnings.
 func SummaryLine(res *loadgen.Result) string {
 	if res == nil {
 		return "no result"
@@ -36,6 +36,9 @@ func SummaryLine(res *loadgen.Result) string {
 	fmt.Fprintf(&b, "; %d queries in %.3f s", res.QueriesIssued, time.Duration(res.DurationNs).Seconds())
 	if res.EndReason != "" && res.EndReason != loadgen.StopCompleted {
 		fmt.Fprintf(&b, "; ended early: %s", res.EndReason)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "; warning: %s", strings.Join(strings.Fields(w), " "))
 	}
 	b.WriteString(".")
 	return b.String()

@@ -247,6 +247,10 @@ func vacuousEarlyStopping(res *loadgen.Result, sc trace.Scenario, samples *stats
 // mlperflog itself already says that failures make a run invalid.
 const failedRecommendation = "Fix the failing requests (see First errors); a failed sample counts as over every latency bound."
 
+// generatorBoundNote accompanies LoadGen's advice in an INVALID summary when
+// the result's generator_bound warning holds (loadgen.GeneratorBoundShare).
+const generatorBoundNote = "the load generator's issue lateness may be the cause (see Warning below), not the SUT."
+
 // network fills netloadgen's own section: what LoadGen does not know.
 func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog.Network {
 	n := mlperflog.Network{
@@ -259,6 +263,10 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 	}
 	if t, err := tableOf(res.IssueLateness); err == nil && res.IssueLateness.Count > 0 {
 		n.IssueLateness = &t
+	}
+	n.Warnings = res.Warnings
+	if res.GeneratorBound != nil {
+		n.InvalidNote = generatorBoundNote
 	}
 	if m := res.MultiStreamV05; m != nil {
 		n.Constraints = append(n.Constraints, mlperflog.Constraint{
