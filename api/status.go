@@ -34,6 +34,13 @@ type RunStatus struct {
 	Error string `json:"error,omitempty"`
 	// Validity is "VALID" or "INVALID" once the engine gave a verdict.
 	Validity string `json:"validity,omitempty"`
+	// InvalidReasons are result.json's invalid_reasons: why an INVALID run
+	// is, one per unmet criterion.
+	InvalidReasons []string `json:"invalid_reasons,omitempty"`
+	// Warnings are result.json's warnings: netloadgen's, not reasons of the
+	// verdict (e.g. the load generator's issue lateness was a material share
+	// of the latency bound: generator_bound).
+	Warnings []string `json:"warnings,omitempty"`
 	// QueuePosition is set while queued: runs ahead of this one.
 	QueuePosition *int `json:"queue_position,omitempty"`
 	// Progress is live while running and the last snapshot afterwards

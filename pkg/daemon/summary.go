@@ -21,8 +21,10 @@ type runSummary struct {
 	spec     api.RunSpec
 	progress *api.Progress
 	validity string // from result.json
-	trials   []api.Trial
-	search   *api.SearchStatus
+	// invalidReasons and warnings are result.json's too.
+	invalidReasons, warnings []string
+	trials                   []api.Trial
+	search                   *api.SearchStatus
 }
 
 // summaries keeps every run's summary in memory, read from the run's files
@@ -103,6 +105,7 @@ func (c *summaries) read(rec runstore.Record) *runSummary {
 	if f, err := c.store.OpenFile(rec.ID, runstore.ResultFile); err == nil {
 		if res, err := runlog.Decode(f); err == nil {
 			sum.validity = res.Validity
+			sum.invalidReasons, sum.warnings = res.InvalidReasons, res.Warnings
 		}
 		f.Close()
 	}
