@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make demo: start sutproxy (simulated models) and the loadgend daemon on
 # loopback, then drive loadgend through its API with curl as a user would:
-# probe the endpoint, start a Server run, watch its events, fetch the
-# summary. Everything this script started is stopped at the end (also on
-# Ctrl-C).
+# probe the endpoint, start a Server run, watch its events, show the
+# verdict with its reasons and warnings. Everything this script started is
+# stopped at the end (also on Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,8 +67,13 @@ curl -sSN "$API/v1/runs/$ID/events" | awk '
   /^data: / { if (state || n % 4 == 1) print substr($0, 1, 200) }'
 
 echo
-echo "== curl $API/v1/runs/$ID/files/mlperf_log_summary.txt"
-curl -sS "$API/v1/runs/$ID/files/mlperf_log_summary.txt" | sed -n '1,30p'
-state=$(curl -sS "$API/v1/runs/$ID" | sed -nE 's/^  "validity": "([A-Z]+)".*/\1/p')
-echo "   run $ID: ${state:-unknown}; all files under $work/data/runs/$ID"
+echo "== curl $API/v1/runs/$ID   (the verdict, result.json's invalid_reasons and warnings)"
+status=$(curl -sS "$API/v1/runs/$ID")
+state=$(echo "$status" | sed -nE 's/^  "validity": "([A-Z]+)".*/\1/p')
+echo "   validity: ${state:-unknown}"
+echo "$status" | awk '
+  /^  "(invalid_reasons|warnings)": \[/ { name = $1; gsub(/[":]/, "", name); print "   " name ":"; list = 1; next }
+  list && /^  \]/ { list = 0; next }
+  list { sub(/^ +/, ""); sub(/,$/, ""); print "    * " $0 }'
+echo "   run $ID: ${state:-unknown}; summary: curl $API/v1/runs/$ID/files/mlperf_log_summary.txt; all files under $work/data/runs/$ID"
 [ "$state" = VALID ]

@@ -30,9 +30,13 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("scripts/demo.sh: %v\n%s", err, out)
 	}
-	for _, want := range []string{"Result is : VALID", "Mode     : PerformanceOnly", ": VALID; all files under"} {
+	// The verdict with its reasons (none for a VALID run), not the summary.
+	for _, want := range []string{"   validity: VALID\n", ": VALID; summary: curl ", "/files/mlperf_log_summary.txt; all files under"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "invalid_reasons:") {
+		t.Errorf("a VALID run's demo lists invalid reasons\n%s", out)
 	}
 }
