@@ -81,13 +81,7 @@ func TestRunSignalEndsWithinDrain(t *testing.T) {
 			sigs, code, out, errb := signalledRun([]string{"--target", "http://" + httpAddr, "--model", "m", "--scenario", "Server",
 				"--target-qps", "5000", "--target-latency-ms", "50", "--min-duration-ms", "3000", "--min-query-count", "100",
 				"--drain-timeout-ms", "500", "--out", dir})
-			select {
-			case <-arrived:
-			case c := <-code:
-				t.Fatalf("the run ended (exit %d) before the SUT was busy\nstdout: %s\nstderr: %s", c, out, errb)
-			case <-time.After(30 * time.Second):
-				t.Fatal("the SUT got no request in 30 s")
-			}
+			waitBusy(t, arrived, code, out, errb)
 			sent := time.Now()
 			sigs <- tc.sig
 			var got int
@@ -138,13 +132,7 @@ func TestRunSecondSignalExitsAtOnce(t *testing.T) {
 	sigs, code, out, errb := signalledRun([]string{"--target", "http://" + httpAddr, "--model", "m", "--scenario", "Server",
 		"--target-qps", "200", "--target-latency-ms", "50", "--min-duration-ms", "3000", "--min-query-count", "100",
 		"--drain-timeout-ms", "3000"})
-	select {
-	case <-arrived:
-	case c := <-code:
-		t.Fatalf("the run ended (exit %d) before the SUT was busy\nstdout: %s\nstderr: %s", c, out, errb)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the SUT got no request in 30 s")
-	}
+	waitBusy(t, arrived, code, out, errb)
 	sent := time.Now()
 	sigs <- syscall.SIGINT
 	sigs <- syscall.SIGINT
@@ -160,5 +148,18 @@ func TestRunSecondSignalExitsAtOnce(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "again: exiting now") {
 		t.Errorf("stderr does not say it exits at once: %s", errb)
+	}
+}
+
+// waitBusy returns once the SUT has a request (arrived); the run ending
+// first, or no request in 30 s, fails the test.
+func waitBusy(t *testing.T, arrived <-chan struct{}, code <-chan int, out, errb *syncBuffer) {
+	t.Helper()
+	select {
+	case <-arrived:
+	case c := <-code:
+		t.Fatalf("the run ended (exit %d) before the SUT was busy\nstdout: %s\nstderr: %s", c, out, errb)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the SUT got no request in 30 s")
 	}
 }

@@ -97,22 +97,27 @@ func issueAndWait(t *testing.T, s loadgen.SUT, q loadgen.Query) []loadgen.Comple
 	defer cancel()
 	p, polled := s.(loadgen.Poller)
 	var out []loadgen.Completion
-	for n := 0; ; {
-		select {
-		case c := <-got:
-			out = append(out, c)
-			if n += c.Count; n == len(q.Samples) {
-				return out
+	for n := 0; n < len(q.Samples); {
+		if polled {
+			// An event loop answers only while it is polled.
+			select {
+			case c := <-got:
+				out, n = append(out, c), n+c.Count
+				continue
+			default:
+			}
+			p.PollUntil(ctx, time.Now().Add(10*time.Millisecond))
+			if ctx.Err() != nil {
+				t.Fatalf("query %d unanswered after 10 s", q.ID)
 			}
 			continue
+		}
+		select {
+		case c := <-got:
+			out, n = append(out, c), n+c.Count
 		case <-ctx.Done():
 			t.Fatalf("query %d unanswered after 10 s", q.ID)
-		default:
-		}
-		if polled {
-			p.PollUntil(ctx, time.Now().Add(10*time.Millisecond))
-		} else {
-			time.Sleep(time.Millisecond)
 		}
 	}
+	return out
 }
