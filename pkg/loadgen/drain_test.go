@@ -63,7 +63,9 @@ func (s *trickleSUT) serve() {
 		p := s.queue[0]
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
-		p.done(p.q.Done(nil))
+		c := p.q.Done(nil)
+		c.Data = make([][]byte, c.Count) // what accuracy mode asks for
+		p.done(c)
 	}
 }
 
@@ -145,6 +147,86 @@ func TestDrainTimeoutIsATotalBound(t *testing.T) {
 			}
 			if tc.cancel != nil && !errors.Is(context.Cause(ctx), tc.cancel) {
 				t.Fatalf("cause %v", context.Cause(ctx))
+			}
+		})
+	}
+}
+
+// Accuracy mode's wait for outstanding answers is bounded the same way: the
+// drain timeout from the moment issuing stopped, whether the SUT never
+// answers or answers now and then far over capacity, and a cancel ends the
+// wait at once. Unanswered samples count as failed.
+func TestAccuracyDrainTimeoutIsATotalBound(t *testing.T) {
+	const drain = 300 * time.Millisecond
+	cases := []struct {
+		name          string
+		silent        bool
+		cancel        bool
+		stalled, canc bool
+	}{
+		{name: "over capacity", stalled: true},
+		{name: "over capacity, cancelled", cancel: true, canc: true},
+		{name: "silent", silent: true, stalled: true},
+		{name: "silent, cancelled", silent: true, cancel: true, canc: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSettings(t, RulesetLoadGen6, trace.Server)
+			s.Mode = trace.AccuracyOnly
+			s.Engine.DrainTimeoutMs = uint64(drain / time.Millisecond)
+			// The fake clock issues a set's 256 queries at once; the SUT
+			// then has 20 ms of real time per answer: 5 s a set.
+			gap := 20 * time.Millisecond
+			if tc.silent {
+				gap = time.Hour
+			}
+			sut := newTrickleSUT(gap, 1000)
+			defer close(sut.stop)
+			a, err := NewAccuracyRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(newFakeClock()), quiet)
+			if err != nil {
+				t.Fatalf("NewAccuracyRun: %v", err)
+			}
+			first := len(a.Sets()[0].Queries)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type out struct {
+				res *AccuracyResult
+				err error
+			}
+			ended := make(chan out, 1)
+			go func() {
+				res, err := a.Execute(ctx)
+				ended <- out{res, err}
+			}()
+			for range first {
+				<-sut.issued
+			}
+			stopped := time.Now() // the first set's last query is out
+			if tc.cancel {
+				cancel()
+			}
+			var o out
+			select {
+			case o = <-ended:
+			case <-time.After(drain + 3*time.Second):
+				t.Fatalf("the accuracy run still waits %v after issuing stopped (drain timeout %v)", time.Since(stopped), drain)
+			}
+			took := time.Since(stopped)
+			if o.err != nil {
+				t.Fatalf("Execute: %v", o.err)
+			}
+			if took > drain+time.Second {
+				t.Errorf("the run ended %v after issuing stopped; want at most the drain timeout %v + 1s", took, drain)
+			}
+			res := o.res
+			if res.Stalled != tc.stalled || res.Cancelled != tc.canc {
+				t.Errorf("stalled %v, cancelled %v; want %v, %v", res.Stalled, res.Cancelled, tc.stalled, tc.canc)
+			}
+			if res.Sets != 1 || res.SamplesIssued != int64(first) {
+				t.Errorf("%d sets, %d samples issued; want the first set's %d and no more", res.Sets, res.SamplesIssued, first)
+			}
+			if res.SamplesCompleted+res.SamplesFailed != res.SamplesIssued || res.SamplesFailed == 0 || res.Complete() {
+				t.Errorf("%d completed, %d failed of %d issued: what never answered must fail", res.SamplesCompleted, res.SamplesFailed, res.SamplesIssued)
 			}
 		})
 	}
