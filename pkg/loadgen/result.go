@@ -112,6 +112,9 @@ type Result struct {
 
 	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
 	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`
+	// Warmup is the warm-up sent before the timed run (engine.warmup_ms),
+	// nil without one. Nothing above counts it.
+	Warmup *Warmup `json:"warmup,omitempty"`
 }
 
 // Effective are LoadGen's effective settings (effective_* in the detail log).

@@ -39,8 +39,9 @@ type Run struct {
 	quiet    QuietPoller // the poller, when it can wait for a due time quietly
 	log      *slog.Logger
 	sutName  string
-	obs      Observer         // nil: no telemetry
-	acc      *accuracySampler // nil: no sampled accuracy log
+	obs      Observer               // nil: no telemetry
+	warm     atomic.Pointer[warmup] // the warm-up, once it has started
+	acc      *accuracySampler       // nil: no sampled accuracy log
 
 	n, spq   int
 	interval time.Duration // v0.5 MultiStream tick spacing
@@ -226,6 +227,10 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	r.issueCancel = issueCancel
 	r.issueCancelM.Unlock()
 
+	var warm *Warmup
+	if r.settings.Engine.WarmupMs > 0 {
+		warm = r.warmUp(ctx)
+	}
 	wall := time.Now()
 	r.startTime = r.clock.Now()
 	r.startedAt.Store(&r.startTime)
@@ -233,16 +238,9 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		"queries", r.n, "samples_per_query", r.spq, "sut", r.sutName)
 
 	w := newWaiter(r)
-	var reason StopReason
-	switch {
-	case r.settings.Scenario == trace.Server:
-		reason = r.issueServer(issueCtx, sutCtx)
-	case r.settings.Scenario == trace.Offline:
-		reason = r.issueOffline(sutCtx)
-	case r.interval > 0:
-		reason = r.issueTicks(issueCtx, sutCtx, w)
-	default:
-		reason = r.issueClosedLoop(issueCtx, sutCtx, w)
+	reason := StopCancelled // cancelled during the warm-up: nothing timed is issued
+	if warm == nil || ctx.Err() == nil {
+		reason = r.issueScenario(issueCtx, sutCtx, w)
 	}
 	// The drain timeout runs from here, whatever stopped the issuing.
 	deadline := time.Now().Add(time.Duration(r.settings.Engine.DrainTimeoutMs) * time.Millisecond)
@@ -263,6 +261,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		r.log.Info("run ended early", "reason", string(reason))
 	}
 	res := r.result(reason, !drained, unanswered, wall, end)
+	res.Warmup = warm
 	if rs, ok := r.sut.(Resender); ok {
 		res.RequestsResent = int64(rs.Resends())
 	}
@@ -271,6 +270,19 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	}
 	r.log.Info("run finished", "validity", res.Validity, "queries", res.QueriesIssued, "failed_samples", res.SamplesFailed)
 	return res, nil
+}
+
+// issueScenario issues the trace by scenario; it returns why it stopped.
+func (r *Run) issueScenario(issueCtx, sutCtx context.Context, w *waiter) StopReason {
+	switch {
+	case r.settings.Scenario == trace.Server:
+		return r.issueServer(issueCtx, sutCtx)
+	case r.settings.Scenario == trace.Offline:
+		return r.issueOffline(sutCtx)
+	case r.interval > 0:
+		return r.issueTicks(issueCtx, sutCtx, w)
+	}
+	return r.issueClosedLoop(issueCtx, sutCtx, w)
 }
 
 // cancelReason is why the run ended, given that it stopped issuing for
@@ -374,6 +386,10 @@ func (r *Run) complete(c Completion) {
 	}
 	q := c.Query
 	if q < 0 || q >= int(r.issuedQ.Load()) || c.Count <= 0 || c.First < 0 || c.First > r.spq-c.Count {
+		if w := r.warm.Load(); w != nil && q >= w.base {
+			w.complete(c) // a late warm-up answer: it measures nothing
+			return
+		}
 		r.protocolErrs.Add(1)
 		r.noteError(fmt.Sprintf("protocol: completion of query %d samples [%d, %d+%d) does not match an issued query", q, c.First, c.First, c.Count))
 		return

@@ -109,6 +109,10 @@ type EngineSettings struct {
 	EarlyVerdict bool `json:"early_verdict"`
 	// MaxErrorMessages is how many failure messages the result keeps.
 	MaxErrorMessages int `json:"max_error_messages"`
+	// WarmupMs sends the scenario's load for this long on the same SUT
+	// before the timed run, and discards it (0: no warm-up; see
+	// Result.Warmup). perf_analyzer's --warmup-request-count.
+	WarmupMs uint64 `json:"warmup_ms,omitempty"`
 }
 
 // Engine defaults.
@@ -270,6 +274,9 @@ func (s Settings) Validate() error {
 	}
 	if s.Engine.DrainTimeoutMs == 0 || s.Engine.DrainTimeoutMs > maxMs {
 		return bad("engine.drain_timeout_ms", "must be positive and below %d, got %d", maxMs, s.Engine.DrainTimeoutMs)
+	}
+	if s.Engine.WarmupMs > maxMs {
+		return bad("engine.warmup_ms", "must be at most %d, got %d", maxMs, s.Engine.WarmupMs)
 	}
 	if s.Engine.MaxErrorMessages < 0 {
 		return bad("engine.max_error_messages", "must not be negative, got %d", s.Engine.MaxErrorMessages)
