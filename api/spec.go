@@ -118,6 +118,9 @@ type RunSettings struct {
 	// Engine knobs (pkg/loadgen.EngineSettings).
 	DrainTimeoutMs *uint64 `json:"drain_timeout_ms,omitempty"`
 	EarlyVerdict   *bool   `json:"early_verdict,omitempty"`
+	// WarmupMs sends the scenario's load for this long before the timed
+	// run and discards it (0: none); result.json's warmup counts it.
+	WarmupMs *uint64 `json:"warmup_ms,omitempty"`
 }
 
 // SearchFindPeak is the only Search.Mode: the highest Server QPS that is

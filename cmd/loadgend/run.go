@@ -190,6 +190,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	if err != nil {
 		return req, err
 	}
+	if req.mode == modeAccuracy && spec.Overrides.WarmupMs != nil {
+		return req, errors.New("--warmup-ms: an accuracy run has no warm-up (it sends every sample once); leave the flag out")
+	}
 	run, err := runspec.Build(spec, env)
 	if err != nil {
 		return req, f.explain(err)
@@ -250,6 +253,7 @@ func newRunFlags() *runFlags {
 	f.duration(&f.issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
+	f.uint(&o.WarmupMs, "warmup-ms", "settings.warmup_ms", "send the scenario's load for this long before the timed run and discard it (result.json's warmup counts it)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)

@@ -289,6 +289,10 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 	if res.EndReason != loadgen.StopCompleted {
 		add("end_message", res.EndMessage)
 	}
+	if w := res.Warmup; w != nil {
+		add("warmup", fmt.Sprintf("%d ms before the timed run, discarded: %d samples issued, %d completed, %d failed",
+			w.DurationMs, w.SamplesIssued, w.SamplesCompleted, w.SamplesFailed))
+	}
 	add("duration_ns", i64(res.DurationNs))
 	add("samples_issued", i64(res.SamplesIssued))
 	add("samples_completed", i64(res.SamplesCompleted))

@@ -52,6 +52,9 @@ func checkBuilt(ls loadgen.Settings, src map[string]string, qsl trace.QSL, lim a
 	if ls.Engine.DrainTimeoutMs > maxMs {
 		return fieldErr(field("engine.drain_timeout_ms"), "%d ms is over this daemon's limit of %d ms", ls.Engine.DrainTimeoutMs, maxMs)
 	}
+	if ls.Engine.WarmupMs > maxMs {
+		return fieldErr(field("engine.warmup_ms"), "%d ms is over this daemon's limit of %d ms", ls.Engine.WarmupMs, maxMs)
+	}
 	if ls.Scenario == trace.Server {
 		// LoadGen generates the whole schedule before the clock starts:
 		// min_query_count queries at least, and min_duration of them at

@@ -224,6 +224,7 @@ func overrides(o api.RunSettings, ls *loadgen.Settings) []override {
 		same("multi_stream_target_qps", positiveTo(o.MultiStreamTargetQPS, &ls.MultiStreamTargetQPS)),
 		{"drain_timeout_ms", []string{"engine.drain_timeout_ms"}, copyTo(o.DrainTimeoutMs, &e.DrainTimeoutMs)},
 		{"early_verdict", []string{"engine.early_verdict"}, copyTo(o.EarlyVerdict, &e.EarlyVerdict)},
+		{"warmup_ms", []string{"engine.warmup_ms"}, copyTo(o.WarmupMs, &e.WarmupMs)},
 	}
 }
 
