@@ -129,4 +129,3 @@ func busyServer(t *testing.T, silent bool) (string, <-chan struct{}) {
 	addr, _, _ := serveBackend(t, &tripBackend{Backend: p.Backend(), after: 300, trip: func() { once.Do(func() { close(arrived) }) }})
 	return addr, arrived
 }
-
