@@ -117,3 +117,61 @@ func TestWarmupCancelled(t *testing.T) {
 		}
 	}
 }
+
+// heldSUT answers at once, but for one warm-up query it holds until the
+// timed run's first query, then answers it through the done callback it was
+// given last, as the event-loop SUTs do (one callback for every answer).
+type heldSUT struct {
+	n      int // the trace's length: IDs from here are the warm-up's
+	held   *Query
+	issued int
+}
+
+func (s *heldSUT) Name() string { return "held (Network SUT)" }
+
+func (s *heldSUT) IssueQuery(_ context.Context, q Query, done func(Completion)) {
+	s.issued++
+	if q.ID == s.n {
+		s.held = &q
+		return
+	}
+	if q.ID < s.n && s.held != nil {
+		late := *s.held
+		s.held = nil
+		done(late.Done(nil))
+	}
+	c := q.Done(nil)
+	c.At = q.Issued.Add(time.Millisecond)
+	done(c)
+}
+
+// A warm-up answer that comes during the timed run, through the timed run's
+// callback, is the warm-up's: it counts in no timed figure (nor as a
+// protocol error), and the warm-up, which gave up on it at its drain, has it
+// failed.
+func TestWarmupLateAnswerIsNotTimed(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Server)
+	s.Engine.WarmupMs = 100
+	s.Engine.DrainTimeoutMs = 50
+	clk := newFakeClock()
+	sut := &heldSUT{}
+	r, err := NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(clk), quiet)
+	if err != nil {
+		t.Fatalf("NewRun: %v", err)
+	}
+	sut.n = r.Trace().Len()
+	res, err := r.Execute(context.Background())
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if sut.held != nil {
+		t.Fatal("the held answer was never delivered")
+	}
+	if res.ProtocolErrors != 0 || res.SamplesCompleted != res.SamplesIssued || res.SamplesIssued != int64(sut.n) || res.LateCompletions != 0 {
+		t.Errorf("timed: %d issued, %d completed, %d protocol errors, %d late: the warm-up's answer leaked in",
+			res.SamplesIssued, res.SamplesCompleted, res.ProtocolErrors, res.LateCompletions)
+	}
+	if w := res.Warmup; w == nil || w.SamplesFailed != 1 || w.SamplesCompleted != w.SamplesIssued-1 {
+		t.Errorf("warmup %+v: want the held sample failed, the rest completed", w)
+	}
+}
