@@ -1,0 +1,143 @@
+package runlog
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/stats"
+)
+
+// TimeseriesInterval is the width of a time series bucket: bucket i covers
+// [i s, (i+1) s) of the run's clock from its start.
+const TimeseriesInterval = loadgen.FailureSecond
+
+// TimeseriesCSVHeader is timeseries.csv's first line (a contract for
+// scripts: perf_analyzer -f and k6 --out csv users read it by name).
+const TimeseriesCSVHeader = "second,issued,completed,failed,p50_ms,p99_ms,lateness_p99_ms"
+
+// Timeseries is a run's per-second record (timeseries.json).
+type Timeseries struct {
+	IntervalNs int64    `json:"interval_ns"`
+	Seconds    []Second `json:"seconds"`
+}
+
+// Second is one bucket of a Timeseries. Issued counts the samples whose
+// query was issued in it; Completed the samples answered successfully in it
+// and Failed the samples that failed in it, both by completion time (samples
+// still unanswered when the drain ended fail in the last second). P50Ns and
+// P99Ns are exact percentiles (sorted[floor(n·p)], LoadGen's rule) of the
+// latencies, from the scheduled time, of the samples completed in it, nil
+// when none did; LatenessP99Ns is the p99 of issue lateness (issued −
+// scheduled) of the queries issued in it, nil when none was.
+type Second struct {
+	Second        int    `json:"second"`
+	Issued        int64  `json:"issued"`
+	Completed     int64  `json:"completed"`
+	Failed        int64  `json:"failed"`
+	P50Ns         *int64 `json:"p50_ns"`
+	P99Ns         *int64 `json:"p99_ns"`
+	LatenessP99Ns *int64 `json:"lateness_p99_ns"`
+}
+
+// BuildTimeseries computes the per-second time series of a finished run
+// from the engine's exact per-sample record and per-query times. The sums
+// of Issued, Completed and Failed over the seconds are res's
+// samples_issued, samples_completed and samples_failed. Call it after
+// run.Execute has returned.
+func BuildTimeseries(run *loadgen.Run, res *loadgen.Result) (Timeseries, error) {
+	if run == nil || res == nil {
+		return Timeseries{}, fmt.Errorf("%w: a time series needs the run and its result", ErrInvalidResult)
+	}
+	tl := run.Timeline()
+	step := int64(TimeseriesInterval)
+	n := int(max((res.DurationNs+step-1)/step, 1))
+	bucket := func(off int64) int { return min(int(max(off, 0)/step), n-1) }
+	ts := Timeseries{IntervalNs: step, Seconds: make([]Second, n)}
+	for i := range ts.Seconds {
+		ts.Seconds[i].Second = i
+	}
+	// Issue lateness by the second each query was issued in.
+	lateness := make([][]time.Duration, n)
+	for q, at := range tl.Issued {
+		b := bucket(at)
+		ts.Seconds[b].Issued += int64(tl.SamplesPerQuery)
+		lateness[b] = append(lateness[b], time.Duration(max(at-tl.Scheduled[q], 0)))
+	}
+	// Successes by completion time: scheduled + latency (a latency the
+	// engine clamped to 0 completes at its scheduled time).
+	latency := make([][]time.Duration, n)
+	if spq := tl.SamplesPerQuery; spq > 0 {
+		run.Samples().Each(0, len(tl.Issued)*spq, func(i int, d time.Duration) {
+			if d == stats.FailedLatency {
+				return
+			}
+			b := bucket(tl.Scheduled[i/spq] + int64(d))
+			ts.Seconds[b].Completed++
+			latency[b] = append(latency[b], d)
+		})
+	}
+	for s, f := range tl.FailedBySecond {
+		ts.Seconds[min(s, n-1)].Failed += f
+	}
+	ts.Seconds[n-1].Failed += res.Unanswered
+	for i := range ts.Seconds {
+		s := &ts.Seconds[i]
+		s.P50Ns, s.P99Ns = percentileNs(latency[i], 0.50), percentileNs(latency[i], 0.99)
+		s.LatenessP99Ns = percentileNs(lateness[i], 0.99)
+	}
+	return ts, nil
+}
+
+// percentileNs is LoadGen's exact percentile of ds, nil for none.
+func percentileNs(ds []time.Duration, p float64) *int64 {
+	if len(ds) == 0 {
+		return nil
+	}
+	l, err := stats.NewLatencies(ds)
+	if err != nil {
+		return nil
+	}
+	v, err := l.Percentile(p)
+	if err != nil {
+		return nil
+	}
+	ns := int64(v)
+	return &ns
+}
+
+// WriteCSV writes the series as timeseries.csv: TimeseriesCSVHeader, then a
+// row a second, times in ms with 3 decimals, empty cells for no value.
+func (ts Timeseries) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if _, err := io.WriteString(w, TimeseriesCSVHeader+"\n"); err != nil {
+		return err
+	}
+	for _, s := range ts.Seconds {
+		rec := []string{strconv.Itoa(s.Second), strconv.FormatInt(s.Issued, 10), strconv.FormatInt(s.Completed, 10),
+			strconv.FormatInt(s.Failed, 10), msCell(s.P50Ns), msCell(s.P99Ns), msCell(s.LatenessP99Ns)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func msCell(ns *int64) string {
+	if ns == nil {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*ns)/1e6, 'f', 3, 64)
+}
+
+// WriteJSON writes the series as timeseries.json.
+func (ts Timeseries) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ts)
+}
