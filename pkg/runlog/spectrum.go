@@ -37,18 +37,11 @@ var summaryPercentiles = []float64{0.50, 0.75, 0.90, 0.99, 0.999, 0.9999, 0.9999
 // histogramBuckets is how many rows the short histogram has.
 const histogramBuckets = 10
 
-// completed returns the successful latencies of l (failed samples sort last
-// as stats.FailedLatency and have no latency to show).
-func completed(l stats.Latencies) (stats.Latencies, error) {
-	s := l.Sorted()
-	return stats.NewLatencies(s[:len(s)-l.Failed()])
-}
-
 // Spectrum returns the percentile spectrum of the completed samples of l;
 // nil when none completed.
 func Spectrum(l stats.Latencies) []SpectrumRow {
-	ok, err := completed(l)
-	if err != nil || ok.Len() == 0 {
+	ok := l.Completed()
+	if ok.Len() == 0 {
 		return nil
 	}
 	return spectrumAt(ok, SpectrumPercentiles())
@@ -73,10 +66,7 @@ func spectrumAt(ok stats.Latencies, ps []float64) []SpectrumRow {
 // below, 1/(1−p)) and a short histogram. The values are exact, not
 // histogram buckets.
 func WriteSpectrum(w io.Writer, l stats.Latencies) error {
-	ok, err := completed(l)
-	if err != nil {
-		return err
-	}
+	ok := l.Completed()
 	var b strings.Builder
 	if ok.Len() == 0 {
 		fmt.Fprintf(&b, "Latency spectrum: no sample completed (%d failed)\n", l.Failed())
@@ -105,7 +95,7 @@ func WriteSpectrum(w io.Writer, l stats.Latencies) error {
 	fmt.Fprintf(&b, "#[Min     = %12.3f, Total count = %12d]\n", ms(sum.Min), sum.Count)
 	b.WriteString("\nHistogram (ms):\n")
 	writeHistogram(&b, ok.Sorted())
-	_, err = io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -71,6 +71,11 @@ func BuildTimeseries(run *loadgen.Run, res *loadgen.Result) (Timeseries, error) 
 	// Successes by completion time: scheduled + latency (a latency the
 	// engine clamped to 0 completes at its scheduled time).
 	latency := make([][]time.Duration, n)
+	for i, s := range ts.Seconds {
+		// Most samples complete in the second they were issued in: sized
+		// so, the slices seldom grow.
+		latency[i] = make([]time.Duration, 0, s.Issued)
+	}
 	if spq := tl.SamplesPerQuery; spq > 0 {
 		run.Samples().Each(0, len(tl.Issued)*spq, func(i int, d time.Duration) {
 			if d == stats.FailedLatency {
@@ -87,27 +92,31 @@ func BuildTimeseries(run *loadgen.Run, res *loadgen.Result) (Timeseries, error) 
 	ts.Seconds[n-1].Failed += res.Unanswered
 	for i := range ts.Seconds {
 		s := &ts.Seconds[i]
-		s.P50Ns, s.P99Ns = percentileNs(latency[i], 0.50), percentileNs(latency[i], 0.99)
-		s.LatenessP99Ns = percentileNs(lateness[i], 0.99)
+		p := percentilesNs(latency[i], 0.50, 0.99)
+		s.P50Ns, s.P99Ns = p[0], p[1]
+		s.LatenessP99Ns = percentilesNs(lateness[i], 0.99)[0]
+		latency[i], lateness[i] = nil, nil // a long run's seconds: free each once done
 	}
 	return ts, nil
 }
 
-// percentileNs is LoadGen's exact percentile of ds, nil for none.
-func percentileNs(ds []time.Duration, p float64) *int64 {
+// percentilesNs are LoadGen's exact percentiles ps of ds, nil for none.
+func percentilesNs(ds []time.Duration, ps ...float64) []*int64 {
+	out := make([]*int64, len(ps))
 	if len(ds) == 0 {
-		return nil
+		return out
 	}
-	l, err := stats.NewLatencies(ds)
+	l, err := stats.NewLatencies(ds) // ds are never negative: the error cannot happen
 	if err != nil {
-		return nil
+		return out
 	}
-	v, err := l.Percentile(p)
-	if err != nil {
-		return nil
+	for i, p := range ps {
+		if v, err := l.Percentile(p); err == nil {
+			ns := int64(v)
+			out[i] = &ns
+		}
 	}
-	ns := int64(v)
-	return &ns
+	return out
 }
 
 // WriteCSV writes the series as timeseries.csv: TimeseriesCSVHeader, then a
