@@ -1,6 +1,8 @@
 package runlog
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -81,14 +83,15 @@ func WriteSpectrum(w io.Writer, l stats.Latencies) error {
 	for _, r := range spectrumAt(ok, summaryPercentiles) {
 		fmt.Fprintf(&b, " %8.3f%% %12.3fms\n", r.P*100, ms(r.Latency))
 	}
-	b.WriteString("\nDetailed percentile spectrum:\n")
-	fmt.Fprintf(&b, "%12s %12s %12s %16s\n\n", "Value(ms)", "Percentile", "TotalCount", "1/(1-Percentile)")
+	b.WriteString("\n" + spectrumHeader + "\n")
+	fmt.Fprintf(&b, "%12s %14s %12s %16s\n\n", "Value(ms)", "Percentile", "TotalCount", "1/(1-Percentile)")
 	for _, r := range Spectrum(l) {
 		inv := "inf"
 		if r.P < 1 {
 			inv = fmt.Sprintf("%.2f", 1/(1-r.P))
 		}
-		fmt.Fprintf(&b, "%12.3f %12.6f %12d %16s\n", ms(r.Latency), r.P, r.Count, inv)
+		// The percentile to 12 decimals, as HdrHistogram prints it.
+		fmt.Fprintf(&b, "%12.3f %14.12f %12d %16s\n", ms(r.Latency), r.P, r.Count, inv)
 	}
 	sum, _ := ok.Summary()
 	fmt.Fprintf(&b, "#[Mean    = %12.3f, Max         = %12.3f]\n", ms(sum.Mean), ms(sum.Max))
@@ -152,3 +155,45 @@ func histogramEdges(lo, hi time.Duration) []time.Duration {
 	}
 	return append(edges, hi)
 }
+
+// spectrumHeader opens the detailed spectrum's rows in WriteSpectrum's text.
+const spectrumHeader = "Detailed percentile spectrum:"
+
+// ReadSpectrum reads the detailed spectrum's rows back from WriteSpectrum's
+// text (latency_spectrum.txt), for a report that reads runs from disk. The
+// values are as printed: latencies in whole microseconds, percentiles to
+// 12 decimals; nil when the text has no
+// spectrum (no sample completed).
+func ReadSpectrum(r io.Reader) ([]SpectrumRow, error) {
+	sc := bufio.NewScanner(r)
+	in := false
+	var rows []SpectrumRow
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == spectrumHeader:
+			in = true
+			continue
+		case !in || line == "" || strings.HasPrefix(line, "Value"):
+			continue
+		case strings.HasPrefix(line, "#"):
+			return rows, nil
+		}
+		var ms, p float64
+		var count int
+		if _, err := fmt.Sscanf(line, "%f %f %d", &ms, &p, &count); err != nil {
+			return nil, fmt.Errorf("%w: spectrum row %q: %w", ErrMalformedSpectrum, line, err)
+		}
+		rows = append(rows, SpectrumRow{P: p, Latency: time.Duration(math.Round(ms*1e3)) * time.Microsecond, Count: count})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if in {
+		return nil, fmt.Errorf("%w: the spectrum has no closing summary", ErrMalformedSpectrum)
+	}
+	return nil, nil
+}
+
+// ErrMalformedSpectrum: latency_spectrum.txt is not WriteSpectrum's text.
+var ErrMalformedSpectrum = errors.New("runlog: malformed latency_spectrum.txt")

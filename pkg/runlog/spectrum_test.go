@@ -1,6 +1,7 @@
 package runlog_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -60,7 +61,7 @@ func TestSpectrumIsExact(t *testing.T) {
 		if k := min(int(1000*r.P), 999); r.Count != k+1 {
 			t.Errorf("p%v count %d, want %d", r.P, r.Count, k+1)
 		}
-		if line := fmt.Sprintf("%12.3f %12.6f %12d", float64(want)/1e6, r.P, r.Count); !strings.Contains(text, line) {
+		if line := fmt.Sprintf("%12.3f %14.12f %12d", float64(want)/1e6, r.P, r.Count); !strings.Contains(text, line) {
 			t.Errorf("text has no line %q:\n%s", line, text)
 		}
 	}
@@ -127,5 +128,51 @@ func TestSpectrumFileMatchesResult(t *testing.T) {
 		if line := fmt.Sprintf(" %8.3f%% %12.3fms\n", p*100, float64(v)/1e6); !strings.Contains(text, line) {
 			t.Errorf("spectrum lacks result.json's p%v %q:\n%s", p, line, text)
 		}
+	}
+}
+
+// ReadSpectrum gives back the rows WriteSpectrum wrote (latencies in whole
+// µs, as printed); text without a spectrum gives none; a broken row is
+// ErrMalformedSpectrum.
+func TestReadSpectrumRoundTrip(t *testing.T) {
+	var ds []time.Duration
+	for i := range 777 {
+		ds = append(ds, time.Duration(i*i%5000+3)*time.Microsecond)
+	}
+	l, err := stats.NewLatencies(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := runlog.WriteSpectrum(&b, l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := runlog.ReadSpectrum(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runlog.Spectrum(l)
+	if len(got) != len(want) {
+		t.Fatalf("read back %d rows, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Latency != want[i].Latency || got[i].Count != want[i].Count || math.Abs(got[i].P-want[i].P) > 1e-12 {
+			t.Errorf("row %d read back %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	empty, _ := stats.NewLatencies([]time.Duration{stats.FailedLatency})
+	b.Reset()
+	if err := runlog.WriteSpectrum(&b, empty); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := runlog.ReadSpectrum(strings.NewReader(b.String())); err != nil || rows != nil {
+		t.Errorf("no spectrum: %v, %v", rows, err)
+	}
+	bad := "Detailed percentile spectrum:\n       1.000     0.500000   many\n"
+	if _, err := runlog.ReadSpectrum(strings.NewReader(bad)); !errors.Is(err, runlog.ErrMalformedSpectrum) {
+		t.Errorf("broken row: %v, want ErrMalformedSpectrum", err)
+	}
+	if _, err := runlog.ReadSpectrum(strings.NewReader("Detailed percentile spectrum:\n       1.000     0.500000   3  2.00\n")); !errors.Is(err, runlog.ErrMalformedSpectrum) {
+		t.Errorf("cut short: %v, want ErrMalformedSpectrum", err)
 	}
 }

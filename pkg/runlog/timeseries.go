@@ -3,6 +3,7 @@ package runlog
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -149,4 +150,21 @@ func (ts Timeseries) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(ts)
+}
+
+// ErrMalformedTimeseries: timeseries.json is not one Timeseries object.
+var ErrMalformedTimeseries = errors.New("runlog: malformed timeseries.json")
+
+// DecodeTimeseries reads a timeseries.json from r (a run directory's, say
+// for a report that reads runs from disk).
+func DecodeTimeseries(r io.Reader) (Timeseries, error) {
+	var ts Timeseries
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&ts); err != nil {
+		return Timeseries{}, fmt.Errorf("%w: %w", ErrMalformedTimeseries, err)
+	}
+	if ts.IntervalNs <= 0 {
+		return Timeseries{}, fmt.Errorf("%w: interval_ns %d", ErrMalformedTimeseries, ts.IntervalNs)
+	}
+	return ts, nil
 }

@@ -220,9 +220,12 @@ func TestTimeseriesFilesAddUpToResult(t *testing.T) {
 			if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, runlog.ResultFile))), &written); err != nil {
 				t.Fatal(err)
 			}
-			var ts runlog.Timeseries
-			if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, runlog.TimeseriesJSONFile))), &ts); err != nil {
+			ts, err := runlog.DecodeTimeseries(strings.NewReader(readFile(t, filepath.Join(dir, runlog.TimeseriesJSONFile))))
+			if err != nil {
 				t.Fatal(err)
+			}
+			if built, _ := runlog.BuildTimeseries(run, res); jsonOf(t, built) != jsonOf(t, ts) {
+				t.Errorf("timeseries.json is not BuildTimeseries's series")
 			}
 			if ts.IntervalNs != int64(time.Second) || len(ts.Seconds) == 0 {
 				t.Fatalf("timeseries.json: interval %d, %d seconds", ts.IntervalNs, len(ts.Seconds))
@@ -261,6 +264,14 @@ func checkCSV(t *testing.T, path string, ts runlog.Timeseries) {
 			cell(s.P50Ns), cell(s.P99Ns), cell(s.LatenessP99Ns)}
 		if !slices.Equal(rows[i+1], want) {
 			t.Errorf("CSV row %d = %v, want %v", i+1, rows[i+1], want)
+		}
+	}
+}
+
+func TestDecodeTimeseriesErrors(t *testing.T) {
+	for _, in := range []string{``, `[]`, `{"seconds": []}`, `{"interval_ns": "1s"}`} {
+		if _, err := runlog.DecodeTimeseries(strings.NewReader(in)); !errors.Is(err, runlog.ErrMalformedTimeseries) {
+			t.Errorf("%q: %v, want ErrMalformedTimeseries", in, err)
 		}
 	}
 }
