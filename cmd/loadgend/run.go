@@ -103,7 +103,7 @@ func runMode(ctx context.Context, req runRequest, log *slog.Logger, stdout, stde
 	case modeAccuracy:
 		return runAccuracy(ctx, req, log, stdout, stderr)
 	}
-	return runPerformance(ctx, req.spec, log, stdout, stderr)
+	return runPerformance(ctx, req, log, stdout, stderr)
 }
 
 // Run modes (--mode): a contract for scripts.
@@ -121,15 +121,23 @@ type runRequest struct {
 	search *runner.Search
 	level  slog.Level
 	mode   string
+	// latency prints the latency percentile spectrum after the verdict
+	// (--latency, as wrk2's).
+	latency bool
 }
 
 // runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error.
-func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, stdout, stderr io.Writer) int {
+func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
+	spec := req.spec
 	opts := runner.Options{Logger: log}
 	var progress *progressLine
 	if isTerminal(stderr) {
 		progress = &progressLine{w: stderr, done: make(chan struct{}), ended: make(chan struct{})}
-		opts.Started = func(r *loadgen.Run) {
+	}
+	var run *loadgen.Run // read after runner.Run returns, when its record is complete
+	opts.Started = func(r *loadgen.Run) {
+		run = r
+		if progress != nil {
 			progress.shown = true // on this goroutine, as stop
 			go progress.show(r)
 		}
@@ -146,6 +154,12 @@ func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, std
 	fmt.Fprintln(stdout, runlog.SummaryLine(out.Result))
 	if spec.OutDir != "" {
 		fmt.Fprintf(stdout, "logs: %s\n", spec.OutDir)
+	}
+	if req.latency && run != nil {
+		fmt.Fprintln(stdout)
+		if werr := runlog.WriteSpectrum(stdout, run.Samples().Latencies()); werr != nil {
+			fmt.Fprintf(stderr, "loadgend run: --latency: %v\n", werr)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
@@ -177,7 +191,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	if err := req.level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return req, fmt.Errorf("--log-level: %q is not debug, info, warn or error", f.logLevel)
 	}
-	req.mode = f.mode
+	req.mode, req.latency = f.mode, f.latency
+	if req.latency && req.mode != modePerformance {
+		return req, fmt.Errorf("--latency prints one run's spectrum: use it with --mode %s (each trial's directory has %s)", modePerformance, runlog.SpectrumFile)
+	}
 	switch req.mode {
 	case modePerformance, modeFindPeak, modeAccuracy:
 	default:
@@ -206,6 +223,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 type runFlags struct {
 	*specFlags
 	out, logLevel, mode, mlperfConf, userConf string
+	latency                                   bool
 	httpClient, grpcClient                    string
 	totalSamples, perfSamples                 int
 	requestTimeout, issueSlack                time.Duration
@@ -243,7 +261,8 @@ func newRunFlags() *runFlags {
 	f.str(&f.mlperfConf, "mlperf-conf", "mlperf_conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
 	f.str(&f.userConf, "user-conf", "user_conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
 	f.str(&spec.Data, "data", "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata)")
-	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json and latency.hlog")
+	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json, latency.hlog, timeseries.csv/.json and latency_spectrum.txt")
+	fs.BoolVar(&f.latency, "latency", false, "print the latency percentile spectrum and a histogram after the verdict (as wrk2 --latency)")
 	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	f.integer(&spec.Conns, "conns", "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")

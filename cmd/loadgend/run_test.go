@@ -75,7 +75,8 @@ func completedRun(t *testing.T, inv invocation, dir string) *loadgen.Result {
 	if inv.code != exitValid && inv.code != exitInvalid {
 		t.Fatalf("want a verdict (exit 0 or 1), got %v", inv)
 	}
-	for _, f := range []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile} {
+	for _, f := range []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile,
+		runlog.TimeseriesCSVFile, runlog.TimeseriesJSONFile, runlog.SpectrumFile} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
@@ -516,6 +517,7 @@ func TestRunBadFlags(t *testing.T) {
 		{"bad scenario", append(base, "--scenario", "Streaming"), "--scenario"},
 		{"bad ruleset", append(base, "--ruleset", "v9"), "--ruleset"},
 		{"bad mode", append(base, "--mode", "soak"), "--mode"},
+		{"latency in a search", append(base, "--mode", "find-peak", "--latency"), "--latency prints one run's spectrum: use it with --mode performance"},
 		{"zero qps", append(base, "--target-qps", "0"), "--target-qps"},
 		{"negative qps", append(base, "--target-qps", "-5"), "--target-qps"},
 		{"nan qps", append(base, "--target-qps", "NaN"), "--target-qps"},

@@ -76,8 +76,9 @@ type Run struct {
 	// done is r.complete bound once: a method value made per call allocates.
 	done func(Completion)
 
-	errMu sync.Mutex
-	errs  []string
+	errMu       sync.Mutex
+	errs        []string
+	failedBySec []int64 // samples failed by a completion, per FailureSecond (see Timeline)
 
 	// Early verdict: settled by a completion, acted on by the issuer.
 	earlyOn      bool
@@ -425,6 +426,7 @@ func (r *Run) complete(c Completion) {
 	}
 	if c.Err != nil {
 		r.failedS.Add(n)
+		r.countFailedAt(off, n)
 		r.queryFail[q].Store(true)
 		r.noteError(fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err))
 	}

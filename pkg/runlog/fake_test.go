@@ -16,6 +16,7 @@ import (
 type virtualClock struct {
 	base time.Time
 	now  atomic.Int64
+	late time.Duration // added to a sleep that has to wait: a scheduler that wakes late
 }
 
 func newVirtualClock() *virtualClock { return &virtualClock{base: time.Unix(1_700_000_000, 0)} }
@@ -33,8 +34,8 @@ func (c *virtualClock) advanceTo(t time.Time) {
 }
 
 func (c *virtualClock) SleepUntil(ctx context.Context, t time.Time) {
-	if ctx.Err() == nil {
-		c.advanceTo(t)
+	if ctx.Err() == nil && c.Now().Before(t) {
+		c.advanceTo(t.Add(c.late))
 	}
 }
 

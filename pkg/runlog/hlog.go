@@ -36,11 +36,11 @@ func writeHlog(w io.Writer, run *loadgen.Run, res *loadgen.Result) error {
 	return stats.WriteIntervalLog(w, res.StartTime, comment, intervals)
 }
 
-// hlogIntervals slices the samples by the time their query was issued.
-// The engine exposes no per-sample completion or issue time, so only
-// Server, whose queries are issued at the trace's scheduled offsets (and
-// whose latency counts from them), can be sliced exactly; the closed-loop
-// scenarios and Offline get one interval spanning the run.
+// hlogIntervals slices the samples by the time their query was scheduled.
+// Only Server, whose queries are scheduled at the trace's offsets (and
+// whose latency counts from them), is sliced; the closed-loop scenarios and
+// Offline get one interval spanning the run (timeseries.csv and .json give
+// every scenario's seconds, from Run.Timeline).
 func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, error) {
 	rec := run.Samples()
 	total := time.Duration(max(res.DurationNs, 0))

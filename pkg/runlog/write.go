@@ -23,6 +23,11 @@ const (
 	AccuracyFile = "mlperf_log_accuracy.json"
 	ResultFile   = "result.json"
 	HlogFile     = "latency.hlog"
+	// The per-second time series (BuildTimeseries) and the exact latency
+	// percentile spectrum (WriteSpectrum), from the run's record.
+	TimeseriesCSVFile  = "timeseries.csv"
+	TimeseriesJSONFile = "timeseries.json"
+	SpectrumFile       = "latency_spectrum.txt"
 )
 
 // Options are what Write needs beyond the run and its result.
@@ -63,7 +68,8 @@ func (o *Options) qslName() string {
 }
 
 // Write writes a finished run's files into dir (created if missing): the
-// LoadGen summary, detail and accuracy logs, result.json and latency.hlog.
+// LoadGen summary, detail and accuracy logs, result.json, latency.hlog,
+// timeseries.csv, timeseries.json and latency_spectrum.txt.
 // Each file is written to a temporary file in dir, fsynced and renamed into
 // place, and dir is fsynced at the end, so a crash leaves every file either
 // complete or absent (plus at most a temporary file named ".atomic-tmp-*").
@@ -71,7 +77,8 @@ func (o *Options) qslName() string {
 // Call it after run.Execute has returned (it reads the run's record). run
 // may be nil to rewrite the logs from a loaded result.json: the sample
 // table then comes from the Result and latency.hlog, which needs the
-// per-sample record, is not written.
+// per-sample record, is not written, nor are the time series and the
+// spectrum.
 func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 	if res == nil {
 		return fmt.Errorf("%w: nil", ErrInvalidResult)
@@ -107,17 +114,36 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 		return err
 	}
 	if run != nil {
-		if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
+		if err := writeRecordFiles(dir, run, res); err != nil {
 			return err
 		}
 	} else {
-		log.Info("no run record: latency.hlog not written", "dir", dir)
+		log.Info("no run record: latency.hlog, the time series and the spectrum not written", "dir", dir)
 	}
 	if err := atomicfile.SyncDir(dir); err != nil {
 		return err
 	}
 	log.Debug("run files written", "dir", dir, "validity", res.Validity, "summary_valid", summary.Valid())
 	return nil
+}
+
+// writeRecordFiles writes the files only the run's per-sample record can
+// give: latency.hlog, timeseries.csv and .json, latency_spectrum.txt.
+func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result) error {
+	if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
+		return err
+	}
+	ts, err := BuildTimeseries(run, res)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(dir, TimeseriesCSVFile, ts.WriteCSV); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(dir, TimeseriesJSONFile, ts.WriteJSON); err != nil {
+		return err
+	}
+	return atomicfile.Write(dir, SpectrumFile, func(w io.Writer) error { return WriteSpectrum(w, run.Samples().Latencies()) })
 }
 
 // writeAccuracy places mlperf_log_accuracy.json: a copy of src, the one

@@ -21,7 +21,8 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
-var allFiles = []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile}
+var allFiles = []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile,
+	runlog.TimeseriesCSVFile, runlog.TimeseriesJSONFile, runlog.SpectrumFile}
 
 // mllogLine is one detail-log line, field for field; decoding with
 // DisallowUnknownFields makes any other key a failure.

@@ -10,17 +10,20 @@ import (
 )
 
 // The files a run may hold besides run.json. The names of the LoadGen logs,
-// result.json and latency.hlog are pkg/runlog's; a peak search's record and
-// summary pkg/search's.
+// result.json, latency.hlog, the time series and the spectrum are
+// pkg/runlog's; a peak search's record and summary pkg/search's.
 const (
-	SummaryFile       = "mlperf_log_summary.txt"
-	DetailFile        = "mlperf_log_detail.txt"
-	AccuracyFile      = "mlperf_log_accuracy.json"
-	ResultFile        = "result.json"
-	HlogFile          = "latency.hlog"
-	ProgressFile      = "progress.json"
-	SearchFile        = "search.json"
-	SearchSummaryFile = "search_summary.txt"
+	SummaryFile        = "mlperf_log_summary.txt"
+	DetailFile         = "mlperf_log_detail.txt"
+	AccuracyFile       = "mlperf_log_accuracy.json"
+	ResultFile         = "result.json"
+	HlogFile           = "latency.hlog"
+	TimeseriesCSVFile  = "timeseries.csv"
+	TimeseriesJSONFile = "timeseries.json"
+	SpectrumFile       = "latency_spectrum.txt"
+	ProgressFile       = "progress.json"
+	SearchFile         = "search.json"
+	SearchSummaryFile  = "search_summary.txt"
 	// EarlyVerdictFile is in a search's trial directory: why the search
 	// stopped the trial (pkg/search's).
 	EarlyVerdictFile = "early_verdict.json"
@@ -29,7 +32,7 @@ const (
 // runFiles is the allowlist of OpenFile, WriteFile and Files. A name must
 // match exactly, which is what keeps a name from an URL from reaching any
 // other file ("../x", "result.json/../../x" and absolute paths match none).
-var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
+var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, TimeseriesCSVFile, TimeseriesJSONFile, SpectrumFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
 
 // FileNames returns the names of the files a run may hold, in a fixed order.
 func FileNames() []string { return slices.Clone(runFiles) }

@@ -67,6 +67,13 @@ func (l Latencies) Len() int { return len(l.sorted) }
 // Failed returns the number of failed samples (the top Failed() entries).
 func (l Latencies) Failed() int { return l.failed }
 
+// Completed returns the latencies without the failed samples, sharing
+// their memory (Latencies are immutable): what a latency spectrum of the
+// samples that answered shows.
+func (l Latencies) Completed() Latencies {
+	return Latencies{sorted: l.sorted[:len(l.sorted)-l.failed], mean: l.mean}
+}
+
 // Sorted returns the ascending latencies; the slice is shared, do not modify it.
 func (l Latencies) Sorted() []time.Duration { return l.sorted }
 

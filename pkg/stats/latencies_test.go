@@ -114,3 +114,24 @@ func TestCountOver(t *testing.T) {
 		t.Errorf("Failed = %d, Len = %d", l.Failed(), l.Len())
 	}
 }
+
+// Completed leaves out the failed samples and keeps the mean of the others.
+func TestCompleted(t *testing.T) {
+	l, err := NewLatencies([]time.Duration{30, FailedLatency, 10, 20, FailedLatency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.Completed()
+	if c.Len() != 3 || c.Failed() != 0 || c.Sorted()[2] != 30 {
+		t.Errorf("Completed: %v, %d failed", c.Sorted(), c.Failed())
+	}
+	if s, err := c.Summary(); err != nil || s.Mean != 20 || s.Max != 30 {
+		t.Errorf("Completed summary %+v, %v", s, err)
+	}
+	if p, _ := c.Percentile(1); p != 30 {
+		t.Errorf("Completed max %v", p)
+	}
+	if e := (Latencies{}).Completed(); e.Len() != 0 {
+		t.Errorf("empty Completed has %d", e.Len())
+	}
+}

@@ -223,6 +223,25 @@ func (r *LatencyRecord) each(from, to int, fn func(v int64)) {
 	}
 }
 
+// Each calls fn with the index and latency of every recorded sample from
+// … to−1 (within Len), in index order: FailedLatency for a failed sample;
+// unrecorded samples are skipped. Analyses that need to know which sample
+// had which latency (a time series by completion time) use it; Latencies
+// loses the index when it sorts. Read after recording.
+func (r *LatencyRecord) Each(from, to int, fn func(i int, d time.Duration)) {
+	from, to = max(from, 0), min(to, r.Len())
+	i := from
+	r.each(from, to, func(v int64) {
+		switch {
+		case v == slotFailed:
+			fn(i, FailedLatency)
+		case v != 0:
+			fn(i, time.Duration(v-1))
+		}
+		i++
+	})
+}
+
 // Latencies returns the recorded latencies sorted, failed samples as
 // FailedLatency, unrecorded samples left out (see Missing). It allocates a
 // copy: another 8 bytes per sample, once, at the end of the run. Read after

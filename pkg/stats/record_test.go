@@ -46,6 +46,38 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// Each gives every recorded sample with its index, failures as
+// FailedLatency, and skips unrecorded ones and indices out of range.
+func TestRecordEach(t *testing.T) {
+	r, err := NewLatencyRecord(chunkLen + 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 2, chunkLen + 1} {
+		if err := r.Record(i, time.Duration(i)*10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Fail(chunkLen - 1); err != nil {
+		t.Fatal(err)
+	}
+	type pair struct {
+		i int
+		d time.Duration
+	}
+	var got []pair
+	r.Each(-5, chunkLen+100, func(i int, d time.Duration) { got = append(got, pair{i, d}) })
+	want := []pair{{0, 0}, {2, 20}, {chunkLen - 1, FailedLatency}, {chunkLen + 1, (chunkLen + 1) * 10}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Each(all) = %v, want %v", got, want)
+	}
+	got = nil
+	r.Each(1, chunkLen, func(i int, d time.Duration) { got = append(got, pair{i, d}) })
+	if want := want[1:3]; !slices.Equal(got, want) {
+		t.Errorf("Each(1, chunkLen) = %v, want %v", got, want)
+	}
+}
+
 func TestRecordErrors(t *testing.T) {
 	r, _ := NewLatencyRecord(2)
 	_ = r.Record(0, 5)

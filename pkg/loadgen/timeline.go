@@ -1,0 +1,52 @@
+package loadgen
+
+import "time"
+
+// FailureSecond is the width of the buckets Timeline.FailedBySecond counts
+// failures in. A failure's time is kept per second, not per sample: a run
+// failing every request at 50,000 QPS would otherwise keep 8 bytes per
+// failed sample on top of its latency record, while a per-second time
+// series is all that reads it.
+const FailureSecond = time.Second
+
+// Timeline is the run's record of when things happened, for analyses after
+// the run (netloadgen's per-second time series). Times are ns on the run's
+// clock since its start. The slices are the run's own: do not modify them.
+type Timeline struct {
+	// SamplesPerQuery: query q holds samples q·SamplesPerQuery … +SamplesPerQuery−1
+	// of Run.Samples, whose latencies count from Scheduled[q].
+	SamplesPerQuery int
+	// Scheduled and Issued hold one entry per issued query, by Query.ID.
+	Scheduled, Issued []int64
+	// FailedBySecond[s] counts the samples a completion failed during
+	// second s of the run (by the completion's time). Samples never
+	// answered by the end of the drain are not in it: they fail at the
+	// run's end (Result.Unanswered).
+	FailedBySecond []int64
+}
+
+// Timeline returns the run's times. Read it only after Execute has
+// returned.
+func (r *Run) Timeline() Timeline {
+	issued := int(r.issuedQ.Load())
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return Timeline{
+		SamplesPerQuery: r.spq,
+		Scheduled:       r.scheduled[:issued:issued],
+		Issued:          r.issued[:issued:issued],
+		FailedBySecond:  append([]int64(nil), r.failedBySec...),
+	}
+}
+
+// countFailedAt notes n samples failed by a completion at off ns. It runs
+// on the failure path only, which already takes errMu to note the error.
+func (r *Run) countFailedAt(off, n int64) {
+	s := int(max(off, 0) / int64(FailureSecond))
+	r.errMu.Lock()
+	for len(r.failedBySec) <= s {
+		r.failedBySec = append(r.failedBySec, 0)
+	}
+	r.failedBySec[s] += n
+	r.errMu.Unlock()
+}

@@ -1,0 +1,170 @@
+package runlog
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/stats"
+)
+
+// TimeseriesInterval is the width of a time series bucket: bucket i covers
+// [i s, (i+1) s) of the run's clock from its start.
+const TimeseriesInterval = loadgen.FailureSecond
+
+// TimeseriesCSVHeader is timeseries.csv's first line (a contract for
+// scripts: perf_analyzer -f and k6 --out csv users read it by name).
+const TimeseriesCSVHeader = "second,issued,completed,failed,p50_ms,p99_ms,lateness_p99_ms"
+
+// Timeseries is a run's per-second record (timeseries.json).
+type Timeseries struct {
+	IntervalNs int64    `json:"interval_ns"`
+	Seconds    []Second `json:"seconds"`
+}
+
+// Second is one bucket of a Timeseries. Issued counts the samples whose
+// query was issued in it; Completed the samples answered successfully in it
+// and Failed the samples that failed in it, both by completion time (samples
+// still unanswered when the drain ended fail in the last second). P50Ns and
+// P99Ns are exact percentiles (sorted[floor(n·p)], LoadGen's rule) of the
+// latencies, from the scheduled time, of the samples completed in it, nil
+// when none did; LatenessP99Ns is the p99 of issue lateness (issued −
+// scheduled) of the queries issued in it, nil when none was.
+type Second struct {
+	Second        int    `json:"second"`
+	Issued        int64  `json:"issued"`
+	Completed     int64  `json:"completed"`
+	Failed        int64  `json:"failed"`
+	P50Ns         *int64 `json:"p50_ns"`
+	P99Ns         *int64 `json:"p99_ns"`
+	LatenessP99Ns *int64 `json:"lateness_p99_ns"`
+}
+
+// BuildTimeseries computes the per-second time series of a finished run
+// from the engine's exact per-sample record and per-query times. The sums
+// of Issued, Completed and Failed over the seconds are res's
+// samples_issued, samples_completed and samples_failed. Call it after
+// run.Execute has returned.
+func BuildTimeseries(run *loadgen.Run, res *loadgen.Result) (Timeseries, error) {
+	if run == nil || res == nil {
+		return Timeseries{}, fmt.Errorf("%w: a time series needs the run and its result", ErrInvalidResult)
+	}
+	tl := run.Timeline()
+	step := int64(TimeseriesInterval)
+	n := int(max((res.DurationNs+step-1)/step, 1))
+	bucket := func(off int64) int { return min(int(max(off, 0)/step), n-1) }
+	ts := Timeseries{IntervalNs: step, Seconds: make([]Second, n)}
+	for i := range ts.Seconds {
+		ts.Seconds[i].Second = i
+	}
+	// Issue lateness by the second each query was issued in.
+	lateness := make([][]time.Duration, n)
+	for q, at := range tl.Issued {
+		b := bucket(at)
+		ts.Seconds[b].Issued += int64(tl.SamplesPerQuery)
+		lateness[b] = append(lateness[b], time.Duration(max(at-tl.Scheduled[q], 0)))
+	}
+	// Successes by completion time: scheduled + latency (a latency the
+	// engine clamped to 0 completes at its scheduled time).
+	latency := make([][]time.Duration, n)
+	for i, s := range ts.Seconds {
+		// Most samples complete in the second they were issued in: sized
+		// so, the slices seldom grow.
+		latency[i] = make([]time.Duration, 0, s.Issued)
+	}
+	if spq := tl.SamplesPerQuery; spq > 0 {
+		run.Samples().Each(0, len(tl.Issued)*spq, func(i int, d time.Duration) {
+			if d == stats.FailedLatency {
+				return
+			}
+			b := bucket(tl.Scheduled[i/spq] + int64(d))
+			ts.Seconds[b].Completed++
+			latency[b] = append(latency[b], d)
+		})
+	}
+	for s, f := range tl.FailedBySecond {
+		ts.Seconds[min(s, n-1)].Failed += f
+	}
+	ts.Seconds[n-1].Failed += res.Unanswered
+	for i := range ts.Seconds {
+		s := &ts.Seconds[i]
+		p := percentilesNs(latency[i], 0.50, 0.99)
+		s.P50Ns, s.P99Ns = p[0], p[1]
+		s.LatenessP99Ns = percentilesNs(lateness[i], 0.99)[0]
+		latency[i], lateness[i] = nil, nil // a long run's seconds: free each once done
+	}
+	return ts, nil
+}
+
+// percentilesNs are LoadGen's exact percentiles ps of ds, nil for none.
+func percentilesNs(ds []time.Duration, ps ...float64) []*int64 {
+	out := make([]*int64, len(ps))
+	if len(ds) == 0 {
+		return out
+	}
+	l, err := stats.NewLatencies(ds) // ds are never negative: the error cannot happen
+	if err != nil {
+		return out
+	}
+	for i, p := range ps {
+		if v, err := l.Percentile(p); err == nil {
+			ns := int64(v)
+			out[i] = &ns
+		}
+	}
+	return out
+}
+
+// WriteCSV writes the series as timeseries.csv: TimeseriesCSVHeader, then a
+// row a second, times in ms with 3 decimals, empty cells for no value.
+func (ts Timeseries) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if _, err := io.WriteString(w, TimeseriesCSVHeader+"\n"); err != nil {
+		return err
+	}
+	for _, s := range ts.Seconds {
+		rec := []string{strconv.Itoa(s.Second), strconv.FormatInt(s.Issued, 10), strconv.FormatInt(s.Completed, 10),
+			strconv.FormatInt(s.Failed, 10), msCell(s.P50Ns), msCell(s.P99Ns), msCell(s.LatenessP99Ns)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func msCell(ns *int64) string {
+	if ns == nil {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*ns)/1e6, 'f', 3, 64)
+}
+
+// WriteJSON writes the series as timeseries.json.
+func (ts Timeseries) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ts)
+}
+
+// ErrMalformedTimeseries: timeseries.json is not one Timeseries object.
+var ErrMalformedTimeseries = errors.New("runlog: malformed timeseries.json")
+
+// DecodeTimeseries reads a timeseries.json from r (a run directory's, say
+// for a report that reads runs from disk).
+func DecodeTimeseries(r io.Reader) (Timeseries, error) {
+	var ts Timeseries
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&ts); err != nil {
+		return Timeseries{}, fmt.Errorf("%w: %w", ErrMalformedTimeseries, err)
+	}
+	if ts.IntervalNs <= 0 {
+		return Timeseries{}, fmt.Errorf("%w: interval_ns %d", ErrMalformedTimeseries, ts.IntervalNs)
+	}
+	return ts, nil
+}
