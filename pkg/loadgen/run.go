@@ -75,8 +75,10 @@ type Run struct {
 	// done is r.complete bound once: a method value made per call allocates.
 	done func(Completion)
 
-	errMu sync.Mutex
-	errs  []string
+	errMu    sync.Mutex
+	errs     []string
+	failures failureTally // by kind; under errMu
+	classify FailureClassifier
 
 	// Early verdict: settled by a completion, acted on by the issuer.
 	earlyOn      bool
@@ -325,6 +327,7 @@ func (r *Run) close() int64 {
 		}
 	}
 	if unanswered > 0 {
+		r.noteFailure(ErrUnanswered, unanswered)
 		r.noteError(fmt.Sprintf("%d samples got no response before the drain timeout", unanswered))
 	}
 	return unanswered
@@ -334,6 +337,14 @@ func (r *Run) close() int64 {
 func (r *Run) claim(seq int) bool {
 	bit := uint32(1) << (seq % 32)
 	return r.claims[seq/32].Or(bit)&bit == 0
+}
+
+// noteFailure counts n failed samples by err's kind; the classifier walks
+// err's chain, so only failures pay it.
+func (r *Run) noteFailure(err error, n int64) {
+	r.errMu.Lock()
+	r.failures.add(r.classify, err, n)
+	r.errMu.Unlock()
 }
 
 func (r *Run) noteError(msg string) {
@@ -410,6 +421,7 @@ func (r *Run) complete(c Completion) {
 	if c.Err != nil {
 		r.failedS.Add(n)
 		r.queryFail[q].Store(true)
+		r.noteFailure(c.Err, n)
 		r.noteError(fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err))
 	}
 	r.doneS.Add(n)
