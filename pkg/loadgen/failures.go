@@ -103,6 +103,12 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
+// FailuresNotLatency reports whether failures, not latency, broke one of
+// the result's criteria: its advice was replaced by the failures'.
+func (r *Result) FailuresNotLatency() bool {
+	return slices.ContainsFunc(r.Recommendations, func(rec string) bool { return rec == recFailedLatency || rec == recFailedEarly })
+}
+
 // failureAdvice decides whether failures, not latency, made a run INVALID,
 // so that its advice does not send the user to change the rate or the
 // latency of a run whose answered samples were fast enough.

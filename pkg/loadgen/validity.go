@@ -23,11 +23,14 @@ const (
 	recPerfServer         = "Reduce target QPS to improve latency."
 	recPerfMultiStreamV05 = "Reduce samples per query."
 	recFailed             = "Fix the failing requests (see failures): a failed sample counts as over the latency bound and is never a success."
-	// netloadgen's, in place of the rate and latency advice when failures,
-	// not latency, made the run INVALID (failureAdvice).
+	recEarlyStopping      = "Run more queries (raise min_query_count or min_duration) or improve tail latency so early stopping can pass."
+)
+
+// netloadgen's advice in place of the rate and latency advice when
+// failures, not latency, made the run INVALID (failureAdvice).
+const (
 	recFailedLatency = "Fix the failing requests first (see failures): they alone put the run over the latency bound; the answered samples are within it."
 	recFailedEarly   = "Fix the failing requests (see failures): the run was stopped once they made it INVALID, so it fell short of its minimums."
-	recEarlyStopping      = "Run more queries (raise min_query_count or min_duration) or improve tail latency so early stopping can pass."
 )
 
 // result computes the run's Result from its records. It runs after close,
