@@ -271,14 +271,13 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 		n.IssueLateness = &t
 	}
 	n.Warnings = res.Warnings
-	var invalidNotes []string
-	if res.FailuresNotLatency() {
-		invalidNotes = append(invalidNotes, failuresNote)
+	switch {
+	case res.FailuresNotLatency():
+		// The answered samples met the bound: lateness did not break it.
+		n.InvalidNote = failuresNote
+	case res.GeneratorBound != nil:
+		n.InvalidNote = generatorBoundNote
 	}
-	if res.GeneratorBound != nil {
-		invalidNotes = append(invalidNotes, generatorBoundNote)
-	}
-	n.InvalidNote = strings.Join(invalidNotes, " ")
 	if m := res.MultiStreamV05; m != nil {
 		n.Constraints = append(n.Constraints, mlperflog.Constraint{
 			Name: "v0.5_multistream_skipped_intervals", Met: m.Met, Recommendation: "Reduce samples per query.",
