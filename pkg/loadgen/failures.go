@@ -61,13 +61,8 @@ type failureTally struct {
 	kinds []Failure
 }
 
-// add counts n failed samples of err's kind.
-func (f *failureTally) add(classify FailureClassifier, err error, n int64) {
-	if classify == nil {
-		classify = defaultClassifier
-	}
-	o, s := classify(err)
-	k := failureKey{o, s}
+// add counts n failed samples of kind k, err the failure.
+func (f *failureTally) add(k failureKey, err error, n int64) {
 	i, ok := f.index[k]
 	if !ok && len(f.kinds) >= MaxFailureKinds-1 {
 		k = failureKey{OverflowOutcome, ""}

@@ -339,11 +339,16 @@ func (r *Run) claim(seq int) bool {
 	return r.claims[seq/32].Or(bit)&bit == 0
 }
 
-// noteFailure counts n failed samples by err's kind; the classifier walks
-// err's chain, so only failures pay it.
+// noteFailure counts n failed samples by err's kind. The classifier walks
+// err's chain: only failures pay it, outside the lock.
 func (r *Run) noteFailure(err error, n int64) {
+	classify := r.classify
+	if classify == nil {
+		classify = defaultClassifier
+	}
+	o, s := classify(err)
 	r.errMu.Lock()
-	r.failures.add(r.classify, err, n)
+	r.failures.add(failureKey{o, s}, err, n)
 	r.errMu.Unlock()
 }
 
