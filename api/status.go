@@ -41,6 +41,9 @@ type RunStatus struct {
 	// verdict (e.g. the load generator's issue lateness was a material share
 	// of the latency bound: generator_bound).
 	Warnings []string `json:"warnings,omitempty"`
+	// Failures are result.json's failures: the failed samples by kind,
+	// most first (absent when none failed).
+	Failures []Failure `json:"failures,omitempty"`
 	// QueuePosition is set while queued: runs ahead of this one.
 	QueuePosition *int `json:"queue_position,omitempty"`
 	// Progress is live while running and the last snapshot afterwards
@@ -53,6 +56,30 @@ type RunStatus struct {
 	Search *SearchStatus `json:"search,omitempty"`
 	// Files are the names under /v1/runs/{id}/files/ that exist.
 	Files []string `json:"files,omitempty"`
+}
+
+// Failure is one kind of failure a run saw (result.json's failures[]):
+// loadgen.Failure on the wire, kept here so the contract does not move with
+// the engine.
+type Failure struct {
+	// Outcome is one of unanswered, timeout, connection_closed, transport,
+	// error, malformed, bad_response, other.
+	Outcome string `json:"outcome"`
+	// Status is the status the server answered with ("HTTP 500",
+	// "gRPC UNAVAILABLE"), "" when none.
+	Status string `json:"status"`
+	Count  int64  `json:"count"`
+	// Example is the first message of this kind.
+	Example string `json:"example"`
+}
+
+// FailuresOf converts a result's failures to the wire's.
+func FailuresOf(fs []loadgen.Failure) []Failure {
+	var out []Failure
+	for _, f := range fs {
+		out = append(out, Failure(f))
+	}
+	return out
 }
 
 // Progress is a live snapshot of a run (also the data of an SSE progress

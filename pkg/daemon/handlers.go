@@ -291,7 +291,7 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 	}
 	if rec.State.Terminal() {
 		st.Validity = sum.validity
-		st.InvalidReasons, st.Warnings = sum.invalidReasons, sum.warnings
+		st.InvalidReasons, st.Warnings, st.Failures = sum.invalidReasons, sum.warnings, sum.failures
 	}
 	if detail {
 		files, _ := s.store.Files(rec.ID)

@@ -23,6 +23,7 @@ type runSummary struct {
 	validity string // from result.json
 	// invalidReasons and warnings are result.json's too.
 	invalidReasons, warnings []string
+	failures                 []api.Failure
 	trials                   []api.Trial
 	search                   *api.SearchStatus
 }
@@ -106,6 +107,7 @@ func (c *summaries) read(rec runstore.Record) *runSummary {
 		if res, err := runlog.Decode(f); err == nil {
 			sum.validity = res.Validity
 			sum.invalidReasons, sum.warnings = res.InvalidReasons, res.Warnings
+			sum.failures = api.FailuresOf(res.Failures)
 		}
 		f.Close()
 	}

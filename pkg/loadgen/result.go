@@ -77,6 +77,9 @@ type Result struct {
 	ProtocolErrors  int64    `json:"protocol_errors"`
 	LateCompletions int64    `json:"late_completions"`
 	Errors          []string `json:"errors,omitempty"` // the first engine.max_error_messages
+	// Failures count the failed samples by kind (outcome and status), most
+	// first, each with its first message; at most MaxFailureKinds entries.
+	Failures []Failure `json:"failures,omitempty"`
 	// RequestsResent counts requests the SUT sent again because they
 	// provably never reached the server (their connection was found
 	// closed or reset before any byte was written; Resender). They are

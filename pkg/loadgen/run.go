@@ -78,7 +78,9 @@ type Run struct {
 
 	errMu       sync.Mutex
 	errs        []string
-	failedBySec []int64 // samples failed by a completion, per FailureSecond (see Timeline)
+	failedBySec []int64      // samples failed by a completion, per FailureSecond (see Timeline)
+	failures    failureTally // by kind; under errMu
+	classify    FailureClassifier
 
 	// Early verdict: settled by a completion, acted on by the issuer.
 	earlyOn      bool
@@ -338,6 +340,7 @@ func (r *Run) close() int64 {
 		}
 	}
 	if unanswered > 0 {
+		r.noteFailure(ErrUnanswered, unanswered)
 		r.noteError(fmt.Sprintf("%d samples got no response before the drain timeout", unanswered))
 	}
 	return unanswered
@@ -347,6 +350,19 @@ func (r *Run) close() int64 {
 func (r *Run) claim(seq int) bool {
 	bit := uint32(1) << (seq % 32)
 	return r.claims[seq/32].Or(bit)&bit == 0
+}
+
+// noteFailure counts n failed samples by err's kind. The classifier walks
+// err's chain: only failures pay it, outside the lock.
+func (r *Run) noteFailure(err error, n int64) {
+	classify := r.classify
+	if classify == nil {
+		classify = defaultClassifier
+	}
+	o, s := classify(err)
+	r.errMu.Lock()
+	r.failures.add(failureKey{o, s}, err, n)
+	r.errMu.Unlock()
 }
 
 func (r *Run) noteError(msg string) {
@@ -428,6 +444,7 @@ func (r *Run) complete(c Completion) {
 		r.failedS.Add(n)
 		r.countFailedAt(off, n)
 		r.queryFail[q].Store(true)
+		r.noteFailure(c.Err, n)
 		r.noteError(fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err))
 	}
 	r.doneS.Add(n)

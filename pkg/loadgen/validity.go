@@ -22,8 +22,15 @@ const (
 	recMinQueries         = "The test exited early, before enough queries were issued. See the detailed log for why this may have occurred."
 	recPerfServer         = "Reduce target QPS to improve latency."
 	recPerfMultiStreamV05 = "Reduce samples per query."
-	recFailed             = "Fix the failing requests (see errors): a failed sample counts as over the latency bound and is never a success."
+	recFailed             = "Fix the failing requests (see failures): a failed sample counts as over the latency bound and is never a success."
 	recEarlyStopping      = "Run more queries (raise min_query_count or min_duration) or improve tail latency so early stopping can pass."
+)
+
+// netloadgen's advice in place of the rate and latency advice when
+// failures, not latency, made the run INVALID (failureAdvice).
+const (
+	recFailedLatency = "Fix the failing requests first (see failures): they alone put the run over the latency bound; the answered samples are within it."
+	recFailedEarly   = "Fix the failing requests (see failures): the run was stopped once they made it INVALID, so it fell short of its minimums."
 )
 
 // result computes the run's Result from its records. It runs after close,
@@ -47,6 +54,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.SamplesCompleted = res.SamplesIssued - res.SamplesFailed
 	r.errMu.Lock()
 	res.Errors = slices.Clone(r.errs)
+	res.Failures = r.failures.sorted()
 	r.errMu.Unlock()
 	if issued > 0 {
 		res.FinalQueryScheduledTimeNs = r.scheduled[issued-1]
@@ -81,9 +89,10 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	r.throughput(res, samples)
 
 	var reasons, recs []string
+	fa := r.failureAdvice(res, samples, reason)
 	invalid := func(why, rec string) {
 		reasons = append(reasons, why)
-		recs = append(recs, rec)
+		recs = append(recs, fa.advise(rec))
 	}
 	earlyEnd := ""
 	if reason != StopCompleted {
@@ -98,7 +107,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		at, _ := res.SampleLatency.At(p)
 		if samples.Len() > 0 && at > r.bound {
 			res.PerfConstraintsMet = false
-			invalid(fmt.Sprintf("%s percentile latency %s exceeds the bound %d ns", pctName(p), nsString(at), r.bound), recPerfServer)
+			invalid(fmt.Sprintf("%s percentile latency %s exceeds the bound %d ns%s", pctName(p), nsString(at), r.bound, fa.note()), recPerfServer)
 		}
 	case r.interval > 0:
 		res.MultiStreamV05 = r.tickAccounting()

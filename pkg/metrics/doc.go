@@ -7,13 +7,17 @@
 // runs, as Prometheus expects (rate() and increase() handle them). The
 // target, in-flight and search gauges describe the active run and are zero
 // without one; loadgend_run_state keeps showing the last run's final state
-// until the next one starts. Labels come from fixed sets (outcome, state),
+// until the next one starts. Labels come from fixed sets (outcome, code, state),
 // so the series count does not grow with runs: the run id, scenario, model
 // and target appear only on loadgend_run_info, and only while the run is
 // active.
 //
-// Failed samples are counted by outcome and kept out of the latency
-// histogram, whose count therefore equals the result's SamplesCompleted.
+// Failed samples are counted by outcome (loadgend_samples_failed_total) and
+// by the status the server answered with (loadgend_samples_failed_by_code_total:
+// http_100 … http_599, http_other, grpc_ok … grpc_unauthenticated,
+// grpc_other, "" for none; pkg/outcome's fixed set of 520, each series made at
+// its first failure), and kept out of the latency histogram, whose count
+// therefore equals the result's SamplesCompleted.
 //
 // Completion rate in PromQL: rate(loadgend_samples_completed_total[5s]).
 // loadgend_achieved_samples_per_second is the same figure computed in

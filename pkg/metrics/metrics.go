@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/netloadgen/netloadgen/pkg/outcome"
 )
 
 // Metrics holds loadgend's collectors. Its observer methods are safe for
@@ -20,10 +22,14 @@ import (
 type Metrics struct {
 	queriesIssued, queriesCompleted, queriesFailed prometheus.Counter
 	samplesIssued, samplesCompleted                prometheus.Counter
-	samplesFailed                                  [numOutcomes]prometheus.Counter
-	requestsResent                                 prometheus.Counter
-	queriesInFlight, samplesInFlight               prometheus.Gauge
-	latency, lateness                              prometheus.Histogram
+	samplesFailed                                  [outcome.Count]prometheus.Counter
+	// failedByCode is resolved per failure (a hash and a read lock; only
+	// failures pay it): creating the 520 code series up front would list
+	// them all, at 0, on every scrape.
+	failedByCode                     *prometheus.CounterVec
+	requestsResent                   prometheus.Counter
+	queriesInFlight, samplesInFlight prometheus.Gauge
+	latency, lateness                prometheus.Histogram
 
 	// okSamples mirrors samplesCompleted for the achieved-rate gauge: a
 	// Prometheus counter can only be read back through a costly Write.
@@ -114,8 +120,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		rate:        newRateWindow(rateWindowSpan, time.Now),
 	}
 	failed := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loadgend_samples_failed_total",
-		Help: "Samples that failed, by outcome: " + fmt.Sprint(Outcomes()) + "."}, []string{"outcome"})
-	for o := range numOutcomes {
+		Help: "Samples that failed, by outcome: " + fmt.Sprint(outcome.Outcomes()) + "."}, []string{"outcome"})
+	m.failedByCode = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loadgend_samples_failed_by_code_total",
+		Help: "Samples that failed, by the status the server answered with: http_100 to http_599, http_other, " +
+			"grpc_ok to grpc_unauthenticated (gRPC's 17 codes), grpc_other, or \"\" when no answer carried one. " +
+			"A series appears at its first failure."}, []string{"code"})
+	for o := range outcome.Count {
 		// Resolved once: a label lookup per completion would hash and lock.
 		m.samplesFailed[o] = failed.WithLabelValues(o.String())
 	}
@@ -129,7 +139,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		Help: "Samples answered successfully per second over about the last 5 s, measured between scrapes."},
 		func() float64 { return m.rate.observe(m.okSamples.Load()) })
 	all := []prometheus.Collector{m.queriesIssued, m.queriesCompleted, m.queriesFailed,
-		m.samplesIssued, m.samplesCompleted, failed, m.requestsResent, m.queriesInFlight, m.samplesInFlight,
+		m.samplesIssued, m.samplesCompleted, failed, m.failedByCode, m.requestsResent, m.queriesInFlight, m.samplesInFlight,
 		m.latency, m.lateness, m.targetQPS, achieved, m.state, m.runs, m.info,
 		m.searchTrial, m.searchLow, m.searchHigh}
 	for i, c := range all {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/outcome"
 )
 
 // Observer returns the engine hook feeding these metrics
@@ -27,7 +28,9 @@ func (o *observer) Completed(_, samples int, latency time.Duration, err error) {
 	o.samplesInFlight.Sub(n)
 	if err != nil {
 		// Classify walks the error chain: paid only by failures.
-		o.samplesFailed[Classify(err)].Add(n)
+		oc, st := outcome.Classify(err)
+		o.samplesFailed[oc].Add(n)
+		o.failedByCode.WithLabelValues(st.Label()).Add(n)
 		return
 	}
 	o.samplesCompleted.Add(n)

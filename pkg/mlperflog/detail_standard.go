@@ -301,6 +301,9 @@ func networkKVs(n *Network) []kv {
 	if len(n.FirstErrors) > 0 {
 		kvs = append(kvs, kv{"netloadgen_first_errors", n.FirstErrors})
 	}
+	if len(n.Failures) > 0 {
+		kvs = append(kvs, kv{"netloadgen_failures", n.Failures})
+	}
 	for _, c := range n.Constraints {
 		kvs = append(kvs, kv{"netloadgen_constraint_met", map[string]string{
 			"name": c.Name, "met": strconv.FormatBool(c.Met), "recommendation": c.Recommendation}})

@@ -89,6 +89,9 @@ type Network struct {
 	FailedSamples int64
 	// FirstErrors are the first few failure messages, one line each.
 	FirstErrors []string
+	// Failures are the failed samples by kind, one line each, most first
+	// ("190 failed: error HTTP 500 (e.g. server: HTTP 500: boom)").
+	Failures []string
 	// IssueLateness is actual issue time minus scheduled time over all
 	// queries, when measured (nil otherwise).
 	IssueLateness *LatencyStats

@@ -198,6 +198,12 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 		line(b, "  (failed samples count as over every latency bound; in the tables above their latency is ",
 			strconv.FormatInt(int64(failedLatencyNs), 10), ")")
 	}
+	if len(n.Failures) > 0 {
+		line(b, "Failures by kind:")
+		for _, f := range n.Failures {
+			line(b, " * ", neutral(f))
+		}
+	}
 	if len(n.FirstErrors) > 0 {
 		line(b, "First errors:")
 		for _, e := range n.FirstErrors {

@@ -29,7 +29,7 @@ func SummaryLine(res *loadgen.Result) string {
 		latency, what = res.QueryLatency, "query latency"
 	}
 	fmt.Fprintf(&b, "; %s p50 %s, p90 %s, p99 %s", what, msAt(latency, 0.50), msAt(latency, 0.90), msAt(latency, 0.99))
-	fmt.Fprintf(&b, "; %d of %d samples failed", res.SamplesFailed, res.SamplesIssued)
+	fmt.Fprintf(&b, "; %d of %d samples failed%s", res.SamplesFailed, res.SamplesIssued, failureKinds(res.Failures))
 	if res.IssueLateness.Count > 0 {
 		fmt.Fprintf(&b, "; issue lateness p99 %s", msAt(res.IssueLateness, 0.99))
 	}

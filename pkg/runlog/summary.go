@@ -245,7 +245,12 @@ func vacuousEarlyStopping(res *loadgen.Result, sc trace.Scenario, samples *stats
 
 // failedRecommendation is the advice of the no-failed-samples constraint;
 // mlperflog itself already says that failures make a run invalid.
-const failedRecommendation = "Fix the failing requests (see First errors); a failed sample counts as over every latency bound."
+const failedRecommendation = "Fix the failing requests (see Failures by kind); a failed sample counts as over every latency bound."
+
+// failuresNote accompanies LoadGen's advice in an INVALID summary when
+// failures, not latency, broke LoadGen's criteria (Result.FailuresNotLatency):
+// LoadGen, whose samples never fail, would advise on the rate.
+const failuresNote = "failed samples, not latency, made this run INVALID (see Failures by kind below): fix them; the advice above on the rate or latency does not apply."
 
 // generatorBoundNote accompanies LoadGen's advice in an INVALID summary when
 // the result's generator_bound warning holds (loadgen.GeneratorBoundShare).
@@ -257,6 +262,7 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 		Ruleset:       string(res.Ruleset),
 		FailedSamples: res.SamplesFailed,
 		FirstErrors:   res.Errors,
+		Failures:      FailureLines(res.Failures),
 		Constraints: []mlperflog.Constraint{{
 			Name: "no_failed_samples", Met: res.NoFailedSamples, Recommendation: failedRecommendation,
 		}},
@@ -265,7 +271,11 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 		n.IssueLateness = &t
 	}
 	n.Warnings = res.Warnings
-	if res.GeneratorBound != nil {
+	switch {
+	case res.FailuresNotLatency():
+		// The answered samples met the bound: lateness did not break it.
+		n.InvalidNote = failuresNote
+	case res.GeneratorBound != nil:
 		n.InvalidNote = generatorBoundNote
 	}
 	if m := res.MultiStreamV05; m != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
+	"github.com/netloadgen/netloadgen/pkg/outcome"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/sut"
@@ -179,7 +180,9 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	defer ss.sut.Close()
 	t, pr := ss.t, ss.pr
 	q := &preparingQSL{lib: ss.lib, sut: ss.sut, preconnect: ss.sut.Preconnect, conns: ss.conns}
-	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
+	// The result counts failures by the same classifier as the live metrics.
+	base := []loadgen.Option{loadgen.WithLogger(log), loadgen.WithFailureClassifier(outcome.Names)}
+	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append(base, o.Engine...)...)
 	if err != nil {
 		return nil, err
 	}
