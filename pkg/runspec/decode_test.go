@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // spec builds a body from a good Server spec with fields replaced: each
@@ -58,7 +59,6 @@ func TestDecodeRefuses(t *testing.T) {
 		{"qps as array", settings(`{"target_qps": [[[[1]]]]}`), "settings.target_qps", "got an array"},
 		{"unknown scenario", spec(map[string]string{"scenario": `"Serverr"`}), "scenario", `"Serverr" is not SingleStream`},
 		{"scenario as number", spec(map[string]string{"scenario": `2`}), "scenario", "expected a string, got the number 2"},
-		{"missing scenario", spec(map[string]string{"scenario": ""}), "scenario", "required"},
 		{"missing model", spec(map[string]string{"model": ""}), "model", "required"},
 		{"null model", spec(map[string]string{"model": "null"}), "model", "required"},
 		{"missing target", spec(map[string]string{"target": ""}), "target", "required"},
@@ -165,6 +165,27 @@ func TestDecodeAccepts(t *testing.T) {
 				t.Fatalf("Decode(%s): %v", c.body, err)
 			}
 		})
+	}
+}
+
+// A spec without a scenario is a Server run, as `loadgend run` without
+// --scenario: the decoded spec says so (what the daemon stores) and the
+// built settings are Server's.
+func TestDecodeDefaultsScenarioToServer(t *testing.T) {
+	s, err := Decode(strings.NewReader(spec(map[string]string{"scenario": ""})), api.Limits{})
+	if err != nil {
+		t.Fatalf("Decode without a scenario: %v", err)
+	}
+	if s.Scenario != "Server" {
+		t.Fatalf("decoded scenario = %q, want Server", s.Scenario)
+	}
+	s.Scenario = ""
+	r, err := Build(s, Env{})
+	if err != nil {
+		t.Fatalf("Build without a scenario: %v", err)
+	}
+	if got := r.Spec.Settings.Scenario; got != trace.Server {
+		t.Fatalf("built scenario = %v, want Server", got)
 	}
 }
 

@@ -35,6 +35,9 @@ type confNames struct{ mlperf, user string }
 // typed.
 func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string]string, error) {
 	src := map[string]string{}
+	if s.Scenario == "" {
+		s.Scenario = api.DefaultScenario
+	}
 	sc, err := trace.ParseScenario(s.Scenario)
 	if err != nil {
 		return loadgen.Settings{}, src, fieldErr("scenario", "%q is not SingleStream, MultiStream, Server or Offline", s.Scenario)
