@@ -233,7 +233,7 @@ func TestTraceSizeLimits(t *testing.T) {
 		{"server by duration", body("Server", `{"target_qps": 1000, "min_duration_ms": 1200000}`), "settings.min_duration_ms", "about 1200000 samples"},
 		{"server by count", body("Server", `{"target_qps": 1000, "min_duration_ms": 1000, "min_query_count": 1500000}`), "settings.min_query_count", "1500000 queries of 1"},
 		{"single stream, twice the duration", body("SingleStream", `{"expected_latency_ns": 1000000, "min_duration_ms": 600000}`), "settings.min_duration_ms", "about 1200000 samples"},
-		{"multi stream samples", body("MultiStream", `{"samples_per_query": 64, "min_query_count": 20000}`), "settings.min_query_count", "(20000 queries of 64)"},
+		{"multi stream samples", body("MultiStream", `{"samples_per_query": 64, "min_query_count": 20000, "expected_latency_ns": 8000000}`), "settings.min_query_count", "(20000 queries of 64)"},
 		{"from the preset", spec(map[string]string{"scenario": `"Offline"`, "preset": `"resnet50"`, "settings": `{"target_qps": 100000}`}), "settings.min_duration_ms", "over this daemon's limit"},
 	}
 	for _, c := range cases {
