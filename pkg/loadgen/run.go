@@ -238,7 +238,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	case r.settings.Scenario == trace.Server:
 		reason = r.issueServer(issueCtx, sutCtx)
 	case r.settings.Scenario == trace.Offline:
-		reason = r.issueOffline(sutCtx)
+		reason = r.issueOffline(issueCtx, sutCtx, w)
 	case r.interval > 0:
 		reason = r.issueTicks(issueCtx, sutCtx, w)
 	default:
