@@ -26,6 +26,11 @@ func DecodeRunSpec(r io.Reader, lim Limits) (RunSpec, error) {
 	if err := decodeStrict(r, lim.MaxBodyBytes, &s); err != nil {
 		return RunSpec{}, err
 	}
+	// The default is written into the spec, so the stored run says which
+	// scenario it ran.
+	if s.Scenario == "" {
+		s.Scenario = DefaultScenario
+	}
 	if err := s.Check(lim); err != nil {
 		return RunSpec{}, err
 	}
@@ -125,9 +130,6 @@ func (s RunSpec) CheckFields() error {
 	}
 	if err := checkName("model_version", s.ModelVersion, false); err != nil {
 		return err
-	}
-	if s.Scenario == "" {
-		return fieldErr("scenario", "is required: SingleStream, MultiStream, Server or Offline")
 	}
 	if err := checkName("sut_name", s.SUTName, false); err != nil {
 		return err

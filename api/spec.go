@@ -10,8 +10,8 @@ type RunSpec struct {
 	Model        string `json:"model"`
 	ModelVersion string `json:"model_version,omitempty"`
 	// Scenario is LoadGen's name: SingleStream, MultiStream, Server or
-	// Offline. Required: a default would hide a mistake.
-	Scenario string `json:"scenario"`
+	// Offline; "" is DefaultScenario, as `loadgend run` defaults to it.
+	Scenario string `json:"scenario,omitempty"`
 	// Ruleset is "loadgen6" (the default) or "v0.5".
 	Ruleset string `json:"ruleset,omitempty"`
 	// Preset is a task (resnet50, mobilenet, ssd-resnet34, ssd-mobilenet,
@@ -64,6 +64,10 @@ type RunSpec struct {
 	PerformanceSamples int    `json:"performance_samples,omitempty"`
 	DataSeed           uint64 `json:"data_seed,omitempty"`
 }
+
+// DefaultScenario is a spec's scenario when it names none, in the API as
+// in `loadgend run`.
+const DefaultScenario = "Server"
 
 // RunSettings override LoadGen's TestSettings after the ruleset defaults,
 // the preset and the conf texts. Unset (nil) fields keep what those gave.

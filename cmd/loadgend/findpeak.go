@@ -68,9 +68,7 @@ func runFindPeak(ctx context.Context, req runRequest, log *slog.Logger, stdout, 
 	}
 	if res != nil {
 		fmt.Fprint(stdout, search.Summary(res))
-		if req.spec.OutDir != "" {
-			fmt.Fprintf(stdout, "logs: %s\n", req.spec.OutDir)
-		}
+		fmt.Fprintln(stdout, logsLine(req.spec.OutDir, req.outDefault))
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

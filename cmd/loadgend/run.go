@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,13 +61,29 @@ func runWithSignals(args []string, sigs <-chan os.Signal, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
+	if req.spec.OutDir == "" {
+		dir, err := claimOutDir(defaultOutBase, time.Now(), req.spec.Settings.Scenario.String(), req.spec.Model)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadgend run: --out: %v\n", err)
+			return exitError
+		}
+		req.spec.OutDir, req.outDefault = dir, true
+	}
 	// The messages below share stderr with the run's logger and progress.
 	stderr = &lockedWriter{w: stderr}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: req.level}))
 	ended := make(chan int, 1)
-	go func() { ended <- runMode(ctx, req, log, stdout, stderr) }()
+	go func() {
+		code := runMode(ctx, req, log, stdout, stderr)
+		if req.outDefault && code == exitError {
+			// A run that never started leaves no empty directory behind;
+			// Remove fails, as wanted, on one with files in it.
+			_ = os.Remove(req.spec.OutDir)
+		}
+		ended <- code
+	}()
 	var first os.Signal
 	for {
 		select {
@@ -124,6 +142,53 @@ type runRequest struct {
 	// latency prints the latency percentile spectrum after the verdict
 	// (--latency, as wrk2's).
 	latency bool
+	// outDefault: no --out was given; spec.OutDir is a new directory
+	// under ./runs (claimOutDir).
+	outDefault bool
+}
+
+// defaultOutBase is where a run without --out writes its files, each run
+// in a new directory of its own.
+const defaultOutBase = "runs"
+
+// claimOutDir makes a new directory for a run without --out:
+// base/YYYYMMDD-HHMMSS-scenario-model, then -2, -3, ... when another run
+// took the name in the same second. Mkdir fails on a directory that
+// exists, so two runs never share one, even two processes.
+func claimOutDir(base string, now time.Time, scenario, model string) (string, error) {
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	name := now.Format("20060102-150405") + "-" + strings.ToLower(scenario) + "-" + pathSafe(model)
+	for i := 1; i < 1000; i++ {
+		dir := filepath.Join(base, name)
+		if i > 1 {
+			dir = fmt.Sprintf("%s-%d", dir, i)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("no free directory name for %s under %s", name, base)
+}
+
+// pathSafe keeps a model name's letters, digits, '.', '_' and '-': a
+// model's name may hold what a path must not (a '/', "..").
+func pathSafe(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+		case c == '.' && i > 0:
+		default:
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error.
@@ -152,9 +217,7 @@ func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdou
 		return exitError
 	}
 	fmt.Fprintln(stdout, runlog.SummaryLine(out.Result))
-	if spec.OutDir != "" {
-		fmt.Fprintf(stdout, "logs: %s\n", spec.OutDir)
-	}
+	fmt.Fprintln(stdout, logsLine(spec.OutDir, req.outDefault))
 	if req.latency && run != nil {
 		fmt.Fprintln(stdout)
 		if werr := runlog.WriteSpectrum(stdout, run.Samples().Latencies()); werr != nil {
@@ -169,6 +232,15 @@ func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdou
 		return exitValid
 	}
 	return exitInvalid
+}
+
+// logsLine names where the run's files are, and, when no --out chose it,
+// that the directory is a new one.
+func logsLine(dir string, outDefault bool) string {
+	if outDefault {
+		return fmt.Sprintf("logs: %s (a new directory under ./%s/; --out DIR chooses one)", dir, defaultOutBase)
+	}
+	return "logs: " + dir
 }
 
 // parseRunFlags turns the flags into an api.RunSpec, the daemon's run spec,
@@ -200,9 +272,6 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	default:
 		return req, fmt.Errorf("--mode: %q is not %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeAccuracy)
 	}
-	if req.mode == modeAccuracy && f.out == "" {
-		return req, errors.New("--mode accuracy needs --out: the accuracy log is written there")
-	}
 	spec, env, err := f.runSpec()
 	if err != nil {
 		return req, err
@@ -225,6 +294,7 @@ type runFlags struct {
 	out, logLevel, mode, mlperfConf, userConf string
 	latency                                   bool
 	httpClient, grpcClient                    string
+	noEarlyVerdict                            bool
 	totalSamples, perfSamples                 int
 	requestTimeout, issueSlack                time.Duration
 	findPeak                                  *findPeakFlags
@@ -261,7 +331,7 @@ func newRunFlags() *runFlags {
 	f.str(&f.mlperfConf, "mlperf-conf", "mlperf_conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
 	f.str(&f.userConf, "user-conf", "user_conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
 	f.str(&spec.Data, "data", "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata)")
-	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json, latency.hlog, timeseries.csv/.json and latency_spectrum.txt")
+	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json, latency.hlog, timeseries.csv/.json and latency_spectrum.txt (default: a new directory ./"+defaultOutBase+"/DATE-TIME-SCENARIO-MODEL)")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency percentile spectrum and a histogram after the verdict (as wrk2 --latency)")
 	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
@@ -273,6 +343,8 @@ func newRunFlags() *runFlags {
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
 	f.uint(&o.WarmupMs, "warmup-ms", "settings.warmup_ms", "send the scenario's load for this long before the timed run and discard it (result.json's warmup counts it)")
+	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop issuing as soon as the verdict INVALID can no longer change (the default for performance runs)")
+	fs.BoolVar(&f.noEarlyVerdict, "no-early-verdict", false, "run LoadGen's full length even once the verdict INVALID can no longer change")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
@@ -296,6 +368,12 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 		if f.set["performance-samples"] {
 			spec.PerformanceSamples = f.perfSamples
 		}
+	}
+	if f.noEarlyVerdict {
+		if spec.Overrides.EarlyVerdict != nil {
+			return *spec, runspec.Env{}, errors.New("--early-verdict and --no-early-verdict: give one of them")
+		}
+		spec.Overrides.EarlyVerdict = new(false)
 	}
 	if f.set["http-client"] {
 		spec.HTTPClient = f.httpClient

@@ -418,7 +418,9 @@ func TestRunSUTFailsMidRun(t *testing.T) {
 				t.Cleanup(func() { s.Close() })
 				fb := &failingBackend{Backend: s, after: after, tripped: make(chan struct{})}
 				httpAddr, grpcAddr, stop := serveBackend(t, fb)
-				args := []string{}
+				// The full length: the failures are counted over the whole
+				// run, not up to an early verdict.
+				args := []string{"--no-early-verdict"}
 				if mode == "server-hangs" {
 					// Registered after serveBackend, so it runs first: the
 					// servers can then stop.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestScheduleMatchesVector(t *testing.T) {
-	want, err := os.ReadFile("../../pkg/trace/testdata/multistream_spq8_official.txt")
+	want, err := os.ReadFile(srcPath("../../pkg/trace/testdata/multistream_spq8_official.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestScheduleMaxPrintedSamples(t *testing.T) {
 			t.Fatalf("sample %d: %s in full, %s by default", i, all[3+i], def[3+i])
 		}
 	}
-	want, err := os.ReadFile("../../pkg/trace/testdata/offline_qps100_official.txt")
+	want, err := os.ReadFile(srcPath("../../pkg/trace/testdata/offline_qps100_official.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -380,7 +380,6 @@ func TestMalformedSpecs(t *testing.T) {
 		{"unknown setting", ok(`,"warp":1`), 400, "warp"},
 		{"missing target", `{"model":"m","scenario":"Server"}`, 400, "target"},
 		{"missing model", `{"target":"http://127.0.0.1:9","scenario":"Server"}`, 400, "model"},
-		{"missing scenario", `{"target":"http://127.0.0.1:9","model":"m"}`, 400, "scenario"},
 		{"unknown scenario", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Burst"}`, 400, "scenario"},
 		{"unknown ruleset", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","ruleset":"v9"}`, 400, "ruleset"},
 		{"unknown preset", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","preset":"bert"}`, 400, "preset"},

@@ -231,3 +231,85 @@ func TestAccuracyDrainTimeoutIsATotalBound(t *testing.T) {
 		})
 	}
 }
+
+// pieceSUT answers each query in parts, one part every gap of real time:
+// an Offline endpoint working through its one query steadily.
+type pieceSUT struct {
+	gap   time.Duration
+	parts int
+}
+
+func (s *pieceSUT) Name() string { return "pieces (Network SUT)" }
+
+func (s *pieceSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)) {
+	go func() {
+		n := len(q.Samples)
+		step := (n + s.parts - 1) / s.parts
+		for first := 0; first < n; first += step {
+			select {
+			case <-time.After(s.gap):
+			case <-ctx.Done():
+				return
+			}
+			done(q.DoneRange(first, min(step, n-first), nil))
+		}
+	}()
+}
+
+// Offline's one query is the run: an endpoint that answers it steadily for
+// longer than the drain timeout is waited for (the drain timeout bounds the
+// wait after a cancel, and the silence of a stalled endpoint), as LoadGen
+// waits; a cancel still ends the run within the drain timeout.
+func TestOfflineWaitsForItsQuery(t *testing.T) {
+	const drain = 100 * time.Millisecond
+	for _, cancelled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "answered steadily", true: "cancelled"}[cancelled], func(t *testing.T) {
+			s := testSettings(t, RulesetLoadGen6, trace.Offline)
+			s.Engine.DrainTimeoutMs = uint64(drain / time.Millisecond)
+			gap := 40 * time.Millisecond // 10 parts: 400 ms, four drain timeouts
+			if cancelled {
+				gap = time.Hour
+			}
+			sut := &pieceSUT{gap: gap, parts: 10}
+			r, err := NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(newFakeClock()), quiet)
+			if err != nil {
+				t.Fatalf("NewRun: %v", err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ended := make(chan *Result, 1)
+			go func() {
+				res, err := r.Execute(ctx)
+				if err != nil {
+					t.Errorf("Execute: %v", err)
+				}
+				ended <- res
+			}()
+			if cancelled {
+				for !r.Progress().Started {
+					runtimeYield()
+				}
+				cancel()
+			}
+			var res *Result
+			select {
+			case res = <-ended:
+			case <-time.After(drain + 3*time.Second):
+				t.Fatal("the run did not end")
+			}
+			if res == nil {
+				return
+			}
+			if cancelled {
+				if res.EndReason != StopCancelled || res.Unanswered == 0 {
+					t.Errorf("cancelled: end %s, %d unanswered; want cancelled with the query unanswered", res.EndReason, res.Unanswered)
+				}
+				return
+			}
+			if res.EndReason != StopCompleted || res.DrainTimedOut || res.SamplesCompleted != res.SamplesIssued {
+				t.Errorf("end %s, drain timed out %v, %d of %d samples answered; want every sample answered, completed",
+					res.EndReason, res.DrainTimedOut, res.SamplesCompleted, res.SamplesIssued)
+			}
+		})
+	}
+}

@@ -99,9 +99,16 @@ func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
 
 // issueOffline sends the one query of every sample at the start; the SUT
 // adapter cuts it into requests.
-func (r *Run) issueOffline(sutCtx context.Context) StopReason {
+func (r *Run) issueOffline(ctx, sutCtx context.Context, w *waiter) StopReason {
 	now := r.clock.Now()
 	r.issue(sutCtx, 0, r.startTime, now)
+	// The one query is the whole run: it is waited for as the closed
+	// loops wait for theirs (ended by a cancel, or by the endpoint's
+	// silence for the drain timeout), not cut off by the drain timeout
+	// from the moment it went out.
+	if stop := w.wait(ctx, 1); stop != "" {
+		return stop
+	}
 	return StopCompleted
 }
 

@@ -281,7 +281,7 @@ func (r *Run) issueScenario(issueCtx, sutCtx context.Context, w *waiter) StopRea
 	case r.settings.Scenario == trace.Server:
 		return r.issueServer(issueCtx, sutCtx)
 	case r.settings.Scenario == trace.Offline:
-		return r.issueOffline(sutCtx)
+		return r.issueOffline(issueCtx, sutCtx, w)
 	case r.interval > 0:
 		return r.issueTicks(issueCtx, sutCtx, w)
 	}

@@ -102,6 +102,15 @@ type Network struct {
 	// Warnings are ours about the run, not reasons of its verdict (e.g. the
 	// load generator was the bottleneck); one "Warning : " line each.
 	Warnings []string
+	// Headlines are the section's first lines after the ruleset, "Key :
+	// Value", unindented: what a reader should see first (the run stopped
+	// early, the endpoint is saturated). A key must not begin as a line an
+	// official tool anchors on (see writeNetwork).
+	Headlines []Field
+	// MinDurationNote, when set and min duration is not met, is listed
+	// among the Recommendations right after LoadGen's own min-duration
+	// advice, marked as ours: which flag or field to change, and to what.
+	MinDurationNote string
 	// InvalidNote, when set and the run is INVALID, is listed among the
 	// Recommendations right after LoadGen's perf-constraints advice (at the
 	// end when there is none), marked as ours; LoadGen's lines stay as they are.

@@ -261,6 +261,7 @@ func TestSummaryNetworkSection(t *testing.T) {
 		IssueLateness: &LatencyStats{Min: 1, Max: 900, Mean: 20, P: [6]time.Duration{10, 20, 30, 40, 50, 60}},
 		Constraints:   []Constraint{{Name: "skipped intervals", Met: false, Recommendation: "Fewer than 1% of queries may skip an interval."}},
 		Extra:         []Field{{Key: "protocol", Value: "grpc"}},
+		Headlines:     []Field{{Key: "Early verdict", Value: "stopped early at 1.2 s\nResult is : VALID"}},
 	}
 	out := writeSummaryString(t, s)
 	lg := loadgenPart(t, out)
@@ -276,10 +277,14 @@ func TestSummaryNetworkSection(t *testing.T) {
 	}
 	wantNet := "\n" + rule + "\n" + NetworkSectionTitle + "\n" + rule + "\n" +
 		"Ruleset : loadgen6\n" +
+		"Early verdict : stopped early at 1.2 s Result is : VALID\n" +
 		"Failed samples : 3\n" +
 		"  (failed samples count as over every latency bound; in the tables above their latency is 9223372036854775807)\n" +
 		"First errors:\n * sample 7: connection refused\n * sample 9: HTTP 503 Scenario : Offline\n" +
 		"Constraint skipped intervals satisfied : NO\n" +
+		"In readable units:\n" +
+		"  sample latency : min 612 ns, mean 58.3 µs, p50 61.0 µs, p90 78.7 µs, p99 119 µs, max 1.33 ms\n" +
+		"  issue lateness : min 1 ns, mean 20 ns, p50 10 ns, p90 20 ns, p99 50 ns, max 900 ns\n" +
 		"Issue lateness, actual issue time minus scheduled time:\n" +
 		"  Min issue lateness (ns)      : 1\n" +
 		"  Max issue lateness (ns)      : 900\n" +
@@ -386,5 +391,39 @@ func TestSummaryNonFiniteNumbers(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q", want)
 		}
+	}
+}
+
+func TestReadable(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0 ns"}, {999, "999 ns"}, {1000, "1.00 µs"}, {12_345, "12.3 µs"}, {850_000, "850 µs"},
+		{12_300_000, "12.3 ms"}, {1_250_000_000, "1.25 s"}, {8_071_073_000, "8.07 s"}, {122_500_000_000, "122 s"},
+		{failedLatencyNs, "failed"},
+	} {
+		if got := Readable(c.d); got != c.want {
+			t.Errorf("Readable(%d) = %q, want %q", int64(c.d), got, c.want)
+		}
+	}
+}
+
+// LoadGen's min-duration advice stays word for word; netloadgen's note
+// naming the flag follows it, and only when min duration is not met.
+func TestMinDurationNote(t *testing.T) {
+	s := referenceServerSummary(t)
+	s.Settings.Scenario = trace.Offline
+	s.MinDurationMet = false
+	s.Network.MinDurationNote = "set it with --target-qps / settings.target_qps"
+	lg := loadgenPart(t, writeSummaryString(t, s))
+	want := "Recommendations:\n * Increase expected QPS so the loadgen pre-generates a larger (coalesced) query.\n" +
+		" * netloadgen: set it with --target-qps / settings.target_qps\n"
+	if !strings.Contains(lg, want) {
+		t.Errorf("summary lacks %q:\n%s", want, lg)
+	}
+	s.MinDurationMet = true
+	if lg := loadgenPart(t, writeSummaryString(t, s)); strings.Contains(lg, "--target-qps") {
+		t.Errorf("the note shows with min duration met:\n%s", lg)
 	}
 }

@@ -193,6 +193,9 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 	if n.Ruleset != "" {
 		line(b, "Ruleset : ", neutral(n.Ruleset))
 	}
+	for _, f := range n.Headlines {
+		line(b, neutral(f.Key), " : ", neutral(f.Value))
+	}
 	line(b, "Failed samples : ", strconv.FormatInt(n.FailedSamples, 10))
 	if n.FailedSamples > 0 {
 		line(b, "  (failed samples count as over every latency bound; in the tables above their latency is ",
@@ -216,6 +219,7 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 	for _, w := range n.Warnings {
 		line(b, "Warning : ", neutral(w))
 	}
+	writeReadable(b, s)
 	if l := n.IssueLateness; l != nil {
 		line(b, "Issue lateness, actual issue time minus scheduled time:")
 		line(b, "  Min issue lateness (ns)      : ", ns(l.Min))
@@ -229,4 +233,47 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 	for _, f := range n.Extra {
 		line(b, "  ", neutral(f.Key), " : ", neutral(f.Value))
 	}
+}
+
+// writeReadable repeats the sample latency and issue lateness tables' main
+// figures in units a reader takes in at a glance (LoadGen's lines, in ns,
+// stay as they are above).
+func writeReadable(b *strings.Builder, s *Summary) {
+	line(b, "In readable units:")
+	line(b, "  sample latency : ", readableTable(s.SampleLatencies))
+	if l := s.Network.IssueLateness; l != nil {
+		line(b, "  issue lateness : ", readableTable(*l))
+	}
+}
+
+// readableTable is min, mean, p50, p90, p99 and max of a table.
+func readableTable(l LatencyStats) string {
+	return "min " + Readable(l.Min) + ", mean " + Readable(l.Mean) + ", p50 " + Readable(l.P[0]) +
+		", p90 " + Readable(l.P[1]) + ", p99 " + Readable(l.P[4]) + ", max " + Readable(l.Max)
+}
+
+// Readable is a latency in the unit that suits it, with three significant
+// digits ("850 µs", "12.3 ms", "1.25 s"); a failed sample's latency is
+// "failed".
+func Readable(d time.Duration) string {
+	if d == failedLatencyNs {
+		return "failed"
+	}
+	v, unit := float64(d), "ns"
+	switch a := max(d, -d); {
+	case a >= time.Second:
+		v, unit = v/1e9, "s"
+	case a >= time.Millisecond:
+		v, unit = v/1e6, "ms"
+	case a >= time.Microsecond:
+		v, unit = v/1e3, "µs"
+	}
+	prec := 2
+	switch a := max(v, -v); {
+	case unit == "ns" || a >= 100:
+		prec = 0
+	case a >= 10:
+		prec = 1
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64) + " " + unit
 }

@@ -83,6 +83,9 @@ func recommendations(s *Summary) []string {
 	}
 	if !s.MinDurationMet {
 		out = append(out, minDurationRecommendation(s.Settings.Scenario))
+		if n := s.Network.MinDurationNote; n != "" {
+			out = append(out, "netloadgen: "+neutral(n))
+		}
 	}
 	if !s.MinQueriesMet {
 		out = append(out, minQueriesSummaryText)

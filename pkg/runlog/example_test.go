@@ -20,7 +20,7 @@ func ExampleSummaryLine() {
 		SampleLatency: table(1_250_000, 2_500_000, 9_000_000),
 		IssueLateness: table(5_000, 20_000, 80_000),
 		SamplesIssued: 1000, SamplesFailed: 2, QueriesIssued: 1000, DurationNs: 1_002_000_000,
-		EndReason: loadgen.StopCompleted,
+		EndReason: loadgen.StopCompleted, MinDurationMet: true, MinQueriesMet: true, PerfConstraintsMet: true,
 	}
 	fmt.Println(runlog.SummaryLine(res))
 	// Output:

@@ -22,7 +22,13 @@ func SummaryLine(res *loadgen.Result) string {
 		// Reasons quote LoadGen's multi-line texts; a terminal line is one paragraph.
 		fmt.Fprintf(&b, " (%s)", strings.Join(strings.Fields(strings.Join(res.InvalidReasons, "; ")), " "))
 	}
+	if note := MinDurationNote(res); note != "" {
+		fmt.Fprintf(&b, " (netloadgen: %s)", note)
+	}
 	b.WriteString(". ")
+	if s := SaturationText(res); s != "" {
+		b.WriteString("Sustained: " + s + ". ")
+	}
 	b.WriteString(rateText(res))
 	latency, what := res.SampleLatency, "latency"
 	if res.Scenario == "MultiStream" {
@@ -34,7 +40,9 @@ func SummaryLine(res *loadgen.Result) string {
 		fmt.Fprintf(&b, "; issue lateness p99 %s", msAt(res.IssueLateness, 0.99))
 	}
 	fmt.Fprintf(&b, "; %d queries in %.3f s", res.QueriesIssued, time.Duration(res.DurationNs).Seconds())
-	if res.EndReason != "" && res.EndReason != loadgen.StopCompleted {
+	if ev := EarlyVerdictText(res); ev != "" {
+		fmt.Fprintf(&b, "; %s", ev)
+	} else if res.EndReason != "" && res.EndReason != loadgen.StopCompleted {
 		fmt.Fprintf(&b, "; ended early: %s", res.EndReason)
 	}
 	for _, w := range res.Warnings {

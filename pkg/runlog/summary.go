@@ -271,6 +271,12 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 		n.IssueLateness = &t
 	}
 	n.Warnings = res.Warnings
+	for _, h := range []struct{ key, text string }{{"Early verdict", EarlyVerdictText(res)}, {"Sustained", SaturationText(res)}} {
+		if h.text != "" {
+			n.Headlines = append(n.Headlines, mlperflog.Field{Key: h.key, Value: h.text})
+		}
+	}
+	n.MinDurationNote = MinDurationNote(res)
 	switch {
 	case res.FailuresNotLatency():
 		// The answered samples met the bound: lateness did not break it.

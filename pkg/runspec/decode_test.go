@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // spec builds a body from a good Server spec with fields replaced: each
@@ -58,7 +59,6 @@ func TestDecodeRefuses(t *testing.T) {
 		{"qps as array", settings(`{"target_qps": [[[[1]]]]}`), "settings.target_qps", "got an array"},
 		{"unknown scenario", spec(map[string]string{"scenario": `"Serverr"`}), "scenario", `"Serverr" is not SingleStream`},
 		{"scenario as number", spec(map[string]string{"scenario": `2`}), "scenario", "expected a string, got the number 2"},
-		{"missing scenario", spec(map[string]string{"scenario": ""}), "scenario", "required"},
 		{"missing model", spec(map[string]string{"model": ""}), "model", "required"},
 		{"null model", spec(map[string]string{"model": "null"}), "model", "required"},
 		{"missing target", spec(map[string]string{"target": ""}), "target", "required"},
@@ -168,6 +168,27 @@ func TestDecodeAccepts(t *testing.T) {
 	}
 }
 
+// A spec without a scenario is a Server run, as `loadgend run` without
+// --scenario: the decoded spec says so (what the daemon stores) and the
+// built settings are Server's.
+func TestDecodeDefaultsScenarioToServer(t *testing.T) {
+	s, err := Decode(strings.NewReader(spec(map[string]string{"scenario": ""})), api.Limits{})
+	if err != nil {
+		t.Fatalf("Decode without a scenario: %v", err)
+	}
+	if s.Scenario != "Server" {
+		t.Fatalf("decoded scenario = %q, want Server", s.Scenario)
+	}
+	s.Scenario = ""
+	r, err := Build(s, Env{})
+	if err != nil {
+		t.Fatalf("Build without a scenario: %v", err)
+	}
+	if got := r.Spec.Settings.Scenario; got != trace.Server {
+		t.Fatalf("built scenario = %v, want Server", got)
+	}
+}
+
 func TestSearchChecks(t *testing.T) {
 	allow := api.Limits{AllowSearch: true, MaxQPS: 1000}
 	cases := []struct {
@@ -212,7 +233,7 @@ func TestTraceSizeLimits(t *testing.T) {
 		{"server by duration", body("Server", `{"target_qps": 1000, "min_duration_ms": 1200000}`), "settings.min_duration_ms", "about 1200000 samples"},
 		{"server by count", body("Server", `{"target_qps": 1000, "min_duration_ms": 1000, "min_query_count": 1500000}`), "settings.min_query_count", "1500000 queries of 1"},
 		{"single stream, twice the duration", body("SingleStream", `{"expected_latency_ns": 1000000, "min_duration_ms": 600000}`), "settings.min_duration_ms", "about 1200000 samples"},
-		{"multi stream samples", body("MultiStream", `{"samples_per_query": 64, "min_query_count": 20000}`), "settings.min_query_count", "(20000 queries of 64)"},
+		{"multi stream samples", body("MultiStream", `{"samples_per_query": 64, "min_query_count": 20000, "expected_latency_ns": 8000000}`), "settings.min_query_count", "(20000 queries of 64)"},
 		{"from the preset", spec(map[string]string{"scenario": `"Offline"`, "preset": `"resnet50"`, "settings": `{"target_qps": 100000}`}), "settings.min_duration_ms", "over this daemon's limit"},
 	}
 	for _, c := range cases {

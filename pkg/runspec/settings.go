@@ -35,6 +35,9 @@ type confNames struct{ mlperf, user string }
 // typed.
 func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string]string, error) {
 	src := map[string]string{}
+	if s.Scenario == "" {
+		s.Scenario = api.DefaultScenario
+	}
 	sc, err := trace.ParseScenario(s.Scenario)
 	if err != nil {
 		return loadgen.Settings{}, src, fieldErr("scenario", "%q is not SingleStream, MultiStream, Server or Offline", s.Scenario)
@@ -50,6 +53,7 @@ func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string
 	if err != nil {
 		return ls, src, fieldErr("ruleset", "%s", trimSettingsErr(err))
 	}
+	applyDefaults(&ls)
 	if err := applyConfs(s, names, &ls); err != nil {
 		return ls, src, err
 	}
@@ -63,6 +67,38 @@ func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string
 		return ls, src, settingsFieldErr(err, src)
 	}
 	return ls, src, nil
+}
+
+// netloadgen's defaults where LoadGen's make a run that says nothing. Each
+// applies before the conf texts, the preset and the settings block, so any
+// of them replaces it.
+const (
+	// DefaultOfflineExpectedQPS sizes Offline's one query: 1.1 × 10 s ×
+	// 1000 = 11,000 samples, a run of at least min_duration against an
+	// endpoint of up to 1,100 samples/s. LoadGen's 1 makes 100 samples,
+	// answered in milliseconds: INVALID whatever the endpoint.
+	DefaultOfflineExpectedQPS = 1000
+	// DefaultMultiStreamExpectedLatencyNs sizes loadgen6 MultiStream's
+	// trace: twice min_duration at 1000 queries/s, enough for an endpoint
+	// answering a query in 0.5 ms or more. LoadGen's 8 ms runs out of
+	// queries against any endpoint faster than 4 ms a query. A longer
+	// trace costs memory, not time: the run ends at its minimums. (v0.5
+	// issues on its interval and never runs out.)
+	DefaultMultiStreamExpectedLatencyNs = 1_000_000
+)
+
+// applyDefaults sets netloadgen's defaults on LoadGen's: early verdict
+// (a performance run stops once its verdict can no longer change;
+// settings.early_verdict false keeps LoadGen's full length; accuracy runs
+// do not use it), and the two above.
+func applyDefaults(ls *loadgen.Settings) {
+	ls.Engine.EarlyVerdict = true
+	switch {
+	case ls.Scenario == trace.Offline:
+		ls.OfflineExpectedQPS = DefaultOfflineExpectedQPS
+	case ls.Scenario == trace.MultiStream && ls.Ruleset == loadgen.RulesetLoadGen6:
+		ls.MultiStreamExpectedLatencyNs = DefaultMultiStreamExpectedLatencyNs
+	}
 }
 
 // applyConfs applies the spec's mlperf.conf and user.conf, as LoadGen's

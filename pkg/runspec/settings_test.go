@@ -22,6 +22,7 @@ func TestSettingsMatchCLI(t *testing.T) {
 	base := func(r loadgen.Ruleset, sc trace.Scenario) loadgen.Settings {
 		s := loadgen.DefaultSettings(r)
 		s.Scenario = sc
+		s.Engine.EarlyVerdict = true // netloadgen's default for performance runs
 		return s
 	}
 	cases := []struct {
@@ -168,6 +169,7 @@ func TestRunnerSpec(t *testing.T) {
 	ls := loadgen.DefaultSettings(loadgen.RulesetLoadGen6)
 	ls.Scenario = trace.Offline
 	ls.ServerTargetQPS, ls.OfflineExpectedQPS = 10, 10
+	ls.Engine.EarlyVerdict = true
 	want := runner.Spec{
 		Target: "http://h:1", Model: "m", ModelVersion: "3", Settings: ls,
 		BatchSize: 8, MaxInflight: 2, Conns: 4, JSON: true, RequestTimeout: 1500 * time.Millisecond,
@@ -188,6 +190,56 @@ func TestRunnerSpec(t *testing.T) {
 	wantSearch := runner.Search{Options: search.Options{Start: 5, Upper: 50, Precision: 2, Delta: 0.05, VerifyRuns: 3}, EarlyVerdict: true, MaxTrials: 7}
 	if r.Search == nil || *r.Search != wantSearch {
 		t.Errorf("search %+v, want %+v (early verdicts on unless asked off)", r.Search, wantSearch)
+	}
+}
+
+// TestNetloadgenDefaults: what a spec that leaves them out gets where
+// LoadGen's defaults make a run that says nothing: early verdict on,
+// Offline's query sized for 1000 samples/s, loadgen6 MultiStream's trace
+// for 1 ms queries; and each given value (settings block or conf) wins.
+func TestNetloadgenDefaults(t *testing.T) {
+	build := func(t *testing.T, body string) loadgen.Settings {
+		t.Helper()
+		spec, err := Decode(strings.NewReader(body), api.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := Settings(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+	const head = `{"target": "http://h:1", "model": "m", `
+	cases := []struct {
+		name, body string
+		check      func(loadgen.Settings) bool
+		want       string
+	}{
+		{"early verdict on", head + `"scenario": "Server"}`, func(s loadgen.Settings) bool { return s.Engine.EarlyVerdict }, "early_verdict true"},
+		{"early verdict asked off", head + `"scenario": "Server", "settings": {"early_verdict": false}}`,
+			func(s loadgen.Settings) bool { return !s.Engine.EarlyVerdict }, "early_verdict false"},
+		{"Offline expected QPS", head + `"scenario": "Offline"}`, func(s loadgen.Settings) bool { return s.OfflineExpectedQPS == 1000 }, "offline_expected_qps 1000"},
+		{"Offline target_qps wins", head + `"scenario": "Offline", "settings": {"target_qps": 7}}`,
+			func(s loadgen.Settings) bool { return s.OfflineExpectedQPS == 7 }, "offline_expected_qps 7"},
+		{"Offline user_conf wins", head + `"scenario": "Offline", "user_conf": "m.Offline.target_qps = 5\n"}`,
+			func(s loadgen.Settings) bool { return s.OfflineExpectedQPS == 5 }, "offline_expected_qps 5"},
+		{"Server keeps LoadGen's offline_expected_qps", head + `"scenario": "Server"}`,
+			func(s loadgen.Settings) bool { return s.OfflineExpectedQPS == 1 && s.ServerTargetQPS == 1 }, "offline_expected_qps 1, server_target_qps 1"},
+		{"MultiStream expected latency", head + `"scenario": "MultiStream"}`,
+			func(s loadgen.Settings) bool { return s.MultiStreamExpectedLatencyNs == 1e6 }, "multi_stream_expected_latency_ns 1e6"},
+		{"MultiStream expected_latency_ns wins", head + `"scenario": "MultiStream", "settings": {"expected_latency_ns": 3e6}}`,
+			func(s loadgen.Settings) bool { return s.MultiStreamExpectedLatencyNs == 3e6 }, "multi_stream_expected_latency_ns 3e6"},
+		{"v0.5 MultiStream keeps LoadGen's", head + `"scenario": "MultiStream", "ruleset": "v0.5"}`,
+			func(s loadgen.Settings) bool { return s.MultiStreamExpectedLatencyNs == 8e6 }, "multi_stream_expected_latency_ns 8e6"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := build(t, c.body); !c.check(got) {
+				t.Errorf("want %s; got early_verdict %v, offline_expected_qps %v, server_target_qps %v, multi_stream_expected_latency_ns %v",
+					c.want, got.Engine.EarlyVerdict, got.OfflineExpectedQPS, got.ServerTargetQPS, got.MultiStreamExpectedLatencyNs)
+			}
+		})
 	}
 }
 
