@@ -341,7 +341,6 @@ func newRunFlags() *runFlags {
 	f.duration(&f.requestTimeout, "request-timeout", "request_timeout_ms", "bound on one request (0 = none)")
 	f.duration(&f.issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
-	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
 	f.uint(&o.WarmupMs, "warmup-ms", "settings.warmup_ms", "send the scenario's load for this long before the timed run and discard it (result.json's warmup counts it)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop issuing as soon as the verdict INVALID can no longer change (the default for performance runs)")
 	fs.BoolVar(&f.noEarlyVerdict, "no-early-verdict", false, "run LoadGen's full length even once the verdict INVALID can no longer change")

@@ -24,7 +24,9 @@ func TestRunRealSignal(t *testing.T) {
 		t.Skip("builds the binary and runs it")
 	}
 	bin := filepath.Join(t.TempDir(), "loadgend")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = srcDir // the tests run in a directory of their own (TestMain)
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	const drain = 500 * time.Millisecond
