@@ -19,6 +19,7 @@ timeseries.json, search.json): the verdict and its reasons, the latency
 percentile spectrum, throughput, latency and issue lateness per second,
 failures by kind and a search's trials, the runs overlaid in one colour each
 (named by their directory). The page runs no script and fetches nothing.
+The daemon serves the same page for a run: GET /v1/runs/{id}/report.html.
 
 examples:
   loadgend report ./runs/r1 -o r1.html
@@ -32,7 +33,8 @@ flags:
 func reportCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	out := fs.String("o", "report.html", "the HTML file to write")
+	out := fs.String("o", "report.html", "the HTML file to write (also --out)")
+	fs.StringVar(out, "out", "report.html", "the same as -o")
 	title := fs.String("title", "", "the page's title (default \"netloadgen report\")")
 	dirs, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {

@@ -166,33 +166,47 @@ func (c *chart) svg() template.HTML {
 	return template.HTML(b.String())
 }
 
+// writeLine draws l as polylines broken where a point has no value (a
+// second without completions), with dots where asked for or where a point
+// stands alone.
 func writeLine(b *strings.Builder, l line, sx, sy func(float64) float64) {
-	var coords []string
-	for _, p := range l.Points {
-		if finite(p.X) && finite(p.Y) {
-			coords = append(coords, fmt.Sprintf("%.1f,%.1f", sx(p.X), sy(p.Y)))
-		}
-	}
-	if len(coords) > 1 && !l.NoLine {
-		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.8"`, esc(l.Color))
-		if l.Dash != "" {
-			fmt.Fprintf(b, ` stroke-dasharray="%s"`, esc(l.Dash))
-		}
-		fmt.Fprintf(b, ` points="%s"><title>%s</title></polyline>`, strings.Join(coords, " "), esc(l.Label))
-	}
-	if !l.Marker && len(coords) != 1 {
-		return
-	}
+	var segs [][]pt
+	cur := []pt{}
 	for _, p := range l.Points {
 		if !finite(p.X) || !finite(p.Y) {
+			if len(cur) > 0 {
+				segs, cur = append(segs, cur), []pt{}
+			}
 			continue
 		}
-		fill := l.Color
-		if p.Empty {
-			fill = "#fff"
+		cur = append(cur, p)
+	}
+	if len(cur) > 0 {
+		segs = append(segs, cur)
+	}
+	for _, seg := range segs {
+		if len(seg) > 1 && !l.NoLine {
+			coords := make([]string, len(seg))
+			for i, p := range seg {
+				coords[i] = fmt.Sprintf("%.1f,%.1f", sx(p.X), sy(p.Y))
+			}
+			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.8"`, esc(l.Color))
+			if l.Dash != "" {
+				fmt.Fprintf(b, ` stroke-dasharray="%s"`, esc(l.Dash))
+			}
+			fmt.Fprintf(b, ` points="%s"><title>%s</title></polyline>`, strings.Join(coords, " "), esc(l.Label))
 		}
-		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"><title>%s</title></circle>`,
-			sx(p.X), sy(p.Y), esc(fill), esc(l.Color), esc(l.Label+": "+p.Note))
+		if !l.Marker && len(seg) > 1 {
+			continue
+		}
+		for _, p := range seg {
+			fill := l.Color
+			if p.Empty {
+				fill = "#fff"
+			}
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"><title>%s</title></circle>`,
+				sx(p.X), sy(p.Y), esc(fill), esc(l.Color), esc(l.Label+": "+p.Note))
+		}
 	}
 }
 
