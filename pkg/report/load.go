@@ -169,8 +169,7 @@ func (r *Run) loadSeries(src Source) error {
 	b, err := readFile(src, TimeSeriesFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if r.Spectrum != nil && r.Spectrum.Intervals != nil {
-			r.Series = r.Spectrum.Intervals
-			r.Notes = append(r.Notes, fmt.Sprintf("no %s: the charts over time show %s's intervals (completed samples by the second they were issued in; no issue, failure or lateness counts)", TimeSeriesFile, runlog.HlogFile))
+			r.Series = r.Spectrum.Intervals // the page says so beside the charts
 			return nil
 		}
 		r.Notes = append(r.Notes, fmt.Sprintf("no %s: the charts over time are left out", TimeSeriesFile))
