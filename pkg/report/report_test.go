@@ -142,6 +142,40 @@ func chartSVG(t *testing.T, page, id string) string {
 	return m
 }
 
+// TestInvalidRun: an INVALID run shows its verdict, each unmet criterion
+// beside LoadGen's advice, its warnings, and a percentile that fell on a
+// failed sample as "failed", all as result.json has them.
+func TestInvalidRun(t *testing.T) {
+	dir := copyRun(t, "server500")
+	editResult(t, dir, func(m map[string]any) {
+		m["result_validity"], m["valid"] = "INVALID", false
+		m["invalid_reasons"] = []string{"latency constraint not met", "no failed samples not met"}
+		m["recommendations"] = []string{"Reduce target QPS (--target-qps)", "Fix the failures"}
+		m["warnings"] = []string{"generator bound: issue lateness p99 12.7 ms is 25% of the bound"}
+		m["samples_failed"] = 100
+		m["sample_latency"].(map[string]any)["percentiles"].([]any)[5].(map[string]any)["latency_ns"] = json.Number("9223372036854775807")
+	})
+	res := readJSON(t, filepath.Join(dir, "result.json"))
+	page := render(t, dir)
+	checkFigures(t, page, "server500", res, "sample_latency.p99.9")
+	if v, text, _ := verdictShown(page, "server500"); v != "INVALID" || text != "INVALID" {
+		t.Errorf("verdict %q %q", v, text)
+	}
+	if !strings.Contains(page, `data-figure="sample_latency.p99.9" data-value="9223372036854775807">failed<`) {
+		t.Error("p99.9 on a failed sample is not shown as failed")
+	}
+	for _, want := range []string{
+		`<td class="l" data-reason="latency constraint not met">latency constraint not met</td><td class="l">Reduce target QPS (--target-qps)</td>`,
+		`<td class="l" data-reason="no failed samples not met">no failed samples not met</td><td class="l">Fix the failures</td>`,
+		`warning: generator bound: issue lateness p99 12.7 ms is 25% of the bound`,
+		`100 samples failed; this result.json has no breakdown by kind.`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("no %s", want)
+		}
+	}
+}
+
 // TestTimeSeriesAndFailures: timeseries.json gives the charts over time and
 // the lateness chart; result.json's failures give a row per kind.
 func TestTimeSeriesAndFailures(t *testing.T) {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -69,6 +70,9 @@ func figuresOf(res *loadgen.Result) []figure {
 	f := []figure{
 		{Key: "metric.value", Label: res.Metric.Name, Text: fmtFloat(res.Metric.Value, 2), Exact: exactF(res.Metric.Value), Unit: res.Metric.Unit},
 	}
+	if res.Metric.Unit == "ns" {
+		f[0].Text = fmtFloat(res.Metric.Value, 0) // a latency: whole ns
+	}
 	if res.Metric.Value != res.CompletedSamplesPerSec && (res.CompletedSamplesPerSec > 0 || res.Effective.Scenario == "Server") {
 		f = append(f, figure{Key: "result_completed_samples_per_sec", Label: "completed samples/s",
 			Text: fmtFloat(res.CompletedSamplesPerSec, 2), Exact: exactF(res.CompletedSamplesPerSec), Unit: "samples/s"})
@@ -129,9 +133,14 @@ func countFigure(key, label string, n int64) figure {
 	return figure{Key: key, Label: label, Text: s, Exact: s}
 }
 
-// nsFigure shows a duration in ms to the µs.
+// nsFigure shows a duration in ms to the µs; a percentile that fell on a
+// failed sample (stats.FailedLatency, the largest int64) says "failed".
 func nsFigure(key, label string, ns int64) figure {
-	return figure{Key: key, Label: label, Text: fmtFloat(float64(ns)/1e6, 3), Exact: strconv.FormatInt(ns, 10), Unit: "ms"}
+	f := figure{Key: key, Label: label, Text: fmtFloat(float64(ns)/1e6, 3), Exact: strconv.FormatInt(ns, 10), Unit: "ms"}
+	if ns == math.MaxInt64 {
+		f.Text = "failed"
+	}
+	return f
 }
 
 func exactF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
