@@ -100,26 +100,29 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 	return err
 }
 
-// tableOf lines up the runs' figures by key, in the order they first
-// appear.
+// tableOf lines up the runs' figures by key and label, in the order they
+// first appear: the label too, since metric.value is a different measure
+// in each scenario (samples/s, a latency percentile).
 func tableOf(runs []runView) figureTable {
-	var keys []string
-	rows := map[string]*figureRow{}
+	type rowID struct{ key, label string }
+	var ids []rowID
+	rows := map[rowID]*figureRow{}
 	for _, r := range runs {
 		for _, f := range r.Figures {
-			if rows[f.Key] == nil {
-				keys = append(keys, f.Key)
-				rows[f.Key] = &figureRow{Label: f.Label, Unit: f.Unit}
+			id := rowID{f.Key, f.Label}
+			if rows[id] == nil {
+				ids = append(ids, id)
+				rows[id] = &figureRow{Label: f.Label, Unit: f.Unit}
 			}
 		}
 	}
 	var t figureTable
-	for _, k := range keys {
-		row := rows[k]
+	for _, id := range ids {
+		row := rows[id]
 		for _, r := range runs {
 			c := figureCell{Run: r.Name}
 			for _, f := range r.Figures {
-				if f.Key == k {
+				if f.Key == id.key && f.Label == id.label {
 					c.figure, c.Present = f, true
 				}
 			}

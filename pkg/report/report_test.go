@@ -114,9 +114,27 @@ func TestSelfContained(t *testing.T) {
 }
 
 // TestOverlay: several runs share the charts, each in its own colour and
-// named in the legend by its directory.
+// named in the legend by its directory; a headline of another measure
+// (an Offline run's samples/s beside Server's completed samples/s) gets a
+// row of its own.
 func TestOverlay(t *testing.T) {
-	page := render(t, copyRun(t, "server500"), copyRun(t, "server1500"))
+	offline := copyRun(t, "server1500")
+	editResult(t, offline, func(m map[string]any) {
+		m["metric"] = map[string]any{"name": "Samples per second", "value": 15216.67, "unit": "samples/s"}
+	})
+	page := render(t, copyRun(t, "server500"), copyRun(t, "server1500"), offline)
+	var rows [][]string // label, then the three cells' text
+	for _, m := range regexp.MustCompile(`<tr><td class="l">([^<]*)</td><td class="l">samples/s</td>((?:<td[^>]*>[^<]*</td>){3})</tr>`).FindAllStringSubmatch(page, -1) {
+		row := []string{m[1]}
+		for _, c := range regexp.MustCompile(`<td[^>]*>([^<]*)</td>`).FindAllStringSubmatch(m[2], -1) {
+			row = append(row, c[1])
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) < 2 || !slices.Equal(rows[0], []string{"Completed samples per second", "500.98", "1511.77", "–"}) ||
+		!slices.Equal(rows[1], []string{"Samples per second", "–", "–", "15216.67"}) {
+		t.Errorf("metric rows: %q", rows)
+	}
 	for _, name := range []string{"server500", "server1500"} {
 		if !strings.Contains(page, `<li data-run="`+name+`">`) {
 			t.Errorf("%s not in the legend", name)
@@ -128,8 +146,8 @@ func TestOverlay(t *testing.T) {
 			t.Errorf("spectrum: no line in %s", col)
 		}
 	}
-	if n := strings.Count(spectrum, "<circle"); n != 12 {
-		t.Errorf("spectrum: %d dots for result.json's percentiles, want 2 runs × 6", n)
+	if n := strings.Count(spectrum, "<circle"); n != 18 {
+		t.Errorf("spectrum: %d dots for result.json's percentiles, want 3 runs × 6", n)
 	}
 }
 
