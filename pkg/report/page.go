@@ -67,7 +67,7 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 	for i, r := range runs {
 		p.Runs = append(p.Runs, newRunView(i, r))
 		if r.Result != nil && r.Spectrum == nil {
-			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no "+"latency.hlog")
+			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no latency.hlog")
 		} else if r.Spectrum != nil && r.Spectrum.Count == 0 {
 			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no completed samples")
 		}
