@@ -19,6 +19,7 @@ var Routes = []Route{
 	{"GET", "/v1/runs/{id}/result"},
 	{"GET", "/v1/runs/{id}/files/{name}"},
 	{"GET", "/v1/runs/{id}/trials/{trial}/files/{name}"},
+	{"GET", "/v1/runs/{id}/report.html"},
 	{"POST", "/v1/runs/{id}/cancel"},
 	{"GET", "/v1/runs/{id}/events"},
 	{"POST", "/v1/probe"},

@@ -24,6 +24,7 @@ var commands = map[string]command{
 	"serve":      serveCommand,
 	"accuracy":   accuracyCommand,
 	"compliance": complianceCommand,
+	"report":     reportCommand,
 }
 
 // summaries is each command's line in `loadgend help`.
@@ -32,6 +33,7 @@ var summaries = map[string]string{
 	"serve":      "the daemon: the control API on LOADGEND_LISTEN, configured by LOADGEND_* variables (the default command)",
 	"compliance": "an MLPerf compliance test (TEST01, TEST04, TEST05, caching): its pair of runs and the verdict",
 	"accuracy":   "score an accuracy log against a labels file (top-1)",
+	"report":     "one self-contained HTML page of run directories: spectrum, time series, failures, trials, runs overlaid",
 	"schedule":   "print the trace LoadGen would issue for the given settings",
 }
 
@@ -39,6 +41,7 @@ const helpExamples = `
 examples:
   loadgend run --target http://127.0.0.1:8000 --model identity --scenario Server --target-qps 100
   loadgend run --target grpc://127.0.0.1:8001 --model identity --scenario Offline --out ./logs
+  loadgend report ./runs/before ./runs/after -o report.html
   LOADGEND_LISTEN=127.0.0.1:8080 loadgend serve
 
 Run "loadgend <command> --help" for a command's flags.

@@ -106,6 +106,7 @@ func (s *Service) routes() map[string]http.Handler {
 		"GET /v1/runs/{id}/result":                      http.HandlerFunc(s.getResult),
 		"GET /v1/runs/{id}/files/{name}":                http.HandlerFunc(s.getFile),
 		"GET /v1/runs/{id}/trials/{trial}/files/{name}": http.HandlerFunc(s.getTrialFile),
+		"GET /v1/runs/{id}/report.html":                 http.HandlerFunc(s.getReport),
 		"POST /v1/runs/{id}/cancel":                     http.HandlerFunc(s.cancelRun),
 		"GET /v1/runs/{id}/events":                      http.HandlerFunc(s.events),
 		"POST /v1/probe":                                http.HandlerFunc(s.probe),

@@ -1,0 +1,166 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+// The line styles that tell a chart's measures apart; colour tells the runs.
+const (
+	dashed = "7 4"
+	dotted = "2 3"
+)
+
+// spectrumChart overlays the runs' percentile spectra on HdrHistogram's
+// axis, log10(1/(1−p)), with result.json's exact percentiles as dots and
+// the latency bounds as dashed lines.
+func spectrumChart(runs []*Run) *chart {
+	c := &chart{ID: "spectrum", Title: "Latency by percentile", XLabel: "percentile (log scale of 1/(1−p))", YLabel: "latency (ms)", ClipHLines: true}
+	top := 0.0
+	bounds := map[uint64]bool{}
+	for i, r := range runs {
+		if r.Spectrum == nil || len(r.Spectrum.Points) == 0 {
+			continue
+		}
+		l := line{Label: r.Name + " (latency.hlog)", Color: colorOf(i)}
+		for _, p := range r.Spectrum.Points {
+			x := spectrumX(p.P)
+			top = math.Max(top, x)
+			l.Points = append(l.Points, pt{X: x, Y: ms(p.Ns), Note: fmt.Sprintf("%s %.3f ms", pctLabel(p.P), ms(p.Ns))})
+		}
+		c.Lines = append(c.Lines, l)
+		exact := line{Label: r.Name + " (result.json)", Color: colorOf(i), Marker: true, NoLine: true}
+		for _, q := range r.Result.SampleLatency.Percentiles {
+			if q.P < 1 && q.LatencyNs < math.MaxInt64 {
+				exact.Points = append(exact.Points, pt{X: spectrumX(q.P), Y: ms(q.LatencyNs), Note: fmt.Sprintf("%s %.3f ms", pctLabel(q.P), ms(q.LatencyNs))})
+			}
+		}
+		c.Lines = append(c.Lines, exact)
+		if b := r.Result.Effective.TargetLatencyNs; b > 0 && !bounds[b] {
+			bounds[b] = true
+			c.HLines = append(c.HLines, hline{Y: ms(int64(b)), Label: fmt.Sprintf("bound %s ms", fmtNum(ms(int64(b)))), Color: "#c00"})
+		}
+	}
+	if len(c.Lines) == 0 {
+		return nil
+	}
+	c.XTicks = percentileTicks(top)
+	return c
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// failedMs is where a failed sample's latency (stats.FailedLatency,
+// MaxInt64 ns) lands in ms: no latency to draw.
+const failedMs = float64(math.MaxInt64) / 1e6 * 0.999
+
+// timeCharts are throughput, latency and issue lateness second by second,
+// the runs with a time series overlaid; nil without any.
+func timeCharts(runs []*Run) []*chart {
+	tput := &chart{ID: "throughput", Title: "Throughput per second", XLabel: "time (s)", YLabel: "samples/s"}
+	lat := &chart{ID: "latency-over-time", Title: "Latency per second", XLabel: "time (s)", YLabel: "latency (ms)", ClipHLines: true}
+	late := &chart{ID: "lateness-over-time", Title: "Issue lateness per second (p99)", XLabel: "time (s)", YLabel: "lateness (ms)"}
+	any := false
+	for i, r := range runs {
+		ts := r.Series
+		if ts == nil || len(ts.Seconds) == 0 {
+			continue
+		}
+		any = true
+		col := colorOf(i)
+		step := float64(ts.IntervalNs) / 1e9
+		completed := line{Label: r.Name + " completed/s", Color: col}
+		issued := line{Label: r.Name + " issued/s", Color: col, Dash: dashed}
+		failed := line{Label: r.Name + " failed/s", Color: col, Dash: dotted}
+		p99 := line{Label: r.Name + " p99", Color: col}
+		p50 := line{Label: r.Name + " p50", Color: col, Dash: dashed}
+		lp99 := line{Label: r.Name + " lateness p99", Color: col}
+		for _, s := range ts.Seconds {
+			x := float64(s.Second) * step
+			completed.add(x, float64(s.Completed)/step, "%.1f/s")
+			issued.add(x, float64(s.Issued)/step, "%.1f/s")
+			failed.add(x, float64(s.Failed)/step, "%.1f/s")
+			p99.addNs(x, s.P99Ns)
+			p50.addNs(x, s.P50Ns)
+			lp99.addNs(x, s.LatenessP99Ns)
+		}
+		if ts.fromHlog {
+			completed.Label = r.Name + " completed/s by issue second (latency.hlog)"
+			tput.Lines = append(tput.Lines, completed)
+		} else {
+			tput.Lines = append(tput.Lines, issued, completed, failed)
+			late.Lines = append(late.Lines, lp99)
+		}
+		lat.Lines = append(lat.Lines, p99, p50)
+		if b := r.Result.Effective.TargetLatencyNs; b > 0 && len(lat.HLines) == 0 {
+			lat.HLines = append(lat.HLines, hline{Y: ms(int64(b)), Label: fmt.Sprintf("bound %s ms", fmtNum(ms(int64(b)))), Color: "#c00"})
+		}
+	}
+	if !any {
+		return nil
+	}
+	if len(late.Lines) == 0 {
+		return []*chart{tput, lat, nil}
+	}
+	return []*chart{tput, lat, late}
+}
+
+func (l *line) add(x, y float64, format string) {
+	l.Points = append(l.Points, pt{X: x, Y: y, Note: fmt.Sprintf("%gs: "+format, x, y)})
+}
+
+// addNs adds a latency in ms; an interval without one leaves a gap.
+func (l *line) addNs(x float64, ns *int64) {
+	if ns == nil {
+		l.Points = append(l.Points, pt{X: x, Y: math.NaN()})
+		return
+	}
+	l.add(x, ms(*ns), "%.3f ms")
+}
+
+// trialCharts plot the searches' trials against their target: the
+// throughput achieved (y = x where the server kept up) and the tail
+// latency against the bound. A failed trial is a hollow dot.
+func trialCharts(runs []*Run) []*chart {
+	ach := &chart{ID: "trials-achieved", Title: "Trials: achieved vs target", Diagonal: true}
+	tail := &chart{ID: "trials-tail", Title: "Trials: tail latency vs target"}
+	bounds := map[float64]bool{}
+	for i, r := range runs {
+		s := r.Search
+		if s == nil || len(s.Trials) == 0 {
+			continue
+		}
+		ach.XLabel, ach.YLabel = "target ("+s.Unit+")", "achieved"
+		tail.XLabel, tail.YLabel = "target ("+s.Unit+")", "tail latency (ms)"
+		trials := slices.SortedStableFunc(slices.Values(s.Trials), func(a, b search.Trial) int { return cmp.Compare(a.Target, b.Target) })
+		a := line{Label: r.Name, Color: colorOf(i), Marker: true}
+		t := line{Label: r.Name, Color: colorOf(i), Marker: true}
+		for _, tr := range trials {
+			verdict := "fail"
+			if tr.Pass {
+				verdict = "pass"
+			}
+			note := fmt.Sprintf("trial %d, target %s: achieved %.1f, %s %.3f ms, %s", tr.Index, fmtNum(tr.Target), tr.Achieved, pctLabel(tr.Percentile), tr.TailLatencyMs, verdict)
+			a.Points = append(a.Points, pt{X: tr.Target, Y: tr.Achieved, Note: note, Empty: !tr.Pass})
+			tailMs := tr.TailLatencyMs
+			if tailMs >= failedMs {
+				tailMs = math.NaN() // the percentile fell on a failed sample: no latency
+			}
+			t.Points = append(t.Points, pt{X: tr.Target, Y: tailMs, Note: note, Empty: !tr.Pass})
+			if b := tr.LatencyBoundMs; b > 0 && !bounds[b] {
+				bounds[b] = true
+				tail.HLines = append(tail.HLines, hline{Y: b, Label: fmt.Sprintf("bound %s ms", fmtNum(b)), Color: "#c00"})
+			}
+		}
+		ach.Lines = append(ach.Lines, a)
+		tail.Lines = append(tail.Lines, t)
+	}
+	if len(ach.Lines) == 0 {
+		return nil
+	}
+	return []*chart{ach, tail}
+}

@@ -1,0 +1,186 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+// palette colours the runs, in order (Okabe–Ito, told apart with colour
+// blindness too); a ninth run reuses the first.
+var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933"}
+
+func colorOf(i int) string { return palette[i%len(palette)] }
+
+// runView is one run's part of the page.
+type runView struct {
+	Name, Color string
+	Result      *loadgen.Result
+	Figures     []figure
+	Failures    []Failure
+	// FailedNoBreakdown: samples failed but result.json has no failures
+	// breakdown (written before it was kept).
+	FailedNoBreakdown bool
+	Search            *searchView
+	Lateness          latenessView
+	Notes             []string
+}
+
+// latenessView is a run's issue lateness in ms, and the generator-bound
+// warning's share of the bound when it was raised.
+type latenessView struct {
+	P50, P99, Max, Bound string
+}
+
+// figure is one number of result.json as shown: Text rounded for reading,
+// Exact the value as result.json has it (data-value), Key its path there.
+type figure struct {
+	Key, Label, Text, Exact, Unit string
+}
+
+type searchView struct {
+	*search.Result
+	Trials []trialView
+}
+
+type trialView struct {
+	search.Trial
+	Target, Achieved, Tail, Bound string
+}
+
+func newRunView(i int, r *Run) runView {
+	v := runView{Name: r.Name, Color: colorOf(i), Result: r.Result, Failures: r.Failures, Notes: r.Notes}
+	if res := r.Result; res != nil {
+		v.Figures = figuresOf(res)
+		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(r.Failures) == 0
+		v.Lateness = latenessOf(res)
+	}
+	if r.Search != nil {
+		v.Search = newSearchView(r.Search)
+	}
+	return v
+}
+
+// figuresOf lists the headline numbers of res, each tied to its key.
+func figuresOf(res *loadgen.Result) []figure {
+	f := []figure{
+		{Key: "metric.value", Label: res.Metric.Name, Text: fmtFloat(res.Metric.Value, 2), Exact: exactF(res.Metric.Value), Unit: res.Metric.Unit},
+	}
+	if res.Metric.Unit == "ns" {
+		f[0].Text = fmtFloat(res.Metric.Value, 0) // a latency: whole ns
+	}
+	if res.Metric.Value != res.CompletedSamplesPerSec && (res.CompletedSamplesPerSec > 0 || res.Effective.Scenario == "Server") {
+		f = append(f, figure{Key: "result_completed_samples_per_sec", Label: "completed samples/s",
+			Text: fmtFloat(res.CompletedSamplesPerSec, 2), Exact: exactF(res.CompletedSamplesPerSec), Unit: "samples/s"})
+	}
+	if res.TargetQPS > 0 {
+		f = append(f, figure{Key: "target_qps", Label: "target QPS", Text: fmtFloat(res.TargetQPS, 2), Exact: exactF(res.TargetQPS), Unit: "queries/s"})
+	}
+	f = append(f,
+		countFigure("samples_issued", "samples issued", res.SamplesIssued),
+		countFigure("samples_completed", "samples completed", res.SamplesCompleted),
+		countFigure("samples_failed", "samples failed", res.SamplesFailed),
+		figure{Key: "duration_ns", Label: "duration", Text: fmtFloat(float64(res.DurationNs)/1e9, 3), Exact: strconv.FormatInt(res.DurationNs, 10), Unit: "s"},
+	)
+	if b := res.Effective.TargetLatencyNs; b > 0 {
+		f = append(f, nsFigure("effective_settings.effective_target_latency_ns", "latency bound", int64(b)))
+		f = append(f, countFigure("result_overlatency_query_count", "samples over the bound", res.OverLatencyCount))
+	}
+	f = append(f, latencyFigures("sample_latency", "latency", res.SampleLatency)...)
+	f = append(f, latencyFigures("issue_lateness", "issue lateness", res.IssueLateness)...)
+	return f
+}
+
+// latencyFigures are p50, p90, p99, p99.9 and the maximum of s.
+func latencyFigures(key, label string, s loadgen.LatencyStats) []figure {
+	var f []figure
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
+		if d, ok := s.At(p); ok {
+			name := "p" + strconv.FormatFloat(p*100, 'f', -1, 64)
+			f = append(f, nsFigure(key+"."+name, label+" "+name, int64(d)))
+		}
+	}
+	if s.Count > 0 {
+		f = append(f, nsFigure(key+".max_ns", label+" max", s.MaxNs))
+	}
+	return f
+}
+
+func latenessOf(res *loadgen.Result) latenessView {
+	l := latenessView{P50: "-", P99: "-", Max: "-", Bound: "no"}
+	at := func(p float64) string {
+		if d, ok := res.IssueLateness.At(p); ok {
+			return fmtFloat(ms(int64(d)), 3)
+		}
+		return "-"
+	}
+	l.P50, l.P99 = at(0.5), at(0.99)
+	if res.IssueLateness.Count > 0 {
+		l.Max = fmtFloat(ms(res.IssueLateness.MaxNs), 3)
+	}
+	if g := res.GeneratorBound; g != nil {
+		l.Bound = fmt.Sprintf("yes: p99 %.3f ms is %.0f%% of the %s ms bound", ms(g.LatenessP99Ns), 100*g.Share, fmtNum(ms(g.BoundNs)))
+	}
+	return l
+}
+
+func countFigure(key, label string, n int64) figure {
+	s := strconv.FormatInt(n, 10)
+	return figure{Key: key, Label: label, Text: s, Exact: s}
+}
+
+// nsFigure shows a duration in ms to the µs; a percentile that fell on a
+// failed sample (stats.FailedLatency, the largest int64) says "failed".
+func nsFigure(key, label string, ns int64) figure {
+	f := figure{Key: key, Label: label, Text: fmtFloat(float64(ns)/1e6, 3), Exact: strconv.FormatInt(ns, 10), Unit: "ms"}
+	if ns == math.MaxInt64 {
+		f.Text = "failed"
+	}
+	return f
+}
+
+func exactF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func fmtFloat(v float64, dec int) string { return strconv.FormatFloat(v, 'f', dec, 64) }
+
+func newSearchView(s *search.Result) *searchView {
+	v := &searchView{Result: s}
+	for _, t := range s.Trials {
+		tv := trialView{Trial: t, Target: fmtNum(t.Target), Achieved: fmtFloat(t.Achieved, 1), Tail: fmtFloat(t.TailLatencyMs, 3), Bound: "-"}
+		if t.LatencyBoundMs > 0 {
+			tv.Bound = fmtNum(t.LatencyBoundMs)
+		}
+		v.Trials = append(v.Trials, tv)
+	}
+	return v
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// pctLabel is "p99" for 0.99.
+func pctLabel(p float64) string { return "p" + strconv.FormatFloat(p*100, 'g', 6, 64) }
+
+// verdictOf is the run's verdict line: VALID or INVALID, or a search's
+// outcome when it found no peak (and so has no result.json).
+func verdictOf(v runView) string {
+	switch {
+	case v.Result != nil:
+		return v.Result.Validity
+	case v.Search != nil && v.Search.Found:
+		return fmt.Sprintf("peak %s %s", fmtNum(v.Search.Peak), v.Search.Unit)
+	case v.Search != nil:
+		return "no peak found"
+	}
+	return ""
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
