@@ -143,6 +143,9 @@ func (s RunSpec) CheckFields() error {
 	if s.IssueSlackUs != 0 && s.IssueSlackNs != 0 {
 		return fieldErr("issue_slack_ns", "sets the same setting as issue_slack_us; give one of them")
 	}
+	if err := checkHeaders(s.Headers); err != nil {
+		return err
+	}
 	if s.Search != nil {
 		if s.Search.Mode != SearchFindPeak {
 			return fieldErr("search.mode", "%q is not %q", s.Search.Mode, SearchFindPeak)

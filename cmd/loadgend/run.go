@@ -21,6 +21,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
+	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -206,6 +207,7 @@ type runFlags struct {
 	httpClient, grpcClient                    string
 	totalSamples, perfSamples                 int
 	requestTimeout, issueSlack                time.Duration
+	headers                                   headerFlags
 	findPeak                                  *findPeakFlags
 }
 
@@ -250,6 +252,8 @@ func newRunFlags() *runFlags {
 	f.duration(&f.issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
+	fs.Var(&f.headers, "header", "'Name: value' added to every request, the probe's too (repeatable): HTTP headers and gRPC metadata; Host sets the Host header and gRPC :authority; a value @env:VAR is read from the environment, @file:PATH from a file (one trailing newline trimmed), and shown as that reference; a literal value is shown as <redacted>")
+	f.flagOf["headers"] = "header"
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
@@ -283,6 +287,11 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	if err := setDurations(spec, f.requestTimeout, f.issueSlack); err != nil {
 		return *spec, runspec.Env{}, err
 	}
+	hs, err := f.headers.spec()
+	if err != nil {
+		return *spec, runspec.Env{}, err
+	}
+	spec.Headers = hs
 	for _, c := range []struct {
 		flag, path string
 		text       *string
@@ -299,7 +308,9 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	if f.mode == modeFindPeak {
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
 	}
-	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf}, nil
+	// The user's own environment and files: any variable, any path.
+	secrets := secret.Sources{Env: os.LookupEnv}
+	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf, Secrets: secrets}, nil
 }
 
 // setDurations writes the duration flags into the spec's fields, in the

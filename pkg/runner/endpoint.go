@@ -37,7 +37,7 @@ func ProbeEndpoint(ctx context.Context, url, model, version string) (*EndpointRe
 	if err != nil {
 		return nil, err
 	}
-	conn, err := connect(ctx, t, 2, true)
+	conn, err := connect(ctx, t, 2, true, nil)
 	if err != nil {
 		return nil, err
 	}
