@@ -48,6 +48,9 @@ func DecodeProbeRequest(r io.Reader, lim Limits) (ProbeRequest, error) {
 	if err := checkName("model_version", p.ModelVersion, false); err != nil {
 		return ProbeRequest{}, err
 	}
+	if err := checkHeaders(p.Headers); err != nil {
+		return ProbeRequest{}, err
+	}
 	return p, nil
 }
 

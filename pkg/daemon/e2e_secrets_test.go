@@ -112,6 +112,13 @@ func TestE2ESecretsNeverTouchDiskOrLogs(t *testing.T) {
 	}
 	get("/v1/runs/" + id)
 	get("/v1/runs")
+	probeBody, _ := json.Marshal(api.ProbeRequest{Target: target, Model: "identity", Headers: map[string]string{
+		"Authorization": secretLiteral, "X-Env-Key": "@env:" + secretEnvVar, "X-File-Key": "@file:key"}})
+	code, b = c.do(t, http.MethodPost, "/v1/probe", string(probeBody))
+	if code != http.StatusOK || !strings.Contains(string(b), `"model_ready": true`) {
+		t.Errorf("POST /v1/probe = %d %s", code, b)
+	}
+	answers = append(answers, string(b))
 	get("/v1/runs/" + id + "/result")
 	get("/metrics")
 	for _, f := range st.Files {
@@ -251,5 +258,37 @@ func TestLiteralHeaderLostAtRestart(t *testing.T) {
 	}
 	if st := c.waitEnded(t, byRef, 30*time.Second); st.State != api.StateDone {
 		t.Errorf("the run queued with references ended %s: %s", st.State, st.Error)
+	}
+}
+
+// TestProbeWithHeaders: POST /v1/probe sends its headers on every request,
+// resolved under the same rules as a run's; without them the refusal is
+// named.
+func TestProbeWithHeaders(t *testing.T) {
+	target := secretFront(t)
+	t.Setenv(secretEnvVar, secretEnv)
+	t.Setenv("NETLOADGEN_TEST_LITERAL", secretLiteral)
+	dir := secretsDir(t)
+	_, c := e2eService(t, func(c *daemon.Config) { c.SecretsDir, c.SecretEnv = dir, []string{secretEnvVar} })
+	probe := func(headers map[string]string) (int, api.ProbeResponse, string) {
+		b, err := json.Marshal(api.ProbeRequest{Target: target, Model: "identity", Headers: headers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, body := c.do(t, http.MethodPost, "/v1/probe", string(b))
+		var out api.ProbeResponse
+		_ = json.Unmarshal(body, &out)
+		return code, out, string(body)
+	}
+	code, out, body := probe(map[string]string{"Authorization": secretLiteral, "X-Env-Key": "@env:" + secretEnvVar, "X-File-Key": "@file:key"})
+	if code != http.StatusOK || out.Error != "" || !out.ModelReady || out.Inference == nil || !out.Inference.OK {
+		t.Errorf("with the headers: %d %s", code, body)
+	}
+	if code, out, body = probe(nil); code != http.StatusOK || !strings.Contains(out.Error, "the endpoint refused the credentials: HTTP 401") {
+		t.Errorf("without: %d %s", code, body)
+	}
+	if code, _, body = probe(map[string]string{"Authorization": "@env:NETLOADGEN_TEST_LITERAL"}); code != http.StatusBadRequest ||
+		!strings.Contains(body, "LOADGEND_SECRET_ENV") || strings.Contains(body, "lit-SECRET") {
+		t.Errorf("a variable not listed: %d %s", code, body)
 	}
 }

@@ -414,10 +414,16 @@ func (s *Service) probe(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("target %s is outside LOADGEND_ALLOWED_TARGETS", req.Target), "target")
 		return
 	}
+	headers, err := runspec.ProbeHeaders(req.Headers, s.limits)
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
 	defer cancel()
 	out := api.ProbeResponse{Target: req.Target, Extensions: []string{}}
-	rep, err := runner.ProbeEndpoint(ctx, req.Target, req.Model, req.ModelVersion)
+	rep, err := runner.ProbeEndpoint(ctx, req.Target, req.Model, req.ModelVersion, headers...)
 	if err != nil {
 		out.Error = err.Error()
 		writeJSON(w, http.StatusOK, out)

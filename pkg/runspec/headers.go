@@ -20,6 +20,14 @@ func daemonSecrets(lim api.Limits) (secret.Sources, bool) {
 	return secret.Sources{Env: os.LookupEnv, AllowedEnv: allowed, FilesDir: lim.SecretsDir}, lim.SecretsDir == ""
 }
 
+// ProbeHeaders are a probe request's headers (api.ProbeRequest.Headers)
+// resolved as a daemon's run spec's are, under lim's LOADGEND_SECRET_ENV
+// and LOADGEND_SECRETS_DIR. Errors are *api.FieldError naming headers.
+func ProbeHeaders(hs map[string]string, lim api.Limits) ([]runner.Header, error) {
+	secrets, noFiles := daemonSecrets(lim)
+	return resolveHeaders(hs, Env{Secrets: secrets, NoSecretFiles: noFiles})
+}
+
 // resolveHeaders reads the spec's header values (references resolved from
 // env.Secrets) into the run's headers, sorted by name, each with how it is
 // shown. Errors name the field and the header, never a value.
