@@ -270,8 +270,9 @@ func TestProbeWithHeaders(t *testing.T) {
 	t.Setenv("NETLOADGEN_TEST_LITERAL", secretLiteral)
 	dir := secretsDir(t)
 	_, c := e2eService(t, func(c *daemon.Config) { c.SecretsDir, c.SecretEnv = dir, []string{secretEnvVar} })
+	model := "identity"
 	probe := func(headers map[string]string) (int, api.ProbeResponse, string) {
-		b, err := json.Marshal(api.ProbeRequest{Target: target, Model: "identity", Headers: headers})
+		b, err := json.Marshal(api.ProbeRequest{Target: target, Model: model, Headers: headers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,6 +287,10 @@ func TestProbeWithHeaders(t *testing.T) {
 	}
 	if code, out, body = probe(nil); code != http.StatusOK || !strings.Contains(out.Error, "the endpoint refused the credentials: HTTP 401") {
 		t.Errorf("without: %d %s", code, body)
+	}
+	model = "" // the server only
+	if code, out, body = probe(nil); code != http.StatusOK || !strings.Contains(out.Error, "the endpoint refused the credentials: HTTP 401") {
+		t.Errorf("without, no model: %d %s", code, body)
 	}
 	if code, _, body = probe(map[string]string{"Authorization": "@env:NETLOADGEN_TEST_LITERAL"}); code != http.StatusBadRequest ||
 		!strings.Contains(body, "LOADGEND_SECRET_ENV") || strings.Contains(body, "lit-SECRET") {
