@@ -53,6 +53,9 @@ func DecodeProbeRequest(r io.Reader, lim Limits) (ProbeRequest, error) {
 	if err := checkName("model_version", p.ModelVersion, false); err != nil {
 		return ProbeRequest{}, err
 	}
+	if err := checkHeaders(p.Headers); err != nil {
+		return ProbeRequest{}, err
+	}
 	return p, nil
 }
 
@@ -144,6 +147,9 @@ func (s RunSpec) CheckFields() error {
 	}
 	if s.IssueSlackUs != 0 && s.IssueSlackNs != 0 {
 		return fieldErr("issue_slack_ns", "sets the same setting as issue_slack_us; give one of them")
+	}
+	if err := checkHeaders(s.Headers); err != nil {
+		return err
 	}
 	if s.Search != nil {
 		if s.Search.Mode != SearchFindPeak {

@@ -31,6 +31,12 @@ type Limits struct {
 	// DataRoot is the directory a spec's data may name files under
 	// (LOADGEND_DATA_ROOT); empty refuses data.
 	DataRoot string
+	// SecretEnv names the environment variables a spec's @env: references
+	// may read (LOADGEND_SECRET_ENV); none when empty.
+	SecretEnv []string
+	// SecretsDir is the directory a spec's @file: references may read
+	// under (LOADGEND_SECRETS_DIR); empty refuses them.
+	SecretsDir string
 	// AllowSearch accepts a "search" block; off until the peak search
 	// exists, so a spec with one is refused at submission, not at run time.
 	AllowSearch bool

@@ -11,6 +11,8 @@ type ProbeRequest struct {
 	Target       string `json:"target"`
 	Model        string `json:"model,omitempty"`
 	ModelVersion string `json:"model_version,omitempty"`
+	// Headers go on every request of the probe, as a run's (RunSpec.Headers).
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // ProbeResponse is what the endpoint said about itself and the model. A

@@ -33,6 +33,16 @@ type RunSpec struct {
 	// synthetic samples from the model's metadata (the only kind for now).
 	Data   string  `json:"data,omitempty"`
 	Search *Search `json:"search,omitempty"`
+	// Headers are added to every request of the run, the probe's too:
+	// HTTP headers and gRPC metadata (names lowercased) alike; Host sets
+	// the HTTP Host header and gRPC's :authority, what an ingress routes
+	// by. A value "@env:VAR" is the daemon's environment variable VAR
+	// (only those named in LOADGEND_SECRET_ENV), "@file:PATH" a file's
+	// contents (under LOADGEND_SECRETS_DIR), read when the run starts.
+	// Values are secrets: stored and shown as the reference, a literal as
+	// "<redacted>" (ShownHeaders), and the daemon keeps a literal only in
+	// memory, so a queued run given one fails if the daemon restarts.
+	Headers map[string]string `json:"headers,omitempty"`
 
 	// Request knobs (pkg/runner.Spec).
 	BatchSize   int  `json:"batch_size,omitempty"`   // samples per request when Offline's query is split; 0: the server's limit

@@ -106,6 +106,11 @@ func (d *strictDecoder) value(tok json.Token, v reflect.Value, path string) erro
 			return wrongType(path, "an object", tok)
 		}
 		return d.object(v, path)
+	case reflect.Map:
+		if delim, ok := tok.(json.Delim); !ok || delim != '{' || v.Type().Key().Kind() != reflect.String {
+			return wrongType(path, "an object", tok)
+		}
+		return d.mapObject(v, path)
 	case reflect.String:
 		s, ok := tok.(string)
 		if !ok {
@@ -201,6 +206,43 @@ func (d *strictDecoder) object(v reflect.Value, path string) error {
 	}
 	_, err := d.token(path) // the closing '}'
 	return err
+}
+
+// mapObject decodes the members of an object whose '{' has been read into
+// v, a map with string keys (the spec's headers); a key given twice is
+// refused, as in a struct.
+func (d *strictDecoder) mapObject(v reflect.Value, path string) error {
+	m := reflect.MakeMap(v.Type())
+	for d.dec.More() {
+		tok, err := d.token(path)
+		if err != nil {
+			return err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return fieldErr(path, "malformed JSON: expected a key, got %s", describe(tok))
+		}
+		at := join(path, key)
+		if m.MapIndex(reflect.ValueOf(key)).IsValid() {
+			return fieldErr(at, "given more than once")
+		}
+		if tok, err = d.token(at); err != nil {
+			return err
+		}
+		if tok == nil {
+			return fieldErr(at, "null is not a value: leave the key out")
+		}
+		elem := reflect.New(v.Type().Elem()).Elem()
+		if err := d.value(tok, elem, at); err != nil {
+			return err
+		}
+		m.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), elem)
+	}
+	if _, err := d.token(path); err != nil { // the closing '}'
+		return err
+	}
+	v.Set(m)
+	return nil
 }
 
 // jsonFields maps the JSON names of a struct's exported fields to their

@@ -23,6 +23,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
+	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -297,6 +298,7 @@ type runFlags struct {
 	noEarlyVerdict                            bool
 	totalSamples, perfSamples                 int
 	requestTimeout, issueSlack                time.Duration
+	headers                                   headerFlags
 	findPeak                                  *findPeakFlags
 }
 
@@ -344,6 +346,8 @@ func newRunFlags() *runFlags {
 	f.uint(&o.WarmupMs, "warmup-ms", "settings.warmup_ms", "send the scenario's load for this long before the timed run and discard it (result.json's warmup counts it)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop issuing as soon as the verdict INVALID can no longer change (the default for performance runs)")
 	fs.BoolVar(&f.noEarlyVerdict, "no-early-verdict", false, "run LoadGen's full length even once the verdict INVALID can no longer change")
+	fs.Var(&f.headers, "header", "'Name: value' added to every request, the probe's too (repeatable): HTTP headers and gRPC metadata; Host sets the Host header and gRPC :authority; a value @env:VAR is read from the environment, @file:PATH from a file (one trailing newline trimmed), and shown as that reference; a literal value is shown as <redacted>")
+	f.flagOf["headers"] = "header"
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
@@ -383,6 +387,11 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	if err := setDurations(spec, f.requestTimeout, f.issueSlack); err != nil {
 		return *spec, runspec.Env{}, err
 	}
+	hs, err := f.headers.spec()
+	if err != nil {
+		return *spec, runspec.Env{}, err
+	}
+	spec.Headers = hs
 	for _, c := range []struct {
 		flag, path string
 		text       *string
@@ -399,7 +408,9 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	if f.mode == modeFindPeak {
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
 	}
-	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf}, nil
+	// The user's own environment and files: any variable, any path.
+	secrets := secret.Sources{Env: os.LookupEnv}
+	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf, Secrets: secrets}, nil
 }
 
 // setDurations writes the duration flags into the spec's fields, in the

@@ -46,6 +46,12 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		    "qsl_rng_seed": 1, "sample_index_rng_seed": 2, "schedule_rng_seed": 3, "sample_concatenate_permutation": true,
 		    "performance_issue_unique": true}}`,
 	}, {
+		"headers: a literal, a Host and a reference",
+		[]string{"--target", "http://h:1", "--model", "m", "--header", "Authorization: Bearer x", "--header", "Host: a.example.com",
+			"--header", "X-Key:@env:NETLOADGEN_TEST_FLAGKEY"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server",
+		  "headers": {"Authorization": "Bearer x", "Host": "a.example.com", "X-Key": "@env:NETLOADGEN_TEST_FLAGKEY"}}`,
+	}, {
 		"v0.5 MultiStream with a preset",
 		[]string{"--target", "http://h:1", "--model", "m", "--ruleset", "v0.5", "--preset", "resnet50", "--scenario", "MultiStream",
 			"--interval-ms", "50", "--samples-per-query", "6", "--expected-latency-ns", "500000"},
@@ -64,6 +70,7 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		  "search": {"mode": "find-peak", "lower_qps": 20, "upper_qps": 100, "precision": 10, "delta": 0.05, "verify_runs": 2,
 		    "max_trials": 30, "early_verdict": false}}`,
 	}}
+	t.Setenv("NETLOADGEN_TEST_FLAGKEY", "k")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, "out")
@@ -71,7 +78,7 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lim := api.Limits{AllowSearch: true}
+			lim := api.Limits{AllowSearch: true, SecretEnv: []string{"NETLOADGEN_TEST_FLAGKEY"}}
 			spec, err := runspec.Decode(strings.NewReader(c.spec), lim)
 			if err != nil {
 				t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/netloadgen/netloadgen/internal/suggest"
+	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
@@ -53,6 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg       sutproxy.Config
 		models    repeated
 		upstreams repeated
+		required  repeated
 		config    = fs.String("config", "", "JSON or YAML file of simulated models (see docs/sutproxy-models.md)")
 		readyFile = fs.String("ready-file", "", "write {\"http\":ADDR,\"grpc\":ADDR} to this file once listening")
 		logLevel  = fs.String("log-level", "info", "debug, info, warn or error")
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.GRPCAddr, "grpc-addr", "127.0.0.1:8001", "gRPC listen address; \"off\" disables gRPC")
 	fs.Var(&models, "model", "a simulated model, e.g. "+sim.FlagSyntax+" (repeatable)")
 	fs.Var(&upstreams, "upstream", "forward to this KServe v2 server, http://host:port or grpc://host:port (repeatable)")
+	fs.Var(&required, "require-header", "'Name: value' every request must carry (repeatable): 401 (gRPC UNAUTHENTICATED) without it, as an endpoint that wants credentials")
+	fs.StringVar(&cfg.RequireHost, "require-host", "", "serve only this Host (gRPC :authority), any port: 404 (gRPC UNIMPLEMENTED) for another, as an ingress that routes by Host")
 	fs.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", sutproxy.DefaultMaxRequestBytes, "largest request accepted, in bytes: an HTTP body (413 over it) or a gRPC message (RESOURCE_EXHAUSTED)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -105,6 +109,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Models = append(cfg.Models, spec)
 	}
 	cfg.Upstreams = sutproxy.ParseUpstreams(upstreams)
+	for _, r := range required {
+		name, value, ok := strings.Cut(r, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return fmt.Errorf("--require-header %q: want 'Name: value'", r)
+		}
+		if err := kserve.CheckHeaderName(name); err != nil {
+			return fmt.Errorf("--require-header: %w", err)
+		}
+		cfg.RequireHeaders = append(cfg.RequireHeaders, kserve.Header{Name: name, Value: strings.Trim(value, " \t")})
+	}
 	if *listOnly {
 		specs := cfg.Models
 		if len(specs) == 0 {

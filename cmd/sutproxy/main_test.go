@@ -93,3 +93,18 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want stderr %q", code, out.String(), errb.String(), want)
 	}
 }
+
+// TestRequireHeaderFlag: a --require-header that is not 'Name: value', or
+// names a header a client cannot send, is refused before listening.
+func TestRequireHeaderFlag(t *testing.T) {
+	for bad, want := range map[string]string{
+		"nocolon":           "want 'Name: value'",
+		": x":               "want 'Name: value'",
+		"Content-Length: 1": "Content-Length is written by the client itself",
+	} {
+		err := run(t.Context(), []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "off", "--require-header", bad}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--require-header %q: %v, want %q", bad, err, want)
+		}
+	}
+}

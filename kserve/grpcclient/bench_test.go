@@ -18,12 +18,12 @@ import (
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 )
 
-func benchGRPCClient(b *testing.B, call func(*grpcclient.Client, *grpcclient.Prepared) error) {
+func benchGRPCClient(b *testing.B, call func(*grpcclient.Client, *grpcclient.Prepared) error, opts ...grpcclient.Option) {
 	addr := os.Getenv("NLG_BENCH_GRPC")
 	if addr == "" {
 		b.Skip("NLG_BENCH_GRPC (host:port of bench/nullserver) not set")
 	}
-	c, err := grpcclient.New(addr, grpcclient.WithConns(1), grpcclient.WithEagerConnect(10*time.Second))
+	c, err := grpcclient.New(addr, append([]grpcclient.Option{grpcclient.WithConns(1), grpcclient.WithEagerConnect(10 * time.Second)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,4 +53,12 @@ func BenchmarkGRPCClientInferPreparedDiscard(b *testing.B) {
 	benchGRPCClient(b, func(c *grpcclient.Client, p *grpcclient.Prepared) error {
 		return c.InferPreparedDiscard(b.Context(), p)
 	})
+}
+
+// The same with a bearer token as metadata (WithHeaders): the interceptor's
+// cost per call.
+func BenchmarkGRPCClientInferPreparedDiscardHeaders(b *testing.B) {
+	benchGRPCClient(b, func(c *grpcclient.Client, p *grpcclient.Prepared) error {
+		return c.InferPreparedDiscard(b.Context(), p)
+	}, grpcclient.WithHeaders([]kserve.Header{{Name: "Authorization", Value: "Bearer 0123456789abcdef0123456789abcdef"}}))
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
@@ -47,12 +48,14 @@ const grpcWindow = 16 << 20
 // context.DeadlineExceeded or context.Canceled. A response that cannot be
 // decoded wraps kserve.ErrMalformed.
 type Client struct {
-	target  string
-	conns   []*grpc.ClientConn
-	clients []inferencepb.GRPCInferenceServiceClient
-	rx      []atomic.Pointer[rxstamp.Conn] // by pool index: the live connection, when timestamped
-	next    atomic.Uint64
-	calls   grpcCalls
+	target    string
+	authority string   // :authority when a Host header gave one; "": the target's
+	md        []string // the added metadata, name/value pairs, names lowercased
+	conns     []*grpc.ClientConn
+	clients   []inferencepb.GRPCInferenceServiceClient
+	rx        []atomic.Pointer[rxstamp.Conn] // by pool index: the live connection, when timestamped
+	next      atomic.Uint64
+	calls     grpcCalls
 }
 
 // Option configures a Client.
@@ -62,6 +65,7 @@ type config struct {
 	conns          int
 	connectTimeout time.Duration // > 0: connect eagerly
 	dialOptions    []grpc.DialOption
+	headers        []kserve.Header
 }
 
 // WithConns sets the number of connections in the pool (at least 1).
@@ -80,6 +84,14 @@ func WithEagerConnect(timeout time.Duration) Option {
 // call options would replace the client's, which prepared requests need.
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(c *config) { c.dialOptions = append(c.dialOptions, opts...) }
+}
+
+// WithHeaders adds hs to every call as metadata, names lowercased, probes
+// and inferences alike; one named Host (any case) sets :authority instead,
+// as an ingress that routes by it needs. The caller checks the names and
+// values (kserve.CheckHeaderName, CheckHeaderValue).
+func WithHeaders(hs []kserve.Header) Option {
+	return func(c *config) { c.headers = append(c.headers[:len(c.headers):len(c.headers)], hs...) }
 }
 
 // New builds a client of the server at target, "host:port" (any
@@ -110,6 +122,7 @@ func New(target string, opts ...Option) (*Client, error) {
 		grpc.WithStaticConnWindowSize(grpcWindow),
 	}
 	c := &Client{target: target, rx: make([]atomic.Pointer[rxstamp.Conn], cfg.conns)}
+	dial = append(dial, c.headerOptions(cfg.headers)...)
 	for i := range cfg.conns {
 		opts := dial[:len(dial):len(dial)]
 		if plainTCPTarget(target) {
@@ -136,6 +149,45 @@ func New(target string, opts ...Option) (*Client, error) {
 	}
 	return c, nil
 }
+
+// headerOptions are the dial options that send hs: :authority, and an
+// interceptor of unary and streaming calls that adds the metadata.
+func (c *Client) headerOptions(hs []kserve.Header) []grpc.DialOption {
+	var opts []grpc.DialOption
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, kserve.HeaderHost) {
+			c.authority = h.Value
+			opts = append(opts, grpc.WithAuthority(h.Value))
+			continue
+		}
+		c.md = append(c.md, strings.ToLower(h.Name), h.Value)
+	}
+	if len(c.md) == 0 {
+		return opts
+	}
+	md := metadata.Pairs(c.md...)
+	with := func(ctx context.Context) context.Context {
+		if have, ok := metadata.FromOutgoingContext(ctx); ok {
+			return metadata.NewOutgoingContext(ctx, metadata.Join(have, md))
+		}
+		return metadata.NewOutgoingContext(ctx, md)
+	}
+	return append(opts,
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(with(ctx), method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(with(ctx), desc, cc, method, opts...)
+		}))
+}
+
+// Authority is the :authority a Host header set (WithHeaders); "" when
+// none did.
+func (c *Client) Authority() string { return c.authority }
+
+// Metadata is the metadata every call carries (WithHeaders), as
+// name/value pairs with lowercased names.
+func (c *Client) Metadata() []string { return c.md }
 
 // plainTCPTarget is a host:port target, which grpc-go dials over TCP with
 // the address as given (a resolver scheme or a unix socket is left to

@@ -37,6 +37,7 @@ type config struct {
 	idleTimeout    time.Duration
 	binary         bool
 	maxBody        int
+	headers        []kserve.Header
 }
 
 // MaxConns caps the open connections (default 64); callers beyond it wait.
@@ -59,6 +60,14 @@ func IdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeou
 // Infer and PrepareInfer.
 func Binary(on bool) Option { return func(c *config) { c.binary = on } }
 
+// Headers adds hs to every request, probes and inferences alike; one
+// named Host (any case) replaces the Host header (the base URL's host) as
+// an ingress that routes by it needs. The caller checks the names and
+// values (kserve.CheckHeaderName, CheckHeaderValue).
+func Headers(hs []kserve.Header) Option {
+	return func(c *config) { c.headers = append(c.headers[:len(c.headers):len(c.headers)], hs...) }
+}
+
 // MaxResponseBytes caps a response body (default 1 GiB).
 func MaxResponseBytes(n int) Option { return func(c *config) { c.maxBody = n } }
 
@@ -66,6 +75,7 @@ func MaxResponseBytes(n int) Option { return func(c *config) { c.maxBody = n } }
 type Client struct {
 	cfg     config
 	host    string // Host header
+	extra   []byte // the Headers' lines, "Name: value\r\n" each
 	prefix  string // path prefix of the base URL, without a trailing slash
 	pool    *connPool
 	resps   sync.Pool // *fasthttp.Response
@@ -103,6 +113,13 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		host:   u.Host,
 		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
 		pool:   newConnPool(addr, cfg.maxConns, cfg.dialTimeout, cfg.idleTimeout),
+	}
+	for _, h := range cfg.headers {
+		if strings.EqualFold(h.Name, kserve.HeaderHost) {
+			c.host = h.Value
+			continue
+		}
+		c.extra = append(append(append(append(c.extra, h.Name...), ": "...), h.Value...), "\r\n"...)
 	}
 	c.resps.New = func() any { return new(fasthttp.Response) }
 	return c, nil
@@ -220,7 +237,7 @@ func (c *Client) RepositoryIndex(ctx context.Context) ([]triton.RepositoryModel,
 	const path = "/v2/repository/index"
 	resp := c.acquireResponse()
 	defer c.resps.Put(resp)
-	req := appendHTTPRequest(nil, "POST", c.host, c.prefix+path, "application/json", -1, []byte("{}"))
+	req := c.appendRequest(nil, "POST", c.prefix+path, "application/json", -1, []byte("{}"))
 	if err := c.roundTrip(ctx, req, resp); err != nil {
 		return nil, err
 	}
@@ -260,7 +277,7 @@ func (c *Client) modelPath(model, version string) string {
 }
 
 func (c *Client) getRequest(path string) []byte {
-	return appendHTTPRequest(nil, "GET", c.host, c.prefix+path, "", -1, nil)
+	return c.appendRequest(nil, "GET", c.prefix+path, "", -1, nil)
 }
 
 func (c *Client) acquireResponse() *fasthttp.Response {
@@ -269,17 +286,18 @@ func (c *Client) acquireResponse() *fasthttp.Response {
 	return resp
 }
 
-// appendHTTPRequest writes an HTTP/1.1 request. contentType "" sends none
-// (Triton's client sends none on binary requests; the KServe Python server
-// treats any non-JSON type as binary); jsonLen >= 0 adds
-// Inference-Header-Content-Length.
-func appendHTTPRequest(dst []byte, method, host, path, contentType string, jsonLen int, body []byte) []byte {
+// appendRequest writes an HTTP/1.1 request with the client's Host and
+// added headers. contentType "" sends none (Triton's client sends none on
+// binary requests; the KServe Python server treats any non-JSON type as
+// binary); jsonLen >= 0 adds Inference-Header-Content-Length.
+func (c *Client) appendRequest(dst []byte, method, path, contentType string, jsonLen int, body []byte) []byte {
 	dst = append(dst, method...)
 	dst = append(dst, ' ')
 	dst = append(dst, path...)
 	dst = append(dst, " HTTP/1.1\r\nHost: "...)
-	dst = append(dst, host...)
+	dst = append(dst, c.host...)
 	dst = append(dst, "\r\nUser-Agent: netloadgen\r\n"...)
+	dst = append(dst, c.extra...)
 	if method != "GET" {
 		dst = append(dst, "Content-Length: "...)
 		dst = strconv.AppendInt(dst, int64(len(body)), 10)

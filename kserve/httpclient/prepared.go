@@ -42,7 +42,7 @@ func (c *Client) PrepareInfer(req *kserve.InferRequest) (*Prepared, error) {
 		ct = "application/json"
 	}
 	path := c.prefix + c.modelPath(req.Model, req.Version) + "/infer"
-	raw := appendHTTPRequest(make([]byte, 0, len(body)+len(path)+len(c.host)+160), "POST", c.host, path, ct, jsonLen, body)
+	raw := c.appendRequest(make([]byte, 0, len(body)+len(path)+len(c.host)+len(c.extra)+160), "POST", path, ct, jsonLen, body)
 	return &Prepared{raw: raw, bodyLen: len(body)}, nil
 }
 

@@ -22,6 +22,13 @@ type Config struct {
 	// DataRoot is the directory run specs may name sample files under;
 	// empty refuses sample files (the API can be reached from the network).
 	DataRoot string `envconfig:"DATA_ROOT" desc:"the directory run specs may name sample files under (empty: no sample files)"`
+	// SecretEnv names the environment variables a run spec's @env:
+	// references may read (its headers); none when empty, so that a
+	// caller cannot read the daemon's environment.
+	SecretEnv []string `envconfig:"SECRET_ENV" desc:"environment variables a run spec's @env: header values may read, comma-separated (empty: none)"`
+	// SecretsDir is the directory a run spec's @file: references may read
+	// under; empty refuses them.
+	SecretsDir string `envconfig:"SECRETS_DIR" desc:"the directory a run spec's @file: references may read under (empty: none)"`
 	// APIToken, when set, is required as a bearer token on /v1/*.
 	APIToken string `envconfig:"API_TOKEN" desc:"required as a bearer token on /v1/* when set"`
 	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a

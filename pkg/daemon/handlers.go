@@ -154,7 +154,10 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The store keeps the spec as decoded, not the bytes sent: the worker
-	// reads back exactly what was checked.
+	// reads back exactly what was checked, but for header values given
+	// literally, which are secrets: stored as <redacted>, kept in memory.
+	literals := literalHeaders(spec.Headers)
+	spec.Headers = api.ShownHeaders(spec.Headers)
 	stored, err := json.Marshal(spec)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, api.CodeInternal, "encoding the spec: "+err.Error(), "")
@@ -184,6 +187,9 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.queue = append(s.queue, rec.ID)
+	if literals != nil {
+		s.literals[rec.ID] = literals
+	}
 	pos := len(s.queue) - 1
 	if s.active != nil {
 		pos++
@@ -374,6 +380,7 @@ func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if i := slices.Index(s.queue, rec.ID); i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
+		delete(s.literals, rec.ID)
 		s.mu.Unlock()
 		rec, err := s.store.SetState(rec.ID, runstore.Cancelled, "cancelled through the API before it started")
 		if err != nil {
@@ -408,10 +415,16 @@ func (s *Service) probe(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("target %s is outside LOADGEND_ALLOWED_TARGETS", req.Target), "target")
 		return
 	}
+	headers, err := runspec.ProbeHeaders(req.Headers, s.limits)
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
 	defer cancel()
 	out := api.ProbeResponse{Target: req.Target, Extensions: []string{}}
-	rep, err := runner.ProbeEndpoint(ctx, req.Target, req.Model, req.ModelVersion)
+	rep, err := runner.ProbeEndpoint(ctx, req.Target, req.Model, req.ModelVersion, headers...)
 	if err != nil {
 		out.Error = err.Error()
 		writeJSON(w, http.StatusOK, out)

@@ -30,8 +30,12 @@ type Service struct {
 	allow  *Allowlist
 	limits api.Limits
 
-	mu       sync.Mutex
-	queue    []string // run ids waiting, FIFO
+	mu    sync.Mutex
+	queue []string // run ids waiting, FIFO
+	// literals are the header values queued runs were given literally, by
+	// run id: secrets, kept in memory only (their run.json says
+	// <redacted>), taken when the run starts.
+	literals map[string]map[string]string
 	active   *activeRun
 	closing  bool
 	wake     chan struct{} // a run was queued, or the service is closing
@@ -93,11 +97,14 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Service, error) {
 			MaxInflight: cfg.MaxInflight,
 			MaxConns:    cfg.MaxInflight,
 			DataRoot:    cfg.DataRoot,
+			SecretEnv:   cfg.SecretEnv,
+			SecretsDir:  cfg.SecretsDir,
 			AllowSearch: true,
 			// Above the engine's own bound (trace.MaxSamples), that one
 			// refuses: runspec.Build checks it.
 			MaxTraceSamples: cfg.MaxTraceSamples,
 		},
+		literals:   map[string]map[string]string{},
 		wake:       make(chan struct{}, 1),
 		watchers:   map[string]map[chan struct{}]struct{}{},
 		workerDone: make(chan struct{}),

@@ -239,7 +239,12 @@ func (s *Service) admit(rec runstore.Record) (api.RunSpec, runspec.Run, bool) {
 		s.fail(rec.ID, "the stored spec does not decode", err)
 		return spec, runspec.Run{}, false
 	}
-	planned, err := runspec.Admit(spec, s.limits, s.store.Dir(rec.ID))
+	run := spec // with the literal header values, for this run only
+	if err := s.restoreLiterals(rec.ID, &run); err != nil {
+		s.fail(rec.ID, "a header value is gone", err)
+		return spec, runspec.Run{}, false
+	}
+	planned, err := runspec.Admit(run, s.limits, s.store.Dir(rec.ID))
 	if err != nil {
 		s.fail(rec.ID, "the spec is no longer admitted", err)
 		return spec, planned, false

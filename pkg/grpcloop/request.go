@@ -46,12 +46,17 @@ type hpackField struct {
 }
 
 // NewRequest encodes a unary call of path (ModelInferPath) to authority
-// (host:port) carrying msg, an encoded protobuf message (see
-// kserve.MarshalGRPCInfer). A timeout > 0 is sent as grpc-timeout, so the
-// server may give up when the client does.
-func NewRequest(path, authority string, timeout time.Duration, msg []byte) (*Request, error) {
+// (host:port, or the name an ingress routes by) carrying msg, an encoded
+// protobuf message (see kserve.MarshalGRPCInfer). A timeout > 0 is sent as
+// grpc-timeout, so the server may give up when the client does. md are
+// further metadata, name/value pairs, names lowercased (the caller checks
+// them: kserve.CheckHeaderName), sent after gRPC's own fields.
+func NewRequest(path, authority string, timeout time.Duration, msg []byte, md ...string) (*Request, error) {
 	if len(msg) > maxMessage-5 {
 		return nil, fmt.Errorf("grpcloop: message of %d bytes: larger than gRPC's limit", len(msg))
+	}
+	if len(md)%2 != 0 {
+		return nil, fmt.Errorf("grpcloop: metadata of %d strings: want name/value pairs", len(md))
 	}
 	fields := []hpackField{
 		{staticPath, ":path", path},
@@ -61,6 +66,9 @@ func NewRequest(path, authority string, timeout time.Duration, msg []byte) (*Req
 	}
 	if timeout > 0 {
 		fields = append(fields, hpackField{0, "grpc-timeout", grpcTimeout(timeout)})
+	}
+	for i := 0; i < len(md); i += 2 {
+		fields = append(fields, hpackField{0, md[i], md[i+1]})
 	}
 	var static []byte
 	static = appendHpackInt(static, 0x80, 7, staticMethodPost)
@@ -77,8 +85,8 @@ func NewRequest(path, authority string, timeout time.Duration, msg []byte) (*Req
 		r.tableSize += len(f.name) + len(f.value) + 32
 	}
 	if max(len(r.lit), len(r.prime))+1 > defaultMaxFrame {
-		// One HEADERS frame, no CONTINUATION: only an absurd path or
-		// authority would need more.
+		// One HEADERS frame, no CONTINUATION: only an absurd path,
+		// authority or metadata would need more.
 		return nil, fmt.Errorf("grpcloop: header block of %d bytes: larger than a frame", len(r.lit))
 	}
 	r.body = make([]byte, 5, 5+len(msg))

@@ -182,3 +182,33 @@ func TestResponseKeepsTheMessageForTheCheck(t *testing.T) {
 		}
 	}
 }
+
+// Metadata rides in every form of the block, after gRPC's own fields, and
+// is counted in the table room priming takes.
+func TestRequestMetadata(t *testing.T) {
+	plain, err := NewRequest(ModelInferPath, "h:1", 0, []byte("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRequest(ModelInferPath, "ingress.example.com", 0, []byte("m"), "authorization", "Bearer t0k", "x-api-key", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	dec := hpack.NewDecoder(defaultHeaderTable, func(f hpack.HeaderField) { got[f.Name] = f.Value })
+	for _, block := range [][]byte{r.lit, r.prime, r.indexed} {
+		clear(got)
+		if _, err := dec.Write(block); err != nil {
+			t.Fatal(err)
+		}
+		if got["authorization"] != "Bearer t0k" || got["x-api-key"] != "k" || got[":authority"] != "ingress.example.com" {
+			t.Errorf("decoded %v", got)
+		}
+	}
+	if want := plain.tableSize - len("h:1") + len("ingress.example.com") + len("authorization") + len("Bearer t0k") + 32 + len("x-api-key") + len("k") + 32; r.tableSize != want {
+		t.Errorf("tableSize %d, want %d", r.tableSize, want)
+	}
+	if _, err := NewRequest(ModelInferPath, "h", 0, nil, "odd"); err == nil {
+		t.Error("an odd metadata list was accepted")
+	}
+}

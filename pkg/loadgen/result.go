@@ -113,6 +113,11 @@ type Result struct {
 	GeneratorBound *GeneratorBound `json:"generator_bound,omitempty"`
 	Warnings       []string        `json:"warnings,omitempty"`
 
+	// Headers are the run's request headers as shown, "Name: <redacted>"
+	// for a value given literally and "Name: @env:VAR" for a reference:
+	// never a value. The engine sends none; pkg/runner sets them.
+	Headers []string `json:"headers,omitempty"`
+
 	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
 	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`
 	// Warmup is the warm-up sent before the timed run (engine.warmup_ms),

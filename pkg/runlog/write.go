@@ -109,6 +109,9 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 	if err := atomicfile.Write(dir, ResultFile, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		// A file for people and scripts, not a web page: "<redacted>"
+		// as written, not \u003credacted\u003e.
+		enc.SetEscapeHTML(false)
 		return enc.Encode(res)
 	}); err != nil {
 		return err

@@ -29,15 +29,16 @@ type EndpointReport struct {
 }
 
 // ProbeEndpoint checks the endpoint at url: health, server metadata, and when model is
-// named its metadata, configuration and one timed inference. An error means
-// the endpoint could not be asked at all (bad URL, unreachable, no model);
-// a failed inference is reported in the result.
-func ProbeEndpoint(ctx context.Context, url, model, version string) (*EndpointReport, error) {
+// named its metadata, configuration and one timed inference, every request
+// with headers. An error means the endpoint could not be asked at all (bad
+// URL, unreachable, refused, no model); a failed inference is reported in
+// the result.
+func ProbeEndpoint(ctx context.Context, url, model, version string, headers ...Header) (*EndpointReport, error) {
 	t, err := target.Parse(url)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := connect(ctx, t, 2, true)
+	conn, err := connect(ctx, t, 2, true, sent(headers))
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +53,9 @@ func ProbeEndpoint(ctx context.Context, url, model, version string) (*EndpointRe
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if rep.Live, err = conn.probe.ServerLive(pctx); err != nil {
+			if msg := refused(err, t.Scheme); msg != "" {
+				return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+			}
 			return nil, fmt.Errorf("%w: %s is not reachable as a KServe v2 server: %v", target.ErrTarget, t.URL, err)
 		}
 		if r, ok := conn.probe.(interface {

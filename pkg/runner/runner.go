@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
+	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
 	"github.com/netloadgen/netloadgen/pkg/outcome"
@@ -55,6 +57,39 @@ type Spec struct {
 	DataSeed                         uint64
 	SUTName                          string
 	OutDir                           string // "" writes no files
+	// Headers are added to every request of the run, the probe's too
+	// (HTTP headers, gRPC metadata; Host sets the Host header and
+	// :authority). Their values are secrets, resolved in memory only:
+	// logs and files show Shown.
+	Headers []Header
+}
+
+// Header is a request header of a run: Value is sent, Shown is what
+// logs, result.json and the LoadGen logs show ("<redacted>" for a literal
+// value, the reference it was read from otherwise).
+type Header struct {
+	Name, Value, Shown string
+}
+
+// sent are the headers as the clients take them.
+func sent(hs []Header) []kserve.Header {
+	out := make([]kserve.Header, len(hs))
+	for i, h := range hs {
+		out[i] = kserve.Header{Name: h.Name, Value: h.Value}
+	}
+	return out
+}
+
+// ShownHeaders are hs as shown: "Name: <redacted>" or "Name: @env:VAR".
+func ShownHeaders(hs []Header) []string {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Name + ": " + h.Shown
+	}
+	return out
 }
 
 // Options observe a run.
@@ -114,7 +149,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if conns <= 0 {
 		conns = poolSize(spec.Settings)
 	}
-	conn, err := connect(ctx, t, conns, !spec.JSON)
+	conn, err := connect(ctx, t, conns, !spec.JSON, sent(spec.Headers))
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +226,13 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o.Started(run)
 	}
 	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop(), "scenario", run.Trace().Settings.Scenario.String(),
-		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses())
+		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
+		"headers", ShownHeaders(spec.Headers))
 	res, err := run.Execute(ctx)
 	if err != nil {
 		return nil, err
 	}
+	res.Headers = ShownHeaders(spec.Headers)
 	out := &Outcome{Result: res, Probe: pr}
 	if run.LogsResponses() {
 		out.Accuracy, out.Layout = run.AccuracyLog(), ss.sut.Layout()
@@ -206,7 +243,11 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 				return out, fmt.Errorf("writing the run's files: %w", err)
 			}
 		}
-		if err := runlog.Write(spec.OutDir, run, res, runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}); err != nil {
+		o := runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}
+		if len(res.Headers) > 0 {
+			o.Extra = append(o.Extra, mlperflog.Field{Key: "headers", Value: strings.Join(res.Headers, "; ")})
+		}
+		if err := runlog.Write(spec.OutDir, run, res, o); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/netloadgen/netloadgen/internal/suggest"
 	"github.com/netloadgen/netloadgen/pkg/target"
 
@@ -41,17 +43,19 @@ type connection struct {
 	grpc  *grpcclient.Client // the gRPC client; nil for HTTP
 }
 
-func connect(ctx context.Context, t target.Target, conns int, binary bool) (*connection, error) {
+// connect builds the client of t's transport, which sends headers on every
+// request (the probe's included).
+func connect(ctx context.Context, t target.Target, conns int, binary bool, headers []kserve.Header) (*connection, error) {
 	switch t.Scheme {
 	case "http":
-		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary))
+		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary), httpclient.Headers(headers))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
 		return &connection{probe: c, sut: sut.HTTP(c), http: c}, nil
 	case "grpc":
 		n := min(max(conns/16, 1), 8)
-		c, err := grpcclient.New(t.Host, grpcclient.WithConns(n))
+		c, err := grpcclient.New(t.Host, grpcclient.WithConns(n), grpcclient.WithHeaders(headers))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
@@ -100,6 +104,9 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	nc.Close()
 	live, err := c.ServerLive(ctx)
 	if err != nil {
+		if msg := refused(err, t.Scheme); msg != "" {
+			return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+		}
 		if hint := otherProtocolHint(ctx, t.Scheme, t.Host); hint != "" {
 			// The client's error would quote the other protocol's bytes.
 			return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %s", target.ErrTarget, t.URL, protocolName(t.Scheme), hint)
@@ -111,9 +118,15 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	}
 	p := &Probe{}
 	if p.Server, err = c.ServerMetadata(ctx); err != nil {
+		if msg := refused(err, t.Scheme); msg != "" {
+			return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+		}
 		return nil, fmt.Errorf("%w: %s server metadata: %v", target.ErrTarget, t.URL, err)
 	}
 	if p.Model, err = c.ModelMetadata(ctx, model, version); err != nil {
+		if msg := refused(err, t.Scheme); msg != "" && !errors.Is(err, kserve.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+		}
 		if errors.Is(err, kserve.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s has no model %q%s", target.ErrTarget, t.URL, model, modelHint(ctx, c, p.Server, model))
 		}
@@ -154,6 +167,46 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 		p.MaxBatch = unknownMaxBatch
 	}
 	return p, nil
+}
+
+// refused says what a user can do about an answer that refused the
+// request rather than failed it: credentials refused (401, 403,
+// UNAUTHENTICATED, PERMISSION_DENIED), or no route (an ingress that routes
+// by Host answers 404 for a host it does not know, which grpc-go reports as
+// UNIMPLEMENTED). "" for any other error.
+func refused(err error, scheme string) string {
+	var ke *kserve.Error
+	if !errors.As(err, &ke) {
+		return ""
+	}
+	how := "gRPC " + codeName(ke.Code)
+	if ke.HTTPStatus != 0 {
+		how = fmt.Sprintf("HTTP %d", ke.HTTPStatus)
+	}
+	detail := ""
+	if ke.Message != "" {
+		detail = " (" + ke.Message + ")"
+	}
+	switch {
+	case ke.Code == codes.Unauthenticated || ke.Code == codes.PermissionDenied:
+		return fmt.Sprintf("the endpoint refused the credentials: %s%s: give them with --header 'Authorization: Bearer ...' (or the API key header it wants), or check the ones given", how, detail)
+	case ke.HTTPStatus == 404 || (scheme == "grpc" && ke.Code == codes.Unimplemented):
+		return fmt.Sprintf("no route: check the Host header (%s%s: an ingress routes by Host, set with --header 'Host: NAME'; or the target's path prefix)", how, detail)
+	}
+	return ""
+}
+
+// codeName is a gRPC code as the protocol spells it (UNAUTHENTICATED).
+func codeName(c codes.Code) string {
+	name := c.String() // "Unauthenticated", "PermissionDenied"
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
 }
 
 func protocolName(scheme string) string {

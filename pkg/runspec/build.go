@@ -15,6 +15,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/search"
+	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -32,6 +33,13 @@ type Env struct {
 	// AnyData takes a data path as given: `loadgend run` reads the user's
 	// own files, where the daemon must not let a caller name any.
 	AnyData bool
+	// Secrets are where the spec's header references are read from: the
+	// CLI's whole environment and any file; the daemon's are
+	// LOADGEND_SECRET_ENV and LOADGEND_SECRETS_DIR (Admit and Decode).
+	Secrets secret.Sources
+	// NoSecretFiles refuses @file: references (the daemon without
+	// LOADGEND_SECRETS_DIR; Secrets.FilesDir "" would allow any path).
+	NoSecretFiles bool
 	// MLPerfConfName and UserConfName name the conf texts in their parse
 	// errors (the files the CLI read them from); "": the field names.
 	MLPerfConfName, UserConfName string
@@ -82,7 +90,8 @@ func Decode(r io.Reader, lim api.Limits) (api.RunSpec, error) {
 }
 
 func admitChecked(s api.RunSpec, lim api.Limits, outDir string) (Run, error) {
-	r, src, err := build(s, Env{OutDir: outDir, DataRoot: lim.DataRoot})
+	secrets, noFiles := daemonSecrets(lim)
+	r, src, err := build(s, Env{OutDir: outDir, DataRoot: lim.DataRoot, Secrets: secrets, NoSecretFiles: noFiles})
 	if err != nil {
 		return Run{}, err
 	}
@@ -113,6 +122,10 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		return Run{}, nil, err
 	}
 	if err := checkClients(s); err != nil {
+		return Run{}, nil, err
+	}
+	headers, err := resolveHeaders(s.Headers, env)
+	if err != nil {
 		return Run{}, nil, err
 	}
 	total, perf := s.TotalSamples, s.PerformanceSamples
@@ -147,6 +160,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		DataSeed:           s.DataSeed,
 		SUTName:            s.SUTName,
 		OutDir:             env.OutDir,
+		Headers:            headers,
 	}}
 	if sp := s.Search; sp != nil {
 		r.Search = &runner.Search{

@@ -17,14 +17,20 @@ import (
 // that polls it (a run on the system clock) ever sees its answers.
 type GRPCLoop struct {
 	polled[*grpcloop.Request]
-	loop *grpcloop.Loop
-	addr string // the :authority of every call
+	loop      *grpcloop.Loop
+	authority string   // the :authority of every call
+	md        []string // metadata of every call, name/value pairs
 }
 
 // GRPCLoopOptions configure the connections of a GRPCLoop.
 type GRPCLoopOptions struct {
 	Addr  string // host:port
 	Conns int    // HTTP/2 connections (default 4)
+	// Authority is every call's :authority ("": Addr), a Host header's
+	// name; Metadata are further metadata, name/value pairs with
+	// lowercased names (grpcclient.Client's Authority and Metadata).
+	Authority string
+	Metadata  []string
 	// Slack is the timer slack of the sleeps until a due time (0: the
 	// thread's own; grpcloop.Config.Slack).
 	Slack time.Duration
@@ -42,7 +48,10 @@ func NewGRPCLoop(lib qsl.Library, o Options, lo GRPCLoopOptions) (*GRPCLoop, err
 	if err != nil {
 		return nil, err
 	}
-	l := &GRPCLoop{addr: lo.Addr}
+	l := &GRPCLoop{authority: lo.Authority, md: lo.Metadata}
+	if l.authority == "" {
+		l.authority = lo.Addr
+	}
 	l.polled = newPolled(shape, l.encode)
 	cfg := grpcloop.Config{Addr: lo.Addr, Conns: lo.Conns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone}
 	if o.Expect != nil {
@@ -72,7 +81,7 @@ func (l *GRPCLoop) encode(samples []int) (*grpcloop.Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sut: encode samples %v: %w", samples, err)
 	}
-	r, err := grpcloop.NewRequest(grpcloop.ModelInferPath, l.addr, l.o.Timeout, msg)
+	r, err := grpcloop.NewRequest(grpcloop.ModelInferPath, l.authority, l.o.Timeout, msg, l.md...)
 	if err != nil {
 		return nil, fmt.Errorf("sut: encode samples %v: %w", samples, err)
 	}

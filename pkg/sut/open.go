@@ -57,8 +57,10 @@ func CheckClients(httpClient, grpcClient string) error {
 // Config is what Open builds a run's SUT from.
 type Config struct {
 	// HTTP or GRPC, exactly one, is the run's client, already connected
-	// (it probed the target): the pool and grpc-go send with it, and the
-	// HTTP loop encodes its requests with it (base URL, binary setting).
+	// (it probed the target): the pool and grpc-go send with it, the HTTP
+	// loop encodes its requests with it (base URL, binary setting, Host
+	// and added headers), and the gRPC loop takes its :authority and
+	// metadata.
 	// Open does not close it.
 	HTTP *httpclient.Client
 	GRPC *grpcclient.Client
@@ -153,7 +155,8 @@ func (a *Adapter) openLoop(cfg Config) error {
 		}
 	}
 	if cfg.GRPC != nil && !capture && cfg.GRPCClient != GRPCClientGRPC {
-		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: cfg.GRPC.Conns(), Slack: cfg.Slack})
+		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: cfg.GRPC.Conns(), Slack: cfg.Slack,
+			Authority: cfg.GRPC.Authority(), Metadata: cfg.GRPC.Metadata()})
 		switch {
 		case errors.Is(err, grpcloop.ErrUnsupported) && cfg.GRPCClient == "":
 			a.gloop = nil // grpc-go serves where the loop cannot run

@@ -20,6 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
 
+	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/kserve/server"
@@ -43,6 +44,14 @@ type Config struct {
 	// (413 over it) and a gRPC message (ResourceExhausted); 0:
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int
+	// RequireHeaders must be on every request (HTTP headers, gRPC
+	// metadata), metadata endpoints included: 401 or UNAUTHENTICATED
+	// otherwise, as an endpoint that wants credentials answers.
+	RequireHeaders []kserve.Header
+	// RequireHost, when set, is the only Host (gRPC :authority) served,
+	// whatever the port: another gets 404 (gRPC UNIMPLEMENTED), as an
+	// ingress that routes by Host answers.
+	RequireHost string
 }
 
 // DefaultMaxRequestBytes is Config.MaxRequestBytes' default (sutproxy's
@@ -110,14 +119,16 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	if maxReq <= 0 {
 		maxReq = DefaultMaxRequestBytes
 	}
+	g := guard{host: cfg.RequireHost, require: cfg.RequireHeaders}
 	p.httpSrv = newHTTPServer(backend, reg, m, maxReq)
+	p.httpSrv.Handler = g.httpGuard(p.httpSrv.Handler)
 	hs, hl := p.httpSrv, p.httpLn
 	go func() { p.done <- hs.Serve(hl) }()
 	if p.grpcLn != nil {
 		rx := rxstamp.NewListener(p.grpcLn)
 		p.grpcLn = rx
-		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, grpc.UnaryInterceptor(arrivalInterceptor(rx)),
-			grpc.MaxRecvMsgSize(maxReq))
+		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(arrivalInterceptor(rx)),
+			grpc.MaxRecvMsgSize(maxReq)}, g.grpcOptions()...)...)
 		gs := p.grpcSrv
 		go func() { p.done <- gs.Serve(rx) }()
 	}

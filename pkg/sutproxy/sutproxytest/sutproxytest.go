@@ -6,6 +6,7 @@ package sutproxytest
 import (
 	"testing"
 
+	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 )
@@ -22,6 +23,22 @@ func Start(t testing.TB, flags ...string) *sutproxy.Proxy {
 		specs = append(specs, s)
 	}
 	return start(t, sutproxy.Config{Models: specs})
+}
+
+// StartFront serves the models behind a front: only host (any port;
+// "": any) and only requests carrying the headers, as a deployed endpoint
+// behind an ingress that routes by Host and wants credentials.
+func StartFront(t testing.TB, host string, require []kserve.Header, flags ...string) *sutproxy.Proxy {
+	t.Helper()
+	var specs []sim.ModelSpec
+	for _, f := range flags {
+		s, err := sim.ParseModelFlag(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	return start(t, sutproxy.Config{Models: specs, RequireHost: host, RequireHeaders: require})
 }
 
 // StartForward starts a forwarding sutproxy in front of the upstreams
