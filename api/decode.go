@@ -144,12 +144,7 @@ func (s RunSpec) CheckFields() error {
 		return fieldErr("issue_slack_ns", "sets the same setting as issue_slack_us; give one of them")
 	}
 	if s.Search != nil {
-		if s.Search.Mode != SearchFindPeak {
-			return fieldErr("search.mode", "%q is not %q", s.Search.Mode, SearchFindPeak)
-		}
-		if s.Search.MaxTrials < 0 {
-			return fieldErr("search.max_trials", "must not be negative, got %d", s.Search.MaxTrials)
-		}
+		return s.Search.checkFields()
 	}
 	return nil
 }

@@ -120,9 +120,15 @@ type RunSettings struct {
 	EarlyVerdict   *bool   `json:"early_verdict,omitempty"`
 }
 
-// SearchFindPeak is the only Search.Mode: the highest Server QPS that is
-// still VALID.
-const SearchFindPeak = "find-peak"
+// Search modes (Search.Mode): SearchFindPeak, the highest Server QPS that
+// still passes; SearchSweep, one trial per rate of Rates, in order.
+const (
+	SearchFindPeak = "find-peak"
+	SearchSweep    = "sweep"
+)
+
+// MaxSweepRates bounds Search.Rates: each rate is a full run.
+const MaxSweepRates = 100
 
 // Search asks for a peak search instead of one run: trial after trial,
 // each a run with its own logs, bisecting the target QPS between the
@@ -148,4 +154,10 @@ type Search struct {
 	EarlyVerdict *bool `json:"early_verdict,omitempty"`
 	// MaxTrials bounds the number of trials; 0: the search's default.
 	MaxTrials int `json:"max_trials,omitempty"`
+	// Rates are a sweep's Server target QPS, one trial each, in order
+	// (mode sweep only; at most MaxSweepRates).
+	Rates []float64 `json:"rates,omitempty"`
+	// StopSaturated ends a sweep after a trial that completed less than
+	// 80% of its rate: the endpoint is saturated (mode sweep only).
+	StopSaturated bool `json:"stop_saturated,omitempty"`
 }

@@ -98,7 +98,7 @@ func signalExit(sig os.Signal) int {
 // runMode carries out the run the flags asked for.
 func runMode(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
 	switch req.mode {
-	case modeFindPeak:
+	case modeFindPeak, modeSweep:
 		return runFindPeak(ctx, req, log, stdout, stderr)
 	case modeAccuracy:
 		return runAccuracy(ctx, req, log, stdout, stderr)
@@ -110,6 +110,7 @@ func runMode(ctx context.Context, req runRequest, log *slog.Logger, stdout, stde
 const (
 	modePerformance = "performance" // one performance run (default)
 	modeFindPeak    = "find-peak"   // a peak search: trial after trial
+	modeSweep       = "sweep"       // a load sweep: one trial per rate
 	modeAccuracy    = "accuracy"    // every sample of the accuracy set once, responses logged
 )
 
@@ -179,9 +180,12 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	}
 	req.mode = f.mode
 	switch req.mode {
-	case modePerformance, modeFindPeak, modeAccuracy:
+	case modePerformance, modeFindPeak, modeSweep, modeAccuracy:
 	default:
-		return req, fmt.Errorf("--mode: %q is not %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeAccuracy)
+		return req, fmt.Errorf("--mode: %q is not %s, %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeSweep, modeAccuracy)
+	}
+	if name := f.sweep.given(); name != "" && req.mode != modeSweep {
+		return req, fmt.Errorf("%s: only with --mode sweep", name)
 	}
 	if req.mode == modeAccuracy && f.out == "" {
 		return req, errors.New("--mode accuracy needs --out: the accuracy log is written there")
@@ -207,6 +211,7 @@ type runFlags struct {
 	totalSamples, perfSamples                 int
 	requestTimeout, issueSlack                time.Duration
 	findPeak                                  *findPeakFlags
+	sweep                                     *sweepFlags
 }
 
 func newRunFlags() *runFlags {
@@ -251,8 +256,9 @@ func newRunFlags() *runFlags {
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
-	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
+	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search), sweep (one trial per rate of --rates or --rate-range) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
+	f.sweep = addSweepFlags(f.specFlags)
 	return f
 }
 
@@ -296,8 +302,15 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 		}
 		*c.text = string(b)
 	}
-	if f.mode == modeFindPeak {
+	switch f.mode {
+	case modeFindPeak:
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
+	case modeSweep:
+		s, err := f.sweep.search(spec.Overrides.EarlyVerdict)
+		if err != nil {
+			return *spec, runspec.Env{}, err
+		}
+		spec.Search = s
 	}
 	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf}, nil
 }
