@@ -213,6 +213,7 @@ func (o RunSettings) checkLimits(lim Limits) error {
 	addU("min_duration_ms", o.MinDurationMs, maxMs, "ms")
 	addU("max_duration_ms", o.MaxDurationMs, maxMs, "ms")
 	addU("drain_timeout_ms", o.DrainTimeoutMs, maxMs, "ms")
+	addU("concurrency", o.Concurrency, float64(lim.MaxInflight), "requests")
 	addU("min_query_count", o.MinQueryCount, float64(lim.MaxQueries), "queries")
 	addU("samples_per_query", o.SamplesPerQuery, float64(lim.MaxInflight), "samples")
 	addU("multi_stream_samples_per_query", o.MultiStreamSamplesPerQuery, float64(lim.MaxInflight), "samples")

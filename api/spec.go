@@ -118,6 +118,11 @@ type RunSettings struct {
 	// Engine knobs (pkg/loadgen.EngineSettings).
 	DrainTimeoutMs *uint64 `json:"drain_timeout_ms,omitempty"`
 	EarlyVerdict   *bool   `json:"early_verdict,omitempty"`
+	// Concurrency makes the run a closed loop of that many outstanding
+	// requests (scenario SingleStream): each completion sends the next at
+	// once, for min_duration_ms. Not an MLPerf scenario: result.json has a
+	// closed_loop block and validity "N/A".
+	Concurrency *uint64 `json:"concurrency,omitempty"`
 }
 
 // Search modes (Search.Mode): SearchFindPeak, the highest Server QPS that

@@ -124,7 +124,9 @@ type runRequest struct {
 	mode   string
 }
 
-// runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error.
+// runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error;
+// a closed loop (--concurrency) exits 0 when every sample it sent was
+// answered, 1 when some failed.
 func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, stdout, stderr io.Writer) int {
 	opts := runner.Options{Logger: log}
 	var progress *progressLine
@@ -152,7 +154,9 @@ func runPerformance(ctx context.Context, spec runner.Spec, log *slog.Logger, std
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
-	if out.Result.Valid {
+	if out.Result.Valid || (out.Result.ClosedLoop != nil && out.Result.SamplesFailed == 0 && out.Result.SamplesCompleted > 0) {
+		// A closed loop has no verdict: it succeeds when every sample
+		// it sent was answered.
 		return exitValid
 	}
 	return exitInvalid
@@ -255,6 +259,7 @@ func newRunFlags() *runFlags {
 	f.duration(&f.issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
+	f.uint(&o.Concurrency, "concurrency", "settings.concurrency", "closed loop: keep N requests outstanding, each completion sending the next, for --min-duration-ms (scenario SingleStream's samples; latency from the send; not an MLPerf scenario: no VALID/INVALID, no LoadGen logs)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search), sweep (one trial per rate of --rates or --rate-range) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
@@ -279,6 +284,11 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 		if f.set["performance-samples"] {
 			spec.PerformanceSamples = f.perfSamples
 		}
+	}
+	if f.set["concurrency"] && !f.set["scenario"] {
+		// A closed loop sends SingleStream's samples; Server, the flag's
+		// default, has a schedule it would not follow.
+		spec.Scenario = "SingleStream"
 	}
 	if f.set["http-client"] {
 		spec.HTTPClient = f.httpClient

@@ -68,6 +68,7 @@ type Run struct {
 	issuedQ, doneQ, doneS, failedS atomic.Int64
 	drainedQ                       atomic.Int64 // queries close failed: never answered
 	lastDone, maxLateness          atomic.Int64
+	maxOutstanding                 int64 // closed loop: the most queries outstanding after an issue
 	protocolErrs, lateCompletions  atomic.Int64
 	active                         atomic.Int64
 	closed                         atomic.Bool
@@ -239,6 +240,8 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		reason = r.issueServer(issueCtx, sutCtx)
 	case r.settings.Scenario == trace.Offline:
 		reason = r.issueOffline(sutCtx)
+	case r.settings.Engine.Concurrency > 0:
+		reason = r.issueConcurrent(issueCtx, sutCtx, w)
 	case r.interval > 0:
 		reason = r.issueTicks(issueCtx, sutCtx, w)
 	default:
