@@ -316,6 +316,11 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	case modeFindPeak:
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
 	case modeSweep:
+		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict"} {
+			if f.set[name] {
+				return *spec, runspec.Env{}, fmt.Errorf("--%s: only with --mode find-peak; a sweep runs one trial per rate", name)
+			}
+		}
 		s, err := f.sweep.search(spec.Overrides.EarlyVerdict)
 		if err != nil {
 			return *spec, runspec.Env{}, err

@@ -71,6 +71,7 @@ func TestSweepFlagErrors(t *testing.T) {
 		{[]string{"--mode", "sweep", "--rate-range", "20:10:5"}, "--rate-range: end 10 is below start 20"},
 		{[]string{"--mode", "sweep", "--rate-range", "1:1000:1"}, "makes 1000 trials; a sweep runs at most 100"},
 		{[]string{"--rates", "10,20"}, "--rates: only with --mode sweep"},
+		{[]string{"--mode", "sweep", "--rates", "10", "--verify-runs", "3"}, "--verify-runs: only with --mode find-peak"},
 		{[]string{"--mode", "sweep", "--rates", "10", "--scenario", "Offline"}, "a sweep varies the Server scenario's rate, not Offline's"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

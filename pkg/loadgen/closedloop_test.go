@@ -3,10 +3,9 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"sync/atomic"
 
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
