@@ -152,12 +152,7 @@ func (s RunSpec) CheckFields() error {
 		return err
 	}
 	if s.Search != nil {
-		if s.Search.Mode != SearchFindPeak {
-			return fieldErr("search.mode", "%q is not %q", s.Search.Mode, SearchFindPeak)
-		}
-		if s.Search.MaxTrials < 0 {
-			return fieldErr("search.max_trials", "must not be negative, got %d", s.Search.MaxTrials)
-		}
+		return s.Search.checkFields()
 	}
 	return nil
 }
@@ -227,6 +222,7 @@ func (o RunSettings) checkLimits(lim Limits) error {
 	addU("max_duration_ms", o.MaxDurationMs, maxMs, "ms")
 	addU("drain_timeout_ms", o.DrainTimeoutMs, maxMs, "ms")
 	addU("warmup_ms", o.WarmupMs, maxMs, "ms")
+	addU("concurrency", o.Concurrency, float64(lim.MaxInflight), "requests")
 	addU("min_query_count", o.MinQueryCount, float64(lim.MaxQueries), "queries")
 	addU("samples_per_query", o.SamplesPerQuery, float64(lim.MaxInflight), "samples")
 	addU("multi_stream_samples_per_query", o.MultiStreamSamplesPerQuery, float64(lim.MaxInflight), "samples")

@@ -201,7 +201,7 @@ func TestOpenAPIEnums(t *testing.T) {
 		{"states", enum("#/components/schemas/State"), states},
 		{"error codes", enum("#/components/schemas/ErrorBody/properties/error/properties/code"), codes},
 		{"run files", files, RunFiles()},
-		{"search modes", enum("#/components/schemas/Search/properties/mode"), []string{SearchFindPeak}},
+		{"search modes", enum("#/components/schemas/Search/properties/mode"), []string{SearchFindPeak, SearchSweep}},
 	} {
 		if !slices.Equal(c.spec, c.code) {
 			t.Errorf("%s: spec %v, code %v", c.what, c.spec, c.code)

@@ -1,6 +1,10 @@
 package api
 
-import "github.com/netloadgen/netloadgen/pkg/trace"
+import (
+	"math"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
 
 // maxVerifyRuns bounds Search.VerifyRuns: each is a full-length run.
 const maxVerifyRuns = 10
@@ -10,7 +14,12 @@ const maxVerifyRuns = 10
 // Limits.AllowSearch.
 func (s Search) check(scenario string, lim Limits) error {
 	if sc, err := trace.ParseScenario(scenario); err == nil && sc != trace.Server {
-		return fieldErr("search.mode", "%s searches the Server scenario's QPS; the scenario is %s", SearchFindPeak, scenario)
+		return fieldErr("search.mode", "%s varies the Server scenario's QPS; the scenario is %s", s.Mode, scenario)
+	}
+	for _, r := range s.Rates {
+		if r > lim.MaxQPS {
+			return fieldErr("search.rates", "%s QPS is over this daemon's limit of %s QPS", Num(r), Num(lim.MaxQPS))
+		}
 	}
 	for _, b := range []struct {
 		field string
@@ -28,6 +37,52 @@ func (s Search) check(scenario string, lim Limits) error {
 	}
 	if s.VerifyRuns < 0 || s.VerifyRuns > maxVerifyRuns {
 		return fieldErr("search.verify_runs", "must be in [0, %d], got %d", maxVerifyRuns, s.VerifyRuns)
+	}
+	return nil
+}
+
+// checkFields checks what a search block says on its own: its mode, and
+// that a sweep has its rates and a peak search none.
+func (s Search) checkFields() error {
+	if s.MaxTrials < 0 {
+		return fieldErr("search.max_trials", "must not be negative, got %d", s.MaxTrials)
+	}
+	switch s.Mode {
+	case SearchFindPeak:
+		if len(s.Rates) > 0 {
+			return fieldErr("search.rates", "are a sweep's (mode %q); %s finds its own targets", SearchSweep, SearchFindPeak)
+		}
+		if s.StopSaturated {
+			return fieldErr("search.stop_saturated", "is a sweep's (mode %q)", SearchSweep)
+		}
+		return nil
+	case SearchSweep:
+		return s.checkSweep()
+	}
+	return fieldErr("search.mode", "%q is not %q or %q", s.Mode, SearchFindPeak, SearchSweep)
+}
+
+// checkSweep checks a sweep's rates, and that no peak search knob is set.
+func (s Search) checkSweep() error {
+	if len(s.Rates) == 0 {
+		return fieldErr("search.rates", "a sweep needs its rates (target QPS), e.g. [1000, 2000, 4000]")
+	}
+	if len(s.Rates) > MaxSweepRates {
+		return fieldErr("search.rates", "%d rates; a sweep runs at most %d trials", len(s.Rates), MaxSweepRates)
+	}
+	for _, r := range s.Rates {
+		if !(r > 0) || math.IsInf(r, 0) {
+			return fieldErr("search.rates", "each rate must be a positive number of queries/s, got %v", r)
+		}
+	}
+	for _, k := range []struct {
+		field string
+		set   bool
+	}{{"lower_qps", s.LowerQPS != 0}, {"upper_qps", s.UpperQPS != 0}, {"precision", s.Precision != 0},
+		{"verify_runs", s.VerifyRuns != 0}, {"delta", s.Delta != 0}, {"max_trials", s.MaxTrials != 0}} {
+		if k.set {
+			return fieldErr("search."+k.field, "is for mode %q; a sweep runs one trial per rate", SearchFindPeak)
+		}
 	}
 	return nil
 }

@@ -135,11 +135,22 @@ type RunSettings struct {
 	// WarmupMs sends the scenario's load for this long before the timed
 	// run and discards it (0: none); result.json's warmup counts it.
 	WarmupMs *uint64 `json:"warmup_ms,omitempty"`
+	// Concurrency makes the run a closed loop of that many outstanding
+	// requests (scenario SingleStream): each completion sends the next at
+	// once, for min_duration_ms. Not an MLPerf scenario: result.json has a
+	// closed_loop block and validity "N/A".
+	Concurrency *uint64 `json:"concurrency,omitempty"`
 }
 
-// SearchFindPeak is the only Search.Mode: the highest Server QPS that is
-// still VALID.
-const SearchFindPeak = "find-peak"
+// Search modes (Search.Mode): SearchFindPeak, the highest Server QPS that
+// still passes; SearchSweep, one trial per rate of Rates, in order.
+const (
+	SearchFindPeak = "find-peak"
+	SearchSweep    = "sweep"
+)
+
+// MaxSweepRates bounds Search.Rates: each rate is a full run.
+const MaxSweepRates = 100
 
 // Search asks for a peak search instead of one run: trial after trial,
 // each a run with its own logs, bisecting the target QPS between the
@@ -165,4 +176,10 @@ type Search struct {
 	EarlyVerdict *bool `json:"early_verdict,omitempty"`
 	// MaxTrials bounds the number of trials; 0: the search's default.
 	MaxTrials int `json:"max_trials,omitempty"`
+	// Rates are a sweep's Server target QPS, one trial each, in order
+	// (mode sweep only; at most MaxSweepRates).
+	Rates []float64 `json:"rates,omitempty"`
+	// StopSaturated ends a sweep after a trial that completed less than
+	// 80% of its rate: the endpoint is saturated (mode sweep only).
+	StopSaturated bool `json:"stop_saturated,omitempty"`
 }

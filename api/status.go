@@ -156,6 +156,18 @@ type Trial struct {
 	LatencyBoundMs float64 `json:"latency_bound_ms,omitempty"`
 	// Criteria are the trial's run criterion by criterion.
 	Criteria *TrialCriteria `json:"criteria,omitempty"`
+	// LatencyMs are the trial's sample latencies at p50, p90 and p99 (-1:
+	// a failed sample), OverBoundSamples its samples over the bound: a
+	// sweep's latency-vs-load figures.
+	LatencyMs        *TrialLatency `json:"latency_ms,omitempty"`
+	OverBoundSamples int64         `json:"over_bound_samples"`
+}
+
+// TrialLatency are a trial's sample latencies in ms.
+type TrialLatency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
 }
 
 // TrialCriteria are a trial's run judged criterion by criterion (the run is
@@ -170,6 +182,8 @@ type TrialCriteria struct {
 
 // SearchStatus is a peak search's answer, or its state while it runs.
 type SearchStatus struct {
+	// Mode is the search's: "find-peak" or "sweep" (which finds no peak).
+	Mode      string `json:"mode,omitempty"`
 	Algorithm string `json:"algorithm"`
 	// Unit of the targets: "queries/s" or "samples/query".
 	Unit string `json:"unit"`

@@ -15,7 +15,8 @@ import (
 )
 
 // decodeStrict reads one JSON object from r into v (a pointer to a struct
-// of strings, bools, numbers, pointers to them and nested structs), refusing
+// of strings, bools, numbers, pointers to them, slices of them and nested
+// structs), refusing
 // what encoding/json lets through: unknown or repeated keys, keys in another
 // case, a fraction or an out-of-range number for an integer, and anything
 // after the object. Every error is a *FieldError naming the JSON path.
@@ -159,12 +160,41 @@ func (d *strictDecoder) value(tok json.Token, v reflect.Value, path string) erro
 			return intErr(path, n, err)
 		}
 		v.SetInt(i)
+	case reflect.Slice:
+		if delim, ok := tok.(json.Delim); !ok || delim != '[' {
+			return wrongType(path, "an array", tok)
+		}
+		return d.array(v, path)
 	default:
 		// A type this decoder does not know is a bug in this package, not
 		// in the request; say so rather than panic.
 		return fieldErr(path, "cannot decode into %s", v.Type())
 	}
 	return nil
+}
+
+// array decodes the elements of an array whose '[' has been read; an
+// element's error names the array's path.
+func (d *strictDecoder) array(v reflect.Value, path string) error {
+	out := reflect.MakeSlice(v.Type(), 0, 0)
+	for {
+		tok, err := d.token(path)
+		if err != nil {
+			return err
+		}
+		if delim, ok := tok.(json.Delim); ok && delim == ']' {
+			v.Set(out)
+			return nil
+		}
+		if tok == nil {
+			return fieldErr(path, "null is not an element")
+		}
+		e := reflect.New(v.Type().Elem()).Elem()
+		if err := d.value(tok, e, path); err != nil {
+			return err
+		}
+		out = reflect.Append(out, e)
+	}
 }
 
 func intErr(path string, n json.Number, err error) error {

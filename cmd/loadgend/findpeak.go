@@ -14,10 +14,13 @@ import (
 
 // Exit statuses of --mode find-peak (a contract for scripts): 0 a peak
 // was found (and, under v0.5, all its verifying runs passed), 1 the search
-// ended without one, 2 an error kept the search from finishing.
+// ended without one, 2 an error kept the search from finishing. A sweep
+// (--mode sweep) exits 0 once its trials ran (whatever their verdicts: it
+// measures, it does not judge), 2 on an error.
 const (
 	exitPeakFound = 0
 	exitNoPeak    = 1
+	exitSweepDone = 0
 )
 
 // findPeakFlags are the flags of --mode find-peak: the spec's search block.
@@ -52,18 +55,22 @@ func (p *findPeakFlags) search(early *bool) *api.Search {
 	return &s
 }
 
-// runFindPeak runs a peak search: each trial a full run with its logs in
-// --out/trial-NNN, the search's record in --out/search.json and the table
-// on stdout.
+// runFindPeak runs a peak search or a sweep: each trial a full run with
+// its logs in --out/trial-NNN, the record in --out/search.json and the
+// table on stdout.
 func runFindPeak(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
 	res, err := runner.FindPeak(ctx, req.spec, *req.search, runner.SearchOptions{
 		Options: runner.Options{Logger: log},
 		Starting: func(r search.TrialRequest, lo, hi float64, unit string) {
+			if req.mode == modeSweep {
+				fmt.Fprintf(stderr, "trial %d of %d: %g %s\n", r.Index, len(req.search.Rates), r.Target, unit)
+				return
+			}
 			fmt.Fprintf(stderr, "trial %d (%s): %g %s, bracket [%g, %g)\n", r.Index, r.Phase, r.Target, unit, lo, hi)
 		},
 	})
 	if errors.Is(err, search.ErrConfig) && res == nil {
-		fmt.Fprintf(stderr, "loadgend run: --mode find-peak: %v\n", err)
+		fmt.Fprintf(stderr, "loadgend run: --mode %s: %v\n", req.mode, err)
 		return exitError
 	}
 	if res != nil {
@@ -74,8 +81,11 @@ func runFindPeak(ctx context.Context, req runRequest, log *slog.Logger, stdout, 
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("interrupted")
 		}
-		fmt.Fprintf(stderr, "loadgend run: find-peak: %v\n", err)
+		fmt.Fprintf(stderr, "loadgend run: %s: %v\n", req.mode, err)
 		return exitError
+	}
+	if req.mode == modeSweep {
+		return exitSweepDone
 	}
 	if res.Found {
 		return exitPeakFound

@@ -117,7 +117,7 @@ func signalExit(sig os.Signal) int {
 // runMode carries out the run the flags asked for.
 func runMode(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
 	switch req.mode {
-	case modeFindPeak:
+	case modeFindPeak, modeSweep:
 		return runFindPeak(ctx, req, log, stdout, stderr)
 	case modeAccuracy:
 		return runAccuracy(ctx, req, log, stdout, stderr)
@@ -129,6 +129,7 @@ func runMode(ctx context.Context, req runRequest, log *slog.Logger, stdout, stde
 const (
 	modePerformance = "performance" // one performance run (default)
 	modeFindPeak    = "find-peak"   // a peak search: trial after trial
+	modeSweep       = "sweep"       // a load sweep: one trial per rate
 	modeAccuracy    = "accuracy"    // every sample of the accuracy set once, responses logged
 )
 
@@ -192,7 +193,9 @@ func pathSafe(s string) string {
 	return string(b)
 }
 
-// runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error.
+// runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error;
+// a closed loop (--concurrency) exits 0 when every sample it sent was
+// answered, 1 when some failed.
 func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
 	spec := req.spec
 	opts := runner.Options{Logger: log}
@@ -229,7 +232,9 @@ func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdou
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
-	if out.Result.Valid {
+	if out.Result.Valid || (out.Result.ClosedLoop != nil && out.Result.SamplesFailed == 0 && out.Result.SamplesCompleted > 0) {
+		// A closed loop has no verdict: it succeeds when every sample
+		// it sent was answered.
 		return exitValid
 	}
 	return exitInvalid
@@ -269,9 +274,12 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 		return req, fmt.Errorf("--latency prints one run's spectrum: use it with --mode %s (each trial's directory has %s)", modePerformance, runlog.SpectrumFile)
 	}
 	switch req.mode {
-	case modePerformance, modeFindPeak, modeAccuracy:
+	case modePerformance, modeFindPeak, modeSweep, modeAccuracy:
 	default:
-		return req, fmt.Errorf("--mode: %q is not %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeAccuracy)
+		return req, fmt.Errorf("--mode: %q is not %s, %s, %s or %s", req.mode, modePerformance, modeFindPeak, modeSweep, modeAccuracy)
+	}
+	if name := f.sweep.given(); name != "" && req.mode != modeSweep {
+		return req, fmt.Errorf("%s: only with --mode sweep", name)
 	}
 	spec, env, err := f.runSpec()
 	if err != nil {
@@ -300,6 +308,7 @@ type runFlags struct {
 	requestTimeout, issueSlack                time.Duration
 	headers                                   headerFlags
 	findPeak                                  *findPeakFlags
+	sweep                                     *sweepFlags
 }
 
 func newRunFlags() *runFlags {
@@ -348,9 +357,11 @@ func newRunFlags() *runFlags {
 	fs.BoolVar(&f.noEarlyVerdict, "no-early-verdict", false, "run LoadGen's full length even once the verdict INVALID can no longer change")
 	fs.Var(&f.headers, "header", "'Name: value' added to every request, the probe's too (repeatable): HTTP headers and gRPC metadata; Host sets the Host header and gRPC :authority; a value @env:VAR is read from the environment, @file:PATH from a file (one trailing newline trimmed), and shown as that reference; a literal value is shown as <redacted>")
 	f.flagOf["headers"] = "header"
+	f.uint(&o.Concurrency, "concurrency", "settings.concurrency", "closed loop: keep N requests outstanding, each completion sending the next, for --min-duration-ms (scenario SingleStream's samples; latency from the send; not an MLPerf scenario: no VALID/INVALID, no LoadGen logs)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
-	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
+	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search), sweep (one trial per rate of --rates or --rate-range) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
+	f.sweep = addSweepFlags(f.specFlags)
 	return f
 }
 
@@ -377,6 +388,11 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 			return *spec, runspec.Env{}, errors.New("--early-verdict and --no-early-verdict: give one of them")
 		}
 		spec.Overrides.EarlyVerdict = new(false)
+	}
+	if f.set["concurrency"] && !f.set["scenario"] {
+		// A closed loop sends SingleStream's samples; Server, the flag's
+		// default, has a schedule it would not follow.
+		spec.Scenario = "SingleStream"
 	}
 	if f.set["http-client"] {
 		spec.HTTPClient = f.httpClient
@@ -405,8 +421,20 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 		}
 		*c.text = string(b)
 	}
-	if f.mode == modeFindPeak {
+	switch f.mode {
+	case modeFindPeak:
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
+	case modeSweep:
+		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict"} {
+			if f.set[name] {
+				return *spec, runspec.Env{}, fmt.Errorf("--%s: only with --mode find-peak; a sweep runs one trial per rate", name)
+			}
+		}
+		s, err := f.sweep.search(spec.Overrides.EarlyVerdict)
+		if err != nil {
+			return *spec, runspec.Env{}, err
+		}
+		spec.Search = s
 	}
 	// The user's own environment and files: any variable, any path.
 	secrets := secret.Sources{Env: os.LookupEnv}

@@ -69,6 +69,14 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		`{"target": "http://h:1", "model": "m", "ruleset": "v0.5", "scenario": "Server", "settings": {"target_qps": 50},
 		  "search": {"mode": "find-peak", "lower_qps": 20, "upper_qps": 100, "precision": 10, "delta": 0.05, "verify_runs": 2,
 		    "max_trials": 30, "early_verdict": false}}`,
+	}, {
+		"a sweep over a rate range",
+		[]string{"--mode", "sweep", "--target", "http://h:1", "--model", "m", "--rate-range", "100:300:100", "--sweep-stop-saturated"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "search": {"mode": "sweep", "rates": [100, 200, 300], "stop_saturated": true}}`,
+	}, {
+		"a closed loop",
+		[]string{"--target", "http://h:1", "--model", "m", "--concurrency", "8", "--min-duration-ms", "500"},
+		`{"target": "http://h:1", "model": "m", "scenario": "SingleStream", "settings": {"concurrency": 8, "min_duration_ms": 500}}`,
 	}}
 	t.Setenv("NETLOADGEN_TEST_FLAGKEY", "k")
 	for _, c := range cases {

@@ -67,6 +67,10 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 			TailLatencyMs: t.TailLatencyMs, Percentile: t.Percentile, Verdict: t.Verdict, DurationS: t.DurationS,
 			Phase: string(t.Phase), Pass: t.Pass, LatencyBoundMs: t.LatencyBoundMs,
 		}
+		if l := t.Latency; l != nil {
+			tr.LatencyMs = &api.TrialLatency{P50: l.P50, P90: l.P90, P99: l.P99}
+		}
+		tr.OverBoundSamples = t.OverBound
 		if c := t.Criteria; c != nil {
 			tr.Criteria = &api.TrialCriteria{LatencyMet: c.LatencyMet, EarlyStoppingMet: c.EarlyStoppingMet,
 				MinDurationMet: c.MinDurationMet, MinQueriesMet: c.MinQueriesMet, NoFailedSamples: c.NoFailedSamples}
@@ -74,7 +78,7 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 		out = append(out, tr)
 	}
 	st := &api.SearchStatus{
-		Algorithm: res.Algorithm, Unit: res.Unit, JudgedBy: res.JudgedBy, Criterion: res.Criterion,
+		Mode: res.Mode, Algorithm: res.Algorithm, Unit: res.Unit, JudgedBy: res.JudgedBy, Criterion: res.Criterion,
 		Ended: !res.Ended.IsZero(), EndReason: res.EndReason, Found: res.Found, Lower: res.Lower, Upper: res.Upper,
 	}
 	if t, ok := res.PeakRecord(); ok {

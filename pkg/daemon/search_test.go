@@ -35,7 +35,7 @@ func TestSearchStatusAndFiles(t *testing.T) {
 	if st.State != api.StateDone || s == nil {
 		t.Fatalf("status %+v", st)
 	}
-	want := api.SearchStatus{Algorithm: search.AlgoFindPeak, Unit: "queries/s", JudgedBy: "latency_constraint",
+	want := api.SearchStatus{Mode: search.ModeFindPeak, Algorithm: search.AlgoFindPeak, Unit: "queries/s", JudgedBy: "latency_constraint",
 		Criterion: "the latency constraint (p99 ≤ 100 ms) with no failed samples", Ended: true, EndReason: s.EndReason,
 		Found: true, Peak: 100, Reported: s.Reported, Trial: 2, TrialRunID: id + "/trial-002",
 		PeakRunValidity: "INVALID", PeakRunNotMet: []string{"early stopping"}, Lower: 100}
@@ -95,6 +95,64 @@ func TestSearchStatusAndFiles(t *testing.T) {
 		"/trials/1/files/run.json", "/trials/1/files/..%2Frun.json", "/trials/-1/files/result.json"} {
 		if code, b := do(t, "GET", base+"/v1/runs/"+id+p, ""); code != 404 {
 			t.Errorf("%s: %d %.200s, want 404", p, code, b)
+		}
+	}
+}
+
+// A sweep through the API: a search block with mode sweep and its rates
+// runs one trial per rate, in order; the status lists them with their
+// latency percentiles, and search.json and each trial's files are served.
+func TestSweepThroughTheAPI(t *testing.T) {
+	sut := startSUT(t)
+	_, base := startDaemon(t, nil)
+	body := fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server",`+
+		`"settings":{"min_duration_ms":200,"min_query_count":1,"target_latency_ms":100},`+
+		`"search":{"mode":"sweep","rates":[40,20,60]}}`, "http://"+sut.HTTPAddr())
+	code, b := do(t, "POST", base+"/v1/runs", body)
+	var created api.RunCreated
+	if code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
+		t.Fatalf("POST /v1/runs = %d %s", code, b)
+	}
+	id := created.ID
+	st := waitState(t, base, id)
+	if st.State != api.StateDone || st.Search == nil || st.Search.Mode != search.ModeSweep || st.Search.Found || len(st.Trials) != 3 {
+		t.Fatalf("status %+v search %+v", st, st.Search)
+	}
+	for i, tr := range st.Trials {
+		if tr.Target != []float64{40, 20, 60}[i] || tr.Phase != "sweep" || tr.LatencyMs == nil || tr.LatencyMs.P99 <= 0 || tr.Achieved <= 0 {
+			t.Errorf("trial %d: %+v", i+1, tr)
+		}
+		if code, b := do(t, "GET", fmt.Sprintf("%s/v1/runs/%s/trials/%d/files/result.json", base, id, tr.Index), ""); code != 200 {
+			t.Errorf("trial %d's result.json: %d %.200s", tr.Index, code, b)
+		}
+	}
+	code, b = do(t, "GET", base+"/v1/runs/"+id+"/files/"+api.SearchFile, "")
+	var rec search.Result
+	if code != 200 || json.Unmarshal(b, &rec) != nil || rec.Mode != search.ModeSweep || len(rec.Trials) != 3 {
+		t.Errorf("%s: %d %.300s", api.SearchFile, code, b)
+	}
+	code, b = do(t, "GET", base+"/v1/runs/"+id+"/files/"+api.SearchSummaryFile, "")
+	if code != 200 || !strings.Contains(string(b), "p99 vs rate") {
+		t.Errorf("%s: %d %s", api.SearchSummaryFile, code, b)
+	}
+}
+
+// A sweep's spec errors name the search block's field.
+func TestSweepSpecErrors(t *testing.T) {
+	_, base := startDaemon(t, nil)
+	for _, tc := range []struct{ search, field string }{
+		{`{"mode":"sweep"}`, "search.rates"},
+		{`{"mode":"sweep","rates":[100,0]}`, "search.rates"},
+		{`{"mode":"sweep","rates":[100],"verify_runs":2}`, "search.verify_runs"},
+		{`{"mode":"find-peak","rates":[100]}`, "search.rates"},
+		{`{"mode":"sweep","rates":[1e12]}`, "search.rates"},
+		{`{"mode":"climb","rates":[100]}`, "search.mode"},
+	} {
+		body := `{"target":"http://127.0.0.1:1","model":"identity","scenario":"Server","search":` + tc.search + `}`
+		code, b := do(t, "POST", base+"/v1/runs", body)
+		var e api.ErrorBody
+		if code != http.StatusBadRequest || json.Unmarshal(b, &e) != nil || e.Error.Field != tc.field {
+			t.Errorf("%s: %d %s, want 400 naming %s", tc.search, code, b, tc.field)
 		}
 	}
 }

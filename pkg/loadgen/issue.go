@@ -56,6 +56,40 @@ func (r *Run) issueClosedLoop(ctx, sutCtx context.Context, w *waiter) StopReason
 	return StopRanOut
 }
 
+// issueConcurrent is the closed loop of engine.concurrency N: N queries
+// go out at the start, and each completion lets the next go at once. There
+// is no schedule, so a query is scheduled when it is sent and its latency
+// counts from the send: unlike the open loop of Server, a slow server slows
+// the load instead of queueing it (perf_analyzer's --concurrency-range).
+// At most N queries are ever outstanding.
+func (r *Run) issueConcurrent(ctx, sutCtx context.Context, w *waiter) StopReason {
+	done := ctx.Done()
+	n := int64(r.settings.Engine.Concurrency)
+	for i := 0; i < r.n; i++ {
+		if int64(i) >= n {
+			// Query i may go once i-n+1 queries are done: n outstanding.
+			if stop := w.wait(ctx, int64(i)-n+1); stop != "" {
+				return stop
+			}
+		}
+		if cancelled(done) {
+			return StopCancelled
+		}
+		now := r.clock.Now()
+		r.issue(sutCtx, i, now, now)
+		if out := r.issuedQ.Load() - r.doneQ.Load(); out > r.maxOutstanding {
+			r.maxOutstanding = out // only the issuer writes it
+		}
+		if r.naturalEnd(i+1, now) {
+			return StopCompleted
+		}
+		if stop := r.limits(i+1, now); stop != "" {
+			return stop
+		}
+	}
+	return StopRanOut
+}
+
 // issueTicks is v0.5 MultiStream: queries are due on ticks start+k·interval
 // (k = 1, 2, …). A query whose tick passes while the previous one is still
 // outstanding goes on the first tick after that query completes; it records

@@ -123,6 +123,25 @@ type Result struct {
 	// Warmup is the warm-up sent before the timed run (engine.warmup_ms),
 	// nil without one. Nothing above counts it.
 	Warmup *Warmup `json:"warmup,omitempty"`
+	// ClosedLoop is set for a closed-loop run (engine.concurrency): not an
+	// MLPerf scenario, so Validity is ValidityNA and Valid false, with no
+	// invalid_reasons or LoadGen advice.
+	ClosedLoop *ClosedLoop `json:"closed_loop,omitempty"`
+}
+
+// ValidityNA is the validity of a run that has no MLPerf verdict: a
+// closed loop.
+const ValidityNA = "N/A"
+
+// ClosedLoop is what a closed-loop run measured beyond the latencies.
+type ClosedLoop struct {
+	// Concurrency is the number of queries kept outstanding;
+	// MaxOutstanding the most the run ever had (never above it).
+	Concurrency    int   `json:"concurrency"`
+	MaxOutstanding int64 `json:"max_outstanding"`
+	// CompletedSamplesPerSec is the throughput: samples answered
+	// successfully per second, up to the last completion.
+	CompletedSamplesPerSec float64 `json:"completed_samples_per_sec"`
 }
 
 // Effective are LoadGen's effective settings (effective_* in the detail log).

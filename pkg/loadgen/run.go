@@ -69,6 +69,7 @@ type Run struct {
 	issuedQ, doneQ, doneS, failedS atomic.Int64
 	drainedQ                       atomic.Int64 // queries close failed: never answered
 	lastDone, maxLateness          atomic.Int64
+	maxOutstanding                 int64 // closed loop: the most queries outstanding after an issue
 	protocolErrs, lateCompletions  atomic.Int64
 	active                         atomic.Int64
 	closed                         atomic.Bool
@@ -282,6 +283,8 @@ func (r *Run) issueScenario(issueCtx, sutCtx context.Context, w *waiter) StopRea
 		return r.issueServer(issueCtx, sutCtx)
 	case r.settings.Scenario == trace.Offline:
 		return r.issueOffline(issueCtx, sutCtx, w)
+	case r.settings.Engine.Concurrency > 0:
+		return r.issueConcurrent(issueCtx, sutCtx, w)
 	case r.interval > 0:
 		return r.issueTicks(issueCtx, sutCtx, w)
 	}

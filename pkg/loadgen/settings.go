@@ -113,7 +113,17 @@ type EngineSettings struct {
 	// before the timed run, and discards it (0: no warm-up; see
 	// Result.Warmup). perf_analyzer's --warmup-request-count.
 	WarmupMs uint64 `json:"warmup_ms,omitempty"`
+	// Concurrency, when positive, replaces the scenario's issuing with a
+	// closed loop of that many outstanding queries (SingleStream's trace:
+	// one sample per query, chosen as SingleStream chooses them): each
+	// completion sends the next query at once. It is not an MLPerf
+	// scenario, and its result has no MLPerf verdict (Result.ClosedLoop).
+	Concurrency int `json:"concurrency,omitempty"`
 }
+
+// MaxConcurrency bounds Engine.Concurrency: outstanding queries are
+// outstanding requests, each holding a connection's slot.
+const MaxConcurrency = 4096
 
 // Engine defaults.
 const (
@@ -281,6 +291,26 @@ func (s Settings) Validate() error {
 	if s.Engine.MaxErrorMessages < 0 {
 		return bad("engine.max_error_messages", "must not be negative, got %d", s.Engine.MaxErrorMessages)
 	}
+	return s.checkConcurrency()
+}
+
+// checkConcurrency: a closed loop issues SingleStream's trace, performance
+// only, N queries at a time.
+func (s Settings) checkConcurrency() error {
+	bad := func(name, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: "+format, append([]any{trace.ErrInvalidSettings, name}, args...)...)
+	}
+	c := s.Engine.Concurrency
+	switch {
+	case c == 0:
+		return nil
+	case c < 0 || c > MaxConcurrency:
+		return bad("engine.concurrency", "must be in [1, %d], got %d", MaxConcurrency, c)
+	case s.Scenario != trace.SingleStream:
+		return bad("engine.concurrency", "a closed loop issues SingleStream's samples; the scenario is %s", s.Scenario)
+	case s.Mode != trace.PerformanceOnly:
+		return bad("engine.concurrency", "a closed loop is a performance run; the mode is %s", s.Mode)
+	}
 	return nil
 }
 
@@ -323,6 +353,11 @@ func (s Settings) TraceSettings() trace.Requested {
 	}
 	if s.Scenario == trace.MultiStream && s.Ruleset == RulesetV05 {
 		t.MultiStreamExpectedLatencyNs = float64(s.MultiStreamInterval())
+	}
+	if s.Engine.Concurrency > 1 {
+		// N queries outstanding complete about N times as many per
+		// second: the trace holds N times SingleStream's queries.
+		t.SingleStreamExpectedLatencyNs /= float64(s.Engine.Concurrency)
 	}
 	return t
 }

@@ -193,7 +193,26 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.NonCompliant = s.compliance(e)
 	res.CompliantLength = len(res.NonCompliant) == 0
 	r.metric(res)
+	if r.settings.Engine.Concurrency > 0 {
+		r.closedLoop(res)
+	}
 	return res
+}
+
+// closedLoop turns a closed-loop run's result into what it is: a
+// throughput and latencies at a concurrency, with no MLPerf verdict. The
+// criteria stay as measured (facts about the run), but none of them makes
+// it VALID or INVALID, and LoadGen's advice does not apply.
+func (r *Run) closedLoop(res *Result) {
+	c := &ClosedLoop{Concurrency: r.settings.Engine.Concurrency, MaxOutstanding: r.maxOutstanding}
+	if ns := res.FinalQueryAllSamplesDoneTimeNs; ns > 0 {
+		c.CompletedSamplesPerSec = float64(res.SamplesCompleted) / (float64(ns) / 1e9)
+	}
+	res.ClosedLoop = c
+	res.Valid, res.Validity = false, ValidityNA
+	res.InvalidReasons, res.Recommendations, res.EarlyStopping = nil, nil, nil
+	res.Metric = Metric{Name: fmt.Sprintf("Completed samples per second (closed loop, %d outstanding)", c.Concurrency),
+		Value: c.CompletedSamplesPerSec, Unit: "samples/s"}
 }
 
 // throughput fills LoadGen's per-scenario rates (results.cc LogSummary):

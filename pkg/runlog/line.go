@@ -17,7 +17,13 @@ func SummaryLine(res *loadgen.Result) string {
 		return "no result"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s): %s", res.Scenario, res.Ruleset, res.Validity)
+	if cl := res.ClosedLoop; cl != nil {
+		// Not an MLPerf scenario: the line must not read as a verdict.
+		fmt.Fprintf(&b, "Closed loop, concurrency %d (not an MLPerf scenario; no VALID/INVALID verdict): %.2f samples/s completed",
+			cl.Concurrency, cl.CompletedSamplesPerSec)
+	} else {
+		fmt.Fprintf(&b, "%s (%s): %s", res.Scenario, res.Ruleset, res.Validity)
+	}
 	if len(res.InvalidReasons) > 0 {
 		// Reasons quote LoadGen's multi-line texts; a terminal line is one paragraph.
 		fmt.Fprintf(&b, " (%s)", strings.Join(strings.Fields(strings.Join(res.InvalidReasons, "; ")), " "))
@@ -25,18 +31,20 @@ func SummaryLine(res *loadgen.Result) string {
 	if note := MinDurationNote(res); note != "" {
 		fmt.Fprintf(&b, " (netloadgen: %s)", note)
 	}
-	b.WriteString(". ")
-	if s := SaturationText(res); s != "" {
-		b.WriteString("Sustained: " + s + ". ")
+	if res.ClosedLoop == nil {
+		b.WriteString(". ")
+		if s := SaturationText(res); s != "" {
+			b.WriteString("Sustained: " + s + ". ")
+		}
+		b.WriteString(rateText(res))
 	}
-	b.WriteString(rateText(res))
 	latency, what := res.SampleLatency, "latency"
 	if res.Scenario == "MultiStream" {
 		latency, what = res.QueryLatency, "query latency"
 	}
 	fmt.Fprintf(&b, "; %s p50 %s, p90 %s, p99 %s", what, msAt(latency, 0.50), msAt(latency, 0.90), msAt(latency, 0.99))
 	fmt.Fprintf(&b, "; %d of %d samples failed%s", res.SamplesFailed, res.SamplesIssued, failureKinds(res.Failures))
-	if res.IssueLateness.Count > 0 {
+	if res.IssueLateness.Count > 0 && res.ClosedLoop == nil { // a closed loop has no schedule to be late for
 		fmt.Fprintf(&b, "; issue lateness p99 %s", msAt(res.IssueLateness, 0.99))
 	}
 	fmt.Fprintf(&b, "; %d queries in %.3f s", res.QueriesIssued, time.Duration(res.DurationNs).Seconds())

@@ -69,7 +69,8 @@ func (o *Options) qslName() string {
 
 // Write writes a finished run's files into dir (created if missing): the
 // LoadGen summary, detail and accuracy logs, result.json, latency.hlog,
-// timeseries.csv, timeseries.json and latency_spectrum.txt.
+// timeseries.csv, timeseries.json and latency_spectrum.txt (a closed
+// loop's, result.json and latency.hlog only: it is no MLPerf run).
 // Each file is written to a temporary file in dir, fsynced and renamed into
 // place, and dir is fsynced at the end, so a crash leaves every file either
 // complete or absent (plus at most a temporary file named ".atomic-tmp-*").
@@ -84,6 +85,9 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 		return fmt.Errorf("%w: nil", ErrInvalidResult)
 	}
 	log := o.logger()
+	if res.ClosedLoop != nil {
+		return writeClosedLoop(dir, run, res, log)
+	}
 	if !strings.Contains(sutName(res, &o), "Network SUT") {
 		log.Warn("sut_name does not contain \"Network SUT\"; the submission checker expects it for a network run",
 			"sut_name", sutName(res, &o))
@@ -147,6 +151,30 @@ func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result) error {
 		return err
 	}
 	return atomicfile.Write(dir, SpectrumFile, func(w io.Writer) error { return WriteSpectrum(w, run.Samples().Latencies()) })
+}
+
+// writeClosedLoop writes a closed-loop run's files: result.json and
+// latency.hlog, and no LoadGen logs. A closed loop is not an MLPerf
+// scenario; an mlperf_log_summary.txt would read as a SingleStream result
+// that it is not, and a submission checker would take it for one.
+func writeClosedLoop(dir string, run *loadgen.Run, res *loadgen.Result, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create run dir: %w", err)
+	}
+	if err := atomicfile.Write(dir, ResultFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}); err != nil {
+		return err
+	}
+	if run != nil {
+		if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
+			return err
+		}
+	}
+	log.Debug("closed-loop run files written (no LoadGen logs)", "dir", dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // writeAccuracy places mlperf_log_accuracy.json: a copy of src, the one

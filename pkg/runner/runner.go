@@ -325,6 +325,11 @@ const preopen = 32
 // poolSize sizes the connection pool from the load by Little's law, with
 // room for a tail four times the bound: outstanding = rate × latency.
 func poolSize(s loadgen.Settings) int {
+	if n := s.Engine.Concurrency; n > 0 {
+		// A closed loop of n holds exactly n requests outstanding: one
+		// connection each, so none waits for a connection.
+		return n
+	}
 	switch s.Scenario {
 	case trace.Server:
 		bound := float64(s.ServerTargetLatencyNs) / 1e9

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/search"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // Search makes a run a peak search over its Spec: the planner's options and
@@ -17,6 +19,12 @@ type Search struct {
 	EarlyVerdict bool
 	// MaxTrials bounds the trials; 0: search.DefaultMaxTrials.
 	MaxTrials int
+	// Rates, when set, make the search a load sweep (search.ModeSweep):
+	// one Server trial per rate, in order, Options unused.
+	Rates []float64
+	// StopSaturated ends a sweep after a trial that completed less than
+	// search.SaturatedShare of its rate.
+	StopSaturated bool
 }
 
 // SearchOptions observe a search.
@@ -39,8 +47,16 @@ type SearchOptions struct {
 // base.OutDir's search.json. A search that cannot be planned returns an
 // error wrapping search.ErrConfig before anything is connected or written;
 // otherwise the Result is returned even with an error, as search.Run.
+//
+// With s.Rates it is a load sweep instead: the same trials, records and
+// logs, one per rate (search.ModeSweep).
 func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*search.Result, error) {
 	planner, algo, unit, err := search.Plan(base.Settings, s.Options)
+	mode := search.ModeFindPeak
+	if s.Rates != nil {
+		mode = search.ModeSweep
+		planner, algo, unit, err = planSweep(base.Settings, s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -53,10 +69,20 @@ func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*searc
 		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: o.Logger,
 		Trials:  &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict},
 		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
-		Finished: o.Finished,
+		Finished: o.Finished, Mode: mode,
 	}
 	if o.Starting != nil {
 		c.Starting = func(req search.TrialRequest, lower, upper float64) { o.Starting(req, lower, upper, unit) }
 	}
 	return search.Run(ctx, c)
+}
+
+// planSweep is a sweep's planner: Server only, since a rate is Server's
+// target QPS.
+func planSweep(ls loadgen.Settings, s Search) (search.Planner, string, string, error) {
+	if ls.Scenario != trace.Server {
+		return nil, "", "", fmt.Errorf("%w: a sweep varies the Server scenario's rate, not %s's", search.ErrConfig, ls.Scenario)
+	}
+	p, err := search.NewSweep(s.Rates, s.StopSaturated)
+	return p, search.AlgoSweep, search.UnitQPS, err
 }

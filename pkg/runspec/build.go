@@ -169,6 +169,12 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 			EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
 			MaxTrials:    sp.MaxTrials,
 		}
+		if sp.Mode == api.SearchSweep {
+			// A sweep measures every rate: a trial cut short by its verdict
+			// measures less, so it runs to its end unless asked.
+			r.Search.EarlyVerdict = sp.EarlyVerdict != nil && *sp.EarlyVerdict
+			r.Search.Rates, r.Search.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
+		}
 	}
 	return r, src, nil
 }

@@ -57,6 +57,10 @@ func TestDecodeRefuses(t *testing.T) {
 		{"qps beyond float64", settings(`{"target_qps": 1e400}`), "settings.target_qps", "out of range"},
 		{"absurd LoadGen-named qps", settings(`{"server_target_qps": 6000}`), "settings.server_target_qps", "limit of 5000"},
 		{"qps as array", settings(`{"target_qps": [[[[1]]]]}`), "settings.target_qps", "got an array"},
+		{"sweep rates as string", spec(map[string]string{"search": `{"mode": "sweep", "rates": "100,200"}`}), "search.rates", "expected an array"},
+		{"sweep rate as string", spec(map[string]string{"search": `{"mode": "sweep", "rates": [100, "200"]}`}), "search.rates", "expected a number"},
+		{"sweep rate null", spec(map[string]string{"search": `{"mode": "sweep", "rates": [100, null]}`}), "search.rates", "null is not an element"},
+		{"sweep rates unclosed", spec(map[string]string{"search": `{"mode": "sweep", "rates": [100`}), "search.rates", "malformed JSON"},
 		{"unknown scenario", spec(map[string]string{"scenario": `"Serverr"`}), "scenario", `"Serverr" is not SingleStream`},
 		{"scenario as number", spec(map[string]string{"scenario": `2`}), "scenario", "expected a string, got the number 2"},
 		{"missing model", spec(map[string]string{"model": ""}), "model", "required"},
@@ -270,5 +274,18 @@ func TestTraceSizeLimits(t *testing.T) {
 	_, err = Build(huge, Env{})
 	if !errors.As(err, &fe) || fe.Field != "settings.min_duration_ms" || !strings.Contains(fe.Message, "over the engine's limit of 268435456 samples") {
 		t.Errorf("Build: %v", err)
+	}
+}
+
+// A sweep's rates are held to the daemon's QPS limit, each of them.
+func TestDecodeSweepRateOverLimit(t *testing.T) {
+	lim := api.Limits{MaxQPS: 5000, AllowSearch: true}
+	_, err := Decode(strings.NewReader(spec(map[string]string{"search": `{"mode": "sweep", "rates": [100, 6000]}`})), lim)
+	fe, ok := errors.AsType[*api.FieldError](err)
+	if !ok || fe.Field != "search.rates" || !strings.Contains(fe.Message, "limit of 5000") {
+		t.Fatalf("Decode = %v, want search.rates over the limit of 5000", err)
+	}
+	if _, err := Decode(strings.NewReader(spec(map[string]string{"search": `{"mode": "sweep", "rates": [100, 200]}`})), lim); err != nil {
+		t.Fatalf("a sweep within the limit: %v", err)
 	}
 }

@@ -261,6 +261,13 @@ func overrides(o api.RunSettings, ls *loadgen.Settings) []override {
 		{"drain_timeout_ms", []string{"engine.drain_timeout_ms"}, copyTo(o.DrainTimeoutMs, &e.DrainTimeoutMs)},
 		{"early_verdict", []string{"engine.early_verdict"}, copyTo(o.EarlyVerdict, &e.EarlyVerdict)},
 		{"warmup_ms", []string{"engine.warmup_ms"}, copyTo(o.WarmupMs, &e.WarmupMs)},
+		{"concurrency", []string{"engine.concurrency"}, ifSet(o.Concurrency, func(n uint64) error {
+			if n == 0 || n > loadgen.MaxConcurrency {
+				return fmt.Errorf("must be in [1, %d], got %d", loadgen.MaxConcurrency, n)
+			}
+			e.Concurrency = int(n)
+			return nil
+		})},
 	}
 }
 

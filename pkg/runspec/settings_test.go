@@ -188,8 +188,17 @@ func TestRunnerSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSearch := runner.Search{Options: search.Options{Start: 5, Upper: 50, Precision: 2, Delta: 0.05, VerifyRuns: 3}, EarlyVerdict: true, MaxTrials: 7}
-	if r.Search == nil || *r.Search != wantSearch {
+	if r.Search == nil || !reflect.DeepEqual(*r.Search, wantSearch) {
 		t.Errorf("search %+v, want %+v (early verdicts on unless asked off)", r.Search, wantSearch)
+	}
+	spec.Search = &api.Search{Mode: api.SearchSweep, Rates: []float64{100, 200, 400}, StopSaturated: true}
+	r, err = Build(spec, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSearch = runner.Search{Rates: []float64{100, 200, 400}, StopSaturated: true}
+	if r.Search == nil || !reflect.DeepEqual(*r.Search, wantSearch) {
+		t.Errorf("sweep %+v, want %+v (early verdicts off unless asked on)", r.Search, wantSearch)
 	}
 }
 

@@ -47,8 +47,12 @@ func writeRecord(dir string, res *Result) error {
 }
 
 // Summary is the search as text: how trials are judged, the trials as a
-// table with each criterion apart, then the answer.
+// table with each criterion apart, then the answer. A sweep's is its
+// latency-vs-load table and plot (sweepSummary).
 func Summary(res *Result) string {
+	if res.Mode == ModeSweep {
+		return sweepSummary(res)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Peak search: %s %s (%s)\n", res.Ruleset, res.Scenario, res.Algorithm)
 	if res.JudgedBy != "" {

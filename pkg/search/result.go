@@ -7,6 +7,9 @@ import (
 
 // Result is a search's record (search.json).
 type Result struct {
+	// Mode is ModeFindPeak or ModeSweep (absent from records written
+	// before sweeps: a peak search).
+	Mode      string `json:"mode,omitempty"`
 	Ruleset   string `json:"ruleset"`
 	Scenario  string `json:"scenario"`
 	Algorithm string `json:"algorithm"`
@@ -63,6 +66,19 @@ type Trial struct {
 	// Criteria are the trial's run criterion by criterion (absent from
 	// records written before they were kept).
 	Criteria *Criteria `json:"criteria,omitempty"`
+	// Latency is the trial's sample latency at p50, p90 and p99, and
+	// OverBound its samples over the latency bound (Server), for a sweep's
+	// latency-vs-load table (absent from older records).
+	Latency   *Percentiles `json:"latency_ms,omitempty"`
+	OverBound int64        `json:"over_bound_samples"`
+}
+
+// Percentiles are a trial's sample latencies in ms; FailedPercentile (-1)
+// where the percentile lands on a failed sample.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
 }
 
 // PeakRecord is the peak trial's record; false when there is no peak.

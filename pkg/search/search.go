@@ -20,6 +20,8 @@ const DefaultMaxTrials = 100
 type Config struct {
 	Planner Planner
 	Trials  TrialRunner
+	// Mode labels the record: ModeFindPeak (""), or ModeSweep.
+	Mode string
 	// Ruleset, Scenario, Algorithm and Unit label the record.
 	Ruleset, Scenario, Algorithm, Unit string
 	// Dir holds search.json, the summary and one subdirectory per trial;
@@ -60,7 +62,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if maxTrials <= 0 {
 		maxTrials = DefaultMaxTrials
 	}
-	res := &Result{Ruleset: c.Ruleset, Scenario: c.Scenario, Algorithm: c.Algorithm, Unit: c.Unit,
+	mode := c.Mode
+	if mode == "" {
+		mode = ModeFindPeak
+	}
+	res := &Result{Mode: mode, Ruleset: c.Ruleset, Scenario: c.Scenario, Algorithm: c.Algorithm, Unit: c.Unit,
 		JudgedBy: JudgedBy(c.Ruleset), Started: time.Now(), Trials: []Trial{}}
 	res.Criterion = criterionText(res)
 	var runErr error
@@ -95,6 +101,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			break
 		}
 		c.Planner.Record(tr.Pass)
+		if a, ok := c.Planner.(achievedRecorder); ok {
+			a.RecordAchieved(req.Target, tr.Achieved)
+		}
 		t := trialRecord(req, tr)
 		if c.Dir != "" {
 			t.Dir = TrialDir(req.Index)
@@ -139,7 +148,7 @@ func trialRecord(req TrialRequest, tr TrialResult) Trial {
 		Index: req.Index, Phase: req.Phase, Target: req.Target, Pass: tr.Pass, Verdict: tr.Verdict,
 		Achieved: tr.Achieved, Metric: tr.Metric, TailLatencyMs: float64(tr.TailLatency) / 1e6,
 		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
-		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria,
+		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria, Latency: tr.Latency, OverBound: tr.OverBound,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/stats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -40,6 +41,10 @@ type TrialResult struct {
 	// LatencyBound is the latency constraint's bound at Percentile (Server;
 	// 0 where the constraint is another, v0.5 MultiStream's intervals).
 	LatencyBound time.Duration
+	// Latency are the sample latencies at p50, p90, p99 (nil: not known);
+	// OverBound the samples over the bound.
+	Latency   *Percentiles
+	OverBound int64
 }
 
 // Criteria are a trial's run judged criterion by criterion, as result.json
@@ -119,8 +124,29 @@ func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
 			tr.TailLatency = at
 		}
 	}
+	tr.Latency, tr.OverBound = percentilesOf(r.SampleLatency), r.OverLatencyCount
 	if ev := r.EarlyVerdict; ev != nil && ev.Stopped {
 		tr.EarlyVerdict = ev.Reason
 	}
 	return tr
+}
+
+// FailedPercentile stands for a percentile that lands on a failed sample.
+const FailedPercentile = -1
+
+// percentilesOf is p50, p90 and p99 of s in ms; nil when any is missing
+// (no sample completed).
+func percentilesOf(s loadgen.LatencyStats) *Percentiles {
+	var v [3]float64
+	for i, p := range []float64{0.50, 0.90, 0.99} {
+		at, ok := s.At(p)
+		if !ok {
+			return nil
+		}
+		v[i] = float64(at) / 1e6
+		if at == stats.FailedLatency {
+			v[i] = FailedPercentile
+		}
+	}
+	return &Percentiles{P50: v[0], P90: v[1], P99: v[2]}
 }

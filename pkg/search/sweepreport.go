@@ -1,0 +1,126 @@
+package search
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// sweepSummary is a sweep as text: the latency-vs-load table, then p99
+// against the rate as a bar plot, then how the sweep ended.
+func sweepSummary(res *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Load sweep: %s %s, %d rates\n", res.Ruleset, res.Scenario, len(res.Trials))
+	if bt := boundText(res); bt != "" {
+		fmt.Fprintf(&b, "Verdict: each trial's own validity as a run; the bound is %s.\n", bt)
+	}
+	fmt.Fprintln(&b)
+	writeSweepTable(&b, res)
+	fmt.Fprintln(&b)
+	writeSweepPlot(&b, res, plotWidth)
+	fmt.Fprintln(&b)
+	fmt.Fprintf(&b, "Ended: %s\n", res.EndReason)
+	fmt.Fprintf(&b, "Trials: %d; total time %.1f s\n", len(res.Trials), res.DurationS)
+	return b.String()
+}
+
+// writeSweepTable writes one row per trial: the rate asked, the rate
+// completed, the latency percentiles in readable units, the samples over
+// the bound and the run's verdict.
+func writeSweepTable(w io.Writer, res *Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "trial\trate asked/s\tcompleted/s\tp50\tp90\tp99\tover bound\tverdict\tduration s\t\n")
+	for _, t := range res.Trials {
+		p50, p90, p99 := "-", "-", "-"
+		if l := t.Latency; l != nil {
+			p50, p90, p99 = fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99)
+		}
+		verdict := t.Verdict
+		if t.EarlyVerdict != "" {
+			verdict += " (stopped early)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%s\t%s\t%s\t%d\t%s\t%.1f\t\n", t.Index, fmtNum(t.Target), t.Achieved, p50, p90, p99,
+			t.OverBound, verdict, t.DurationS)
+	}
+	tw.Flush()
+}
+
+// plotWidth is the longest bar of the p99 plot, in characters.
+const plotWidth = 40
+
+// writeSweepPlot draws p99 against the rate, one bar per trial, scaled to
+// the largest p99; a "|" in a bar's row marks the latency bound when it
+// falls within the plot.
+func writeSweepPlot(w io.Writer, res *Result, width int) {
+	top, bound := 0.0, 0.0
+	for _, t := range res.Trials {
+		if t.Latency != nil {
+			top = max(top, t.Latency.P99)
+		}
+		bound = max(bound, t.LatencyBoundMs)
+	}
+	if top <= 0 {
+		fmt.Fprintln(w, "p99 vs rate: no latencies to plot")
+		return
+	}
+	head := "p99 vs rate (█ p99"
+	if bound > 0 && bound <= top {
+		head += fmt.Sprintf(", | the bound %s", fmtMs(bound))
+	}
+	fmt.Fprintln(w, head+")")
+	label := 0
+	for _, t := range res.Trials {
+		label = max(label, len(fmtNum(t.Target)))
+	}
+	for _, t := range res.Trials {
+		fmt.Fprintf(w, "%*s/s %s\n", label, fmtNum(t.Target), plotRow(t, top, bound, width))
+	}
+}
+
+// plotRow is one trial's bar and its value.
+func plotRow(t Trial, top, bound float64, width int) string {
+	if t.Latency == nil {
+		return "│ -"
+	}
+	v := t.Latency.P99
+	if v == FailedPercentile {
+		return "│ failed"
+	}
+	n := int(v/top*float64(width) + 0.5)
+	row := []rune(strings.Repeat("█", n) + strings.Repeat(" ", width-n))
+	if bound > 0 && bound <= top {
+		if at := int(bound/top*float64(width) + 0.5); at >= 0 && at < width && at >= n {
+			row[at] = '|'
+		}
+	}
+	return "│" + strings.TrimRight(string(row), " ") + " " + fmtMs(v)
+}
+
+// fmtMs is a latency in ms in a readable unit, to three significant
+// digits: µs below 1 ms, s from 1 s.
+func fmtMs(ms float64) string {
+	switch {
+	case ms == FailedPercentile:
+		return "failed"
+	case ms < 1:
+		return sig3(ms*1000) + " µs"
+	case ms < 1000:
+		return sig3(ms) + " ms"
+	}
+	return sig3(ms/1000) + " s"
+}
+
+// sig3 is v to three significant digits, zeros kept (1.50, 12.5, 250).
+func sig3(v float64) string {
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// FmtRate is a rate as the sweep's table and plot print it.
+func FmtRate(v float64) string { return fmtNum(v) }
