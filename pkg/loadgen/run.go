@@ -343,8 +343,11 @@ func (r *Run) close() int64 {
 		}
 	}
 	if unanswered > 0 {
-		r.noteFailure(ErrUnanswered, unanswered)
-		r.noteError(fmt.Sprintf("%d samples got no response before the drain timeout", unanswered))
+		// Counted apart from FailedBySecond: Timeline puts them in the
+		// last second.
+		r.noteFailure(ErrUnanswered, unanswered, -1, func() string {
+			return fmt.Sprintf("%d samples got no response before the drain timeout", unanswered)
+		})
 	}
 	return unanswered
 }
@@ -355,9 +358,12 @@ func (r *Run) claim(seq int) bool {
 	return r.claims[seq/32].Or(bit)&bit == 0
 }
 
-// noteFailure counts n failed samples by err's kind. The classifier walks
-// err's chain: only failures pay it, outside the lock.
-func (r *Run) noteFailure(err error, n int64) {
+// noteFailure records n samples failed by err: by kind (the classifier
+// walks err's chain, outside the lock: only failures pay it), by the second
+// of off (the completion's offset; negative: not counted by second), and
+// msg's text among the first engine.max_error_messages. One lock for all
+// three.
+func (r *Run) noteFailure(err error, n, off int64, msg func() string) {
 	classify := r.classify
 	if classify == nil {
 		classify = defaultClassifier
@@ -365,6 +371,12 @@ func (r *Run) noteFailure(err error, n int64) {
 	o, s := classify(err)
 	r.errMu.Lock()
 	r.failures.add(failureKey{o, s}, err, n)
+	if off >= 0 {
+		r.countFailedAt(off, n)
+	}
+	if len(r.errs) < r.settings.Engine.MaxErrorMessages {
+		r.errs = append(r.errs, msg())
+	}
 	r.errMu.Unlock()
 }
 
@@ -445,10 +457,10 @@ func (r *Run) complete(c Completion) {
 	}
 	if c.Err != nil {
 		r.failedS.Add(n)
-		r.countFailedAt(off, n)
 		r.queryFail[q].Store(true)
-		r.noteFailure(c.Err, n)
-		r.noteError(fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err))
+		r.noteFailure(c.Err, n, max(off, 0), func() string {
+			return fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err)
+		})
 	}
 	r.doneS.Add(n)
 	atomicMax(&r.queryDone[q], off)

@@ -39,14 +39,12 @@ func (r *Run) Timeline() Timeline {
 	}
 }
 
-// countFailedAt notes n samples failed by a completion at off ns. It runs
-// on the failure path only, which already takes errMu to note the error.
+// countFailedAt notes n samples failed by a completion at off ns. The
+// caller holds errMu (noteFailure).
 func (r *Run) countFailedAt(off, n int64) {
-	s := int(max(off, 0) / int64(FailureSecond))
-	r.errMu.Lock()
+	s := int(off / int64(FailureSecond))
 	for len(r.failedBySec) <= s {
 		r.failedBySec = append(r.failedBySec, 0)
 	}
 	r.failedBySec[s] += n
-	r.errMu.Unlock()
 }
