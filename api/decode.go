@@ -126,6 +126,11 @@ func (s RunSpec) CheckFields() error {
 	if err := checkName("model_version", s.ModelVersion, false); err != nil {
 		return err
 	}
+	if t, err := target.Parse(s.Target); err == nil {
+		if err := s.TLS.check(t.TLS()); err != nil {
+			return err
+		}
+	}
 	if s.Scenario == "" {
 		return fieldErr("scenario", "is required: SingleStream, MultiStream, Server or Offline")
 	}

@@ -31,6 +31,10 @@ type Limits struct {
 	// DataRoot is the directory a spec's data may name files under
 	// (LOADGEND_DATA_ROOT); empty refuses data.
 	DataRoot string
+	// SecretsDir is the directory a spec's @file: references (tls.client_cert,
+	// tls.client_key) name files under (LOADGEND_SECRETS_DIR); empty
+	// refuses them.
+	SecretsDir string
 	// AllowSearch accepts a "search" block; off until the peak search
 	// exists, so a spec with one is refused at submission, not at run time.
 	AllowSearch bool

@@ -204,6 +204,7 @@ type runFlags struct {
 	*specFlags
 	out, logLevel, mode, mlperfConf, userConf string
 	httpClient, grpcClient                    string
+	tls                                       tlsFlags
 	totalSamples, perfSamples                 int
 	requestTimeout, issueSlack                time.Duration
 	findPeak                                  *findPeakFlags
@@ -212,7 +213,7 @@ type runFlags struct {
 func newRunFlags() *runFlags {
 	f := &runFlags{specFlags: newSpecFlags()}
 	fs, spec, o := f.fs, &f.spec, &f.spec.Overrides
-	f.str(&spec.Target, "target", "target", "", "the endpoint: http://host:port or grpc://host:port (required)")
+	f.str(&spec.Target, "target", "target", "", "the endpoint: http[s]://host[:port][/prefix] or grpc[s]://host[:port] (required; port 80 or 443 when left out)")
 	f.str(&spec.Model, "model", "model", "", "model name (required)")
 	f.str(&spec.ModelVersion, "model-version", "model_version", "", "model version (default: the server's)")
 	f.str(&spec.Scenario, "scenario", "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
@@ -250,6 +251,7 @@ func newRunFlags() *runFlags {
 	f.duration(&f.issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")
 	f.uint(&o.DrainTimeoutMs, "drain-timeout-ms", "settings.drain_timeout_ms", "wait for outstanding responses after issuing ends (default: the engine's)")
 	f.boolean(&o.EarlyVerdict, "early-verdict", "settings.early_verdict", "stop as soon as the verdict is certain to be INVALID")
+	f.tls.add(f.specFlags)
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
@@ -283,6 +285,9 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	if err := setDurations(spec, f.requestTimeout, f.issueSlack); err != nil {
 		return *spec, runspec.Env{}, err
 	}
+	if err := f.tls.fill(spec); err != nil {
+		return *spec, runspec.Env{}, err
+	}
 	for _, c := range []struct {
 		flag, path string
 		text       *string
@@ -299,7 +304,7 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	if f.mode == modeFindPeak {
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
 	}
-	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf}, nil
+	return *spec, runspec.Env{OutDir: f.out, AnyData: true, AnySecretFile: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf}, nil
 }
 
 // setDurations writes the duration flags into the spec's fields, in the

@@ -7,6 +7,7 @@ package httpclient
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,7 @@ type config struct {
 	idleTimeout    time.Duration
 	binary         bool
 	maxBody        int
+	tls            *tls.Config
 }
 
 // MaxConns caps the open connections (default 64); callers beyond it wait.
@@ -59,6 +61,11 @@ func IdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeou
 // Infer and PrepareInfer.
 func Binary(on bool) Option { return func(c *config) { c.binary = on } }
 
+// TLS is the configuration of an https:// base URL's connections (nil:
+// the system's roots, the URL's host as the server name). Its ServerName,
+// when empty, is the URL's host.
+func TLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
+
 // MaxResponseBytes caps a response body (default 1 GiB).
 func MaxResponseBytes(n int) Option { return func(c *config) { c.maxBody = n } }
 
@@ -72,7 +79,8 @@ type Client struct {
 	retries atomic.Uint64
 }
 
-// New returns a client for baseURL, http://host[:port][/prefix].
+// New returns a client for baseURL, http[s]://host[:port][/prefix] (port 80
+// or 443 when left out).
 func New(baseURL string, opts ...Option) (*Client, error) {
 	cfg := config{maxConns: 64, dialTimeout: 5 * time.Second, binary: true, maxBody: 1 << 30}
 	for _, o := range opts {
@@ -85,16 +93,27 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("kserve: base URL %q: %w", baseURL, err)
-	case u.Scheme != "http":
-		return nil, fmt.Errorf("kserve: base URL %q: scheme must be http, not %q", baseURL, u.Scheme)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("kserve: base URL %q: scheme must be http or https, not %q", baseURL, u.Scheme)
 	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("kserve: base URL %q has no host", baseURL)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		return nil, fmt.Errorf("kserve: base URL %q: no query, fragment or user info allowed", baseURL)
 	}
 	addr := u.Host
+	var tlsCfg *tls.Config
+	if u.Scheme == "https" {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.tls != nil {
+			tlsCfg = cfg.tls.Clone()
+		}
+		if tlsCfg.ServerName == "" {
+			tlsCfg.ServerName = u.Hostname()
+		}
+		tlsCfg.NextProtos = []string{"http/1.1"}
+	}
 	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "80")
+		addr = net.JoinHostPort(u.Hostname(), map[bool]string{false: "80", true: "443"}[tlsCfg != nil])
 	} else if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
 		return nil, fmt.Errorf("kserve: base URL %q: bad port %q", baseURL, u.Port())
 	}
@@ -102,7 +121,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		cfg:    cfg,
 		host:   u.Host,
 		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
-		pool:   newConnPool(addr, cfg.maxConns, cfg.dialTimeout, cfg.idleTimeout),
+		pool:   newConnPool(addr, cfg.maxConns, cfg.dialTimeout, cfg.idleTimeout, tlsCfg),
 	}
 	c.resps.New = func() any { return new(fasthttp.Response) }
 	return c, nil

@@ -22,6 +22,10 @@ type Config struct {
 	// DataRoot is the directory run specs may name sample files under;
 	// empty refuses sample files (the API can be reached from the network).
 	DataRoot string `envconfig:"DATA_ROOT" desc:"the directory run specs may name sample files under (empty: no sample files)"`
+	// SecretsDir is the directory run specs' @file: references (the TLS
+	// client certificate and key) may name files under; empty refuses them.
+	// Its files are read at run start into memory only.
+	SecretsDir string `envconfig:"SECRETS_DIR" desc:"the directory run specs' @file: references (tls.client_cert, tls.client_key) may name files under (empty: refused)"`
 	// APIToken, when set, is required as a bearer token on /v1/*.
 	APIToken string `envconfig:"API_TOKEN" desc:"required as a bearer token on /v1/* when set"`
 	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a

@@ -93,6 +93,7 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Service, error) {
 			MaxInflight: cfg.MaxInflight,
 			MaxConns:    cfg.MaxInflight,
 			DataRoot:    cfg.DataRoot,
+			SecretsDir:  cfg.SecretsDir,
 			AllowSearch: true,
 			// Above the engine's own bound (trace.MaxSamples), that one
 			// refuses: runspec.Build checks it.

@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -41,17 +42,23 @@ type connection struct {
 	grpc  *grpcclient.Client // the gRPC client; nil for HTTP
 }
 
-func connect(ctx context.Context, t target.Target, conns int, binary bool) (*connection, error) {
+// connect makes the client of t's transport; tlsCfg (nil for a plain-text
+// target) is the run's TLS configuration.
+func connect(ctx context.Context, t target.Target, conns int, binary bool, tlsCfg *tls.Config) (*connection, error) {
 	switch t.Scheme {
-	case "http":
-		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary))
+	case "http", "https":
+		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary), httpclient.TLS(tlsCfg))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
 		return &connection{probe: c, sut: sut.HTTP(c), http: c}, nil
-	case "grpc":
+	case "grpc", "grpcs":
 		n := min(max(conns/16, 1), 8)
-		c, err := grpcclient.New(t.Host, grpcclient.WithConns(n))
+		opts := []grpcclient.Option{grpcclient.WithConns(n)}
+		if tlsCfg != nil {
+			opts = append(opts, grpcclient.WithTLS(tlsCfg))
+		}
+		c, err := grpcclient.New(t.Host, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
@@ -86,7 +93,9 @@ func (p *Probe) Expect(model string) *kserve.Expect {
 	return kserve.NewExpect(model, p.Model.Outputs, p.Batched)
 }
 
-func probe(ctx context.Context, c probeClient, t target.Target, model, version string) (*Probe, error) {
+// probe asks the endpoint about itself and the model; tlsCfg is the run's
+// TLS configuration (nil for a plain-text target).
+func probe(ctx context.Context, c probeClient, t target.Target, model, version string, tlsCfg *tls.Config) (*Probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	// A connection of our own first tells a dead port from a live one that
@@ -97,9 +106,21 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not reachable: %v", target.ErrTarget, t.URL, err)
 	}
+	if t.TLS() {
+		err = checkHandshake(ctx, nc, t, tlsCfg)
+	}
 	nc.Close()
+	if err != nil {
+		return nil, err
+	}
 	live, err := c.ServerLive(ctx)
 	if err != nil {
+		if terr := tlsFailure(t, err, tlsCfg != nil && len(tlsCfg.Certificates) > 0); terr != nil {
+			return nil, terr
+		}
+		if hint := tlsHint(ctx, t); hint != "" {
+			return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %s", ErrTLS, t.URL, protocolName(t.Scheme), hint)
+		}
 		if hint := otherProtocolHint(ctx, t.Scheme, t.Host); hint != "" {
 			// The client's error would quote the other protocol's bytes.
 			return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %s", target.ErrTarget, t.URL, protocolName(t.Scheme), hint)
@@ -157,7 +178,7 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 }
 
 func protocolName(scheme string) string {
-	if scheme == "grpc" {
+	if scheme == "grpc" || scheme == "grpcs" {
 		return "gRPC"
 	}
 	return "HTTP"

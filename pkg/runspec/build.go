@@ -32,6 +32,13 @@ type Env struct {
 	// AnyData takes a data path as given: `loadgend run` reads the user's
 	// own files, where the daemon must not let a caller name any.
 	AnyData bool
+	// SecretsDir is the directory a spec's @file: references (the TLS
+	// client certificate and key) may name files under (the daemon's
+	// LOADGEND_SECRETS_DIR); "" refuses them unless AnySecretFile.
+	SecretsDir string
+	// AnySecretFile reads a reference's file wherever it is: `loadgend
+	// run`'s --tls-cert and --tls-key name the user's own files.
+	AnySecretFile bool
 	// MLPerfConfName and UserConfName name the conf texts in their parse
 	// errors (the files the CLI read them from); "": the field names.
 	MLPerfConfName, UserConfName string
@@ -82,7 +89,7 @@ func Decode(r io.Reader, lim api.Limits) (api.RunSpec, error) {
 }
 
 func admitChecked(s api.RunSpec, lim api.Limits, outDir string) (Run, error) {
-	r, src, err := build(s, Env{OutDir: outDir, DataRoot: lim.DataRoot})
+	r, src, err := build(s, Env{OutDir: outDir, DataRoot: lim.DataRoot, SecretsDir: lim.SecretsDir})
 	if err != nil {
 		return Run{}, err
 	}
@@ -115,6 +122,10 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err := checkClients(s); err != nil {
 		return Run{}, nil, err
 	}
+	tlsCfg, err := buildTLS(s, env)
+	if err != nil {
+		return Run{}, nil, err
+	}
 	total, perf := s.TotalSamples, s.PerformanceSamples
 	if total == 0 {
 		total = DefaultSamples
@@ -138,6 +149,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		MaxInflight:        s.MaxInflight,
 		Conns:              s.Conns,
 		JSON:               s.JSON,
+		TLS:                tlsCfg,
 		HTTPClient:         s.HTTPClient,
 		GRPCClient:         s.GRPCClient,
 		RequestTimeout:     time.Duration(s.RequestTimeoutMs) * time.Millisecond,
