@@ -110,6 +110,10 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		if tlsCfg.ServerName == "" {
 			tlsCfg.ServerName = u.Hostname()
 		}
+		// No resumption offered, so no session tickets: a TLS 1.3 server
+		// sends them unasked, and an idle pooled connection holding them
+		// would look written to (the idle probe) and be given up.
+		tlsCfg.ClientSessionCache = nil
 		tlsCfg.NextProtos = []string{"http/1.1"}
 	}
 	if u.Port() == "" {
