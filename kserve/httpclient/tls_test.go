@@ -109,3 +109,19 @@ func TestTLSIdleProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultPorts: a base URL without a port dials the scheme's: 80 for
+// http://, 443 for https://; the Host header stays as written.
+func TestDefaultPorts(t *testing.T) {
+	for _, c := range []struct{ url, addr, host string }{
+		{"http://h", "h:80", "h"}, {"https://h/p", "h:443", "h"}, {"https://h:8443", "h:8443", "h:8443"}, {"https://[::1]", "[::1]:443", "[::1]"},
+	} {
+		cl, err := New(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl.pool.addr != c.addr || (cl.pool.tls != nil) != strings.HasPrefix(c.url, "https") || cl.host != c.host {
+			t.Errorf("%s: dials %s (tls %v), Host %s; want %s, Host %s", c.url, cl.pool.addr, cl.pool.tls != nil, cl.host, c.addr, c.host)
+		}
+	}
+}
