@@ -13,7 +13,7 @@ import (
 
 // tlsListener is a loopback TLS listener with a certificate for localhost
 // signed by a fresh CA, and the client configuration that trusts it.
-func tlsListener(t *testing.T) (net.Listener, *tls.Config) {
+func tlsListener(t testing.TB) (net.Listener, *tls.Config) {
 	t.Helper()
 	ca := testcert.NewCA(t, "test-ca")
 	srv := ca.Server(t, "server", "localhost")
