@@ -37,8 +37,8 @@ func tlsConfig(t target.Target, cfg *tls.Config) (*tls.Config, error) {
 // target, with the run's configuration, so that a failure is named in
 // words a user can act on before the clients' own errors, which read like
 // network failures (grpc-go's only as text), are met. When the server
-// asks for a client certificate and the run has none, it also sends the
-// protocol's first bytes and reads the answer: under TLS 1.3 a server that
+// asks for a client certificate, it also sends the protocol's first bytes
+// and reads the answer: under TLS 1.3 a server that
 // requires a certificate, or refuses the one given, says so only after the
 // client has finished its side of the handshake.
 func checkHandshake(ctx context.Context, nc net.Conn, t target.Target, cfg *tls.Config) error {
