@@ -134,6 +134,11 @@ func (s RunSpec) CheckFields() error {
 	if err := checkName("model_version", s.ModelVersion, false); err != nil {
 		return err
 	}
+	if t, err := target.Parse(s.Target); err == nil {
+		if err := s.TLS.check(t.TLS()); err != nil {
+			return err
+		}
+	}
 	if err := checkName("sut_name", s.SUTName, false); err != nil {
 		return err
 	}

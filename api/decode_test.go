@@ -13,7 +13,8 @@ func TestDecodeProbeRequest(t *testing.T) {
 		{`{"target": "http://h:1", "model": "m", "model_version": "1"}`, ""},
 		{`{"target": "grpc://h:1"}`, ""},
 		{`{"model": "m"}`, "target"},
-		{`{"target": "http://h"}`, "target"},
+		{`{"target": "http://h"}`, ""}, // port 80
+		{`{"target": "ftp://h:1"}`, "target"},
 		{`{"target": "http://h:1", "scenario": "Server"}`, "scenario"},
 	}
 	for _, c := range cases {

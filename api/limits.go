@@ -35,7 +35,8 @@ type Limits struct {
 	// may read (LOADGEND_SECRET_ENV); none when empty.
 	SecretEnv []string
 	// SecretsDir is the directory a spec's @file: references may read
-	// under (LOADGEND_SECRETS_DIR); empty refuses them.
+	// under (LOADGEND_SECRETS_DIR): header values and tls.client_cert,
+	// tls.client_key; empty refuses them.
 	SecretsDir string
 	// AllowSearch accepts a "search" block; off until the peak search
 	// exists, so a spec with one is refused at submission, not at run time.

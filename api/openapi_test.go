@@ -126,6 +126,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/RunSpec", RunSpec{}},
 		{"#/components/schemas/RunSettings", RunSettings{}},
 		{"#/components/schemas/Search", Search{}},
+		{"#/components/schemas/TLS", TLS{}},
 		{"#/components/schemas/RunCreated", RunCreated{}},
 		{"#/components/schemas/RunStatus", RunStatus{}},
 		{"#/components/schemas/Progress", Progress{}},

@@ -1,11 +1,13 @@
 package api
 
+import "strings"
+
 // RunSpec is the body of POST /v1/runs, and what `loadgend run`'s flags
 // fill in: one run (or one peak search) against a KServe v2 endpoint.
 // Decode it with DecodeRunSpec; pkg/runspec turns it into a run.
 type RunSpec struct {
-	// Target is http://host:port[/prefix] or grpc://host:port, with no
-	// credentials, query or fragment (pkg/target).
+	// Target is http[s]://host[:port][/prefix] or grpc[s]://host[:port],
+	// with no credentials, query or fragment (pkg/target).
 	Target       string `json:"target"`
 	Model        string `json:"model"`
 	ModelVersion string `json:"model_version,omitempty"`
@@ -66,6 +68,9 @@ type RunSpec struct {
 	// HTTP/2 connections; Linux) or "grpc" (grpc-go); "": the loop where it
 	// runs, else grpc-go.
 	GRPCClient string `json:"grpc_client,omitempty"`
+	// TLS configures an https:// or grpcs:// target's TLS; left out, the
+	// system's roots are trusted and the target's host is the server name.
+	TLS *TLS `json:"tls,omitempty"`
 	// SUTName is sut_name in the logs; the default names the target.
 	SUTName string `json:"sut_name,omitempty"`
 	// TotalSamples and PerformanceSamples size the synthetic library
@@ -78,6 +83,63 @@ type RunSpec struct {
 // DefaultScenario is a spec's scenario when it names none, in the API as
 // in `loadgend run`.
 const DefaultScenario = "Server"
+
+// TLS is a run's TLS settings (`loadgend run`'s --tls-* flags). Keys stay
+// on the daemon's host: the client certificate and key are @file:NAME
+// references under LOADGEND_SECRETS_DIR, read at run start and held in
+// memory only; the stored spec keeps the references.
+type TLS struct {
+	// CAPEM is PEM certificates trusted in addition to the system's roots
+	// (--tls-ca FILE's contents).
+	CAPEM string `json:"ca_pem,omitempty"`
+	// ServerName is sent in SNI and checked against the certificate,
+	// whatever the target's host (--tls-server-name).
+	ServerName string `json:"server_name,omitempty"`
+	// InsecureSkipVerify checks nothing of the server's certificate
+	// (--tls-insecure): recorded in result.json, with a warning.
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
+	// ClientCert and ClientKey are the client certificate and its key
+	// for mutual TLS, both or neither: "@file:NAME" (--tls-cert,
+	// --tls-key).
+	ClientCert string `json:"client_cert,omitempty"`
+	ClientKey  string `json:"client_key,omitempty"`
+}
+
+// FileRef is the prefix of a reference to a file on the daemon's host
+// (under LOADGEND_SECRETS_DIR), the only form the client certificate and
+// key take.
+const FileRef = "@file:"
+
+// check validates the TLS settings on their own; tlsTarget says whether
+// the target is https:// or grpcs://.
+func (t *TLS) check(tlsTarget bool) error {
+	if t == nil {
+		return nil
+	}
+	if !tlsTarget {
+		return fieldErr("tls", "the target is not https:// or grpcs://: TLS settings apply to those only")
+	}
+	if len(t.ServerName) > maxNameLen {
+		return fieldErr("tls.server_name", "longer than %d bytes", maxNameLen)
+	}
+	if strings.ContainsFunc(t.ServerName, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return fieldErr("tls.server_name", "%q is not a host name", t.ServerName)
+	}
+	for _, f := range []struct{ name, v string }{{"tls.client_cert", t.ClientCert}, {"tls.client_key", t.ClientKey}} {
+		if f.v != "" && (!strings.HasPrefix(f.v, FileRef) || len(f.v) == len(FileRef)) {
+			// Never quoted: it may be a key pasted in.
+			return fieldErr(f.name, "must be a reference @file:NAME to a file under the daemon's LOADGEND_SECRETS_DIR, not the certificate or key itself")
+		}
+	}
+	if (t.ClientCert == "") != (t.ClientKey == "") {
+		field := "tls.client_key"
+		if t.ClientCert == "" {
+			field = "tls.client_cert"
+		}
+		return fieldErr(field, "tls.client_cert and tls.client_key go together: give both (the client certificate and its key)")
+	}
+	return nil
+}
 
 // RunSettings override LoadGen's TestSettings after the ruleset defaults,
 // the preset and the conf texts. Unset (nil) fields keep what those gave.

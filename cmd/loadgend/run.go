@@ -304,6 +304,7 @@ type runFlags struct {
 	latency                                   bool
 	httpClient, grpcClient                    string
 	noEarlyVerdict                            bool
+	tls                                       tlsFlags
 	totalSamples, perfSamples                 int
 	requestTimeout, issueSlack                time.Duration
 	headers                                   headerFlags
@@ -314,7 +315,7 @@ type runFlags struct {
 func newRunFlags() *runFlags {
 	f := &runFlags{specFlags: newSpecFlags()}
 	fs, spec, o := f.fs, &f.spec, &f.spec.Overrides
-	f.str(&spec.Target, "target", "target", "", "the endpoint: http://host:port or grpc://host:port (required)")
+	f.str(&spec.Target, "target", "target", "", "the endpoint: http[s]://host[:port][/prefix] or grpc[s]://host[:port] (required; port 80 or 443 when left out)")
 	f.str(&spec.Model, "model", "model", "", "model name (required)")
 	f.str(&spec.ModelVersion, "model-version", "model_version", "", "model version (default: the server's)")
 	f.str(&spec.Scenario, "scenario", "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
@@ -358,6 +359,7 @@ func newRunFlags() *runFlags {
 	fs.Var(&f.headers, "header", "'Name: value' added to every request, the probe's too (repeatable): HTTP headers and gRPC metadata; Host sets the Host header and gRPC :authority; a value @env:VAR is read from the environment, @file:PATH from a file (one trailing newline trimmed), and shown as that reference; a literal value is shown as <redacted>")
 	f.flagOf["headers"] = "header"
 	f.uint(&o.Concurrency, "concurrency", "settings.concurrency", "closed loop: keep N requests outstanding, each completion sending the next, for --min-duration-ms (scenario SingleStream's samples; latency from the send; not an MLPerf scenario: no VALID/INVALID, no LoadGen logs)")
+	f.tls.add(f.specFlags)
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search), sweep (one trial per rate of --rates or --rate-range) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
@@ -408,6 +410,9 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 		return *spec, runspec.Env{}, err
 	}
 	spec.Headers = hs
+	if err := f.tls.fill(spec); err != nil {
+		return *spec, runspec.Env{}, err
+	}
 	for _, c := range []struct {
 		flag, path string
 		text       *string

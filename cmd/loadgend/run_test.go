@@ -505,7 +505,7 @@ func TestRunBadFlags(t *testing.T) {
 	}{
 		{"missing target", []string{"--model", "m"}, "--target"},
 		{"bad scheme", []string{"--target", "ftp://127.0.0.1:9", "--model", "m"}, "--target"},
-		{"no port", []string{"--target", "http://127.0.0.1", "--model", "m"}, "--target"},
+		{"empty port", []string{"--target", "http://127.0.0.1:", "--model", "m"}, "--target"},
 		{"grpc path", []string{"--target", "grpc://127.0.0.1:9/v2", "--model", "m"}, "--target"},
 		{"credentials", []string{"--target", "http://user:s3cret@127.0.0.1:9", "--model", "m"}, "--target: \"http://REDACTED@127.0.0.1:9\": a target takes no credentials"},
 		{"port 0", []string{"--target", "http://127.0.0.1:0", "--model", "m"}, "--target"},

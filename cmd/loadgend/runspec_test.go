@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netloadgen/netloadgen/internal/testcert"
+	"github.com/netloadgen/netloadgen/pkg/tlsconf"
+
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
 )
@@ -22,11 +25,19 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ca := testcert.NewCA(t, "test-ca")
+	client := ca.Client(t, "client", "loadgen")
 	cases := []struct {
 		name string
 		args []string
 		spec string
 	}{{
+		"grpcs with every TLS flag",
+		[]string{"--target", "grpcs://gw.example.com", "--model", "m", "--scenario", "Server", "--tls-ca", ca.File, "--tls-server-name", "sut.internal",
+			"--tls-cert", client.CertFile, "--tls-key", client.KeyFile, "--tls-insecure"},
+		`{"target": "grpcs://gw.example.com", "model": "m", "scenario": "Server", "tls": {"ca_pem": ` + jsonString(string(ca.CertPEM)) + `,
+		  "server_name": "sut.internal", "insecure_skip_verify": true, "client_cert": "@file:` + client.CertFile + `", "client_key": "@file:` + client.KeyFile + `"}}`,
+	}, {
 		"Server over HTTP",
 		[]string{"--target", "http://h:1", "--model", "m", "--scenario", "Server", "--target-qps", "100", "--min-duration-ms", "3000",
 			"--min-query-count", "100", "--target-latency-ms", "200", "--conns", "4", "--issue-slack", "150us", "--http-client", "pool", "--warmup-ms", "250"},
@@ -86,7 +97,7 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lim := api.Limits{AllowSearch: true, SecretEnv: []string{"NETLOADGEN_TEST_FLAGKEY"}}
+			lim := api.Limits{AllowSearch: true, SecretEnv: []string{"NETLOADGEN_TEST_FLAGKEY"}, SecretsDir: filepath.Dir(client.CertFile)}
 			spec, err := runspec.Decode(strings.NewReader(c.spec), lim)
 			if err != nil {
 				t.Fatal(err)
@@ -95,6 +106,15 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The TLS configurations: the same settings and client pair (a
+			// system cert pool holds functions DeepEqual cannot compare).
+			if got, want := tlsconf.Summarize(req.spec.TLS, ""), tlsconf.Summarize(run.Spec.TLS, ""); !reflect.DeepEqual(got, want) {
+				t.Errorf("TLS: the flags build %+v, the spec %+v", got, want)
+			}
+			if req.spec.TLS != nil && (len(req.spec.TLS.Certificates) != 1 || !reflect.DeepEqual(req.spec.TLS.Certificates, run.Spec.TLS.Certificates)) {
+				t.Error("TLS: the flags and the spec give different client certificates")
+			}
+			req.spec.TLS, run.Spec.TLS = nil, nil
 			if !reflect.DeepEqual(req.spec, run.Spec) {
 				t.Errorf("the flags build\n%+v\nthe spec builds\n%+v", req.spec, run.Spec)
 			}

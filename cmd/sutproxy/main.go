@@ -68,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&required, "require-header", "'Name: value' every request must carry (repeatable): 401 (gRPC UNAUTHENTICATED) without it, as an endpoint that wants credentials")
 	fs.StringVar(&cfg.RequireHost, "require-host", "", "serve only this Host (gRPC :authority), any port: 404 (gRPC UNIMPLEMENTED) for another, as an ingress that routes by Host")
 	fs.IntVar(&cfg.MaxRequestBytes, "max-request-bytes", sutproxy.DefaultMaxRequestBytes, "largest request accepted, in bytes: an HTTP body (413 over it) or a gRPC message (RESOURCE_EXHAUSTED)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "serve TLS on both listeners with this certificate PEM file (with --tls-key)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", "", "the certificate's key PEM file (with --tls-cert)")
+	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "require client certificates signed by a CA in this PEM file (mutual TLS; with --tls-cert)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "usage: sutproxy [flags]   (a KServe v2 server of simulated models, or a forwarder)")

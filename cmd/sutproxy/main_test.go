@@ -83,7 +83,8 @@ func TestHelpAndFlagErrors(t *testing.T) {
 	for _, h := range []string{"--help", "-h"} {
 		var out, errb strings.Builder
 		code := exitStatus(run(t.Context(), []string{h}, &out, &errb), &errb)
-		if code != 0 || !strings.Contains(out.String(), "usage: sutproxy") || !strings.Contains(out.String(), "-http-addr") || errb.String() != "" {
+		if code != 0 || !strings.Contains(out.String(), "usage: sutproxy") || !strings.Contains(out.String(), "-http-addr") || errb.String() != "" ||
+			!strings.Contains(out.String(), "-tls-cert") || !strings.Contains(out.String(), "-tls-key") || !strings.Contains(out.String(), "-tls-client-ca") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", h, code, out.String(), errb.String())
 		}
 	}

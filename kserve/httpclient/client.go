@@ -7,6 +7,7 @@ package httpclient
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,7 @@ type config struct {
 	binary         bool
 	maxBody        int
 	headers        []kserve.Header
+	tls            *tls.Config
 }
 
 // MaxConns caps the open connections (default 64); callers beyond it wait.
@@ -68,6 +70,11 @@ func Headers(hs []kserve.Header) Option {
 	return func(c *config) { c.headers = append(c.headers[:len(c.headers):len(c.headers)], hs...) }
 }
 
+// TLS is the configuration of an https:// base URL's connections (nil:
+// the system's roots, the URL's host as the server name). Its ServerName,
+// when empty, is the URL's host.
+func TLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
+
 // MaxResponseBytes caps a response body (default 1 GiB).
 func MaxResponseBytes(n int) Option { return func(c *config) { c.maxBody = n } }
 
@@ -82,7 +89,8 @@ type Client struct {
 	retries atomic.Uint64
 }
 
-// New returns a client for baseURL, http://host[:port][/prefix].
+// New returns a client for baseURL, http[s]://host[:port][/prefix] (port 80
+// or 443 when left out).
 func New(baseURL string, opts ...Option) (*Client, error) {
 	cfg := config{maxConns: 64, dialTimeout: 5 * time.Second, binary: true, maxBody: 1 << 30}
 	for _, o := range opts {
@@ -95,16 +103,31 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("kserve: base URL %q: %w", baseURL, err)
-	case u.Scheme != "http":
-		return nil, fmt.Errorf("kserve: base URL %q: scheme must be http, not %q", baseURL, u.Scheme)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("kserve: base URL %q: scheme must be http or https, not %q", baseURL, u.Scheme)
 	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("kserve: base URL %q has no host", baseURL)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		return nil, fmt.Errorf("kserve: base URL %q: no query, fragment or user info allowed", baseURL)
 	}
 	addr := u.Host
+	var tlsCfg *tls.Config
+	if u.Scheme == "https" {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.tls != nil {
+			tlsCfg = cfg.tls.Clone()
+		}
+		if tlsCfg.ServerName == "" {
+			tlsCfg.ServerName = u.Hostname()
+		}
+		// No resumption offered, so no session tickets: a TLS 1.3 server
+		// sends them unasked, and an idle pooled connection holding them
+		// would look written to (the idle probe) and be given up.
+		tlsCfg.ClientSessionCache = nil
+		tlsCfg.NextProtos = []string{"http/1.1"}
+	}
 	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "80")
+		addr = net.JoinHostPort(u.Hostname(), map[bool]string{false: "80", true: "443"}[tlsCfg != nil])
 	} else if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
 		return nil, fmt.Errorf("kserve: base URL %q: bad port %q", baseURL, u.Port())
 	}
@@ -112,7 +135,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		cfg:    cfg,
 		host:   u.Host,
 		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
-		pool:   newConnPool(addr, cfg.maxConns, cfg.dialTimeout, cfg.idleTimeout),
+		pool:   newConnPool(addr, cfg.maxConns, cfg.dialTimeout, cfg.idleTimeout, tlsCfg),
 	}
 	for _, h := range cfg.headers {
 		if strings.EqualFold(h.Name, kserve.HeaderHost) {

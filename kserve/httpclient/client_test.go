@@ -19,7 +19,7 @@ import (
 func TestNewHTTPClientRejectsBadURLs(t *testing.T) {
 	tests := []struct{ url, wantInMsg string }{
 		{"localhost:8000", "scheme"},
-		{"https://host:8000", "scheme"},
+		{"ftp://host:8000", "scheme"},
 		{"http://", "no host"},
 		{"http://:8000", "no host"},
 		{"http://host:notaport", "host:notaport"},
@@ -67,7 +67,12 @@ func startScripted(t *testing.T, perConn int, answer func(n int) bool) *scripted
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &scriptedServer{url: "http://" + ln.Addr().String(), answer: answer, perConn: perConn, closed: make(chan struct{}, 16)}
+	return startScriptedOn(t, ln, "http://"+ln.Addr().String(), perConn, answer)
+}
+
+// startScriptedOn is startScripted on ln (a TLS listener), at url.
+func startScriptedOn(t *testing.T, ln net.Listener, url string, perConn int, answer func(n int) bool) *scriptedServer {
+	s := &scriptedServer{url: url, answer: answer, perConn: perConn, closed: make(chan struct{}, 16)}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {

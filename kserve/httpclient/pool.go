@@ -6,6 +6,7 @@ package httpclient
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"time"
@@ -30,11 +31,13 @@ type connPool struct {
 	idleTimeout time.Duration
 	slots       chan struct{} // one token per open connection
 	idle        chan *httpConn
+	tls         *tls.Config // nil: plain text
 }
 
-func newConnPool(addr string, maxConns int, dialTimeout, idleTimeout time.Duration) *connPool {
+func newConnPool(addr string, maxConns int, dialTimeout, idleTimeout time.Duration, tlsCfg *tls.Config) *connPool {
 	return &connPool{
 		addr:        addr,
+		tls:         tlsCfg,
 		dialer:      net.Dialer{Timeout: dialTimeout},
 		idleTimeout: idleTimeout,
 		slots:       make(chan struct{}, maxConns),
@@ -106,6 +109,19 @@ func (p *connPool) dial(ctx context.Context) (*httpConn, error) {
 		if rc := rxstamp.Wrap(tc); rc.Stamped() {
 			c.nc, c.rx = rc, rc
 		}
+	}
+	if p.tls != nil {
+		// TLS over the (timestamped) socket: the idle probe still looks at
+		// the socket itself, where a server's close shows as the end of the
+		// stream or as its close_notify alert, bytes nobody asked for.
+		// Without a session cache the server sends no session tickets, the
+		// other bytes TLS 1.3 could leave there unasked (pkg/tlsconf).
+		tc := tls.Client(c.nc, p.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", p.addr, err)
+		}
+		c.nc = tc
 	}
 	c.br = bufio.NewReaderSize(c.nc, 16<<10)
 	return c, nil

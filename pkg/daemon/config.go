@@ -27,8 +27,9 @@ type Config struct {
 	// caller cannot read the daemon's environment.
 	SecretEnv []string `envconfig:"SECRET_ENV" desc:"environment variables a run spec's @env: header values may read, comma-separated (empty: none)"`
 	// SecretsDir is the directory a run spec's @file: references may read
-	// under; empty refuses them.
-	SecretsDir string `envconfig:"SECRETS_DIR" desc:"the directory a run spec's @file: references may read under (empty: none)"`
+	// under (header values, the TLS client certificate and key); empty
+	// refuses them. Its files are read at run start into memory only.
+	SecretsDir string `envconfig:"SECRETS_DIR" desc:"the directory a run spec's @file: references (header values, tls.client_cert, tls.client_key) may read under (empty: refused)"`
 	// APIToken, when set, is required as a bearer token on /v1/*.
 	APIToken string `envconfig:"API_TOKEN" desc:"required as a bearer token on /v1/* when set"`
 	// AllowedTargets lists the host names (exact, or *.suffix) and CIDRs a

@@ -384,7 +384,7 @@ func TestMalformedSpecs(t *testing.T) {
 		{"unknown ruleset", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","ruleset":"v9"}`, 400, "ruleset"},
 		{"unknown preset", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","preset":"bert"}`, 400, "preset"},
 		{"ftp target", `{"target":"ftp://127.0.0.1:9","model":"m","scenario":"Server"}`, 400, "target"},
-		{"no port", `{"target":"http://127.0.0.1","model":"m","scenario":"Server"}`, 400, "target"},
+		{"empty port", `{"target":"http://127.0.0.1:","model":"m","scenario":"Server"}`, 400, "target"},
 		{"not a url", `{"target":"::::","model":"m","scenario":"Server"}`, 400, "target"},
 		{"credentials in the target", `{"target":"http://user:s3cret@127.0.0.1:9","model":"m","scenario":"Server"}`, 400, "target"},
 		{"password in a malformed target", `{"target":"http://user:s3cret@127.0.0.1:9%","model":"m","scenario":"Server"}`, 400, "target"},

@@ -117,6 +117,9 @@ type Result struct {
 	// for a value given literally and "Name: @env:VAR" for a reference:
 	// never a value. The engine sends none; pkg/runner sets them.
 	Headers []string `json:"headers,omitempty"`
+	// TLS is the run's TLS settings, set by the network runner for an
+	// https:// or grpcs:// target; the engine itself knows no transport.
+	TLS *TLSInfo `json:"tls,omitempty"`
 
 	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
 	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`
@@ -266,4 +269,13 @@ type EarlyVerdict struct {
 	PlannedSamples           int64  `json:"planned_samples"`
 	AllowedOverPercentile    int64  `json:"allowed_over_percentile"`
 	AllowedOverEarlyStopping int64  `json:"allowed_over_early_stopping"`
+}
+
+// TLSInfo is what result.json records of a run's TLS: its settings, never a
+// certificate or a key.
+type TLSInfo struct {
+	InsecureSkipVerify bool   `json:"insecure_skip_verify"`
+	ServerName         string `json:"server_name,omitempty"` // the name checked: the one given, else the target's host
+	CustomCA           bool   `json:"custom_ca"`             // a CA was trusted besides the system's roots
+	ClientCertificate  bool   `json:"client_certificate"`    // mutual TLS
 }

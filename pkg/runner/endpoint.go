@@ -38,14 +38,18 @@ func ProbeEndpoint(ctx context.Context, url, model, version string, headers ...H
 	if err != nil {
 		return nil, err
 	}
-	conn, err := connect(ctx, t, 2, true, sent(headers))
+	tlsCfg, err := tlsConfig(t, nil)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := connect(ctx, t, 2, true, sent(headers), tlsCfg)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.probe.Close()
 	rep := &EndpointReport{Target: t.URL}
 	if model != "" {
-		if rep.Model, err = probe(ctx, conn.probe, t, model, version); err != nil {
+		if rep.Model, err = probe(ctx, conn.probe, t, model, version, tlsCfg); err != nil {
 			return nil, err
 		}
 		rep.Live, rep.Ready, rep.Server = true, true, rep.Model.Server

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/target"
+	"github.com/netloadgen/netloadgen/pkg/tlsconf"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -32,6 +34,10 @@ type Spec struct {
 	Conns int
 	// JSON sends tensors as JSON instead of the binary extension (HTTP).
 	JSON bool
+	// TLS is the client configuration of an https:// or grpcs:// target,
+	// built once by pkg/runspec (pkg/tlsconf); nil: the system's roots and
+	// the target's host. It holds a client key in memory only.
+	TLS *tls.Config
 	// HTTPClient chooses the HTTP performance client: sut.HTTPClientLoop
 	// (the default where it runs: Linux) or sut.HTTPClientPool. Runs that
 	// capture responses always use the pool.
@@ -121,6 +127,7 @@ type session struct {
 	lib   qsl.Library
 	sut   *sut.Adapter
 	conns int
+	tls   *tlsconf.Summary // nil: plain text
 }
 
 // open parses and probes the target, builds the library and the SUT.
@@ -142,6 +149,10 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if err := sut.CheckClients(spec.HTTPClient, spec.GRPCClient); err != nil {
 		return nil, err
 	}
+	tlsCfg, err := tlsConfig(t, spec.TLS)
+	if err != nil {
+		return nil, err
+	}
 	if spec.IssueSlack < 0 || spec.IssueSlack > MaxIssueSlack {
 		return nil, fmt.Errorf("issue slack %v: want 0 (default) up to %v", spec.IssueSlack, MaxIssueSlack)
 	}
@@ -149,7 +160,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if conns <= 0 {
 		conns = poolSize(spec.Settings)
 	}
-	conn, err := connect(ctx, t, conns, !spec.JSON, sent(spec.Headers))
+	conn, err := connect(ctx, t, conns, !spec.JSON, sent(spec.Headers), tlsCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +170,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 			conn.probe.Close()
 		}
 	}()
-	pr, err := probe(ctx, conn.probe, t, spec.Model, spec.ModelVersion)
+	pr, err := probe(ctx, conn.probe, t, spec.Model, spec.ModelVersion, tlsCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -186,12 +197,12 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		slack = IssueSlackFor(spec.Settings)
 	}
 	ad, err := sut.Open(sut.Config{HTTP: conn.http, GRPC: conn.grpc, Addr: t.Host, Library: lib, Options: so,
-		HTTPClient: spec.HTTPClient, GRPCClient: spec.GRPCClient, MaxConns: conns, Slack: slack})
+		HTTPClient: spec.HTTPClient, GRPCClient: spec.GRPCClient, MaxConns: conns, Slack: slack, TLS: t.TLS()})
 	if err != nil {
 		return nil, err
 	}
 	ok = true
-	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns}, nil
+	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname())}, nil
 }
 
 // Run carries out spec. An error means the run could not start or could not
@@ -214,6 +225,9 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	defer ss.conn.probe.Close()
 	defer ss.sut.Close()
 	t, pr := ss.t, ss.pr
+	if ss.tls != nil && ss.tls.InsecureSkipVerify {
+		log.Warn(insecureWarning, "target", t.URL)
+	}
 	q := &preparingQSL{lib: ss.lib, sut: ss.sut, preconnect: ss.sut.Preconnect, conns: ss.conns}
 	// The result counts failures by the same classifier as the live metrics.
 	base := []loadgen.Option{loadgen.WithLogger(log), loadgen.WithFailureClassifier(outcome.Names)}
@@ -233,6 +247,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	res.Headers = ShownHeaders(spec.Headers)
+	recordTLS(res, ss.tls)
 	out := &Outcome{Result: res, Probe: pr}
 	if run.LogsResponses() {
 		out.Accuracy, out.Layout = run.AccuracyLog(), ss.sut.Layout()

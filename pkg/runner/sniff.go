@@ -54,6 +54,9 @@ func otherProtocol(ctx context.Context, scheme, host string) string {
 // otherProtocolHint is what to type for a target whose port speaks the
 // other transport ("it speaks gRPC: use grpc://host:port"), or "".
 func otherProtocolHint(ctx context.Context, scheme, host string) string {
+	if scheme != "http" && scheme != "grpc" {
+		return "" // TLS: the handshake's check named what was wrong
+	}
 	switch otherProtocol(ctx, scheme, host) {
 	case "grpc":
 		return "it speaks gRPC: use grpc://" + host

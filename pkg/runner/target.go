@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -44,18 +45,23 @@ type connection struct {
 }
 
 // connect builds the client of t's transport, which sends headers on every
-// request (the probe's included).
-func connect(ctx context.Context, t target.Target, conns int, binary bool, headers []kserve.Header) (*connection, error) {
+// request (the probe's included); tlsCfg (nil for a plain-text target) is
+// the run's TLS configuration.
+func connect(ctx context.Context, t target.Target, conns int, binary bool, headers []kserve.Header, tlsCfg *tls.Config) (*connection, error) {
 	switch t.Scheme {
-	case "http":
-		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary), httpclient.Headers(headers))
+	case "http", "https":
+		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary), httpclient.Headers(headers), httpclient.TLS(tlsCfg))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
 		return &connection{probe: c, sut: sut.HTTP(c), http: c}, nil
-	case "grpc":
+	case "grpc", "grpcs":
 		n := min(max(conns/16, 1), 8)
-		c, err := grpcclient.New(t.Host, grpcclient.WithConns(n), grpcclient.WithHeaders(headers))
+		opts := []grpcclient.Option{grpcclient.WithConns(n), grpcclient.WithHeaders(headers)}
+		if tlsCfg != nil {
+			opts = append(opts, grpcclient.WithTLS(tlsCfg))
+		}
+		c, err := grpcclient.New(t.Host, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
@@ -90,7 +96,9 @@ func (p *Probe) Expect(model string) *kserve.Expect {
 	return kserve.NewExpect(model, p.Model.Outputs, p.Batched)
 }
 
-func probe(ctx context.Context, c probeClient, t target.Target, model, version string) (*Probe, error) {
+// probe asks the endpoint about itself and the model; tlsCfg is the run's
+// TLS configuration (nil for a plain-text target).
+func probe(ctx context.Context, c probeClient, t target.Target, model, version string, tlsCfg *tls.Config) (*Probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	// A connection of our own first tells a dead port from a live one that
@@ -101,11 +109,23 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not reachable: %v", target.ErrTarget, t.URL, err)
 	}
+	if t.TLS() {
+		err = checkHandshake(ctx, nc, t, tlsCfg)
+	}
 	nc.Close()
+	if err != nil {
+		return nil, err
+	}
 	live, err := c.ServerLive(ctx)
 	if err != nil {
 		if msg := refused(err, t.Scheme); msg != "" {
 			return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+		}
+		if terr := tlsFailure(t, err, tlsCfg != nil && len(tlsCfg.Certificates) > 0); terr != nil {
+			return nil, terr
+		}
+		if hint := tlsHint(ctx, t); hint != "" {
+			return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %s", ErrTLS, t.URL, protocolName(t.Scheme), hint)
 		}
 		if hint := otherProtocolHint(ctx, t.Scheme, t.Host); hint != "" {
 			// The client's error would quote the other protocol's bytes.
@@ -190,7 +210,7 @@ func refused(err error, scheme string) string {
 	switch {
 	case ke.Code == codes.Unauthenticated || ke.Code == codes.PermissionDenied:
 		return fmt.Sprintf("the endpoint refused the credentials: %s%s: give them with --header 'Authorization: Bearer ...' (or the API key header it wants), or check the ones given", how, detail)
-	case ke.HTTPStatus == 404 || (scheme == "grpc" && ke.Code == codes.Unimplemented):
+	case ke.HTTPStatus == 404 || (strings.HasPrefix(scheme, "grpc") && ke.Code == codes.Unimplemented):
 		return fmt.Sprintf("no route: check the Host header (%s%s: an ingress routes by Host, set with --header 'Host: NAME'; or the target's path prefix)", how, detail)
 	}
 	return ""
@@ -210,7 +230,7 @@ func codeName(c codes.Code) string {
 }
 
 func protocolName(scheme string) string {
-	if scheme == "grpc" {
+	if scheme == "grpc" || scheme == "grpcs" {
 		return "gRPC"
 	}
 	return "HTTP"

@@ -76,7 +76,7 @@ func TestProbeUnknownModel(t *testing.T) {
 		{"no index over this transport", &fakeEndpoint{live: true, server: indexed, modelErr: notFound}, "bert",
 			`has no model "bert" (its models are listed on its HTTP port: POST /v2/repository/index)`},
 	} {
-		_, err := probe(t.Context(), c.ep, tg, c.model, "")
+		_, err := probe(t.Context(), c.ep, tg, c.model, "", nil)
 		if !errors.Is(err, target.ErrTarget) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v: want %q", c.name, err, c.want)
 		}
@@ -118,7 +118,7 @@ func TestProbe(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := probe(t.Context(), &c.ep, tg, "m", "")
+			p, err := probe(t.Context(), &c.ep, tg, "m", "", nil)
 			if c.wantErr != "" {
 				if !errors.Is(err, target.ErrTarget) || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err %v: want target.ErrTarget mentioning %q", err, c.wantErr)
@@ -142,7 +142,7 @@ func TestProbe(t *testing.T) {
 		addr := dead.Addr().String()
 		dead.Close()
 		ep := &fakeEndpoint{live: true}
-		_, err = probe(t.Context(), ep, target.Target{Scheme: "grpc", Host: addr, URL: "grpc://" + addr}, "m", "")
+		_, err = probe(t.Context(), ep, target.Target{Scheme: "grpc", Host: addr, URL: "grpc://" + addr}, "m", "", nil)
 		if !errors.Is(err, target.ErrTarget) || !strings.Contains(err.Error(), "grpc://"+addr+" is not reachable") {
 			t.Fatalf("err %v", err)
 		}

@@ -33,7 +33,8 @@ type Env struct {
 	// AnyData takes a data path as given: `loadgend run` reads the user's
 	// own files, where the daemon must not let a caller name any.
 	AnyData bool
-	// Secrets are where the spec's header references are read from: the
+	// Secrets are where the spec's references (header values, the TLS
+	// client certificate and key) are read from: the
 	// CLI's whole environment and any file; the daemon's are
 	// LOADGEND_SECRET_ENV and LOADGEND_SECRETS_DIR (Admit and Decode).
 	Secrets secret.Sources
@@ -128,6 +129,10 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err != nil {
 		return Run{}, nil, err
 	}
+	tlsCfg, err := buildTLS(s, env)
+	if err != nil {
+		return Run{}, nil, err
+	}
 	total, perf := s.TotalSamples, s.PerformanceSamples
 	if total == 0 {
 		total = DefaultSamples
@@ -151,6 +156,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		MaxInflight:        s.MaxInflight,
 		Conns:              s.Conns,
 		JSON:               s.JSON,
+		TLS:                tlsCfg,
 		HTTPClient:         s.HTTPClient,
 		GRPCClient:         s.GRPCClient,
 		RequestTimeout:     time.Duration(s.RequestTimeoutMs) * time.Millisecond,

@@ -75,6 +75,10 @@ type Config struct {
 	HTTPClient, GRPCClient string
 	// MaxConns caps the HTTP loop's connections.
 	MaxConns int
+	// TLS says the target is https:// or grpcs://: the event loops speak
+	// plain text only (raw non-blocking sockets), so the pool or grpc-go
+	// sends, and a loop named is an error (ErrLoopTLS).
+	TLS bool
 	// Slack is the timer slack of the event loops' sleeps until a due time
 	// (LoopOptions.Slack).
 	Slack time.Duration
@@ -141,8 +145,38 @@ func Open(cfg Config) (*Adapter, error) {
 	return a, nil
 }
 
+// ErrLoopTLS refuses an event-loop client named for a TLS target.
+var ErrLoopTLS = errors.New("the event-loop clients speak plain text only: a TLS target (https://, grpcs://) uses the goroutine clients")
+
+// CheckTLS refuses the event-loop clients named for a TLS target, so that
+// a run fails before it dials anything; the caller passes the name of its
+// target's transport's client, "" for the other.
+func CheckTLS(tls bool, httpClient, grpcClient string) error {
+	switch {
+	case !tls:
+	case httpClient == HTTPClientLoop:
+		return fmt.Errorf("HTTP client %q: %w (leave it out, or give %q)", HTTPClientLoop, ErrLoopTLS, HTTPClientPool)
+	case grpcClient == GRPCClientLoop:
+		return fmt.Errorf("gRPC client %q: %w (leave it out, or give %q)", GRPCClientLoop, ErrLoopTLS, GRPCClientGRPC)
+	}
+	return nil
+}
+
 // openLoop builds the event loop cfg chooses, if any.
 func (a *Adapter) openLoop(cfg Config) error {
+	h, g := cfg.HTTPClient, cfg.GRPCClient
+	if cfg.HTTP == nil {
+		h = ""
+	}
+	if cfg.GRPC == nil {
+		g = ""
+	}
+	if err := CheckTLS(cfg.TLS, h, g); err != nil {
+		return err
+	}
+	if cfg.TLS {
+		return nil // the pool or grpc-go: TLS on the goroutine clients
+	}
 	capture := cfg.Options.Capture
 	var err error
 	if cfg.HTTP != nil && !capture && cfg.HTTPClient != HTTPClientPool {

@@ -44,6 +44,12 @@ func TestOpenChoosesTheClient(t *testing.T) {
 		{"gRPC loop", Config{GRPC: gc, GRPCClient: GRPCClientLoop}, "*sut.GRPCLoop"},
 		{"gRPC grpc-go", Config{GRPC: gc, GRPCClient: GRPCClientGRPC}, "*sut.Network"},
 		{"gRPC capture", Config{GRPC: gc, Options: capture}, "*sut.Network"},
+		// The loops speak plain text only: a TLS target's default is the
+		// goroutine client.
+		{"HTTPS default", Config{HTTP: hc, TLS: true}, "*sut.Network"},
+		{"HTTPS pool", Config{HTTP: hc, TLS: true, HTTPClient: HTTPClientPool}, "*sut.Network"},
+		{"gRPC TLS default", Config{GRPC: gc, TLS: true}, "*sut.Network"},
+		{"gRPC TLS, the HTTP loop named", Config{GRPC: gc, TLS: true, HTTPClient: HTTPClientLoop}, "*sut.Network"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,6 +81,8 @@ func TestOpenRefuses(t *testing.T) {
 		{Config{GRPC: gc, GRPCClient: "fast"}, `gRPC client "fast": want "loop" or "grpc"`},
 		{Config{}, "exactly one"},
 		{Config{HTTP: hc, GRPC: gc}, "exactly one"},
+		{Config{HTTP: hc, TLS: true, HTTPClient: HTTPClientLoop}, `HTTP client "loop": the event-loop clients speak plain text only`},
+		{Config{GRPC: gc, TLS: true, GRPCClient: GRPCClientLoop}, `gRPC client "loop": the event-loop clients speak plain text only`},
 	}
 	for _, tc := range tests {
 		tc.cfg.Library, tc.cfg.Options.Model = library(t, true), "m"

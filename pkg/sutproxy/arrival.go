@@ -2,6 +2,7 @@ package sutproxy
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -23,7 +24,11 @@ import (
 // setHTTPArrival stores the request's arrival for the backend; fasthttp's
 // RequestCtx answers Value from its user values.
 func setHTTPArrival(ctx *fasthttp.RequestCtx) {
-	if rc, ok := ctx.Conn().(*rxstamp.Conn); ok {
+	nc := ctx.Conn()
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn() // TLS over the timestamped socket
+	}
+	if rc, ok := nc.(*rxstamp.Conn); ok {
 		if at, ok := rc.Arrival(time.Now()); ok {
 			ctx.SetUserValue(rxstamp.ContextKey{}, rxstamp.NewStamp(at, rc))
 		}

@@ -6,11 +6,14 @@ package sutproxy
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
@@ -52,6 +56,10 @@ type Config struct {
 	// whatever the port: another gets 404 (gRPC UNIMPLEMENTED), as an
 	// ingress that routes by Host answers.
 	RequireHost string
+	// TLSCert and TLSKey, PEM files, make both listeners TLS (1.2 and 1.3;
+	// gRPC's HTTP/2 by ALPN); TLSClientCA, a PEM file of CAs, then
+	// requires a client certificate signed by one of them (mutual TLS).
+	TLSCert, TLSKey, TLSClientCA string
 }
 
 // DefaultMaxRequestBytes is Config.MaxRequestBytes' default (sutproxy's
@@ -109,10 +117,20 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		}
 	}
 
+	tlsCfg, err := serverTLS(cfg)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
 	// Connections carry kernel receive timestamps, so a simulated model's
 	// latency starts when the request arrived, not when this process woke
-	// up to read it (pkg/rxstamp).
+	// up to read it (pkg/rxstamp); TLS goes over the timestamped socket.
 	p.httpLn = rxstamp.NewListener(p.httpLn)
+	if tlsCfg != nil {
+		h := tlsCfg.Clone()
+		h.NextProtos = []string{"http/1.1"}
+		p.httpLn = tls.NewListener(p.httpLn, h)
+	}
 	// The goroutines get the servers and listeners as values: a Close
 	// before they run clears p's fields (a nil server panicked in Serve).
 	maxReq := cfg.MaxRequestBytes
@@ -127,8 +145,11 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	if p.grpcLn != nil {
 		rx := rxstamp.NewListener(p.grpcLn)
 		p.grpcLn = rx
-		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(arrivalInterceptor(rx)),
-			grpc.MaxRecvMsgSize(maxReq)}, g.grpcOptions()...)...)
+		opts := append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(arrivalInterceptor(rx)), grpc.MaxRecvMsgSize(maxReq)}, g.grpcOptions()...)
+		if tlsCfg != nil {
+			opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg.Clone()))) // adds h2 to ALPN
+		}
+		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, opts...)
 		gs := p.grpcSrv
 		go func() { p.done <- gs.Serve(rx) }()
 	}
@@ -169,6 +190,36 @@ func (p *Proxy) buildBackend(cfg Config, reg prometheus.Registerer) (server.Back
 		return nil, fmt.Errorf("sutproxy: register model metrics: %w", err)
 	}
 	return s, nil
+}
+
+// serverTLS is the listeners' TLS configuration, or nil for plain text.
+func serverTLS(cfg Config) (*tls.Config, error) {
+	if cfg.TLSCert == "" && cfg.TLSKey == "" {
+		if cfg.TLSClientCA != "" {
+			return nil, errors.New("sutproxy: --tls-client-ca needs --tls-cert and --tls-key")
+		}
+		return nil, nil
+	}
+	if cfg.TLSCert == "" || cfg.TLSKey == "" {
+		return nil, errors.New("sutproxy: --tls-cert and --tls-key go together: give both")
+	}
+	pair, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("sutproxy: --tls-cert/--tls-key: %w", err)
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
+	if cfg.TLSClientCA != "" {
+		b, err := os.ReadFile(cfg.TLSClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("sutproxy: --tls-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("sutproxy: --tls-client-ca %s: no PEM certificate found", cfg.TLSClientCA)
+		}
+		c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return c, nil
 }
 
 // dialUpstream parses --upstream: http://host:port or grpc://host:port.

@@ -19,14 +19,34 @@ import (
 // v2 server with the model: the run never started.
 var ErrTarget = errors.New("target")
 
-// Target is a parsed http://host:port or grpc://host:port. An http:// target
-// may carry a path: the prefix every request's path starts with (a server
-// behind a proxy at http://host:port/prefix). Nothing else: no credentials
-// (a run spec is stored and logged), no query, no fragment.
+// Target is a parsed http://, https://, grpc:// or grpcs:// host[:port].
+// An HTTP(S) target may carry a path: the prefix every request's path
+// starts with (a server behind a proxy at https://host/prefix). Nothing
+// else: no credentials (a run spec is stored and logged), no query, no
+// fragment.
 type Target struct {
-	Scheme string // "http" or "grpc"
-	Host   string // host:port
+	Scheme string // "http", "https", "grpc" or "grpcs"
+	Host   string // host:port, the scheme's default port filled in
 	URL    string // as given
+}
+
+// defaultPorts are the ports of a target that names none.
+var defaultPorts = map[string]string{"http": "80", "https": "443", "grpc": "80", "grpcs": "443"}
+
+// TLS reports whether the target's transport is TLS (https://, grpcs://).
+func (t Target) TLS() bool { return t.Scheme == "https" || t.Scheme == "grpcs" }
+
+// GRPC reports whether the target speaks gRPC (grpc://, grpcs://).
+func (t Target) GRPC() bool { return t.Scheme == "grpc" || t.Scheme == "grpcs" }
+
+// Hostname is the host without its port: the name a TLS certificate is
+// checked against unless a server name is given.
+func (t Target) Hostname() string {
+	h, _, err := net.SplitHostPort(t.Host)
+	if err != nil {
+		return t.Host
+	}
+	return h
 }
 
 // Parse checks a target URL. Its errors never quote credentials the URL
@@ -48,19 +68,23 @@ func Parse(raw string) (Target, error) {
 		return Target{}, fmt.Errorf("%w: %q is not a URL (want http://host:port or grpc://host:port): %v", ErrTarget, Redact(raw), err)
 	}
 	shown := Redact(raw)
-	if u.Scheme == "https" || u.Scheme == "grpcs" {
-		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc:// (TLS is not supported)", ErrTarget, shown)
-	}
-	if u.Scheme != "http" && u.Scheme != "grpc" {
-		return Target{}, fmt.Errorf("%w: %q: the scheme must be http:// or grpc://", ErrTarget, shown)
+	def, ok := defaultPorts[u.Scheme]
+	if !ok {
+		return Target{}, fmt.Errorf("%w: %q: the scheme must be http://, https://, grpc:// or grpcs://", ErrTarget, shown)
 	}
 	if u.User != nil {
 		return Target{}, fmt.Errorf("%w: %q: a target takes no credentials (user:password@): it is stored with the run and logged", ErrTarget, shown)
 	}
-	if u.Hostname() == "" || u.Port() == "" {
+	if u.Hostname() == "" {
 		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrTarget, shown, u.Scheme)
 	}
-	if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
+	host := u.Host
+	if u.Port() == "" {
+		if strings.HasSuffix(u.Host, ":") {
+			return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrTarget, shown, u.Scheme)
+		}
+		host = net.JoinHostPort(u.Hostname(), def)
+	} else if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
 		return Target{}, fmt.Errorf("%w: %q: port %s is not between 1 and 65535", ErrTarget, shown, u.Port())
 	}
 	if u.RawQuery != "" || u.ForceQuery {
@@ -70,10 +94,10 @@ func Parse(raw string) (Target, error) {
 	if u.Fragment != "" || strings.Contains(raw, "#") {
 		return Target{}, fmt.Errorf("%w: %q: a target takes no fragment (#...)", ErrTarget, shown)
 	}
-	if u.Scheme == "grpc" && strings.Trim(u.Path, "/") != "" {
-		return Target{}, fmt.Errorf("%w: %q: a grpc:// target takes no path", ErrTarget, shown)
+	if (u.Scheme == "grpc" || u.Scheme == "grpcs") && strings.Trim(u.Path, "/") != "" {
+		return Target{}, fmt.Errorf("%w: %q: a %s:// target takes no path", ErrTarget, shown, u.Scheme)
 	}
-	return Target{Scheme: u.Scheme, Host: u.Host, URL: raw}, nil
+	return Target{Scheme: u.Scheme, Host: host, URL: raw}, nil
 }
 
 // Redact is raw with everything between "//" and its last '@' replaced by

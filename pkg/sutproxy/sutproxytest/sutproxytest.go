@@ -14,6 +14,12 @@ import (
 // Start serves the models (sim.ParseModelFlag syntax; none: the built-in set).
 func Start(t testing.TB, flags ...string) *sutproxy.Proxy {
 	t.Helper()
+	return start(t, sutproxy.Config{Models: models(t, flags)})
+}
+
+// models are the flags' simulated models.
+func models(t testing.TB, flags []string) []sim.ModelSpec {
+	t.Helper()
 	var specs []sim.ModelSpec
 	for _, f := range flags {
 		s, err := sim.ParseModelFlag(f)
@@ -22,7 +28,7 @@ func Start(t testing.TB, flags ...string) *sutproxy.Proxy {
 		}
 		specs = append(specs, s)
 	}
-	return start(t, sutproxy.Config{Models: specs})
+	return specs
 }
 
 // StartFront serves the models behind a front: only host (any port;
@@ -67,4 +73,12 @@ func Target(p *sutproxy.Proxy, transport string) string {
 		return "grpc://" + p.GRPCAddr()
 	}
 	return "http://" + p.HTTPAddr()
+}
+
+// StartTLS serves the models as Start does, both listeners TLS with the
+// certificate and key files; clientCA, when not "", requires client
+// certificates signed by it.
+func StartTLS(t testing.TB, cert, key, clientCA string, flags ...string) *sutproxy.Proxy {
+	t.Helper()
+	return start(t, sutproxy.Config{Models: models(t, flags), TLSCert: cert, TLSKey: key, TLSClientCA: clientCA})
 }
