@@ -44,6 +44,10 @@ func TestRunTLS(t *testing.T) {
 		{"https/Offline", "https://localhost:" + httpPort, offline, "localhost"},
 		{"grpcs/Server", "grpcs://localhost:" + grpcPort, server, "localhost"},
 		{"grpcs/Offline", "grpcs://127.0.0.1:" + grpcPort, append(offline, "--tls-server-name", "localhost"), "localhost"},
+		// A Host header routes (HTTP Host, gRPC :authority) but is not the
+		// name checked: the certificate is the target host's.
+		{"https/Host header", "https://localhost:" + httpPort, append(server, "--header", "Host: m.default.example.com"), "localhost"},
+		{"grpcs/Host header", "grpcs://localhost:" + grpcPort, append(server, "--header", "Host: m.default.example.com"), "localhost"},
 		// The simulated server serves under any prefix? No: the prefix
 		// must reach it as /v2: sutproxy answers 404 under /prefix, so the
 		// prefix test is in kserve/httpclient (TestTLSPrefix).

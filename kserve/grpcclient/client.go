@@ -119,8 +119,22 @@ func New(target string, opts ...Option) (*Client, error) {
 	}
 	creds := insecure.NewCredentials()
 	if cfg.tls != nil {
-		// credentials.NewTLS adds "h2" to the ALPN protocols.
-		creds = credentials.NewTLS(cfg.tls.Clone())
+		// credentials.NewTLS adds "h2" to the ALPN protocols. The name
+		// checked is the target's host unless the config names one:
+		// grpc-go would otherwise check :authority, which a Host header
+		// (an ingress's route) sets to a name the certificate may not hold.
+		tc := cfg.tls.Clone()
+		if tc.ServerName == "" {
+			if host, _, err := net.SplitHostPort(target); err == nil {
+				tc.ServerName = host
+			}
+		}
+		creds = credentials.NewTLS(tc)
+		if hasHost(cfg.headers) {
+			name := tc.ServerName
+			tc.ServerName = ""
+			creds = routedTLS{credentials.NewTLS(tc), name}
+		}
 	}
 	dial := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
@@ -161,6 +175,35 @@ func New(target string, opts ...Option) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// routedTLS is TLS whose checked name and :authority (a Host header's
+// route) differ, as an ingress reached by one name routes by another.
+// grpc-go refuses a dial whose credentials name a server other than its
+// authority option, and hands the authority to the handshake as the name to
+// check; routedTLS names no server to the first and gives the handshake the
+// name that is to be checked.
+type routedTLS struct {
+	credentials.TransportCredentials
+	name string // the name checked in the certificate
+}
+
+func (c routedTLS) ClientHandshake(ctx context.Context, _ string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return c.TransportCredentials.ClientHandshake(ctx, c.name, conn)
+}
+
+func (c routedTLS) Clone() credentials.TransportCredentials {
+	return routedTLS{c.TransportCredentials.Clone(), c.name}
+}
+
+// hasHost says whether hs sets :authority (a Host header).
+func hasHost(hs []kserve.Header) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, kserve.HeaderHost) {
+			return true
+		}
+	}
+	return false
 }
 
 // headerOptions are the dial options that send hs: :authority, and an
