@@ -88,7 +88,7 @@ func timeCharts(runs []*Run) []*chart {
 			p50.addNs(x, s.P50Ns)
 			lp99.addNs(x, s.LatenessP99Ns)
 		}
-		if ts.fromHlog {
+		if r.SeriesFromHlog {
 			completed.Label = r.Name + " completed/s by issue second (latency.hlog)"
 			tput.Lines = append(tput.Lines, completed)
 		} else {

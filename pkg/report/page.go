@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
@@ -73,9 +74,9 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 		}
 		switch {
 		case r.Result != nil && r.Series == nil:
-			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+TimeSeriesFile+" (written by newer netloadgen runs)")
-		case r.Series != nil && r.Series.fromHlog:
-			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+TimeSeriesFile+"; drawn from latency.hlog (completed samples by issue second, no issue or failure counts, no lateness)")
+			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+runlog.TimeseriesJSONFile+" (written by newer netloadgen runs)")
+		case r.Series != nil && r.SeriesFromHlog:
+			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+runlog.TimeseriesJSONFile+"; drawn from latency.hlog (completed samples by issue second, no issue or failure counts, no lateness)")
 		}
 	}
 	p.Table = tableOf(p.Runs)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/report"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/stats"
 )
 
@@ -310,11 +311,15 @@ func TestLoadErrors(t *testing.T) {
 		{"corrupt result", "result.json", `{"scenario": "Server", `, "result.json: ", nil},
 		{"result not an object", "result.json", `[1,2]`, "result.json: ", nil},
 		{"result without scenario", "result.json", `{}`, "result.json: ", nil},
-		{"bad failures", "result.json", `{"scenario":"Server","failures":{"a":1}}`, "result.json: failures: ", nil},
+		// failures is part of result.json: read by runlog's one decoder, a
+		// malformed failures key makes the file malformed, naming the key.
+		{"bad failures", "result.json", `{"scenario":"Server","failures":{"a":1}}`, "result.json: runlog: malformed result.json: ", runlog.ErrMalformedResult},
+		{"bad failure count", "result.json", `{"scenario":"Server","failures":[{"outcome":"error","count":"x"}]}`, "result.json: runlog: malformed result.json: ", runlog.ErrMalformedResult},
 		{"corrupt search", "search.json", `{"trials": [}`, "search.json: ", nil},
-		{"corrupt timeseries", "timeseries.json", `{"interval_ns": 1e9, "seconds": [{"second": "x"}]}`, "timeseries.json: ", nil},
-		{"timeseries backwards", "timeseries.json", `{"interval_ns": 1000000000, "seconds": [{"second": 2}, {"second": 1}]}`, "timeseries.json: seconds[1]: second 1 does not follow 2", nil},
-		{"timeseries no interval", "timeseries.json", `{"seconds": []}`, "timeseries.json: interval_ns 0", nil},
+		{"corrupt timeseries", "timeseries.json", `{"interval_ns": 1e9, "seconds": [{"second": "x"}]}`, "timeseries.json: ", runlog.ErrMalformedTimeseries},
+		{"timeseries backwards", "timeseries.json", `{"interval_ns": 1000000000, "seconds": [{"second": 2}, {"second": 1}]}`, "timeseries.json: runlog: malformed timeseries.json: seconds[1]: second 1 does not follow 2", runlog.ErrMalformedTimeseries},
+		{"timeseries no interval", "timeseries.json", `{"seconds": []}`, "timeseries.json: runlog: malformed timeseries.json: interval_ns 0", runlog.ErrMalformedTimeseries},
+		{"timeseries trailing data", "timeseries.json", `{"interval_ns": 1000000000, "seconds": []} {}`, "timeseries.json: ", runlog.ErrMalformedTimeseries},
 		{"hlog garbage", "latency.hlog", "not a log\n", "latency.hlog: not an HdrHistogram log", nil},
 		{"hlog bad payload", "latency.hlog", "0.0,1.0,1.0,HISTFAAAAB3not-base64!!\n", "latency.hlog: not an HdrHistogram log", nil},
 	} {
@@ -334,6 +339,9 @@ func TestLoadErrors(t *testing.T) {
 			}
 			if c.is != nil && !errors.Is(err, c.is) {
 				t.Errorf("%v is not %v", err, c.is)
+			}
+			if strings.HasPrefix(c.name, "bad failure") && !strings.Contains(err.Error(), "failures") {
+				t.Errorf("%v does not name the failures key", err)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ type runView struct {
 	Name, Color string
 	Result      *loadgen.Result
 	Figures     []figure
-	Failures    []Failure
+	Failures    []loadgen.Failure
 	// FailedNoBreakdown: samples failed but result.json has no failures
 	// breakdown (written before it was kept).
 	FailedNoBreakdown bool
@@ -53,10 +53,11 @@ type trialView struct {
 }
 
 func newRunView(i int, r *Run) runView {
-	v := runView{Name: r.Name, Color: colorOf(i), Result: r.Result, Failures: r.Failures, Notes: r.Notes}
+	v := runView{Name: r.Name, Color: colorOf(i), Result: r.Result, Notes: r.Notes}
 	if res := r.Result; res != nil {
 		v.Figures = figuresOf(res)
-		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(r.Failures) == 0
+		v.Failures = res.Failures
+		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(res.Failures) == 0
 		v.Lateness = latenessOf(res)
 	}
 	if r.Search != nil {
