@@ -124,15 +124,23 @@ func (l *line) addNs(x float64, ns *int64) {
 
 // trialCharts plot the searches' trials against their target: the
 // throughput achieved (y = x where the server kept up) and the tail
-// latency against the bound. A failed trial is a hollow dot.
+// latency against the bound. A failed trial is a hollow dot. A sweep's
+// trials also draw their p50 and p90 (dashed, dotted): the latency-vs-load
+// plot.
 func trialCharts(runs []*Run) []*chart {
 	ach := &chart{ID: "trials-achieved", Title: "Trials: achieved vs target", Diagonal: true}
 	tail := &chart{ID: "trials-tail", Title: "Trials: tail latency vs target"}
 	bounds := map[float64]bool{}
+	sweeps, searches := 0, 0
 	for i, r := range runs {
 		s := r.Search
 		if s == nil || len(s.Trials) == 0 {
 			continue
+		}
+		searches++
+		if s.Mode == search.ModeSweep {
+			sweeps++
+			tail.Lines = append(tail.Lines, sweepLines(r.Name, colorOf(i), s.Trials)...)
 		}
 		ach.XLabel, ach.YLabel = "target ("+s.Unit+")", "achieved"
 		tail.XLabel, tail.YLabel = "target ("+s.Unit+")", "tail latency (ms)"
@@ -162,5 +170,34 @@ func trialCharts(runs []*Run) []*chart {
 	if len(ach.Lines) == 0 {
 		return nil
 	}
+	if sweeps == searches {
+		ach.Title, tail.Title = "Sweep: achieved vs rate asked", "Sweep: latency vs rate asked"
+		tail.YLabel = "latency (ms)"
+	}
 	return []*chart{ach, tail}
+}
+
+// sweepLines are a sweep's p50 and p90 by rate, in rate order; a
+// percentile on a failed sample, or a trial without latencies, leaves a
+// gap.
+func sweepLines(name, color string, trials []search.Trial) []line {
+	trials = slices.SortedStableFunc(slices.Values(trials), func(a, b search.Trial) int { return cmp.Compare(a.Target, b.Target) })
+	p50 := line{Label: name + " p50", Color: color, Dash: dashed}
+	p90 := line{Label: name + " p90", Color: color, Dash: dotted}
+	for _, tr := range trials {
+		y50, y90 := math.NaN(), math.NaN()
+		if l := tr.Latency; l != nil {
+			y50, y90 = sweepMs(l.P50), sweepMs(l.P90)
+		}
+		p50.Points = append(p50.Points, pt{X: tr.Target, Y: y50, Note: fmt.Sprintf("rate %s: p50 %.3f ms", fmtNum(tr.Target), y50)})
+		p90.Points = append(p90.Points, pt{X: tr.Target, Y: y90, Note: fmt.Sprintf("rate %s: p90 %.3f ms", fmtNum(tr.Target), y90)})
+	}
+	return []line{p50, p90}
+}
+
+func sweepMs(v float64) float64 {
+	if v == search.FailedPercentile {
+		return math.NaN()
+	}
+	return v
 }

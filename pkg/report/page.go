@@ -73,6 +73,8 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no completed samples")
 		}
 		switch {
+		case r.Result != nil && r.Result.ClosedLoop != nil && r.Series == nil:
+			p.TimeNotes = append(p.TimeNotes, r.Name+": a closed-loop run writes no "+runlog.TimeseriesJSONFile)
 		case r.Result != nil && r.Series == nil:
 			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+runlog.TimeseriesJSONFile+" (written by newer netloadgen runs)")
 		case r.Series != nil && r.SeriesFromHlog:
