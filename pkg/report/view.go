@@ -24,9 +24,9 @@ type runView struct {
 	// a closed loop's N/A says why it has no MLPerf verdict.
 	Verdict, VerdictClass string
 	// Kind is the scenario, or the closed loop that stands in its place.
-	Kind string
-	Figures     []figure
-	Failures    []loadgen.Failure
+	Kind     string
+	Figures  []figure
+	Failures []loadgen.Failure
 	// FailedNoBreakdown: samples failed but result.json has no failures
 	// breakdown (written before it was kept).
 	FailedNoBreakdown bool
