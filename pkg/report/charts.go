@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/search"
 )
 
@@ -81,9 +82,14 @@ func timeCharts(runs []*Run) []*chart {
 		lp99 := line{Label: r.Name + " lateness p99", Color: col}
 		for _, s := range ts.Seconds {
 			x := float64(s.Second) * step
-			completed.add(x, float64(s.Completed)/step, "%.1f/s")
-			issued.add(x, float64(s.Issued)/step, "%.1f/s")
-			failed.add(x, float64(s.Failed)/step, "%.1f/s")
+			// A sliver at the end has no rate worth drawing (over a few
+			// ms it would plunge or soar); its latencies are still its
+			// samples'.
+			if width, ok := secondWidth(ts, s, r.Result.DurationNs); ok {
+				completed.add(x, float64(s.Completed)/width, "%.1f/s")
+				issued.add(x, float64(s.Issued)/width, "%.1f/s")
+				failed.add(x, float64(s.Failed)/width, "%.1f/s")
+			}
 			p99.addNs(x, s.P99Ns)
 			p50.addNs(x, s.P50Ns)
 			lp99.addNs(x, s.LatenessP99Ns)
@@ -107,6 +113,21 @@ func timeCharts(runs []*Run) []*chart {
 		return []*chart{tput, lat, nil}
 	}
 	return []*chart{tput, lat, late}
+}
+
+// secondWidth is how much of interval s the run covered, in seconds: the
+// whole interval but for the last, which ends with the run. ok is false
+// for a last interval under half an interval, left out of the charts as
+// latency.hlog's is. A series from latency.hlog has no partial interval
+// left, and a duration it does not cover (0, or past its end) changes
+// nothing.
+func secondWidth(ts *runlog.Timeseries, s runlog.Second, durationNs int64) (float64, bool) {
+	start := int64(s.Second) * ts.IntervalNs
+	left := durationNs - start
+	if left <= 0 || left >= ts.IntervalNs {
+		return float64(ts.IntervalNs) / 1e9, true
+	}
+	return float64(left) / 1e9, left >= ts.IntervalNs/2
 }
 
 func (l *line) add(x, y float64, format string) {

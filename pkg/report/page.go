@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
@@ -32,6 +33,9 @@ type page struct {
 	Lateness                  template.HTML
 	TimeNotes                 []string
 	Trials                    []template.HTML
+	// HasResult: a run has result.json (not only a search's record);
+	// Sweep: a run is a load sweep.
+	HasResult, Sweep bool
 }
 
 // figureTable compares the runs' figures: a row per figure, a cell per run.
@@ -67,6 +71,8 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 	p.Generated = fmtTime(now)
 	for i, r := range runs {
 		p.Runs = append(p.Runs, newRunView(i, r))
+		p.HasResult = p.HasResult || r.Result != nil
+		p.Sweep = p.Sweep || (r.Search != nil && r.Search.Mode == search.ModeSweep)
 		if r.Result != nil && r.Spectrum == nil {
 			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no latency.hlog")
 		} else if r.Spectrum != nil && r.Spectrum.Count == 0 {

@@ -448,6 +448,10 @@ func TestSweep(t *testing.T) {
 			t.Errorf("row %d: %q, search.json %v", i, r[1:], tr)
 		}
 	}
+	if strings.Contains(page, `id="lateness-table"`) || !strings.Contains(page, "No run has a result.json (a search keeps each trial") ||
+		!strings.Contains(page, "a sweep's p50 is dashed and its p90 dotted") {
+		t.Error("a sweep alone: an empty lateness table, or no note for the sections it has no data for")
+	}
 	tail := chartSVG(t, page, "trials-tail")
 	if !strings.Contains(tail, "Sweep: latency vs rate asked") {
 		t.Error("the latency chart is not titled as a sweep's")
