@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/search"
 )
 
@@ -81,14 +82,19 @@ func timeCharts(runs []*Run) []*chart {
 		lp99 := line{Label: r.Name + " lateness p99", Color: col}
 		for _, s := range ts.Seconds {
 			x := float64(s.Second) * step
-			completed.add(x, float64(s.Completed)/step, "%.1f/s")
-			issued.add(x, float64(s.Issued)/step, "%.1f/s")
-			failed.add(x, float64(s.Failed)/step, "%.1f/s")
+			// A sliver at the end has no rate worth drawing (over a few
+			// ms it would plunge or soar); its latencies are still its
+			// samples'.
+			if width, ok := secondWidth(ts, s, r.Result.DurationNs); ok {
+				completed.add(x, float64(s.Completed)/width, "%.1f/s")
+				issued.add(x, float64(s.Issued)/width, "%.1f/s")
+				failed.add(x, float64(s.Failed)/width, "%.1f/s")
+			}
 			p99.addNs(x, s.P99Ns)
 			p50.addNs(x, s.P50Ns)
 			lp99.addNs(x, s.LatenessP99Ns)
 		}
-		if ts.fromHlog {
+		if r.SeriesFromHlog {
 			completed.Label = r.Name + " completed/s by issue second (latency.hlog)"
 			tput.Lines = append(tput.Lines, completed)
 		} else {
@@ -109,6 +115,21 @@ func timeCharts(runs []*Run) []*chart {
 	return []*chart{tput, lat, late}
 }
 
+// secondWidth is how much of interval s the run covered, in seconds: the
+// whole interval but for the last, which ends with the run. ok is false
+// for a last interval under half an interval, left out of the charts as
+// latency.hlog's is. A series from latency.hlog has no partial interval
+// left, and a duration it does not cover (0, or past its end) changes
+// nothing.
+func secondWidth(ts *runlog.Timeseries, s runlog.Second, durationNs int64) (float64, bool) {
+	start := int64(s.Second) * ts.IntervalNs
+	left := durationNs - start
+	if left <= 0 || left >= ts.IntervalNs {
+		return float64(ts.IntervalNs) / 1e9, true
+	}
+	return float64(left) / 1e9, left >= ts.IntervalNs/2
+}
+
 func (l *line) add(x, y float64, format string) {
 	l.Points = append(l.Points, pt{X: x, Y: y, Note: fmt.Sprintf("%gs: "+format, x, y)})
 }
@@ -124,15 +145,23 @@ func (l *line) addNs(x float64, ns *int64) {
 
 // trialCharts plot the searches' trials against their target: the
 // throughput achieved (y = x where the server kept up) and the tail
-// latency against the bound. A failed trial is a hollow dot.
+// latency against the bound. A failed trial is a hollow dot. A sweep's
+// trials also draw their p50 and p90 (dashed, dotted): the latency-vs-load
+// plot.
 func trialCharts(runs []*Run) []*chart {
 	ach := &chart{ID: "trials-achieved", Title: "Trials: achieved vs target", Diagonal: true}
 	tail := &chart{ID: "trials-tail", Title: "Trials: tail latency vs target"}
 	bounds := map[float64]bool{}
+	sweeps, searches := 0, 0
 	for i, r := range runs {
 		s := r.Search
 		if s == nil || len(s.Trials) == 0 {
 			continue
+		}
+		searches++
+		if s.Mode == search.ModeSweep {
+			sweeps++
+			tail.Lines = append(tail.Lines, sweepLines(r.Name, colorOf(i), s.Trials)...)
 		}
 		ach.XLabel, ach.YLabel = "target ("+s.Unit+")", "achieved"
 		tail.XLabel, tail.YLabel = "target ("+s.Unit+")", "tail latency (ms)"
@@ -162,5 +191,34 @@ func trialCharts(runs []*Run) []*chart {
 	if len(ach.Lines) == 0 {
 		return nil
 	}
+	if sweeps == searches {
+		ach.Title, tail.Title = "Sweep: achieved vs rate asked", "Sweep: latency vs rate asked"
+		tail.YLabel = "latency (ms)"
+	}
 	return []*chart{ach, tail}
+}
+
+// sweepLines are a sweep's p50 and p90 by rate, in rate order; a
+// percentile on a failed sample, or a trial without latencies, leaves a
+// gap.
+func sweepLines(name, color string, trials []search.Trial) []line {
+	trials = slices.SortedStableFunc(slices.Values(trials), func(a, b search.Trial) int { return cmp.Compare(a.Target, b.Target) })
+	p50 := line{Label: name + " p50", Color: color, Dash: dashed}
+	p90 := line{Label: name + " p90", Color: color, Dash: dotted}
+	for _, tr := range trials {
+		y50, y90 := math.NaN(), math.NaN()
+		if l := tr.Latency; l != nil {
+			y50, y90 = sweepMs(l.P50), sweepMs(l.P90)
+		}
+		p50.Points = append(p50.Points, pt{X: tr.Target, Y: y50, Note: fmt.Sprintf("rate %s: p50 %.3f ms", fmtNum(tr.Target), y50)})
+		p90.Points = append(p90.Points, pt{X: tr.Target, Y: y90, Note: fmt.Sprintf("rate %s: p90 %.3f ms", fmtNum(tr.Target), y90)})
+	}
+	return []line{p50, p90}
+}
+
+func sweepMs(v float64) float64 {
+	if v == search.FailedPercentile {
+		return math.NaN()
+	}
+	return v
 }

@@ -37,6 +37,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add(read("server500/result.json"), read("server500/latency.hlog"), read("server500/timeseries.json"), []byte(nil))
 	f.Add([]byte(nil), []byte(nil), []byte(nil), read("peak/search.json"))
+	f.Add(read("closed8/result.json"), read("closed8/latency.hlog"), []byte(nil), read("sweep/search.json"))
 	f.Add([]byte(`{"scenario":"Server","failures":[{"outcome":"<x>","count":-1}]}`), []byte("0.0,1.0,1.0,HISTFAAAAB\n"),
 		[]byte(`{"interval_ns":1,"seconds":[{"second":0,"p99_ns":null}]}`), []byte(`{"trials":[{"target":1e308,"tail_latency_ms":-1}]}`))
 	f.Fuzz(func(t *testing.T, result, hlog, series, search []byte) {

@@ -15,13 +15,6 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/search"
 )
 
-// The files a report reads besides runlog's and search's.
-const (
-	// TimeSeriesFile is the run's per-second record.
-	TimeSeriesFile = "timeseries.json"
-	searchFile     = "search.json"
-)
-
 // ErrNoRun: a directory holds neither result.json nor search.json.
 var ErrNoRun = errors.New("not a run directory")
 
@@ -48,46 +41,22 @@ func (d Dir) Open(name string) (io.ReadCloser, error) {
 type Run struct {
 	// Name is the run's label in the legend: its directory's base name.
 	Name string
-	// Result is result.json; nil for a search that found no peak (its
-	// directory then holds search.json alone).
-	Result   *loadgen.Result
-	Failures []Failure
+	// Result is result.json, its failures by kind included; nil for a
+	// search that found no peak (its directory then holds search.json
+	// alone).
+	Result *loadgen.Result
 	// Spectrum is the latency percentile spectrum from latency.hlog (nil
 	// without one).
 	Spectrum *Spectrum
-	Series   *TimeSeries
-	Search   *search.Result
+	// Series is timeseries.json, or for want of it latency.hlog's
+	// intervals (SeriesFromHlog); nil without either.
+	Series *runlog.Timeseries
+	// SeriesFromHlog: Series holds the completed samples by the second
+	// they were issued in, from latency.hlog, and nothing else.
+	SeriesFromHlog bool
+	Search         *search.Result
 	// Notes say which sections are missing and why.
 	Notes []string
-}
-
-// Failure is one kind of failure in result.json's failures.
-type Failure struct {
-	Outcome string `json:"outcome"`
-	Status  string `json:"status"`
-	Count   int64  `json:"count"`
-	Example string `json:"example"`
-}
-
-// TimeSeries is timeseries.json: the run second by second.
-type TimeSeries struct {
-	IntervalNs int64    `json:"interval_ns"`
-	Seconds    []Second `json:"seconds"`
-	// fromHlog: built from latency.hlog's intervals for want of
-	// timeseries.json: completed samples by issue time, nothing else.
-	fromHlog bool
-}
-
-// Second is one interval of a TimeSeries; the latencies are nil when the
-// interval has none.
-type Second struct {
-	Second        int64  `json:"second"`
-	Issued        int64  `json:"issued"`
-	Completed     int64  `json:"completed"`
-	Failed        int64  `json:"failed"`
-	P50Ns         *int64 `json:"p50_ns"`
-	P99Ns         *int64 `json:"p99_ns"`
-	LatenessP99Ns *int64 `json:"lateness_p99_ns"`
 }
 
 // Load reads the run in src, labelled name. A source without result.json
@@ -101,24 +70,18 @@ func Load(name string, src Source) (*Run, error) {
 	case err != nil:
 		return nil, fileErr(runlog.ResultFile, err)
 	default:
+		// One decoder for result.json: a malformed failures key makes the
+		// file malformed (runlog.ErrMalformedResult), as it does for the
+		// daemon and loadgend, rather than a page without the breakdown.
 		if r.Result, err = runlog.Decode(bytes.NewReader(res)); err != nil {
 			return nil, fileErr(runlog.ResultFile, err)
 		}
-		// failures is decoded apart so that a result.json with or without
-		// it reads the same way through loadgen.Result.
-		var f struct {
-			Failures []Failure `json:"failures"`
-		}
-		if err := json.Unmarshal(res, &f); err != nil {
-			return nil, fileErr(runlog.ResultFile, fmt.Errorf("failures: %w", err))
-		}
-		r.Failures = f.Failures
 	}
 	if err := r.loadSearch(src); err != nil {
 		return nil, err
 	}
 	if r.Result == nil && r.Search == nil {
-		return nil, fmt.Errorf("%w: it has no %s or %s", ErrNoRun, runlog.ResultFile, searchFile)
+		return nil, fmt.Errorf("%w: it has no %s or %s", ErrNoRun, runlog.ResultFile, search.ResultFile)
 	}
 	if err := r.loadSpectrum(src); err != nil {
 		return nil, err
@@ -130,7 +93,7 @@ func Load(name string, src Source) (*Run, error) {
 }
 
 func (r *Run) loadSearch(src Source) error {
-	b, err := readFile(src, searchFile)
+	b, err := readFile(src, search.ResultFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -141,7 +104,7 @@ func (r *Run) loadSearch(src Source) error {
 			return nil
 		}
 	}
-	return fileErr(searchFile, err)
+	return fileErr(search.ResultFile, err)
 }
 
 func (r *Run) loadSpectrum(src Source) error {
@@ -166,43 +129,23 @@ func (r *Run) loadSeries(src Source) error {
 	if r.Result == nil {
 		return nil
 	}
-	b, err := readFile(src, TimeSeriesFile)
+	b, err := readFile(src, runlog.TimeseriesJSONFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if r.Spectrum != nil && r.Spectrum.Intervals != nil {
-			r.Series = r.Spectrum.Intervals // the page says so beside the charts
+			r.Series, r.SeriesFromHlog = r.Spectrum.Intervals, true // the page says so beside the charts
 			return nil
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("no %s: the charts over time are left out", TimeSeriesFile))
+		r.Notes = append(r.Notes, fmt.Sprintf("no %s: the charts over time are left out", runlog.TimeseriesJSONFile))
 		return nil
 	}
 	if err == nil {
-		var ts TimeSeries
-		if err = strictJSON(b, &ts); err == nil {
-			err = ts.check()
-		}
-		if err == nil {
+		var ts runlog.Timeseries
+		if ts, err = runlog.DecodeTimeseries(bytes.NewReader(b)); err == nil {
 			r.Series = &ts
 			return nil
 		}
 	}
-	return fileErr(TimeSeriesFile, err)
-}
-
-// check refuses what would draw nonsense: a time series whose seconds go
-// backwards or whose counts are negative.
-func (ts *TimeSeries) check() error {
-	if ts.IntervalNs <= 0 {
-		return fmt.Errorf("interval_ns %d: want a positive interval", ts.IntervalNs)
-	}
-	for i, s := range ts.Seconds {
-		if i > 0 && s.Second <= ts.Seconds[i-1].Second {
-			return fmt.Errorf("seconds[%d]: second %d does not follow %d", i, s.Second, ts.Seconds[i-1].Second)
-		}
-		if s.Issued < 0 || s.Completed < 0 || s.Failed < 0 {
-			return fmt.Errorf("seconds[%d]: a negative count", i)
-		}
-	}
-	return nil
+	return fileErr(runlog.TimeseriesJSONFile, err)
 }
 
 // strictJSON decodes one JSON value of b into v, nothing after it.

@@ -9,6 +9,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
@@ -31,6 +33,9 @@ type page struct {
 	Lateness                  template.HTML
 	TimeNotes                 []string
 	Trials                    []template.HTML
+	// HasResult: a run has result.json (not only a search's record);
+	// Sweep: a run is a load sweep.
+	HasResult, Sweep bool
 }
 
 // figureTable compares the runs' figures: a row per figure, a cell per run.
@@ -66,16 +71,20 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 	p.Generated = fmtTime(now)
 	for i, r := range runs {
 		p.Runs = append(p.Runs, newRunView(i, r))
+		p.HasResult = p.HasResult || r.Result != nil
+		p.Sweep = p.Sweep || (r.Search != nil && r.Search.Mode == search.ModeSweep)
 		if r.Result != nil && r.Spectrum == nil {
 			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no latency.hlog")
 		} else if r.Spectrum != nil && r.Spectrum.Count == 0 {
 			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no completed samples")
 		}
 		switch {
+		case r.Result != nil && r.Result.ClosedLoop != nil && r.Series == nil:
+			p.TimeNotes = append(p.TimeNotes, r.Name+": a closed-loop run writes no "+runlog.TimeseriesJSONFile)
 		case r.Result != nil && r.Series == nil:
-			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+TimeSeriesFile+" (written by newer netloadgen runs)")
-		case r.Series != nil && r.Series.fromHlog:
-			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+TimeSeriesFile+"; drawn from latency.hlog (completed samples by issue second, no issue or failure counts, no lateness)")
+			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+runlog.TimeseriesJSONFile+" (written by newer netloadgen runs)")
+		case r.Series != nil && r.SeriesFromHlog:
+			p.TimeNotes = append(p.TimeNotes, r.Name+": no "+runlog.TimeseriesJSONFile+"; drawn from latency.hlog (completed samples by issue second, no issue or failure counts, no lateness)")
 		}
 	}
 	p.Table = tableOf(p.Runs)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/report"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/stats"
 )
 
@@ -310,11 +311,15 @@ func TestLoadErrors(t *testing.T) {
 		{"corrupt result", "result.json", `{"scenario": "Server", `, "result.json: ", nil},
 		{"result not an object", "result.json", `[1,2]`, "result.json: ", nil},
 		{"result without scenario", "result.json", `{}`, "result.json: ", nil},
-		{"bad failures", "result.json", `{"scenario":"Server","failures":{"a":1}}`, "result.json: failures: ", nil},
+		// failures is part of result.json: read by runlog's one decoder, a
+		// malformed failures key makes the file malformed, naming the key.
+		{"bad failures", "result.json", `{"scenario":"Server","failures":{"a":1}}`, "result.json: runlog: malformed result.json: ", runlog.ErrMalformedResult},
+		{"bad failure count", "result.json", `{"scenario":"Server","failures":[{"outcome":"error","count":"x"}]}`, "result.json: runlog: malformed result.json: ", runlog.ErrMalformedResult},
 		{"corrupt search", "search.json", `{"trials": [}`, "search.json: ", nil},
-		{"corrupt timeseries", "timeseries.json", `{"interval_ns": 1e9, "seconds": [{"second": "x"}]}`, "timeseries.json: ", nil},
-		{"timeseries backwards", "timeseries.json", `{"interval_ns": 1000000000, "seconds": [{"second": 2}, {"second": 1}]}`, "timeseries.json: seconds[1]: second 1 does not follow 2", nil},
-		{"timeseries no interval", "timeseries.json", `{"seconds": []}`, "timeseries.json: interval_ns 0", nil},
+		{"corrupt timeseries", "timeseries.json", `{"interval_ns": 1e9, "seconds": [{"second": "x"}]}`, "timeseries.json: ", runlog.ErrMalformedTimeseries},
+		{"timeseries backwards", "timeseries.json", `{"interval_ns": 1000000000, "seconds": [{"second": 2}, {"second": 1}]}`, "timeseries.json: runlog: malformed timeseries.json: seconds[1]: second 1 does not follow 2", runlog.ErrMalformedTimeseries},
+		{"timeseries no interval", "timeseries.json", `{"seconds": []}`, "timeseries.json: runlog: malformed timeseries.json: interval_ns 0", runlog.ErrMalformedTimeseries},
+		{"timeseries trailing data", "timeseries.json", `{"interval_ns": 1000000000, "seconds": []} {}`, "timeseries.json: ", runlog.ErrMalformedTimeseries},
 		{"hlog garbage", "latency.hlog", "not a log\n", "latency.hlog: not an HdrHistogram log", nil},
 		{"hlog bad payload", "latency.hlog", "0.0,1.0,1.0,HISTFAAAAB3not-base64!!\n", "latency.hlog: not an HdrHistogram log", nil},
 	} {
@@ -334,6 +339,9 @@ func TestLoadErrors(t *testing.T) {
 			}
 			if c.is != nil && !errors.Is(err, c.is) {
 				t.Errorf("%v is not %v", err, c.is)
+			}
+			if strings.HasPrefix(c.name, "bad failure") && !strings.Contains(err.Error(), "failures") {
+				t.Errorf("%v does not name the failures key", err)
 			}
 		})
 	}
@@ -379,5 +387,79 @@ func TestSpectrumFromHlog(t *testing.T) {
 	}
 	if len(s.Points) != 81 { // log10(10000)/0.05 steps, and the max
 		t.Errorf("%d points", len(s.Points))
+	}
+}
+
+// TestClosedLoop: a real closed-loop run (loadgend run --concurrency 8) is
+// N/A, not INVALID: the page says so with its concurrency, shows its
+// closed-loop figures as result.json has them, and no issue lateness (a
+// closed loop has no schedule to be late for).
+func TestClosedLoop(t *testing.T) {
+	dir := copyRun(t, "closed8")
+	res := readJSON(t, filepath.Join(dir, "result.json"))
+	page := render(t, dir)
+	v, text, ok := verdictShown(page, "closed8")
+	if !ok || v != "N/A" || v != res["result_validity"] || text != "N/A (closed loop, concurrency 8)" {
+		t.Errorf("verdict %q %q (%v), result.json %v", v, text, ok, res["result_validity"])
+	}
+	sec := regexp.MustCompile(`(?s)<section class="run" data-run="closed8">.*?</section>`).FindString(page)
+	if strings.Contains(sec, "INVALID") || strings.Contains(sec, `class="VALID"`) || !strings.Contains(sec, "not an MLPerf scenario") {
+		t.Errorf("the closed loop's verdict section:\n%s", sec)
+	}
+	checkFigures(t, page, "closed8", res, "metric.value", "closed_loop.concurrency", "closed_loop.max_outstanding", "sample_latency.p99")
+	for _, f := range shownFigures(page) {
+		if strings.HasPrefix(f.Key, "issue_lateness.") {
+			t.Errorf("a closed loop shows %s", f.Key)
+		}
+	}
+	for _, want := range []string{"n/a: a closed loop has no schedule to be late for", "closed8: a closed-loop run writes no timeseries.json"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("no %q", want)
+		}
+	}
+}
+
+// TestSweep: a real sweep's search.json (loadgend run --mode sweep --rates
+// 500,1000,2000,3000,4000) shows as a sweep, not a search that found no
+// peak: its latency-vs-load table equals search.json's trials, and the
+// latency chart draws p50 and p90 by rate beside the tail dots.
+func TestSweep(t *testing.T) {
+	dir := copyRun(t, "sweep")
+	sj := readJSON(t, filepath.Join(dir, "search.json"))
+	trials := sj["trials"].([]any)
+	page := render(t, dir)
+	if strings.Contains(page, "no peak found") || strings.Contains(page, "No peak found") || !strings.Contains(page, "<span>sweep of 5 rates</span>") {
+		t.Error("the sweep is not shown as one")
+	}
+	for _, k := range []string{"lower", "upper"} {
+		if !strings.Contains(page, `data-figure="search.`+k+`" data-value="`+sj[k].(json.Number).String()+`"`) {
+			t.Errorf("search.json's %s not shown", k)
+		}
+	}
+	rows := regexp.MustCompile(`<tr data-trial="(\d+)">(?:<td[^>]*>[^<]*</td>){6}<td data-value="([^"]*)">[^<]*</td><td data-value="([^"]*)">[^<]*</td><td data-value="([^"]*)">[^<]*</td><td data-value="(\d+)">`).FindAllStringSubmatch(page, -1)
+	if len(rows) != len(trials) || len(rows) != 5 {
+		t.Fatalf("%d latency-vs-load rows, search.json has %d trials", len(rows), len(trials))
+	}
+	for i, r := range rows {
+		tr := trials[i].(map[string]any)
+		l := tr["latency_ms"].(map[string]any)
+		if r[1] != tr["index"].(json.Number).String() || !sameNumber(r[2], l["p50"]) || !sameNumber(r[3], l["p90"]) || !sameNumber(r[4], l["p99"]) ||
+			r[5] != tr["over_bound_samples"].(json.Number).String() {
+			t.Errorf("row %d: %q, search.json %v", i, r[1:], tr)
+		}
+	}
+	if strings.Contains(page, `id="lateness-table"`) || !strings.Contains(page, "No run has a result.json (a search keeps each trial") ||
+		!strings.Contains(page, "a sweep's p50 is dashed and its p90 dotted") {
+		t.Error("a sweep alone: an empty lateness table, or no note for the sections it has no data for")
+	}
+	tail := chartSVG(t, page, "trials-tail")
+	if !strings.Contains(tail, "Sweep: latency vs rate asked") {
+		t.Error("the latency chart is not titled as a sweep's")
+	}
+	for _, p := range []string{"p50", "p90"} {
+		m := regexp.MustCompile(`<polyline [^>]*points="([^"]*)"><title>sweep ` + p + `</title>`).FindStringSubmatch(tail)
+		if m == nil || strings.Count(m[1], ",") != len(trials) {
+			t.Errorf("%s line: %q, want %d points", p, m, len(trials))
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 )
 
 // Spectrum is a run's latency by percentile, HdrHistogram's percentile
@@ -18,7 +20,7 @@ type Spectrum struct {
 	// Intervals are the log's intervals as a time series of the completed
 	// samples by the second they were issued in (the issue and failure
 	// counts and the lateness are not in the log).
-	Intervals *TimeSeries
+	Intervals *runlog.Timeseries
 }
 
 // SpectrumPoint is the latency at percentile P (a fraction).
@@ -37,7 +39,7 @@ const spectrumStep = 0.05
 func readSpectrum(b []byte) (*Spectrum, error) {
 	lr := hdrhistogram.NewHistogramLogReader(bytes.NewReader(b))
 	var all *hdrhistogram.Histogram
-	ts := &TimeSeries{}
+	ts := &runlog.Timeseries{}
 	var t0 int64
 	for {
 		h, err := lr.NextIntervalHistogram()
@@ -54,7 +56,7 @@ func readSpectrum(b []byte) (*Spectrum, error) {
 		// The last interval is as long as what is left of the run: a rate
 		// over a few ms would plunge, so a short one is left out.
 		if (h.EndTimeMs()-h.StartTimeMs())*1e6 >= ts.IntervalNs/2 {
-			sec := Second{Second: (h.StartTimeMs() - t0) * 1e6 / ts.IntervalNs, Completed: h.TotalCount()}
+			sec := runlog.Second{Second: int((h.StartTimeMs() - t0) * 1e6 / ts.IntervalNs), Completed: h.TotalCount()}
 			if h.TotalCount() > 0 {
 				p50, p99 := h.ValueAtQuantile(50), h.ValueAtQuantile(99)
 				sec.P50Ns, sec.P99Ns = &p50, &p99
@@ -73,8 +75,7 @@ func readSpectrum(b []byte) (*Spectrum, error) {
 		return nil, errors.New("not an HdrHistogram log: no histogram intervals")
 	}
 	s := &Spectrum{Count: all.TotalCount(), MaxNs: all.Max()}
-	if len(ts.Seconds) > 1 && ts.check() == nil {
-		ts.fromHlog = true
+	if len(ts.Seconds) > 1 && ts.Check() == nil {
 		s.Intervals = ts
 	}
 	if s.Count == 0 {

@@ -20,8 +20,13 @@ func colorOf(i int) string { return palette[i%len(palette)] }
 type runView struct {
 	Name, Color string
 	Result      *loadgen.Result
-	Figures     []figure
-	Failures    []Failure
+	// Verdict is result.json's validity as shown, VerdictClass its style:
+	// a closed loop's N/A says why it has no MLPerf verdict.
+	Verdict, VerdictClass string
+	// Kind is the scenario, or the closed loop that stands in its place.
+	Kind     string
+	Figures  []figure
+	Failures []loadgen.Failure
 	// FailedNoBreakdown: samples failed but result.json has no failures
 	// breakdown (written before it was kept).
 	FailedNoBreakdown bool
@@ -45,18 +50,35 @@ type figure struct {
 type searchView struct {
 	*search.Result
 	Trials []trialView
+	// Sweep: a load sweep, judged trial by trial, with no peak to find.
+	Sweep bool
+	// Latencies: the trials carry p50, p90 and p99 (the latency-vs-load
+	// table's columns).
+	Latencies bool
 }
 
 type trialView struct {
 	search.Trial
 	Target, Achieved, Tail, Bound string
+	// P50, P90, P99 are the trial's latencies in ms as shown ("-" in a
+	// record without them).
+	P50, P90, P99 string
 }
 
 func newRunView(i int, r *Run) runView {
-	v := runView{Name: r.Name, Color: colorOf(i), Result: r.Result, Failures: r.Failures, Notes: r.Notes}
+	v := runView{Name: r.Name, Color: colorOf(i), Result: r.Result, Notes: r.Notes}
 	if res := r.Result; res != nil {
 		v.Figures = figuresOf(res)
-		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(r.Failures) == 0
+		v.Verdict, v.VerdictClass, v.Kind = res.Validity, res.Validity, res.Scenario
+		if cl := res.ClosedLoop; cl != nil {
+			// Not an MLPerf scenario: no VALID or INVALID to show, and
+			// SingleStream is only where its samples come from.
+			v.Verdict = fmt.Sprintf("%s (closed loop, concurrency %d)", res.Validity, cl.Concurrency)
+			v.VerdictClass = "NA"
+			v.Kind = fmt.Sprintf("closed loop, concurrency %d (not an MLPerf scenario; %s's samples)", cl.Concurrency, res.Scenario)
+		}
+		v.Failures = res.Failures
+		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(res.Failures) == 0
 		v.Lateness = latenessOf(res)
 	}
 	if r.Search != nil {
@@ -90,8 +112,14 @@ func figuresOf(res *loadgen.Result) []figure {
 		f = append(f, nsFigure("effective_settings.effective_target_latency_ns", "latency bound", int64(b)))
 		f = append(f, countFigure("result_overlatency_query_count", "samples over the bound", res.OverLatencyCount))
 	}
+	if cl := res.ClosedLoop; cl != nil {
+		f = append(f, countFigure("closed_loop.concurrency", "outstanding (closed loop)", int64(cl.Concurrency)),
+			countFigure("closed_loop.max_outstanding", "most outstanding seen", int64(cl.MaxOutstanding)))
+	}
 	f = append(f, latencyFigures("sample_latency", "latency", res.SampleLatency)...)
-	f = append(f, latencyFigures("issue_lateness", "issue lateness", res.IssueLateness)...)
+	if res.ClosedLoop == nil { // a closed loop has no schedule to be late for
+		f = append(f, latencyFigures("issue_lateness", "issue lateness", res.IssueLateness)...)
+	}
 	return f
 }
 
@@ -112,6 +140,10 @@ func latencyFigures(key, label string, s loadgen.LatencyStats) []figure {
 
 func latenessOf(res *loadgen.Result) latenessView {
 	l := latenessView{P50: "-", P99: "-", Max: "-", Bound: "no"}
+	if res.ClosedLoop != nil {
+		l.Bound = "n/a: a closed loop has no schedule to be late for"
+		return l
+	}
 	at := func(p float64) string {
 		if d, ok := res.IssueLateness.At(p); ok {
 			return fmtFloat(ms(int64(d)), 3)
@@ -148,15 +180,29 @@ func exactF(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 func fmtFloat(v float64, dec int) string { return strconv.FormatFloat(v, 'f', dec, 64) }
 
 func newSearchView(s *search.Result) *searchView {
-	v := &searchView{Result: s}
+	v := &searchView{Result: s, Sweep: s.Mode == search.ModeSweep}
 	for _, t := range s.Trials {
-		tv := trialView{Trial: t, Target: fmtNum(t.Target), Achieved: fmtFloat(t.Achieved, 1), Tail: fmtFloat(t.TailLatencyMs, 3), Bound: "-"}
+		tv := trialView{Trial: t, Target: fmtNum(t.Target), Achieved: fmtFloat(t.Achieved, 1), Tail: fmtFloat(t.TailLatencyMs, 3), Bound: "-",
+			P50: "-", P90: "-", P99: "-"}
 		if t.LatencyBoundMs > 0 {
 			tv.Bound = fmtNum(t.LatencyBoundMs)
+		}
+		if l := t.Latency; l != nil {
+			v.Latencies = true
+			tv.P50, tv.P90, tv.P99 = trialMs(l.P50), trialMs(l.P90), trialMs(l.P99)
 		}
 		v.Trials = append(v.Trials, tv)
 	}
 	return v
+}
+
+// trialMs is a trial's latency in ms to the µs, "failed" where the
+// percentile fell on a failed sample.
+func trialMs(v float64) string {
+	if v == search.FailedPercentile {
+		return "failed"
+	}
+	return fmtFloat(v, 3)
 }
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -165,11 +211,13 @@ func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 func pctLabel(p float64) string { return "p" + strconv.FormatFloat(p*100, 'g', 6, 64) }
 
 // verdictOf is the run's verdict line: VALID or INVALID, or a search's
-// outcome when it found no peak (and so has no result.json).
+// outcome when it has no result.json (no peak found, or a sweep).
 func verdictOf(v runView) string {
 	switch {
 	case v.Result != nil:
-		return v.Result.Validity
+		return v.Verdict
+	case v.Search != nil && v.Search.Sweep:
+		return fmt.Sprintf("sweep of %d rates", len(v.Search.Trials))
 	case v.Search != nil && v.Search.Found:
 		return fmt.Sprintf("peak %s %s", fmtNum(v.Search.Peak), v.Search.Unit)
 	case v.Search != nil:

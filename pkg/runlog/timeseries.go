@@ -156,15 +156,38 @@ func (ts Timeseries) WriteJSON(w io.Writer) error {
 var ErrMalformedTimeseries = errors.New("runlog: malformed timeseries.json")
 
 // DecodeTimeseries reads a timeseries.json from r (a run directory's, say
-// for a report that reads runs from disk).
+// for a report that reads runs from disk): one Timeseries object, nothing
+// after it, that passes Check.
 func DecodeTimeseries(r io.Reader) (Timeseries, error) {
 	var ts Timeseries
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&ts); err != nil {
 		return Timeseries{}, fmt.Errorf("%w: %w", ErrMalformedTimeseries, err)
 	}
-	if ts.IntervalNs <= 0 {
-		return Timeseries{}, fmt.Errorf("%w: interval_ns %d", ErrMalformedTimeseries, ts.IntervalNs)
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Timeseries{}, fmt.Errorf("%w: data after the time series object", ErrMalformedTimeseries)
+	}
+	if err := ts.Check(); err != nil {
+		return Timeseries{}, fmt.Errorf("%w: %w", ErrMalformedTimeseries, err)
 	}
 	return ts, nil
+}
+
+// Check refuses a series that would chart nonsense: no positive interval,
+// seconds that do not go forward, or a negative count. BuildTimeseries's
+// series pass it; a series read from a file or built from another record
+// (a report's from latency.hlog) is held to it.
+func (ts Timeseries) Check() error {
+	if ts.IntervalNs <= 0 {
+		return fmt.Errorf("interval_ns %d: want a positive interval", ts.IntervalNs)
+	}
+	for i, s := range ts.Seconds {
+		if i > 0 && s.Second <= ts.Seconds[i-1].Second {
+			return fmt.Errorf("seconds[%d]: second %d does not follow %d", i, s.Second, ts.Seconds[i-1].Second)
+		}
+		if s.Second < 0 || s.Issued < 0 || s.Completed < 0 || s.Failed < 0 {
+			return fmt.Errorf("seconds[%d]: a negative second or count", i)
+		}
+	}
+	return nil
 }

@@ -269,7 +269,11 @@ func checkCSV(t *testing.T, path string, ts runlog.Timeseries) {
 }
 
 func TestDecodeTimeseriesErrors(t *testing.T) {
-	for _, in := range []string{``, `[]`, `{"seconds": []}`, `{"interval_ns": "1s"}`} {
+	for _, in := range []string{``, `[]`, `{"seconds": []}`, `{"interval_ns": "1s"}`,
+		`{"interval_ns": 1000000000, "seconds": []} {}`,
+		`{"interval_ns": 1000000000, "seconds": [{"second": 2}, {"second": 1}]}`,
+		`{"interval_ns": 1000000000, "seconds": [{"second": 0, "failed": -1}]}`,
+		`{"interval_ns": 1000000000, "seconds": [{"second": -1}]}`} {
 		if _, err := runlog.DecodeTimeseries(strings.NewReader(in)); !errors.Is(err, runlog.ErrMalformedTimeseries) {
 			t.Errorf("%q: %v, want ErrMalformedTimeseries", in, err)
 		}
