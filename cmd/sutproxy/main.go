@@ -97,31 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Logger = newLogger(stderr, level)
 
-	if *config != "" {
-		specs, err := sim.LoadFile(*config)
-		if err != nil {
-			return fmt.Errorf("--config: %w", err)
-		}
-		cfg.Models = append(cfg.Models, specs...)
-	}
-	for _, m := range models {
-		spec, err := sim.ParseModelFlag(m)
-		if err != nil {
-			return fmt.Errorf("--model %q: %w", m, err)
-		}
-		cfg.Models = append(cfg.Models, spec)
-	}
-	cfg.Upstreams = sutproxy.ParseUpstreams(upstreams)
-	for _, r := range required {
-		name, value, ok := strings.Cut(r, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return fmt.Errorf("--require-header %q: want 'Name: value'", r)
-		}
-		if err := kserve.CheckHeaderName(name); err != nil {
-			return fmt.Errorf("--require-header: %w", err)
-		}
-		cfg.RequireHeaders = append(cfg.RequireHeaders, kserve.Header{Name: name, Value: strings.Trim(value, " \t")})
+	if err := addModels(&cfg, *config, models, upstreams, required); err != nil {
+		return err
 	}
 	if *listOnly {
 		specs := cfg.Models
@@ -148,6 +125,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err = p.Wait(ctx)
 	cfg.Logger.Info("sutproxy stopping")
 	return err
+}
+
+// addModels fills cfg's models (the --config file's, then each --model),
+// upstreams and required headers from the flags.
+func addModels(cfg *sutproxy.Config, config string, models, upstreams, required repeated) error {
+	if config != "" {
+		specs, err := sim.LoadFile(config)
+		if err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+		cfg.Models = append(cfg.Models, specs...)
+	}
+	for _, m := range models {
+		spec, err := sim.ParseModelFlag(m)
+		if err != nil {
+			return fmt.Errorf("--model %q: %w", m, err)
+		}
+		cfg.Models = append(cfg.Models, spec)
+	}
+	cfg.Upstreams = sutproxy.ParseUpstreams(upstreams)
+	for _, r := range required {
+		name, value, ok := strings.Cut(r, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return fmt.Errorf("--require-header %q: want 'Name: value'", r)
+		}
+		if err := kserve.CheckHeaderName(name); err != nil {
+			return fmt.Errorf("--require-header: %w", err)
+		}
+		cfg.RequireHeaders = append(cfg.RequireHeaders, kserve.Header{Name: name, Value: strings.Trim(value, " \t")})
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {

@@ -1,0 +1,175 @@
+// Package genai is the vocabulary of generative (LLM) load: the protocols a
+// generative endpoint speaks, the prompts a run sends, the laws that draw
+// their lengths, the user's service-level objectives, and the interface
+// between a generative client and the SUT that times its tokens. It imports
+// no client and no engine: the clients (kserve/genclient), the SUT adapter
+// (pkg/sut) and the settings builder (pkg/runspec) all meet here.
+package genai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// API is the protocol of a generative endpoint (`--api`, the spec's `api`).
+type API string
+
+// The APIs; "" is what the probe finds.
+const (
+	// APIKServeStream is KServe v2 gRPC ModelStreamInfer with Triton's LLM
+	// conventions (text_input, max_tokens, stream; text_output, output_ids):
+	// one request, many responses, the last carrying triton_final_response.
+	APIKServeStream API = "kserve-stream"
+	// APIGenerate is Triton's HTTP generate extension, one JSON answer:
+	// POST /v2/models/{model}/generate.
+	APIGenerate API = "generate"
+	// APIGenerateStream is the same streamed as server-sent events:
+	// POST /v2/models/{model}/generate_stream.
+	APIGenerateStream API = "generate-stream"
+	// APIOpenAICompletions is POST /v1/completions (stream: true, SSE).
+	APIOpenAICompletions API = "openai-completions"
+	// APIOpenAIChat is POST /v1/chat/completions (stream: true, SSE).
+	APIOpenAIChat API = "openai-chat"
+)
+
+// APIs lists every API, in the order help text shows them.
+func APIs() []API {
+	return []API{APIKServeStream, APIGenerate, APIGenerateStream, APIOpenAICompletions, APIOpenAIChat}
+}
+
+// GRPC says whether the API is spoken over gRPC (a grpc:// or grpcs://
+// target); the others are HTTP.
+func (a API) GRPC() bool { return a == APIKServeStream }
+
+// Message is one turn of a chat prompt.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Prompt is one sample of a generative run: what is sent, and how long it
+// is. Exactly one of Text and Messages is set (Messages for a chat data
+// set; a chat API sends Text as one user message, a completions API sends
+// Messages' contents joined).
+type Prompt struct {
+	Text     string
+	Messages []Message
+	// InputTokens is the prompt's length in the project's pseudo-tokens
+	// (CountTokens), or the data set's own count when it gives one.
+	InputTokens int
+	// MaxTokens is the output length asked for (max_tokens; with
+	// ignore_eos / min_tokens where the server takes them, so that the
+	// answer is that long).
+	MaxTokens int
+}
+
+// Request is one generative request as a client sends it.
+type Request struct {
+	Model   string
+	Version string
+	Prompt  *Prompt
+	// Stream asks for the answer token by token (SSE, or a decoupled
+	// model's responses); false is one answer at the end.
+	Stream bool
+	// ID is unique within the run (the sample's sequence number): the
+	// request's id where the protocol carries one.
+	ID uint64
+}
+
+// Usage is what the server said the answer held, when it said.
+type Usage struct {
+	// OutputTokens is usage.completion_tokens or len(output_ids) summed
+	// over the responses; 0 when the server gave neither.
+	OutputTokens int
+	// InputTokens is usage.prompt_tokens; 0 when not given.
+	InputTokens int
+}
+
+// Handler receives one request's answer as it arrives, from the client's
+// goroutine. Times are when the response's bytes arrived (the kernel's
+// receive time where the client has it), on the wall clock. A client calls
+// Tokens for every response that carries output (n ≥ 1: the tokens it
+// holds when the server says, else 1), then End exactly once.
+type Handler interface {
+	Tokens(at time.Time, n int)
+	// End: the answer is complete (err nil) or failed (err wraps one of the
+	// kserve error kinds or ErrStream). usage is what the server reported.
+	End(at time.Time, usage Usage, err error)
+}
+
+// Client sends generative requests. Generate must not block on the
+// network: it hands the request to the client's own goroutines (or an event
+// loop) and returns; h is called as the answer arrives. A cancelled ctx ends
+// the request with End(err).
+type Client interface {
+	Generate(ctx context.Context, req *Request, h Handler)
+	Close() error
+}
+
+// ErrStream is a malformed stream: bad SSE framing, an error event in the
+// middle of an answer, a stream that ends without its final response, a
+// response for a request that was not sent. The sample fails (outcome
+// malformed).
+var ErrStream = errors.New("genai: malformed stream")
+
+// SLO is a user's service-level objectives for one sample (`--slo
+// ttft=500ms,tpot=50ms,e2e=10s`, the spec's `slo`): a sample meets them
+// when each bound that is set holds. Zero: not set. Goodput is the rate of
+// samples that meet them.
+type SLO struct {
+	TTFT time.Duration `json:"ttft_ns,omitempty"`
+	TPOT time.Duration `json:"tpot_ns,omitempty"`
+	E2E  time.Duration `json:"e2e_ns,omitempty"`
+}
+
+// Set says whether any bound is set.
+func (s SLO) Set() bool { return s.TTFT > 0 || s.TPOT > 0 || s.E2E > 0 }
+
+// Met says whether a sample with these measurements meets every bound set.
+// tpot is ignored for a sample of fewer than two tokens (it has none).
+func (s SLO) Met(ttft, tpot, e2e time.Duration, tokens int) bool {
+	return (s.TTFT == 0 || ttft <= s.TTFT) &&
+		(s.TPOT == 0 || tokens < 2 || tpot <= s.TPOT) &&
+		(s.E2E == 0 || e2e <= s.E2E)
+}
+
+// ErrSLO is a malformed --slo.
+var ErrSLO = errors.New("slo")
+
+// ParseSLO reads "ttft=500ms,tpot=50ms,e2e=10s" (any subset, any order,
+// Go durations).
+func ParseSLO(v string) (SLO, error) {
+	var s SLO
+	if strings.TrimSpace(v) == "" {
+		return s, fmt.Errorf("%w: empty: want ttft=DUR,tpot=DUR,e2e=DUR (any of them), e.g. ttft=500ms,tpot=50ms", ErrSLO)
+	}
+	for _, part := range strings.Split(v, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return SLO{}, fmt.Errorf("%w: %q: want NAME=DURATION (ttft, tpot or e2e), e.g. ttft=500ms", ErrSLO, part)
+		}
+		d, err := time.ParseDuration(val)
+		if err != nil || d <= 0 {
+			return SLO{}, fmt.Errorf("%w: %s=%q: want a positive duration such as 500ms or 2s", ErrSLO, name, val)
+		}
+		var dst *time.Duration
+		switch strings.ToLower(name) {
+		case "ttft":
+			dst = &s.TTFT
+		case "tpot":
+			dst = &s.TPOT
+		case "e2e":
+			dst = &s.E2E
+		default:
+			return SLO{}, fmt.Errorf("%w: %q is not ttft, tpot or e2e", ErrSLO, name)
+		}
+		if *dst != 0 {
+			return SLO{}, fmt.Errorf("%w: %s given twice", ErrSLO, name)
+		}
+		*dst = d
+	}
+	return s, nil
+}
