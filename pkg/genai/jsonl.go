@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 )
 
@@ -106,6 +107,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 func parseRecord(b []byte) (Prompt, error) {
 	var rec jsonlRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			return Prompt{}, fmt.Errorf("%q: want %s, got %s", te.Field, kindName(te.Type), te.Value)
+		}
 		return Prompt{}, fmt.Errorf("not a JSON object of a known layout: %w", err)
 	}
 	p, err := rec.prompt()
@@ -208,4 +212,19 @@ func (rec *jsonlRecord) outputLen(p *Prompt) error {
 	}
 	p.MaxTokens = *v
 	return nil
+}
+
+// kindName says what JSON a Go type of jsonlRecord takes.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int:
+		return "a whole number"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Struct:
+		return "an object"
+	}
+	return t.String()
 }
