@@ -79,3 +79,20 @@ func TestWordList(t *testing.T) {
 		seen[w] = true
 	}
 }
+
+func BenchmarkCountTokens(b *testing.B) {
+	s := SyntheticText(1, 1024)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		CountTokens(s)
+	}
+}
+
+// BenchmarkSyntheticText: the text of one 1024-token prompt, as Load
+// writes it for each loaded sample.
+func BenchmarkSyntheticText(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		SyntheticText(i, 1024)
+	}
+}
