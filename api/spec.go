@@ -31,8 +31,9 @@ type RunSpec struct {
 	// Overrides is the JSON "settings" block (pkg/runspec.Settings builds
 	// the engine's settings from the whole spec).
 	Overrides RunSettings `json:"settings,omitzero"`
-	// Data is a sample file or directory on the daemon's host; empty means
-	// synthetic samples from the model's metadata (the only kind for now).
+	// Data is a sample file or directory on the daemon's host, or a .jsonl
+	// prompt data set for a generative model; empty means synthetic
+	// samples from the model's metadata (or synthetic prompts).
 	Data   string  `json:"data,omitempty"`
 	Search *Search `json:"search,omitempty"`
 	// Headers are added to every request of the run, the probe's too:
@@ -78,6 +79,14 @@ type RunSpec struct {
 	TotalSamples       int    `json:"total_samples,omitempty"`
 	PerformanceSamples int    `json:"performance_samples,omitempty"`
 	DataSeed           uint64 `json:"data_seed,omitempty"`
+	// InputTokens, OutputTokens and SharedPrefix shape a generative run's
+	// synthetic prompts (`--input-tokens`, `--output-tokens`,
+	// `--shared-prefix`): length laws "N", "uniform:LO:HI",
+	// "normal:MEAN:SD" or "lognormal:MEDIAN:SIGMA" in pseudo-tokens, and
+	// "COUNT:TOKENS" (package genai parses them, pkg/runspec checks them).
+	InputTokens  string `json:"input_tokens,omitempty"`
+	OutputTokens string `json:"output_tokens,omitempty"`
+	SharedPrefix string `json:"shared_prefix,omitempty"`
 }
 
 // DefaultScenario is a spec's scenario when it names none, in the API as

@@ -545,6 +545,11 @@ func TestRunBadFlags(t *testing.T) {
 		{"data missing", append(base, "--data", filepath.Join(dir, "none")), "--data"},
 		{"data of an unknown kind", append(base, "--data", badSyntax), "--data"},
 		{"total samples with data", append(base, "--data", conf("d.json", "{}"), "--total-samples", "5"), "--total-samples"},
+		{"bad input law", append(base, "--input-tokens", "uniform:9:1"), "--input-tokens: length law: \"uniform:9:1\": HI 1 is below LO 9"},
+		{"bad output law", append(base, "--output-tokens", "0"), "--output-tokens"},
+		{"bad shared prefix", append(base, "--shared-prefix", "4"), "--shared-prefix"},
+		{"a bad prompt line", append(base, "--data", conf("p.jsonl", "{\"prompt\": \"a\"}\n{\"prompt\": 3}\n")), "--data: prompt data: " + filepath.Join(dir, "p.jsonl") + ":2:"},
+		{"input law with a prompt data set", append(base, "--data", conf("q.jsonl", "{\"prompt\": \"a\"}"), "--input-tokens", "5"), "--input-tokens"},
 		{"stray argument", append(base, "extra"), `"extra"`},
 		// 1.1 × 3600 s × 100000 QPS: one query the engine cannot hold.
 		{"offline query too large", append(base, "--scenario", "Offline", "--target-qps", "100000", "--min-duration-ms", "3600000"),

@@ -25,6 +25,10 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	prompts := filepath.Join(dir, "prompts.jsonl")
+	if err := os.WriteFile(prompts, []byte(`{"prompt": "a b c", "max_tokens": 9}`+"\n"+`{"prompt": "d"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ca := testcert.NewCA(t, "test-ca")
 	client := ca.Client(t, "client", "loadgen")
 	cases := []struct {
@@ -88,6 +92,16 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		"a closed loop",
 		[]string{"--target", "http://h:1", "--model", "m", "--concurrency", "8", "--min-duration-ms", "500"},
 		`{"target": "http://h:1", "model": "m", "scenario": "SingleStream", "settings": {"concurrency": 8, "min_duration_ms": 500}}`,
+	}, {
+		"synthetic prompts for a generative model",
+		[]string{"--target", "http://h:1", "--model", "llm", "--input-tokens", "uniform:10:20", "--output-tokens", "lognormal:64:0.5",
+			"--shared-prefix", "2:16", "--total-samples", "50", "--performance-samples", "20"},
+		`{"target": "http://h:1", "model": "llm", "scenario": "Server", "input_tokens": "uniform:10:20", "output_tokens": "lognormal:64:0.5",
+		  "shared_prefix": "2:16", "total_samples": 50, "performance_samples": 20}`,
+	}, {
+		"a prompt data set",
+		[]string{"--target", "http://h:1", "--model", "llm", "--data", prompts, "--output-tokens", "32"},
+		`{"target": "http://h:1", "model": "llm", "scenario": "Server", "data": ` + jsonString(prompts) + `, "output_tokens": "32"}`,
 	}}
 	t.Setenv("NETLOADGEN_TEST_FLAGKEY", "k")
 	for _, c := range cases {
@@ -97,7 +111,7 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lim := api.Limits{AllowSearch: true, SecretEnv: []string{"NETLOADGEN_TEST_FLAGKEY"}, SecretsDir: filepath.Dir(client.CertFile)}
+			lim := api.Limits{AllowSearch: true, SecretEnv: []string{"NETLOADGEN_TEST_FLAGKEY"}, SecretsDir: filepath.Dir(client.CertFile), DataRoot: dir}
 			spec, err := runspec.Decode(strings.NewReader(c.spec), lim)
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
 	"github.com/netloadgen/netloadgen/pkg/outcome"
@@ -57,6 +58,11 @@ type Spec struct {
 	// Data is a file or directory of samples (see package qsl); "" makes
 	// synthetic samples from the model's metadata.
 	Data string
+	// Prompts are a generative run's samples (its QSL: sample i is
+	// Prompts.Prompt(i)), synthetic or from a .jsonl data set (then Data
+	// is ""); nil when the spec asked for none (a generative model found
+	// by the probe then takes genai.NewSynthetic's defaults).
+	Prompts *genai.Prompts
 	// TotalSamples sizes the synthetic library (with Data, the files do).
 	// PerformanceSamples caps the performance sample count either way.
 	TotalSamples, PerformanceSamples int

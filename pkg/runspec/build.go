@@ -146,6 +146,13 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err := checkTraceSize(ls, src, qsl, trace.MaxSamples, fmt.Sprintf("the engine's limit of %d samples", trace.MaxSamples)); err != nil {
 		return Run{}, nil, err
 	}
+	prompts, err := buildPrompts(s, data, total, perf)
+	if err != nil {
+		return Run{}, nil, err
+	}
+	if isPromptData(data) {
+		data = "" // the prompts carry it: no sample tensors
+	}
 	r := Run{Spec: runner.Spec{
 		Target:             s.Target,
 		Data:               data,
@@ -164,6 +171,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		TotalSamples:       total,
 		PerformanceSamples: perf,
 		DataSeed:           s.DataSeed,
+		Prompts:            prompts,
 		SUTName:            s.SUTName,
 		OutDir:             env.OutDir,
 		Headers:            headers,
@@ -193,6 +201,9 @@ func resolveData(data string, env Env) (string, error) {
 	case data == "":
 		return "", nil
 	case env.AnyData && env.DataRoot == "":
+		if isPromptData(data) {
+			return data, nil // read, and checked, by buildPrompts
+		}
 		if err := qsl.CheckPath(data); err != nil {
 			return "", fieldErr("data", "%v", err)
 		}

@@ -33,6 +33,9 @@ func ResolveData(root, data string) (string, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", fieldErr("data", "%s is outside LOADGEND_DATA_ROOT", data)
 	}
+	if isPromptData(real) {
+		return real, nil // read, and checked, by buildPrompts
+	}
 	if err := qsl.CheckPath(real); err != nil {
 		return "", fieldErr("data", "%v", err)
 	}
