@@ -37,7 +37,9 @@ func (*llmModel) ModelMetadata(_ context.Context, model, _ string) (kserve.Model
 		Outputs: []kserve.TensorMetadata{{Name: "text_output", Datatype: kserve.Bytes, Shape: []int64{-1}}}}, nil
 }
 
-func (*llmModel) ModelReady(_ context.Context, model, _ string) (bool, error) { return model == "llm", nil }
+func (*llmModel) ModelReady(_ context.Context, model, _ string) (bool, error) {
+	return model == "llm", nil
+}
 
 func (*llmModel) ModelConfig(_ context.Context, model, _ string) (triton.ModelConfig, error) {
 	if model != "llm" {
