@@ -167,4 +167,3 @@ func BenchmarkGenerateStreamPerRequest(b *testing.B) {
 		}()
 	})
 }
-

@@ -174,7 +174,8 @@ func openGenerative(spec Spec, conn *connection, pr *Probe, name string) (*sut.A
 	}
 	stream := pr.API != genai.APIGenerate
 	ad, err := sut.Open(sut.Config{Generative: &sut.GenerativeConfig{Client: client, Prompts: ps,
-		Options: sut.GenerativeOptions{Model: spec.Model, Version: spec.ModelVersion, Stream: stream, Name: name}}})
+		Options: sut.GenerativeOptions{Model: spec.Model, Version: spec.ModelVersion, Stream: stream, Name: name,
+			Timeout: spec.RequestTimeout}}})
 	if err != nil {
 		client.Close()
 		return nil, nil, err

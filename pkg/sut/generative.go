@@ -31,6 +31,8 @@ type GenerativeOptions struct {
 	Stream bool
 	// Name is the SUT's name for the result; "" is "Network SUT (generative)".
 	Name string
+	// Timeout bounds one request, its whole answer; 0: none.
+	Timeout time.Duration
 }
 
 // Generative is the engine's SUT over a genai.Client: one request per
@@ -77,7 +79,11 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 		}
 		s.input = p.InputTokens
 		s.req = genai.Request{Model: g.opts.Model, Version: g.opts.Version, Prompt: p, Stream: g.opts.Stream, ID: uint64(q.FirstSample + j)}
-		g.client.Generate(ctx, &s.req, s)
+		rctx := ctx
+		if g.opts.Timeout > 0 {
+			rctx, s.cancel = context.WithTimeout(ctx, g.opts.Timeout)
+		}
+		g.client.Generate(rctx, &s.req, s)
 	}
 }
 
@@ -90,6 +96,7 @@ type genSample struct {
 	query  int
 	index  int // into the query's samples
 	done   func(loadgen.Completion)
+	cancel context.CancelFunc // the request's timeout; nil without one
 	input  int
 	first  time.Time // the first token-bearing response; zero: none yet
 	last   time.Time
@@ -118,6 +125,9 @@ func (s *genSample) End(at time.Time, u genai.Usage, err error) {
 		FirstToken: s.first, Tokens: s.tokens, InputTokens: s.input, Gaps: s.gaps}
 	if u.OutputTokens > 0 {
 		c.Tokens, c.TokensFromServer = u.OutputTokens, true
+	}
+	if s.cancel != nil {
+		s.cancel()
 	}
 	done := s.done
 	done(c)

@@ -188,3 +188,31 @@ func TestOpenGenerative(t *testing.T) {
 		t.Error("a generative SUT without prompts opened")
 	}
 }
+
+// A request timeout reaches the client as the request's deadline, and is
+// released when the sample ends.
+func TestGenerativeTimeout(t *testing.T) {
+	f := &deadlineGenClient{}
+	g := NewGenerative(f, testPrompts(), GenerativeOptions{Model: "llm", Timeout: time.Hour})
+	var c completions
+	g.IssueQuery(t.Context(), loadgen.Query{ID: 0, Samples: []int{0}}, c.done)
+	if !f.hasDeadline {
+		t.Fatal("the request's context has no deadline")
+	}
+	f.h.End(time.Unix(1, 0), genai.Usage{}, nil)
+	if f.ctx.Err() == nil {
+		t.Error("the request's context is still live after its sample ended")
+	}
+}
+
+type deadlineGenClient struct {
+	ctx         context.Context
+	h           genai.Handler
+	hasDeadline bool
+}
+
+func (d *deadlineGenClient) Generate(ctx context.Context, _ *genai.Request, h genai.Handler) {
+	_, d.hasDeadline = ctx.Deadline()
+	d.ctx, d.h = ctx, h
+}
+func (d *deadlineGenClient) Close() error { return nil }
