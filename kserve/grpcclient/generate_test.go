@@ -405,3 +405,36 @@ func TestGeneratorStalledServer(t *testing.T) {
 		t.Error("a request after Close succeeded")
 	}
 }
+
+// A request cancelled in flight ends at once, and the answer the server
+// still sends for it is not "a response for an unknown request": the
+// stream, and the requests beside it, carry on.
+func TestGeneratorCancelledAnswerArrivesLate(t *testing.T) {
+	release := make(chan struct{})
+	_, addr := startLLM(t, func(req *inferencepb.ModelInferRequest, send func(*inferencepb.ModelStreamInferResponse), raw func([]byte)) error {
+		if req.GetId() == "1" {
+			<-release // answered once the client has given up on it
+		}
+		return streamTokens(req, send, raw)
+	})
+	g := newGenerator(t, addr, 1, grpcclient.GenerateOptions{})
+	ctx, cancel := context.WithCancel(t.Context())
+	first := newRecorder()
+	g.Generate(ctx, &genai.Request{Model: "llm", Prompt: prompt("p", 3), Stream: true, ID: 1}, first)
+	cancel()
+	first.wait(t)
+	if !errors.Is(first.err, context.Canceled) {
+		t.Fatalf("cancelled request: %v, want context.Canceled", first.err)
+	}
+	close(release)
+	// The server answers request 1 in full before it reads request 2.
+	second := newRecorder()
+	g.Generate(t.Context(), &genai.Request{Model: "llm", Prompt: prompt("p", 2), Stream: true, ID: 2}, second)
+	second.wait(t)
+	if second.err != nil || len(second.tokens) != 2 {
+		t.Fatalf("the next request: tokens %v err %v, want 2 and no error", second.tokens, second.err)
+	}
+	if first.ends != 1 || first.after {
+		t.Errorf("the cancelled request: End %d times, tokens after End %v", first.ends, first.after)
+	}
+}
