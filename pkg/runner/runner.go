@@ -257,7 +257,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o.Started(run)
 	}
 	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop(), "scenario", run.Trace().Settings.Scenario.String(),
-		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
+		"queries", run.Trace().Len(), "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
 	res, err := run.Execute(ctx)
 	if err != nil {
@@ -278,6 +278,9 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o := runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}
 		if len(res.Headers) > 0 {
 			o.Extra = append(o.Extra, mlperflog.Field{Key: "headers", Value: strings.Join(res.Headers, "; ")})
+		}
+		if pr.API != "" {
+			o.Extra = append(o.Extra, mlperflog.Field{Key: "api", Value: string(pr.API)})
 		}
 		if err := runlog.Write(spec.OutDir, run, res, o); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
