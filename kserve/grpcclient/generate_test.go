@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/netloadgen/netloadgen/kserve"
@@ -331,7 +332,7 @@ func TestGeneratorMalformed(t *testing.T) {
 			return nil
 		}},
 		{name: "stream fails with a status", server: true, answer: func(*inferencepb.ModelInferRequest, func(*inferencepb.ModelStreamInferResponse), func([]byte)) error {
-			return kserve.Errorf(13, "backend crashed")
+			return kserve.Errorf(codes.Internal, "backend crashed")
 		}},
 	}
 	for _, tc := range tests {
