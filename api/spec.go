@@ -69,6 +69,10 @@ type RunSpec struct {
 	// HTTP/2 connections; Linux) or "grpc" (grpc-go); "": the loop where it
 	// runs, else grpc-go.
 	GRPCClient string `json:"grpc_client,omitempty"`
+	// API is a generative endpoint's protocol: kserve-stream, generate,
+	// generate-stream, openai-completions or openai-chat (genai.APIs);
+	// "": what the probe finds (tensors when it finds no LLM).
+	API string `json:"api,omitempty"`
 	// TLS configures an https:// or grpcs:// target's TLS; left out, the
 	// system's roots are trusted and the target's host is the server name.
 	TLS *TLS `json:"tls,omitempty"`

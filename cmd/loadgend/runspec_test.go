@@ -73,6 +73,10 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		`{"target": "http://h:1", "model": "m", "ruleset": "v0.5", "preset": "resnet50", "scenario": "MultiStream",
 		  "settings": {"interval_ms": 50, "samples_per_query": 6, "expected_latency_ns": 500000}}`,
 	}, {
+		"a generative API",
+		[]string{"--target", "grpc://h:2", "--model", "llm", "--api", "kserve-stream"},
+		`{"target": "grpc://h:2", "model": "llm", "scenario": "Server", "api": "kserve-stream"}`,
+	}, {
 		"user.conf then a flag",
 		[]string{"--target", "http://h:1", "--model", "m", "--user-conf", conf, "--min-query-count", "50"},
 		`{"target": "http://h:1", "model": "m", "scenario": "Server", "user_conf": ` + jsonString(confText) + `, "settings": {"min_query_count": 50}}`,

@@ -40,6 +40,26 @@ func APIs() []API {
 	return []API{APIKServeStream, APIGenerate, APIGenerateStream, APIOpenAICompletions, APIOpenAIChat}
 }
 
+// ErrAPI is an --api (the spec's api) that names no API.
+var ErrAPI = errors.New("api")
+
+// ParseAPI reads an --api value; "" is what the probe finds.
+func ParseAPI(v string) (API, error) {
+	if v == "" {
+		return "", nil
+	}
+	for _, a := range APIs() {
+		if string(a) == v {
+			return a, nil
+		}
+	}
+	names := make([]string, 0, len(APIs()))
+	for _, a := range APIs() {
+		names = append(names, string(a))
+	}
+	return "", fmt.Errorf("%w: %q is not one of %s (or leave it out: the probe finds it)", ErrAPI, v, strings.Join(names, ", "))
+}
+
 // GRPC says whether the API is spoken over gRPC (a grpc:// or grpcs://
 // target); the others are HTTP.
 func (a API) GRPC() bool { return a == APIKServeStream }

@@ -114,4 +114,17 @@ type Completion struct {
 	// mode, sampled accuracy logging); nil otherwise. The engine keeps the
 	// slices: the SUT must not reuse them.
 	Data [][]byte
+	// FirstToken is when the sample's first token-bearing response
+	// arrived; zero: none, or not a generative sample.
+	FirstToken time.Time
+	// Tokens is the sample's output tokens (a generative request is one
+	// sample); InputTokens its prompt's.
+	Tokens      int
+	InputTokens int
+	// TokensFromServer: Tokens is the server's count (usage, output_ids),
+	// else one per token-bearing response.
+	TokensFromServer bool
+	// Gaps are the sample's inter-token gaps, in order. The SUT may reuse
+	// the slice once done returns: the engine copies or folds it in first.
+	Gaps []time.Duration
 }

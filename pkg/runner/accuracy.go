@@ -11,7 +11,6 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
-	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/trace"
@@ -117,7 +116,7 @@ func WriteAccuracyLog(dir string, entries []loadgen.AccuracyEntry, layout []sut.
 
 // accuracyQSL loads each accuracy set into the library; requests are
 // encoded as they are issued (latency does not count in accuracy mode).
-type accuracyQSL struct{ lib qsl.Library }
+type accuracyQSL struct{ lib sampleSet }
 
 func (a accuracyQSL) TotalSampleCount() int       { return a.lib.TotalSampleCount() }
 func (a accuracyQSL) PerformanceSampleCount() int { return a.lib.PerformanceSampleCount() }

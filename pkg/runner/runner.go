@@ -69,6 +69,9 @@ type Spec struct {
 	DataSeed                         uint64
 	SUTName                          string
 	OutDir                           string // "" writes no files
+	// API is the protocol of a generative endpoint (`--api`); "" is what
+	// the probe finds, tensors when it finds no LLM.
+	API genai.API
 	// Headers are added to every request of the run, the probe's too
 	// (HTTP headers, gRPC metadata; Host sets the Host header and
 	// :authority). Their values are secrets, resolved in memory only:
@@ -130,7 +133,7 @@ type session struct {
 	t     target.Target
 	conn  *connection
 	pr    *Probe
-	lib   qsl.Library
+	lib   sampleSet
 	sut   *sut.Adapter
 	conns int
 	tls   *tlsconf.Summary // nil: plain text
@@ -176,9 +179,26 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 			conn.probe.Close()
 		}
 	}()
-	pr, err := probe(ctx, conn.probe, t, spec.Model, spec.ModelVersion, tlsCfg)
+	pr, err := probeRun(ctx, conn.probe, t, spec, tlsCfg)
 	if err != nil {
 		return nil, err
+	}
+	name := spec.SUTName
+	if name == "" {
+		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
+	}
+	if pr.API != "" {
+		if capture {
+			// The engine's response log holds tensors; a generative
+			// answer's text is not kept.
+			return nil, fmt.Errorf("%w: %s: accuracy mode and accuracy log sampling log tensor responses; a generative run has none to log", ErrAPI, pr.API)
+		}
+		ad, ps, err := openGenerative(spec, conn, pr, name)
+		if err != nil {
+			return nil, err
+		}
+		ok = true
+		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname())}, nil
 	}
 	if spec.BatchSize > 1 && !pr.Batched {
 		// sut.New would quietly send one sample per request instead.
@@ -187,10 +207,6 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	lib, err := library(spec, pr)
 	if err != nil {
 		return nil, err
-	}
-	name := spec.SUTName
-	if name == "" {
-		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
 	}
 	so := sut.Options{
 		Model: spec.Model, Version: spec.ModelVersion, MaxBatch: pr.MaxBatch,
@@ -246,7 +262,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o.Started(run)
 	}
 	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop(), "scenario", run.Trace().Settings.Scenario.String(),
-		"queries", run.Trace().Len(), "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
+		"queries", run.Trace().Len(), "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
 	res, err := run.Execute(ctx)
 	if err != nil {
@@ -267,6 +283,9 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o := runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}
 		if len(res.Headers) > 0 {
 			o.Extra = append(o.Extra, mlperflog.Field{Key: "headers", Value: strings.Join(res.Headers, "; ")})
+		}
+		if pr.API != "" {
+			o.Extra = append(o.Extra, mlperflog.Field{Key: "api", Value: string(pr.API)})
 		}
 		if err := runlog.Write(spec.OutDir, run, res, o); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
@@ -364,10 +383,18 @@ func poolSize(s loadgen.Settings) int {
 	return 8
 }
 
+// sampleSet is a run's samples as the engine loads them: a tensor
+// library or a generative run's prompts.
+type sampleSet interface {
+	TotalSampleCount() int
+	PerformanceSampleCount() int
+	Load(ctx context.Context, indices []int) error
+}
+
 // preparingQSL loads samples, then encodes every request of the trace and
 // opens the connections: all of it before the engine starts its clock.
 type preparingQSL struct {
-	lib qsl.Library
+	lib sampleSet
 	sut interface {
 		Prepare(ctx context.Context, tr *trace.Trace) error
 	}

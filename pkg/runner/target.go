@@ -22,6 +22,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/triton"
 )
@@ -87,6 +88,9 @@ type Probe struct {
 	MaxBatch int                   `json:"max_batch_size"`
 	// Batched: the first dimension of the model's inputs is the batch.
 	Batched bool `json:"batched"`
+	// API is the generative API the run speaks (asked for, or found);
+	// "": the model takes tensors.
+	API genai.API `json:"api,omitempty"`
 }
 
 // Expect is the check of every answer of a run of model (the name it was

@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/target"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -125,6 +128,10 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err := checkClients(s); err != nil {
 		return Run{}, nil, err
 	}
+	genAPI, err := checkAPI(s)
+	if err != nil {
+		return Run{}, nil, err
+	}
 	headers, err := resolveHeaders(s.Headers, env)
 	if err != nil {
 		return Run{}, nil, err
@@ -166,6 +173,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		TLS:                tlsCfg,
 		HTTPClient:         s.HTTPClient,
 		GRPCClient:         s.GRPCClient,
+		API:                genAPI,
 		RequestTimeout:     time.Duration(s.RequestTimeoutMs) * time.Millisecond,
 		IssueSlack:         slack,
 		TotalSamples:       total,
@@ -223,6 +231,23 @@ func issueSlack(s api.RunSpec) (time.Duration, error) {
 		return 0, fieldErr(field, "%d %s is over the limit of %d %s", v, unit, limit, unit)
 	}
 	return time.Duration(v) * per, nil
+}
+
+// checkAPI reads the spec's api, refusing a name that is no API and an
+// API the target's transport does not carry, naming the field.
+func checkAPI(s api.RunSpec) (genai.API, error) {
+	// The field names itself: the errors' own "api: " prefix would repeat it.
+	msg := func(err error) string { return strings.TrimPrefix(err.Error(), "api: ") }
+	a, err := genai.ParseAPI(s.API)
+	if err != nil {
+		return "", fieldErr("api", "%s", msg(err))
+	}
+	if t, err := target.Parse(s.Target); err == nil {
+		if err := runner.CheckAPI(a, t); err != nil {
+			return "", fieldErr("api", "%s", msg(err))
+		}
+	}
+	return a, nil
 }
 
 // checkClients refuses client names pkg/sut does not have, naming the

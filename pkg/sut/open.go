@@ -12,6 +12,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/grpcloop"
 	"github.com/netloadgen/netloadgen/pkg/httploop"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -82,6 +83,17 @@ type Config struct {
 	// Slack is the timer slack of the event loops' sleeps until a due time
 	// (LoopOptions.Slack).
 	Slack time.Duration
+	// Generative, when set, makes the run generative: its SUT sends the
+	// prompts on this client instead of Library's tensors (which are then
+	// unused), and the Adapter owns the client (Close closes it).
+	Generative *GenerativeConfig
+}
+
+// GenerativeConfig is the SUT of a generative run.
+type GenerativeConfig struct {
+	Client  genai.Client
+	Prompts Prompts
+	Options GenerativeOptions
 }
 
 // preparedSUT is an engine SUT whose requests are encoded before the run.
@@ -99,9 +111,10 @@ var (
 
 // Adapter is a run's SUT, on the client Open chose.
 type Adapter struct {
-	net        *Network  // always: the fallback, and what captures responses
-	loop       *Loop     // the HTTP loop when chosen; nil otherwise
-	gloop      *GRPCLoop // the gRPC loop when chosen; nil otherwise
+	net        *Network     // always but for a generative run: the fallback, and what captures responses
+	gen        genai.Client // a generative run's client, owned; nil otherwise
+	loop       *Loop        // the HTTP loop when chosen; nil otherwise
+	gloop      *GRPCLoop    // the gRPC loop when chosen; nil otherwise
 	sut        preparedSUT
 	preconnect func(ctx context.Context, n int) error
 }
@@ -113,6 +126,9 @@ type Adapter struct {
 func Open(cfg Config) (*Adapter, error) {
 	if err := CheckClients(cfg.HTTPClient, cfg.GRPCClient); err != nil {
 		return nil, err
+	}
+	if cfg.Generative != nil {
+		return openGenerative(cfg)
 	}
 	var client Client
 	switch {
@@ -141,6 +157,34 @@ func Open(cfg Config) (*Adapter, error) {
 		a.preconnect = cfg.HTTP.Preconnect
 	default:
 		a.preconnect = func(ctx context.Context, _ int) error { return cfg.GRPC.Connect(ctx) }
+	}
+	return a, nil
+}
+
+// openGenerative is Open for a generative run: the genai client sends (it
+// has its own connections and readers; the event loops speak tensors), and
+// the connections open before the clock as the client can.
+func openGenerative(cfg Config) (*Adapter, error) {
+	gc := cfg.Generative
+	if gc.Client == nil || gc.Prompts == nil {
+		return nil, fmt.Errorf("sut: a generative SUT needs a client and a prompt set")
+	}
+	a := &Adapter{sut: NewGenerative(gc.Client, gc.Prompts, gc.Options), gen: gc.Client}
+	type connector interface {
+		Connect(ctx context.Context) error
+	}
+	switch c := gc.Client.(type) {
+	case connector:
+		a.preconnect = func(ctx context.Context, _ int) error { return c.Connect(ctx) }
+	default:
+		switch {
+		case cfg.HTTP != nil:
+			a.preconnect = cfg.HTTP.Preconnect
+		case cfg.GRPC != nil:
+			a.preconnect = func(ctx context.Context, _ int) error { return cfg.GRPC.Connect(ctx) }
+		default:
+			a.preconnect = func(context.Context, int) error { return nil }
+		}
 	}
 	return a, nil
 }
@@ -215,7 +259,12 @@ func (a *Adapter) Prepare(ctx context.Context, tr *trace.Trace) error { return a
 func (a *Adapter) Preconnect(ctx context.Context, n int) error { return a.preconnect(ctx, n) }
 
 // Layout is the outputs of the captured responses (Network.Layout).
-func (a *Adapter) Layout() []OutputLayout { return a.net.Layout() }
+func (a *Adapter) Layout() []OutputLayout {
+	if a.net == nil {
+		return nil
+	}
+	return a.net.Layout()
+}
 
 // UsesHTTPLoop tells whether the HTTP event loop sends.
 func (a *Adapter) UsesHTTPLoop() bool { return a.loop != nil }
@@ -224,7 +273,8 @@ func (a *Adapter) UsesHTTPLoop() bool { return a.loop != nil }
 func (a *Adapter) UsesGRPCLoop() bool { return a.gloop != nil }
 
 // Close ends the chosen loop and the Network's workers; the client stays
-// open (its owner closes it).
+// open (its owner closes it). A generative run's genai client, which the
+// Adapter owns, is closed.
 func (a *Adapter) Close() error {
 	var err error
 	if a.loop != nil {
@@ -232,6 +282,9 @@ func (a *Adapter) Close() error {
 	}
 	if a.gloop != nil {
 		err = a.gloop.Close()
+	}
+	if a.gen != nil {
+		return a.gen.Close()
 	}
 	return errors.Join(err, a.net.Close())
 }

@@ -1,0 +1,427 @@
+package grpcclient
+
+// This file is the generative client over ModelStreamInfer (genai.Client,
+// API kserve-stream), with Triton's LLM conventions: inputs text_input
+// (BYTES), max_tokens (INT32), stream (BOOL) and, where the model declares
+// them, ignore_eos and sampling_parameters; outputs text_output and
+// output_ids; the last response of a request carries the parameter
+// triton_final_response = true, which the request asks for with
+// triton_enable_empty_final_response (without it a decoupled model may end
+// a request with no response at all, and the client could not tell).
+//
+// One stream per pooled connection carries many requests at once, told
+// apart by request id, as Triton's own clients and perf_analyzer do: a
+// stream per request would cost a HEADERS frame pair and a receiving
+// goroutine per request, and one reader per connection keeps the
+// per-token cost to one message walk (genWire).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/inferencepb"
+	"github.com/netloadgen/netloadgen/pkg/genai"
+)
+
+// Triton's LLM input names.
+const (
+	GenTextInput          = "text_input"
+	GenMaxTokens          = "max_tokens"
+	GenStream             = "stream"
+	GenIgnoreEOS          = "ignore_eos"
+	GenSamplingParameters = "sampling_parameters"
+	// genEmptyFinal asks a decoupled model's server for a response
+	// carrying triton_final_response even when the model ends a request
+	// without one.
+	genEmptyFinal = "triton_enable_empty_final_response"
+)
+
+// GenerateOptions shape a Generator's requests to the model (read from its
+// configuration by the caller).
+type GenerateOptions struct {
+	// Batched: the model has a batch dimension (max_batch_size > 0), so
+	// every input has shape [1, 1] rather than [1].
+	Batched bool
+	// Inputs are the names of the model's inputs (its configuration's);
+	// the optional ones (max_tokens, stream, ignore_eos,
+	// sampling_parameters) are sent only when named, as Triton refuses an
+	// input a model does not declare. Nil sends max_tokens and stream,
+	// TensorRT-LLM's ensemble's.
+	Inputs []string
+	// OneResponse: the model is not decoupled; its one response to a
+	// request is the last.
+	OneResponse bool
+}
+
+// Generator sends generative requests over ModelStreamInfer on a Client's
+// connections; it implements genai.Client. It is safe for concurrent use.
+// Close it before its Client.
+type Generator struct {
+	c      *Client
+	opts   GenerateOptions
+	ctx    context.Context // the streams' lifetime: Close cancels it
+	cancel context.CancelFunc
+	slots  []genSlot // one per pooled connection
+	next   atomic.Uint64
+	wg     sync.WaitGroup // the streams' receivers
+}
+
+var _ genai.Client = (*Generator)(nil)
+
+// genSlot is a pooled connection's current stream, opened on first use
+// and again after one ends.
+type genSlot struct {
+	mu  sync.Mutex // guards cur and cur's pending, and serialises sends
+	cur *genStream
+}
+
+// genStream is one ModelStreamInfer stream and its requests in flight.
+type genStream struct {
+	g       *Generator
+	slot    int
+	st      inferencepb.GRPCInferenceService_ModelStreamInferClient
+	cancel  context.CancelFunc
+	pending map[uint64]*genCall // by request id; under the slot's mu
+}
+
+// genCall is one request in flight. Its handler is called under mu, so
+// that a cancellation's End never runs beside the receiver's Tokens, and
+// never after End.
+type genCall struct {
+	mu      sync.Mutex
+	h       genai.Handler
+	ended   bool
+	tokens  bool // a token-bearing response arrived
+	ids     int  // output_ids counted over the responses
+	idsSeen bool
+	stop    func() bool // the ctx watch; nil without one
+}
+
+// NewGenerator builds a generative client on c's connections.
+func (c *Client) NewGenerator(opts GenerateOptions) *Generator {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Generator{c: c, opts: opts, ctx: ctx, cancel: cancel, slots: make([]genSlot, len(c.conns))}
+}
+
+// Connect opens the client's connections and a stream on each, so that
+// a run's first requests pay for neither.
+func (g *Generator) Connect(ctx context.Context) error {
+	if err := g.c.Connect(ctx); err != nil {
+		return err
+	}
+	for i := range g.slots {
+		sl := &g.slots[i]
+		sl.mu.Lock()
+		_, err := g.streamLocked(i)
+		sl.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close ends every stream (requests in flight end with an error) and
+// waits for their receivers; the Client stays open.
+func (g *Generator) Close() error {
+	g.cancel()
+	g.wg.Wait()
+	return nil
+}
+
+// Generate sends req on the next connection's stream; h hears its
+// responses from that stream's receiver. The send is a write into grpc-go's
+// buffers, not a wait for the network (HTTP/2 flow control aside: the
+// windows are 16 MiB).
+func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Handler) {
+	msg, err := g.request(req)
+	if err != nil {
+		h.End(time.Now(), genai.Usage{}, err)
+		return
+	}
+	call := &genCall{h: h}
+	if ctx.Done() != nil {
+		call.stop = context.AfterFunc(ctx, func() { call.end(time.Now(), genai.Usage{}, ctx.Err()) })
+	}
+	i := int((g.next.Add(1) - 1) % uint64(len(g.slots)))
+	sl := &g.slots[i]
+	sl.mu.Lock()
+	s, err := g.streamLocked(i)
+	if err == nil {
+		if _, dup := s.pending[req.ID]; dup {
+			err = &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("request id %d is already in flight", req.ID)}
+		} else {
+			s.pending[req.ID] = call
+			if err = s.st.SendMsg(msg); err != nil {
+				delete(s.pending, req.ID)
+				err = s.sendFail(err)
+			}
+		}
+	}
+	sl.mu.Unlock()
+	if err != nil {
+		call.end(time.Now(), genai.Usage{}, err)
+	}
+}
+
+// sendFail is the error of a request whose send failed: it never reached
+// the server.
+func (s *genStream) sendFail(err error) error {
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: ModelStreamInfer stream ended before the request was sent", kserve.ErrTransport)
+	}
+	return grpcFail(s.g.ctx, err, false)
+}
+
+// streamLocked is slot i's stream, opened if it has none; the slot's mu is
+// held.
+func (g *Generator) streamLocked(i int) (*genStream, error) {
+	sl := &g.slots[i]
+	if sl.cur != nil {
+		return sl.cur, nil
+	}
+	if err := g.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("generator closed: %w", err)
+	}
+	ctx, cancel := context.WithCancel(g.ctx)
+	st, err := g.c.clients[i].ModelStreamInfer(ctx)
+	if err != nil {
+		cancel()
+		return nil, grpcFail(ctx, err, false)
+	}
+	s := &genStream{g: g, slot: i, st: st, cancel: cancel, pending: make(map[uint64]*genCall)}
+	sl.cur = s
+	g.wg.Add(1)
+	go s.recv()
+	return s, nil
+}
+
+// request is req as a ModelInferRequest.
+func (g *Generator) request(req *genai.Request) (*inferencepb.ModelInferRequest, error) {
+	if req.Prompt == nil {
+		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: "generative request without a prompt"}
+	}
+	if req.Prompt.MaxTokens < 0 || req.Prompt.MaxTokens > math.MaxInt32 {
+		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("max_tokens %d out of INT32's range", req.Prompt.MaxTokens)}
+	}
+	shape := []int64{1}
+	if g.opts.Batched {
+		shape = []int64{1, 1}
+	}
+	m := &inferencepb.ModelInferRequest{ModelName: req.Model, ModelVersion: req.Version, Id: strconv.FormatUint(req.ID, 10)}
+	if !g.opts.OneResponse {
+		m.Parameters = map[string]*inferencepb.InferParameter{
+			genEmptyFinal: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: true}}}
+	}
+	in := func(name, dt string, c *inferencepb.InferTensorContents) {
+		m.Inputs = append(m.Inputs, &inferencepb.ModelInferRequest_InferInputTensor{Name: name, Datatype: dt, Shape: shape, Contents: c})
+	}
+	in(GenTextInput, "BYTES", &inferencepb.InferTensorContents{BytesContents: [][]byte{[]byte(PromptText(req.Prompt))}})
+	if g.declares(GenMaxTokens) && req.Prompt.MaxTokens > 0 {
+		in(GenMaxTokens, "INT32", &inferencepb.InferTensorContents{IntContents: []int32{int32(req.Prompt.MaxTokens)}})
+	}
+	if g.declares(GenStream) {
+		in(GenStream, "BOOL", &inferencepb.InferTensorContents{BoolContents: []bool{req.Stream}})
+	}
+	if g.declares(GenIgnoreEOS) {
+		// The answer is as long as asked: output lengths are the run's.
+		in(GenIgnoreEOS, "BOOL", &inferencepb.InferTensorContents{BoolContents: []bool{true}})
+	}
+	if g.declares(GenSamplingParameters) {
+		// vLLM's backend takes its sampling settings as one JSON string.
+		p := map[string]any{"ignore_eos": true}
+		if req.Prompt.MaxTokens > 0 {
+			p["max_tokens"], p["min_tokens"] = req.Prompt.MaxTokens, req.Prompt.MaxTokens
+		}
+		b, _ := json.Marshal(p) // a map of numbers and a bool always encodes
+		in(GenSamplingParameters, "BYTES", &inferencepb.InferTensorContents{BytesContents: [][]byte{b}})
+	}
+	return m, nil
+}
+
+// declares says whether the optional input name is sent.
+func (g *Generator) declares(name string) bool {
+	if g.opts.Inputs == nil {
+		return name == GenMaxTokens || name == GenStream
+	}
+	return slices.Contains(g.opts.Inputs, name)
+}
+
+// PromptText is what a completion-style API sends of p: its text, or its
+// messages' contents one per line.
+func PromptText(p *genai.Prompt) string {
+	if p.Messages == nil {
+		return p.Text
+	}
+	parts := make([]string, len(p.Messages))
+	for i, m := range p.Messages {
+		parts[i] = m.Content
+	}
+	return strings.Join(parts, "\n")
+}
+
+// recv reads the stream's responses until it ends, then fails whatever is
+// still in flight on it.
+func (s *genStream) recv() {
+	defer s.g.wg.Done()
+	var w genWire
+	for {
+		err := s.st.RecvMsg(&w)
+		at := s.g.c.arrival(uint64(s.slot))
+		if at.IsZero() {
+			at = time.Now()
+		}
+		if err == nil {
+			err = s.deliver(at, &w)
+		} else {
+			err = s.streamFail(err)
+		}
+		if err != nil {
+			s.endAll(at, err)
+			return
+		}
+	}
+}
+
+// streamFail is the error that ends the stream's requests in flight.
+func (s *genStream) streamFail(err error) error {
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %w: ModelStreamInfer stream ended before the request's final response (%s)",
+			genai.ErrStream, kserve.ErrMalformed, genFinalParam)
+	}
+	answered := false
+	if h, _ := s.st.Header(); len(h) > 0 {
+		answered = true
+	}
+	return grpcFail(s.g.ctx, err, answered)
+}
+
+// errUnknownID is a response for no request in flight: the stream no
+// longer says which answer is whose, so every request on it fails.
+func errUnknownID(w *genWire) error {
+	id := w.idText
+	if w.idOK {
+		id = strconv.FormatUint(w.id, 10)
+	}
+	return fmt.Errorf("%w: %w: ModelStreamInfer response for request id %q, which is not in flight", genai.ErrStream, kserve.ErrMalformed, id)
+}
+
+// deliver hands one response to its request; an error ends the stream.
+func (s *genStream) deliver(at time.Time, w *genWire) error {
+	if w.err != nil {
+		return fmt.Errorf("%w: %w", genai.ErrStream, w.err)
+	}
+	sl := &s.g.slots[s.slot]
+	sl.mu.Lock()
+	call := s.pending[w.id]
+	if !w.idOK {
+		call = nil
+	}
+	final := w.final || s.g.opts.OneResponse || w.errMsg != "" || !w.infer
+	if call != nil && final {
+		delete(s.pending, w.id)
+	}
+	sl.mu.Unlock()
+	switch {
+	case call == nil && w.errMsg != "":
+		// The server's error, for no request it names: it is about one
+		// of them, but which is unknown.
+		return &kserve.Error{Code: codes.Unknown, Message: w.errMsg}
+	case call == nil:
+		return errUnknownID(w)
+	case w.errMsg != "":
+		call.fail(at, &kserve.Error{Code: codes.Unknown, Message: w.errMsg})
+	case !w.infer:
+		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with neither infer_response nor error_message",
+			genai.ErrStream, kserve.ErrMalformed))
+	default:
+		call.response(at, w, final)
+	}
+	return nil
+}
+
+// response hands a response's tokens to the handler, and ends the request
+// on its last.
+func (c *genCall) response(at time.Time, w *genWire, final bool) {
+	c.mu.Lock()
+	if !c.ended {
+		if w.idsSeen {
+			c.ids += w.ids
+			c.idsSeen = true
+		}
+		if n := w.tokens(); n > 0 {
+			c.tokens = true
+			c.h.Tokens(at, n)
+		}
+	}
+	c.mu.Unlock()
+	if final {
+		var u genai.Usage
+		if c.idsSeen {
+			u.OutputTokens = c.ids
+		}
+		c.end(at, u, nil)
+	}
+}
+
+// fail ends the request with the server's error; after tokens it is a
+// broken answer, malformed as well.
+func (c *genCall) fail(at time.Time, ke *kserve.Error) {
+	c.mu.Lock()
+	mid := c.tokens
+	c.mu.Unlock()
+	var err error = ke
+	if mid {
+		err = fmt.Errorf("%w: %w: error in the middle of the answer: %w", genai.ErrStream, kserve.ErrMalformed, ke)
+	}
+	c.end(at, genai.Usage{}, err)
+}
+
+// end calls End once: later calls, and responses after it, do nothing.
+func (c *genCall) end(at time.Time, u genai.Usage, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return
+	}
+	c.ended = true
+	if c.stop != nil {
+		c.stop()
+	}
+	c.h.End(at, u, err)
+}
+
+// endAll ends the stream: every request in flight on it fails with err,
+// and the slot opens a new stream for the next request.
+func (s *genStream) endAll(at time.Time, err error) {
+	sl := &s.g.slots[s.slot]
+	sl.mu.Lock()
+	if sl.cur == s {
+		sl.cur = nil
+	}
+	pending := s.pending
+	s.pending = nil
+	sl.mu.Unlock()
+	s.cancel()
+	ids := make([]uint64, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // in sending order: a handler may care
+	for _, id := range ids {
+		pending[id].end(at, genai.Usage{}, err)
+	}
+}

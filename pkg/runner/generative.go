@@ -1,0 +1,235 @@
+package runner
+
+// This file is the generative side of a run: which API the endpoint
+// speaks (asked for, or found by the probe), the client of that API, and
+// the prompts the run sends instead of tensors.
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/pkg/genai"
+	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/target"
+)
+
+// ErrAPI is an API that the target's transport does not carry, or that
+// this build has no client for.
+var ErrAPI = errors.New("api")
+
+// CheckAPI refuses an API that t's transport does not carry: kserve-stream
+// is gRPC, the others HTTP.
+func CheckAPI(api genai.API, t target.Target) error {
+	switch {
+	case api == "":
+	case api.GRPC() && !t.GRPC():
+		return fmt.Errorf("%w: %s is gRPC ModelStreamInfer: the target must be grpc:// or grpcs://, not %s://", ErrAPI, api, t.Scheme)
+	case !api.GRPC() && t.GRPC():
+		return fmt.Errorf("%w: %s is an HTTP API: the target must be http:// or https://, not %s://", ErrAPI, api, t.Scheme)
+	}
+	return nil
+}
+
+// probeRun probes the target for a run: the KServe probe, except for an
+// OpenAI API (an OpenAI server has no KServe metadata: GET /v1/models is
+// its probe). With no API asked for, an HTTP target that does not answer
+// as KServe but lists models at /v1/models is an OpenAI chat endpoint, and
+// a KServe one serving an LLM (see detectAPI) is generative; Probe.API says
+// which ("": tensors).
+func probeRun(ctx context.Context, c probeClient, t target.Target, spec Spec, tlsCfg *tls.Config) (*Probe, error) {
+	if err := CheckAPI(spec.API, t); err != nil {
+		return nil, err
+	}
+	if spec.API == genai.APIOpenAIChat || spec.API == genai.APIOpenAICompletions {
+		if err := probeOpenAI(ctx, t, spec, tlsCfg); err != nil {
+			return nil, err
+		}
+		return &Probe{API: spec.API}, nil
+	}
+	pr, err := probe(ctx, c, t, spec.Model, spec.ModelVersion, tlsCfg)
+	if err != nil {
+		if spec.API == "" && !t.GRPC() && probeOpenAI(ctx, t, spec, tlsCfg) == nil {
+			return &Probe{API: genai.APIOpenAIChat}, nil
+		}
+		return nil, err
+	}
+	pr.API = spec.API
+	if pr.API == "" {
+		pr.API = detectAPI(pr, t)
+	}
+	return pr, nil
+}
+
+// detectAPI is the generative API of a KServe endpoint's model, "" for a
+// tensor model: over gRPC a decoupled model, or one whose input is
+// Triton's text_input, streams (ModelStreamInfer); over HTTP a text_input
+// model of a server that lists the generate extension streams its answer
+// (generate_stream).
+func detectAPI(pr *Probe, t target.Target) genai.API {
+	text := slices.ContainsFunc(pr.Model.Inputs, func(in kserve.TensorMetadata) bool { return in.Name == grpcclient.GenTextInput })
+	decoupled := pr.Config != nil && pr.Config.ModelTransactionPolicy != nil && pr.Config.ModelTransactionPolicy.Decoupled
+	switch {
+	case t.GRPC() && (decoupled || text):
+		return genai.APIKServeStream
+	case !t.GRPC() && text && slices.Contains(pr.Server.Extensions, extGenerate):
+		return genai.APIGenerateStream
+	}
+	return ""
+}
+
+// extGenerate is Triton's generate extension's name in server metadata.
+const extGenerate = "generate"
+
+// probeOpenAI asks GET {target}/v1/models, with the run's headers, and
+// checks that the model is listed.
+func probeOpenAI(ctx context.Context, t target.Target, spec Spec, tlsCfg *tls.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	url := strings.TrimSuffix(t.URL, "/") + "/v1/models"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", target.ErrTarget, err)
+	}
+	for _, h := range spec.Headers {
+		if strings.EqualFold(h.Name, kserve.HeaderHost) {
+			req.Host = h.Value
+			continue
+		}
+		req.Header.Set(h.Name, h.Value)
+	}
+	tr := &http.Transport{TLSClientConfig: tlsCfg}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s: GET /v1/models: %v", target.ErrTarget, t.URL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: %s: GET /v1/models: HTTP %d", target.ErrTarget, t.URL, resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
+		return fmt.Errorf("%w: %s: GET /v1/models is not an OpenAI model list: %v", target.ErrTarget, t.URL, err)
+	}
+	ids := make([]string, len(list.Data))
+	for i, m := range list.Data {
+		ids[i] = m.ID
+	}
+	if !slices.Contains(ids, spec.Model) {
+		return fmt.Errorf("%w: %s has no model %q (GET /v1/models lists %s)", target.ErrTarget, t.URL, spec.Model, strings.Join(ids, ", "))
+	}
+	return nil
+}
+
+// genClient is the client of the run's generative API.
+func genClient(conn *connection, pr *Probe) (genai.Client, error) {
+	if pr.API == genai.APIKServeStream {
+		return conn.grpc.NewGenerator(generateOptions(pr)), nil
+	}
+	// The HTTP APIs' clients (kserve/genclient) are wired here.
+	return nil, fmt.Errorf("%w: %s: this build has no client for it yet", ErrAPI, pr.API)
+}
+
+// generateOptions shape ModelStreamInfer requests to the probed model: its
+// batch dimension, the inputs it declares, whether it is decoupled.
+func generateOptions(pr *Probe) grpcclient.GenerateOptions {
+	var o grpcclient.GenerateOptions
+	if cfg := pr.Config; cfg != nil {
+		o.Batched = cfg.MaxBatchSize > 0
+		o.OneResponse = cfg.ModelTransactionPolicy == nil || !cfg.ModelTransactionPolicy.Decoupled
+		for _, in := range cfg.Input {
+			o.Inputs = append(o.Inputs, in.Name)
+		}
+		return o
+	}
+	if len(pr.Model.Inputs) > 0 {
+		for _, in := range pr.Model.Inputs {
+			o.Inputs = append(o.Inputs, in.Name)
+		}
+		o.Batched = pr.Batched
+	}
+	return o
+}
+
+// openGenerative builds a generative run's SUT and sample set.
+func openGenerative(spec Spec, conn *connection, pr *Probe, name string) (*sut.Adapter, promptSet, error) {
+	ps := placeholderPrompts(spec.TotalSamples, spec.PerformanceSamples)
+	client, err := genClient(conn, pr)
+	if err != nil {
+		return nil, nil, err
+	}
+	stream := pr.API != genai.APIGenerate
+	ad, err := sut.Open(sut.Config{Generative: &sut.GenerativeConfig{Client: client, Prompts: ps,
+		Options: sut.GenerativeOptions{Model: spec.Model, Version: spec.ModelVersion, Stream: stream, Name: name,
+			Timeout: spec.RequestTimeout}}})
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return ad, ps, nil
+}
+
+// promptSet is a generative run's samples: the engine's QSL and the SUT's
+// prompts.
+type promptSet interface {
+	sampleSet
+	sut.Prompts
+}
+
+// Placeholder prompt lengths, until the run's prompt settings land.
+const (
+	placeholderInput  = 64
+	placeholderOutput = 64
+)
+
+// syntheticPrompts is a fixed synthetic prompt set: total prompts of
+// placeholderInput pseudo-tokens (words), each asking for
+// placeholderOutput tokens. A stand-in for the prompt settings
+// (--input-tokens, --output-tokens, --data FILE.jsonl), which replace it.
+type syntheticPrompts struct {
+	prompts []genai.Prompt
+	perf    int
+}
+
+func placeholderPrompts(total, perf int) *syntheticPrompts {
+	if total <= 0 {
+		total = 1024
+	}
+	if perf <= 0 || perf > total {
+		perf = total
+	}
+	p := &syntheticPrompts{prompts: make([]genai.Prompt, total), perf: perf}
+	for i := range p.prompts {
+		words := make([]string, placeholderInput)
+		for j := range words {
+			words[j] = fmt.Sprintf("w%d", (i*placeholderInput+j)%997)
+		}
+		p.prompts[i] = genai.Prompt{Text: strings.Join(words, " "), InputTokens: placeholderInput, MaxTokens: placeholderOutput}
+	}
+	return p
+}
+
+func (p *syntheticPrompts) TotalSampleCount() int             { return len(p.prompts) }
+func (p *syntheticPrompts) PerformanceSampleCount() int       { return p.perf }
+func (p *syntheticPrompts) Load(context.Context, []int) error { return nil }
+
+func (p *syntheticPrompts) Prompt(i int) *genai.Prompt {
+	if i < 0 || i >= len(p.prompts) {
+		return nil
+	}
+	return &p.prompts[i]
+}

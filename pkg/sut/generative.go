@@ -1,0 +1,136 @@
+package sut
+
+// This file is the SUT of a generative run: each sample of a query becomes
+// one genai.Request on a genai.Client (whatever its protocol), and its
+// answer is timed token by token: when the first token-bearing response
+// arrived, every gap between responses, how many tokens came. The engine
+// gets them in the sample's Completion and measures TTFT, TPOT and ITL
+// from its scheduled time.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/genai"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// Prompts is a generative run's prompt set, by QSL index.
+type Prompts interface {
+	Prompt(i int) *genai.Prompt
+}
+
+// GenerativeOptions are what a Generative sends.
+type GenerativeOptions struct {
+	Model, Version string
+	// Stream asks for the answer token by token; false, one answer (TTFT
+	// is then the whole answer's time).
+	Stream bool
+	// Name is the SUT's name for the result; "" is "Network SUT (generative)".
+	Name string
+	// Timeout bounds one request, its whole answer; 0: none.
+	Timeout time.Duration
+}
+
+// Generative is the engine's SUT over a genai.Client: one request per
+// sample, any scenario (Offline's one query, too, goes out a request per
+// sample at once: a generative server batches continuously itself).
+type Generative struct {
+	client  genai.Client
+	prompts Prompts
+	opts    GenerativeOptions
+	samples sync.Pool // *genSample
+}
+
+var _ preparedSUT = (*Generative)(nil)
+
+// NewGenerative builds the SUT; it does not close client.
+func NewGenerative(client genai.Client, prompts Prompts, opts GenerativeOptions) *Generative {
+	if opts.Name == "" {
+		opts.Name = "Network SUT (generative)"
+	}
+	return &Generative{client: client, prompts: prompts, opts: opts}
+}
+
+// Name is the SUT's name for the result.
+func (g *Generative) Name() string { return g.opts.Name }
+
+// Prepare does nothing: a prompt is sent as it is.
+func (g *Generative) Prepare(context.Context, *trace.Trace) error { return nil }
+
+// IssueQuery sends each of q's samples as one request; done hears each
+// sample on its own, its tokens and times in the Completion.
+func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(loadgen.Completion)) {
+	for j, idx := range q.Samples {
+		s, _ := g.samples.Get().(*genSample)
+		if s == nil {
+			s = &genSample{pool: &g.samples}
+		}
+		p := g.prompts.Prompt(idx)
+		s.query, s.index, s.done, s.input = q.ID, j, done, 0
+		if p == nil {
+			// A prompt set shorter than its QSL: a bug of the caller, named
+			// rather than a panic on the issuer's goroutine.
+			s.End(time.Time{}, genai.Usage{}, fmt.Errorf("sut: no prompt for QSL index %d", idx))
+			continue
+		}
+		s.input = p.InputTokens
+		s.req = genai.Request{Model: g.opts.Model, Version: g.opts.Version, Prompt: p, Stream: g.opts.Stream, ID: uint64(q.FirstSample + j)}
+		rctx := ctx
+		if g.opts.Timeout > 0 {
+			rctx, s.cancel = context.WithTimeout(ctx, g.opts.Timeout)
+		}
+		g.client.Generate(rctx, &s.req, s)
+	}
+}
+
+// genSample times one sample's answer: it is the request's handler, pooled
+// with its gaps' slice, and back in the pool once the engine has its
+// completion (done copies what it keeps).
+type genSample struct {
+	pool   *sync.Pool
+	req    genai.Request
+	query  int
+	index  int // into the query's samples
+	done   func(loadgen.Completion)
+	cancel context.CancelFunc // the request's timeout; nil without one
+	input  int
+	first  time.Time // the first token-bearing response; zero: none yet
+	last   time.Time
+	tokens int // counted one per response unit the client reported
+	gaps   []time.Duration
+}
+
+// Tokens records a token-bearing response: its arrival, the gap since the
+// previous one, and the tokens it holds.
+func (s *genSample) Tokens(at time.Time, n int) {
+	if s.first.IsZero() {
+		s.first = at
+	} else {
+		s.gaps = append(s.gaps, at.Sub(s.last))
+	}
+	s.last = at
+	s.tokens += n
+}
+
+// End hands the sample to the engine, with the server's output token count
+// when it gave one, and returns the handler to the pool. Input tokens stay
+// the prompt's pseudo-tokens, whatever the server counted: a run's input
+// lengths are the project's unit, the same on every server.
+func (s *genSample) End(at time.Time, u genai.Usage, err error) {
+	c := loadgen.Completion{Query: s.query, First: s.index, Count: 1, Err: err, At: at,
+		FirstToken: s.first, Tokens: s.tokens, InputTokens: s.input, Gaps: s.gaps}
+	if u.OutputTokens > 0 {
+		c.Tokens, c.TokensFromServer = u.OutputTokens, true
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	done := s.done
+	done(c)
+	*s = genSample{pool: s.pool, gaps: s.gaps[:0]}
+	s.pool.Put(s)
+}
