@@ -167,7 +167,15 @@ func generateOptions(pr *Probe) grpcclient.GenerateOptions {
 
 // openGenerative builds a generative run's SUT and sample set.
 func openGenerative(spec Spec, conn *connection, pr *Probe, name string) (*sut.Adapter, promptSet, error) {
-	ps := placeholderPrompts(spec.TotalSamples, spec.PerformanceSamples)
+	ps := spec.Prompts
+	if ps == nil {
+		// No prompt setting: the synthetic defaults (genai.DefaultInputTokens,
+		// DefaultOutputTokens).
+		var err error
+		if ps, err = genai.NewSynthetic(genai.SyntheticOptions{Total: spec.TotalSamples, Performance: spec.PerformanceSamples, Seed: spec.DataSeed}); err != nil {
+			return nil, nil, err
+		}
+	}
 	client, err := genClient(conn, pr)
 	if err != nil {
 		return nil, nil, err
@@ -188,48 +196,4 @@ func openGenerative(spec Spec, conn *connection, pr *Probe, name string) (*sut.A
 type promptSet interface {
 	sampleSet
 	sut.Prompts
-}
-
-// Placeholder prompt lengths, until the run's prompt settings land.
-const (
-	placeholderInput  = 64
-	placeholderOutput = 64
-)
-
-// syntheticPrompts is a fixed synthetic prompt set: total prompts of
-// placeholderInput pseudo-tokens (words), each asking for
-// placeholderOutput tokens. A stand-in for the prompt settings
-// (--input-tokens, --output-tokens, --data FILE.jsonl), which replace it.
-type syntheticPrompts struct {
-	prompts []genai.Prompt
-	perf    int
-}
-
-func placeholderPrompts(total, perf int) *syntheticPrompts {
-	if total <= 0 {
-		total = 1024
-	}
-	if perf <= 0 || perf > total {
-		perf = total
-	}
-	p := &syntheticPrompts{prompts: make([]genai.Prompt, total), perf: perf}
-	for i := range p.prompts {
-		words := make([]string, placeholderInput)
-		for j := range words {
-			words[j] = fmt.Sprintf("w%d", (i*placeholderInput+j)%997)
-		}
-		p.prompts[i] = genai.Prompt{Text: strings.Join(words, " "), InputTokens: placeholderInput, MaxTokens: placeholderOutput}
-	}
-	return p
-}
-
-func (p *syntheticPrompts) TotalSampleCount() int             { return len(p.prompts) }
-func (p *syntheticPrompts) PerformanceSampleCount() int       { return p.perf }
-func (p *syntheticPrompts) Load(context.Context, []int) error { return nil }
-
-func (p *syntheticPrompts) Prompt(i int) *genai.Prompt {
-	if i < 0 || i >= len(p.prompts) {
-		return nil
-	}
-	return &p.prompts[i]
 }
