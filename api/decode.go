@@ -56,6 +56,11 @@ func DecodeProbeRequest(r io.Reader, lim Limits) (ProbeRequest, error) {
 	if err := checkHeaders(p.Headers); err != nil {
 		return ProbeRequest{}, err
 	}
+	if t, err := target.Parse(p.Target); err == nil {
+		if err := p.TLS.check(t.TLS()); err != nil {
+			return ProbeRequest{}, err
+		}
+	}
 	return p, nil
 }
 

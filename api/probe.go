@@ -13,6 +13,9 @@ type ProbeRequest struct {
 	ModelVersion string `json:"model_version,omitempty"`
 	// Headers go on every request of the probe, as a run's (RunSpec.Headers).
 	Headers map[string]string `json:"headers,omitempty"`
+	// TLS is an https:// or grpcs:// target's TLS settings, as a run's
+	// (RunSpec.TLS).
+	TLS *TLS `json:"tls,omitempty"`
 }
 
 // ProbeResponse is what the endpoint said about itself and the model. A

@@ -98,6 +98,22 @@ func TestDaemonTLSRuns(t *testing.T) {
 			t.Errorf("client_cert %s: %d %s, want 400 naming tls.client_cert", ref, code, b)
 		}
 	}
+	// The probe takes the same tls block: the private CA and the client
+	// certificate, which the server requires.
+	t.Run("probe", func(t *testing.T) {
+		for _, target := range []string{"https://localhost:" + httpPort, "grpcs://localhost:" + grpcPort} {
+			body, _ := json.Marshal(map[string]any{"target": target, "model": "simple", "tls": full})
+			code, b := c.do(t, http.MethodPost, "/v1/probe", string(body))
+			var pr api.ProbeResponse
+			if code != http.StatusOK || json.Unmarshal(b, &pr) != nil || pr.Error != "" || !pr.ModelReady {
+				t.Errorf("probe %s with tls: %d %s", target, code, b)
+			}
+			body, _ = json.Marshal(map[string]any{"target": target, "model": "simple"})
+			if _, b := c.do(t, http.MethodPost, "/v1/probe", string(body)); !strings.Contains(string(b), "--tls-ca") {
+				t.Errorf("probe %s without tls: %s, want the unknown-authority advice", target, b)
+			}
+		}
+	})
 	_, bare := e2eService(t, nil)
 	code, b := bare.do(t, http.MethodPost, "/v1/runs", tlsSpec("https://localhost:"+httpPort, full))
 	if code != http.StatusBadRequest || !strings.Contains(string(b), "LOADGEND_SECRETS_DIR") || errField(b) != "tls.client_cert" {

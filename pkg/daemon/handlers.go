@@ -421,10 +421,16 @@ func (s *Service) probe(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, eb)
 		return
 	}
+	tlsCfg, err := runspec.ProbeTLS(req, s.limits)
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
 	defer cancel()
 	out := api.ProbeResponse{Target: req.Target, Extensions: []string{}}
-	rep, err := runner.ProbeEndpoint(ctx, req.Target, req.Model, req.ModelVersion, headers...)
+	rep, err := runner.ProbeEndpoint(ctx, req.Target, req.Model, req.ModelVersion, tlsCfg, headers...)
 	if err != nil {
 		out.Error = err.Error()
 		writeJSON(w, http.StatusOK, out)

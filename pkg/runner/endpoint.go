@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"time"
 
@@ -33,12 +34,12 @@ type EndpointReport struct {
 // with headers. An error means the endpoint could not be asked at all (bad
 // URL, unreachable, refused, no model); a failed inference is reported in
 // the result.
-func ProbeEndpoint(ctx context.Context, url, model, version string, headers ...Header) (*EndpointReport, error) {
+func ProbeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.Config, headers ...Header) (*EndpointReport, error) {
 	t, err := target.Parse(url)
 	if err != nil {
 		return nil, err
 	}
-	tlsCfg, err := tlsConfig(t, nil)
+	tlsCfg, err = tlsConfig(t, tlsCfg)
 	if err != nil {
 		return nil, err
 	}

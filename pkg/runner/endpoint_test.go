@@ -21,7 +21,7 @@ func TestProbeEndpoint(t *testing.T) {
 	defer p.Close()
 	for _, url := range []string{"http://" + p.HTTPAddr(), "grpc://" + p.GRPCAddr()} {
 		t.Run(url, func(t *testing.T) {
-			rep, err := runner.ProbeEndpoint(t.Context(), url, "simple", "")
+			rep, err := runner.ProbeEndpoint(t.Context(), url, "simple", "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,16 +39,16 @@ func TestProbeEndpoint(t *testing.T) {
 				t.Error("the probe's inference never reached the server")
 			}
 
-			bare, err := runner.ProbeEndpoint(t.Context(), url, "", "")
+			bare, err := runner.ProbeEndpoint(t.Context(), url, "", "", nil)
 			if err != nil || !bare.Live || bare.Model != nil || bare.InferenceLatencyMs != 0 {
 				t.Errorf("probe without a model = %+v, %v", bare, err)
 			}
-			if _, err := runner.ProbeEndpoint(t.Context(), url, "missing", ""); !errors.Is(err, target.ErrTarget) {
+			if _, err := runner.ProbeEndpoint(t.Context(), url, "missing", "", nil); !errors.Is(err, target.ErrTarget) {
 				t.Errorf("unknown model: %v, want target.ErrTarget", err)
 			}
 		})
 	}
-	if _, err := runner.ProbeEndpoint(t.Context(), "ftp://x:1", "", ""); !errors.Is(err, target.ErrTarget) {
+	if _, err := runner.ProbeEndpoint(t.Context(), "ftp://x:1", "", "", nil); !errors.Is(err, target.ErrTarget) {
 		t.Errorf("bad scheme: %v", err)
 	}
 }
@@ -61,7 +61,7 @@ func TestProbeEndpointChecksTheAnswer(t *testing.T) {
 	for _, url := range []string{"http://" + httpAddr, "grpc://" + grpcAddr} {
 		for _, a := range servertest.Answers {
 			m.Set(a.Answer)
-			rep, err := runner.ProbeEndpoint(t.Context(), url, servertest.ModelName, "")
+			rep, err := runner.ProbeEndpoint(t.Context(), url, servertest.ModelName, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

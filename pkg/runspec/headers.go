@@ -1,6 +1,7 @@
 package runspec
 
 import (
+	"crypto/tls"
 	"os"
 	"slices"
 	"strings"
@@ -26,6 +27,13 @@ func daemonSecrets(lim api.Limits) (secret.Sources, bool) {
 func ProbeHeaders(hs map[string]string, lim api.Limits) ([]runner.Header, error) {
 	secrets, noFiles := daemonSecrets(lim)
 	return resolveHeaders(hs, Env{Secrets: secrets, NoSecretFiles: noFiles})
+}
+
+// ProbeTLS is the daemon's probe's TLS configuration, built as a run's
+// (nil for a plain-text target).
+func ProbeTLS(p api.ProbeRequest, lim api.Limits) (*tls.Config, error) {
+	secrets, noFiles := daemonSecrets(lim)
+	return buildTLS(api.RunSpec{Target: p.Target, TLS: p.TLS}, Env{Secrets: secrets, NoSecretFiles: noFiles})
 }
 
 // resolveHeaders reads the spec's header values (references resolved from
