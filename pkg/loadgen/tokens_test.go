@@ -341,3 +341,15 @@ func TestTokenObserver(t *testing.T) {
 			o.samples, o.out, o.gapSum, o.tpotZero, res.Tokens.Samples, res.Tokens.OutputTokens, gapSum, ones)
 	}
 }
+
+// Offline: one completion of a range gives each of its samples the
+// range's tokens.
+func TestTokensOfflineRange(t *testing.T) {
+	_, res := genRun(t, testSettings(t, RulesetLoadGen6, trace.Offline), &genSUT{law: lawOf})
+	l := lawOf(0)
+	tk := res.Tokens
+	if tk == nil || tk.Samples != res.SamplesIssued || tk.OutputTokens != res.SamplesIssued*int64(l.tokens) ||
+		tk.TTFT.Max != int64(l.ttft) || tk.E2E.P50 != int64(l.e2e()) {
+		t.Errorf("tokens %+v for %d samples of %d tokens each, TTFT %v, E2E %v", tk, res.SamplesIssued, l.tokens, l.ttft, l.e2e())
+	}
+}
