@@ -12,7 +12,9 @@ type tokenCounter struct {
 	output int
 }
 
-func (c *tokenCounter) Tokens(_, output, _ int, _, _ time.Duration, _ []time.Duration) { c.output += output }
+func (c *tokenCounter) Tokens(_, output, _ int, _, _ time.Duration, _ []time.Duration) {
+	c.output += output
+}
 
 // A search trial's early-verdict wrapper passes token measurements on to
 // the live metrics it wraps, and drops them when that observer has none.
