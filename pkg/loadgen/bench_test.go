@@ -95,3 +95,32 @@ func BenchmarkServerIssueGenerative(b *testing.B) {
 		b.Fatalf("tokens %+v", res.Tokens)
 	}
 }
+
+// BenchmarkVirtualServerCPU issues and completes b.N Server queries on a
+// virtual clock: nothing sleeps, so ns/op is the engine's CPU per query
+// (issue, completion, recording, and the result's sort) without a network,
+// for tensor samples and for 256-token generative ones.
+func BenchmarkVirtualServerCPU(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		sut  SUT
+	}{{"tensor", nullSUT{}}, {"generative-256", &nullGenSUT{gaps: make([]time.Duration, 255)}}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := DefaultSettings(RulesetLoadGen6)
+			s.Scenario = trace.Server
+			s.ServerTargetQPS = 100_000
+			s.MinDurationMs = 1
+			s.MinQueryCount = uint64(b.N)
+			r, err := NewRun(s, c.sut, &fakeQSL{total: 1024, perf: 1024}, WithClock(newFakeClock()), WithLogger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.n = b.N
+			b.ReportAllocs()
+			b.ResetTimer()
+			if _, err := r.Execute(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
