@@ -129,6 +129,9 @@ func (s RunSpec) Check(lim Limits) error {
 // limit and no engine: the target's grammar, the names, what is required,
 // what cannot be negative. `loadgend run` and the daemon both check it
 // (through pkg/runspec).
+// maxSLOLen bounds the spec's slo: three bounds fit in far less.
+const maxSLOLen = 256
+
 func (s RunSpec) CheckFields() error {
 	if err := checkTarget(s.Target); err != nil {
 		return err
@@ -160,6 +163,9 @@ func (s RunSpec) CheckFields() error {
 	}
 	if err := checkHeaders(s.Headers); err != nil {
 		return err
+	}
+	if len(s.SLO) > maxSLOLen {
+		return fieldErr("slo", "longer than %d bytes: want ttft=DUR,tpot=DUR,e2e=DUR", maxSLOLen)
 	}
 	if s.Search != nil {
 		return s.Search.checkFields()

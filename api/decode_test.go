@@ -72,3 +72,17 @@ func TestNamesAreUTF8(t *testing.T) {
 		t.Errorf("probe with a bad model_version accepted")
 	}
 }
+
+// The spec's slo is bounded in length here; its syntax is pkg/runspec's
+// (genai.ParseSLO).
+func TestSLOLength(t *testing.T) {
+	s := RunSpec{Target: "http://h:1", Model: "m", SLO: "ttft=500ms"}
+	if err := s.CheckFields(); err != nil {
+		t.Fatalf("a short slo: %v", err)
+	}
+	s.SLO = strings.Repeat("ttft=1s,", 40)
+	var fe *FieldError
+	if err := s.CheckFields(); !errors.As(err, &fe) || fe.Field != "slo" {
+		t.Errorf("a 320-byte slo: got %v, want a FieldError on slo", err)
+	}
+}

@@ -46,6 +46,11 @@ type RunSpec struct {
 	// "<redacted>" (ShownHeaders), and the daemon keeps a literal only in
 	// memory, so a queued run given one fails if the daemon restarts.
 	Headers map[string]string `json:"headers,omitempty"`
+	// SLO are a generative run's per-sample objectives, `--slo`'s syntax:
+	// "ttft=500ms,tpot=50ms,e2e=10s", any subset (genai.ParseSLO).
+	// result.json's tokens.goodput_samples_per_second is the rate of
+	// samples meeting them; they never change the verdict.
+	SLO string `json:"slo,omitempty"`
 
 	// Request knobs (pkg/runner.Spec).
 	BatchSize   int  `json:"batch_size,omitempty"`   // samples per request when Offline's query is split; 0: the server's limit

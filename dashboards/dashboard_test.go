@@ -217,6 +217,9 @@ func TestDashboardIsValid(t *testing.T) {
 		"latency percentiles (classic)": "loadgend_sample_latency_seconds_bucket", "issue lateness": "loadgend_issue_lateness_seconds",
 		"errors by outcome": "sum by (outcome) (rate(loadgend_samples_failed_total", "in flight": "loadgend_queries_in_flight",
 		"search trial": "loadgend_search_trial", "search bounds": "loadgend_search_lower_bound_samples_per_second",
+		"TTFT percentiles": "histogram_quantile(0.99, sum by (instance) (rate(loadgend_ttft_seconds{",
+		"TPOT percentiles": "loadgend_tpot_seconds_bucket", "ITL percentiles": "loadgend_itl_seconds",
+		"output tokens/s": "rate(loadgend_output_tokens_total", "input tokens/s": "rate(loadgend_input_tokens_total",
 	} {
 		found := false
 		for _, q := range qs {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/internal/suggest"
+	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
@@ -147,6 +149,8 @@ type runRequest struct {
 	// outDefault: no --out was given; spec.OutDir is a new directory
 	// under ./runs (claimOutDir).
 	outDefault bool
+	// samplesOut is --samples-out: the per-sample export's file.
+	samplesOut string
 }
 
 // defaultOutBase is where a run without --out writes its files, each run
@@ -222,6 +226,12 @@ func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdou
 	}
 	fmt.Fprintln(stdout, runlog.SummaryLine(out.Result))
 	fmt.Fprintln(stdout, logsLine(spec.OutDir, req.outDefault))
+	if req.samplesOut != "" && run != nil {
+		if werr := writeSamples(req.samplesOut, run); werr != nil {
+			fmt.Fprintf(stderr, "loadgend run: --samples-out: %v\n", werr)
+			err = cmp.Or(err, werr)
+		}
+	}
 	if req.latency && run != nil {
 		fmt.Fprintln(stdout)
 		if werr := runlog.WriteSpectrum(stdout, run.Samples().Latencies()); werr != nil {
@@ -238,6 +248,15 @@ func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdou
 		return exitValid
 	}
 	return exitInvalid
+}
+
+// writeSamples writes the per-sample export to path, atomically.
+func writeSamples(path string, run *loadgen.Run) error {
+	dir := filepath.Dir(path)
+	if err := atomicfile.Write(dir, filepath.Base(path), run.WriteSamples); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(dir)
 }
 
 // logsLine names where the run's files are, and, when no --out chose it,
@@ -269,9 +288,12 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	if err := req.level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return req, fmt.Errorf("--log-level: %q is not debug, info, warn or error", f.logLevel)
 	}
-	req.mode, req.latency = f.mode, f.latency
+	req.mode, req.latency, req.samplesOut = f.mode, f.latency, f.samplesOut
 	if req.latency && req.mode != modePerformance {
 		return req, fmt.Errorf("--latency prints one run's spectrum: use it with --mode %s (each trial's directory has %s)", modePerformance, runlog.SpectrumFile)
+	}
+	if req.samplesOut != "" && req.mode != modePerformance {
+		return req, fmt.Errorf("--samples-out exports one run's samples: use it with --mode %s", modePerformance)
 	}
 	switch req.mode {
 	case modePerformance, modeFindPeak, modeSweep, modeAccuracy:
@@ -301,6 +323,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 type runFlags struct {
 	*specFlags
 	out, logLevel, mode, mlperfConf, userConf string
+	samplesOut                                string
 	latency                                   bool
 	httpClient, grpcClient                    string
 	noEarlyVerdict                            bool
@@ -348,6 +371,8 @@ func newRunFlags() *runFlags {
 	f.str(&spec.SharedPrefix, "shared-prefix", "shared_prefix", "", "generative models: COUNT:TOKENS, COUNT shared system prompts of TOKENS pseudo-tokens before the synthetic prompts (sample i takes prefix i mod COUNT)")
 	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json, latency.hlog, timeseries.csv/.json and latency_spectrum.txt (default: a new directory ./"+defaultOutBase+"/DATE-TIME-SCENARIO-MODEL)")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency percentile spectrum and a histogram after the verdict (as wrk2 --latency)")
+	f.str(&spec.SLO, "slo", "slo", "", "a generative run's objectives per sample, ttft=DUR,tpot=DUR,e2e=DUR (any of them, e.g. ttft=500ms,tpot=50ms): result.json's tokens.goodput_samples_per_second is the rate of samples meeting them")
+	fs.StringVar(&f.samplesOut, "samples-out", "", "write every sample of the run to FILE.jsonl, a JSON object a line: sample, index, scheduled, sent, first_token, last_token (ns since the run's start), tokens, input_tokens, status")
 	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	f.integer(&spec.Conns, "conns", "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")

@@ -93,6 +93,10 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		[]string{"--mode", "sweep", "--target", "http://h:1", "--model", "m", "--rate-range", "100:300:100", "--sweep-stop-saturated"},
 		`{"target": "http://h:1", "model": "m", "scenario": "Server", "search": {"mode": "sweep", "rates": [100, 200, 300], "stop_saturated": true}}`,
 	}, {
+		"an SLO",
+		[]string{"--target", "http://h:1", "--model", "m", "--slo", "ttft=500ms,e2e=10s"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "slo": "ttft=500ms,e2e=10s"}`,
+	}, {
 		"a closed loop",
 		[]string{"--target", "http://h:1", "--model", "m", "--concurrency", "8", "--min-duration-ms", "500"},
 		`{"target": "http://h:1", "model": "m", "scenario": "SingleStream", "settings": {"concurrency": 8, "min_duration_ms": 500}}`,

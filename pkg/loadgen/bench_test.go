@@ -53,3 +53,74 @@ func BenchmarkServerIssue(b *testing.B) {
 		}
 	}
 }
+
+// nullGenSUT answers at once with a generative sample of 256 tokens, its
+// gaps in one reused slice.
+type nullGenSUT struct{ gaps []time.Duration }
+
+func (*nullGenSUT) Name() string     { return "null generative" }
+func (*nullGenSUT) Generative() bool { return true }
+func (s *nullGenSUT) IssueQuery(_ context.Context, q Query, done func(Completion)) {
+	c := q.Done(nil)
+	c.FirstToken, c.Tokens, c.InputTokens, c.Gaps = q.Issued, len(s.gaps)+1, 128, s.gaps
+	done(c)
+}
+
+// BenchmarkServerIssueGenerative is BenchmarkServerIssue's default case
+// with 256-token samples: recording tokens and 255 gaps per sample must not
+// allocate.
+func BenchmarkServerIssueGenerative(b *testing.B) {
+	s := DefaultSettings(RulesetLoadGen6)
+	s.Scenario = trace.Server
+	s.ServerTargetQPS = 50_000
+	s.MinDurationMs = 1
+	s.MinQueryCount = uint64(b.N)
+	sut := &nullGenSUT{gaps: make([]time.Duration, 255)}
+	for i := range sut.gaps {
+		sut.gaps[i] = time.Duration(i+1) * time.Microsecond
+	}
+	r, err := NewRun(s, sut, &fakeQSL{total: 1024, perf: 1024}, WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.n = b.N
+	b.ReportAllocs()
+	b.ResetTimer()
+	res, err := r.Execute(context.Background())
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Tokens == nil || res.Tokens.OutputTokens != int64(b.N)*256 {
+		b.Fatalf("tokens %+v", res.Tokens)
+	}
+}
+
+// BenchmarkVirtualServerCPU issues and completes b.N Server queries on a
+// virtual clock: nothing sleeps, so ns/op is the engine's CPU per query
+// (issue, completion, recording, and the result's sort) without a network,
+// for tensor samples and for 256-token generative ones.
+func BenchmarkVirtualServerCPU(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		sut  SUT
+	}{{"tensor", nullSUT{}}, {"generative-256", &nullGenSUT{gaps: make([]time.Duration, 255)}}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := DefaultSettings(RulesetLoadGen6)
+			s.Scenario = trace.Server
+			s.ServerTargetQPS = 100_000
+			s.MinDurationMs = 1
+			s.MinQueryCount = uint64(b.N)
+			r, err := NewRun(s, c.sut, &fakeQSL{total: 1024, perf: 1024}, WithClock(newFakeClock()), WithLogger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.n = b.N
+			b.ReportAllocs()
+			b.ResetTimer()
+			if _, err := r.Execute(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

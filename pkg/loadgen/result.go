@@ -130,6 +130,9 @@ type Result struct {
 	// MLPerf scenario, so Validity is ValidityNA and Valid false, with no
 	// invalid_reasons or LoadGen advice.
 	ClosedLoop *ClosedLoop `json:"closed_loop,omitempty"`
+	// Tokens is what a generative run measured of its tokens (TokenResult);
+	// nil when no sample carried any.
+	Tokens *TokenResult `json:"tokens,omitempty"`
 }
 
 // ValidityNA is the validity of a run that has no MLPerf verdict: a

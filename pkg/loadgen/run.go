@@ -60,6 +60,10 @@ type Run struct {
 	samples *stats.LatencyRecord // per sample, by sequence number
 	queries *stats.LatencyRecord // per query, by ID
 	live    *stats.LiveHistogram
+	// tok is the per-sample token record of a generative run (nil until
+	// one is known: a GenerativeSUT, or the first completion with tokens).
+	tok    atomic.Pointer[tokenRecord]
+	tokObs TokenObserver // the observer, when it watches tokens
 
 	started   atomic.Bool
 	startedAt atomic.Pointer[time.Time]
@@ -145,6 +149,10 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	r.queryDone = make([]atomic.Int64, r.n)
 	r.queryFail = make([]atomic.Bool, r.n)
 	r.claims = make([]atomic.Uint32, (nSamples+31)/32)
+	if g, ok := sut.(GenerativeSUT); ok && g.Generative() {
+		r.tok.Store(newTokenRecord(nSamples))
+	}
+	r.tokObs, _ = r.obs.(TokenObserver)
 	if p := AccuracyLogProbability(s, tr.Settings); p > 0 {
 		r.acc = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples)
 	}
@@ -266,6 +274,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	}
 	res := r.result(reason, !drained, unanswered, wall, end)
 	res.Warmup = warm
+	res.Tokens = r.tokenResult(res)
 	if rs, ok := r.sut.(Resender); ok {
 		res.RequestsResent = int64(rs.Resends())
 	}
@@ -327,6 +336,7 @@ func (r *Run) close() int64 {
 			seq := q*r.spq + j
 			if r.claim(seq) {
 				_ = r.samples.Fail(seq)
+				r.noteTokenFailure("unanswered", seq, seq+1)
 				n++
 			}
 		}
@@ -363,7 +373,7 @@ func (r *Run) claim(seq int) bool {
 // of off (the completion's offset; negative: not counted by second), and
 // msg's text among the first engine.max_error_messages. One lock for all
 // three.
-func (r *Run) noteFailure(err error, n, off int64, msg func() string) {
+func (r *Run) noteFailure(err error, n, off int64, msg func() string) (outcome string) {
 	classify := r.classify
 	if classify == nil {
 		classify = defaultClassifier
@@ -378,6 +388,7 @@ func (r *Run) noteFailure(err error, n, off int64, msg func() string) {
 		r.errs = append(r.errs, msg())
 	}
 	r.errMu.Unlock()
+	return o
 }
 
 func (r *Run) noteError(msg string) {
@@ -452,15 +463,19 @@ func (r *Run) complete(c Completion) {
 	if n == 0 {
 		return
 	}
+	if c.Tokens > 0 && c.Err == nil {
+		r.completeTokens(&c, q, base, off)
+	}
 	if r.obs != nil {
 		r.obs.Completed(q, int(n), lat, c.Err)
 	}
 	if c.Err != nil {
 		r.failedS.Add(n)
 		r.queryFail[q].Store(true)
-		r.noteFailure(c.Err, n, max(off, 0), func() string {
+		o := r.noteFailure(c.Err, n, max(off, 0), func() string {
 			return fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err)
 		})
+		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}
 	r.doneS.Add(n)
 	atomicMax(&r.queryDone[q], off)
@@ -470,6 +485,16 @@ func (r *Run) complete(c Completion) {
 	}
 	if r.earlyOn {
 		r.checkEarlyVerdict(off)
+	}
+}
+
+// completeTokens records a successful generative completion of query q
+// (base its first sample's sequence number) and tells the observer.
+func (r *Run) completeTokens(c *Completion, q, base int, off int64) {
+	sched := r.scheduled[q]
+	ttft, tpot := r.recordTokens(c, base+c.First, base+c.First+c.Count, off, sched)
+	if r.tokObs != nil {
+		r.tokObs.Tokens(q, c.Tokens, c.InputTokens, ttft, tpot, c.Gaps)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -119,6 +120,10 @@ type EngineSettings struct {
 	// completion sends the next query at once. It is not an MLPerf
 	// scenario, and its result has no MLPerf verdict (Result.ClosedLoop).
 	Concurrency int `json:"concurrency,omitempty"`
+	// SLO are the user's per-sample objectives of a generative run
+	// (--slo): the result's tokens.goodput_samples_per_second is the rate
+	// of samples meeting them. They never change the verdict.
+	SLO genai.SLO `json:"slo,omitzero"`
 }
 
 // MaxConcurrency bounds Engine.Concurrency: outstanding queries are

@@ -114,17 +114,22 @@ type Completion struct {
 	// mode, sampled accuracy logging); nil otherwise. The engine keeps the
 	// slices: the SUT must not reuse them.
 	Data [][]byte
-	// FirstToken is when the sample's first token-bearing response
-	// arrived; zero: none, or not a generative sample.
+
+	// The token measurements of a generative sample (Tokens > 0); a range
+	// of several samples gives each the same (generative requests are one
+	// sample each). A completion with Tokens 0 is not generative and costs
+	// nothing more.
+	//
+	// FirstToken is when the first token-bearing response arrived, on the
+	// run's clock (zero: with the last, at At: one answer).
 	FirstToken time.Time
-	// Tokens is the sample's output tokens (a generative request is one
-	// sample); InputTokens its prompt's.
+	// Tokens is the sample's output tokens; InputTokens its prompt's.
 	Tokens      int
 	InputTokens int
 	// TokensFromServer: Tokens is the server's count (usage, output_ids),
 	// else one per token-bearing response.
 	TokensFromServer bool
-	// Gaps are the sample's inter-token gaps, in order. The SUT may reuse
-	// the slice once done returns: the engine copies or folds it in first.
+	// Gaps are the sample's inter-token gaps, in order. The engine folds
+	// them in before done returns: the SUT may reuse the slice.
 	Gaps []time.Duration
 }

@@ -30,6 +30,7 @@ type Metrics struct {
 	requestsResent                   prometheus.Counter
 	queriesInFlight, samplesInFlight prometheus.Gauge
 	latency, lateness                prometheus.Histogram
+	tok                              tokenMetrics
 
 	// okSamples mirrors samplesCompleted for the achieved-rate gauge: a
 	// Prometheus counter can only be read back through a costly Write.
@@ -118,6 +119,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		searchLow:   gauge("loadgend_search_lower_bound_samples_per_second", "The active peak search's lower bound on the peak rate."),
 		searchHigh:  gauge("loadgend_search_upper_bound_samples_per_second", "The active peak search's upper bound on the peak rate (+Inf until one is known)."),
 		rate:        newRateWindow(rateWindowSpan, time.Now),
+		tok:         newTokenMetrics(),
 	}
 	failed := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loadgend_samples_failed_total",
 		Help: "Samples that failed, by outcome: " + fmt.Sprint(outcome.Outcomes()) + "."}, []string{"outcome"})
@@ -142,6 +144,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.samplesIssued, m.samplesCompleted, failed, m.failedByCode, m.requestsResent, m.queriesInFlight, m.samplesInFlight,
 		m.latency, m.lateness, m.targetQPS, achieved, m.state, m.runs, m.info,
 		m.searchTrial, m.searchLow, m.searchHigh}
+	all = append(all, m.tok.collectors()...)
 	for i, c := range all {
 		if err := reg.Register(c); err != nil {
 			for _, r := range all[:i] { // leave reg as it was

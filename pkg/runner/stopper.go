@@ -93,6 +93,14 @@ func (s *stopper) Completed(query, samples int, latency time.Duration, err error
 	}
 }
 
+// Tokens passes a generative sample's token measurements on to the
+// observer it wraps (the live metrics), when that one watches tokens.
+func (s *stopper) Tokens(query, output, input int, ttft, tpot time.Duration, gaps []time.Duration) {
+	if t, ok := s.next.(loadgen.TokenObserver); ok {
+		t.Tokens(query, output, input, ttft, tpot, gaps)
+	}
+}
+
 func (s *stopper) QueryDone(query int, failed bool) {
 	if s.next != nil {
 		s.next.QueryDone(query, failed)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -62,6 +63,13 @@ func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string
 	}
 	if err := applyOverrides(s.Overrides, &ls, src); err != nil {
 		return ls, src, err
+	}
+	if s.SLO != "" {
+		slo, err := genai.ParseSLO(s.SLO)
+		if err != nil {
+			return ls, src, fieldErr("slo", "%s", strings.TrimPrefix(err.Error(), genai.ErrSLO.Error()+": "))
+		}
+		ls.Engine.SLO = slo
 	}
 	if err := ls.Validate(); err != nil {
 		return ls, src, settingsFieldErr(err, src)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/search"
@@ -277,5 +278,26 @@ func TestSettingsRefusesGoValues(t *testing.T) {
 				t.Fatalf("got %v, want a FieldError on %s", err, c.field)
 			}
 		})
+	}
+}
+
+// The spec's slo becomes the engine's SLO; a bad one is a field error on
+// slo that says what to write.
+func TestSettingsSLO(t *testing.T) {
+	s := api.RunSpec{Target: "http://h:1", Model: "m", SLO: "tpot=50ms, ttft=500ms"}
+	ls, err := Settings(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (genai.SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond}); ls.Engine.SLO != want {
+		t.Errorf("engine SLO %+v, want %+v", ls.Engine.SLO, want)
+	}
+	for _, bad := range []string{"ttft", "ttft=0s", "ttft=1s,ttft=2s", "goodput=1s"} {
+		s.SLO = bad
+		_, err := Settings(s)
+		var fe *api.FieldError
+		if !errors.As(err, &fe) || fe.Field != "slo" || !strings.Contains(fe.Message, "ttft") {
+			t.Errorf("slo %q: got %v, want a FieldError on slo naming the bounds", bad, err)
+		}
 	}
 }

@@ -70,6 +70,16 @@ func TestLiveHistogramClampsOutOfRange(t *testing.T) {
 	}
 }
 
+func TestLiveHistogramRecordEach(t *testing.T) {
+	l := NewLiveHistogram()
+	l.RecordEach(nil)
+	l.RecordEach([]time.Duration{time.Millisecond, 3 * time.Millisecond, 2 * time.Hour})
+	s := l.Snapshot()
+	if s.TotalCount() != 3 || !s.ValuesAreEquivalent(s.Min(), int64(time.Millisecond)) || !s.ValuesAreEquivalent(s.Max(), HistogramMax) {
+		t.Errorf("count %d, min %d, max %d: want 3 values, 1 ms to the clamped maximum", s.TotalCount(), s.Min(), s.Max())
+	}
+}
+
 func TestRecordHistogram(t *testing.T) {
 	r, _ := NewLatencyRecord(6)
 	for i, d := range []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond} {

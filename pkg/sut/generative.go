@@ -58,6 +58,12 @@ func NewGenerative(client genai.Client, prompts Prompts, opts GenerativeOptions)
 // Name is the SUT's name for the result.
 func (g *Generative) Name() string { return g.opts.Name }
 
+// Generative says its completions carry tokens: the engine sizes its
+// per-sample token record before the clock starts (loadgen.GenerativeSUT).
+func (g *Generative) Generative() bool { return true }
+
+var _ loadgen.GenerativeSUT = (*Generative)(nil)
+
 // Prepare does nothing: a prompt is sent as it is.
 func (g *Generative) Prepare(context.Context, *trace.Trace) error { return nil }
 

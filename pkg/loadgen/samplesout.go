@@ -1,0 +1,95 @@
+package loadgen
+
+import (
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/stats"
+)
+
+// Sample statuses in the per-sample export besides a failure's outcome.
+const (
+	SampleOK     = "ok"
+	SampleFailed = "failed" // failed, its outcome unknown (no token record yet)
+)
+
+// WriteSamples writes the per-sample export (`--samples-out`): one JSON
+// object a line for every issued sample, in sequence order:
+//
+//	{"sample":0,"index":17,"scheduled":1000,"sent":1020,"first_token":5100,"last_token":90200,"tokens":128,"input_tokens":512,"status":"ok"}
+//
+// Times are ns since the run's start (result.json's start_time): the
+// query's scheduled time, when it was handed to the SUT (sent), the first
+// token-bearing response and the last response (null when there was none:
+// a failed sample has no last_token, a sample without tokens no
+// first_token). status is "ok", or a failed sample's outcome ("timeout",
+// "malformed", "unanswered", ...; "failed" when the run knew of no tokens
+// yet). Call it after Execute has returned.
+func (r *Run) WriteSamples(w io.Writer) error {
+	t := r.tok.Load()
+	buf := make([]byte, 0, 64<<10)
+	n := int(r.issuedQ.Load()) * r.spq
+	var err error
+	r.samples.Each(0, n, func(seq int, d time.Duration) {
+		if err != nil {
+			return
+		}
+		buf = r.appendSample(buf, t, seq, d)
+		if len(buf) > 60<<10 {
+			_, err = w.Write(buf)
+			buf = buf[:0]
+		}
+	})
+	if err == nil && len(buf) > 0 {
+		_, err = w.Write(buf)
+	}
+	return err
+}
+
+// appendSample appends sample seq's line; d is its latency (FailedLatency
+// for a failed sample).
+func (r *Run) appendSample(b []byte, t *tokenRecord, seq int, d time.Duration) []byte {
+	q := seq / r.spq
+	sched := r.scheduled[q]
+	b = append(b, `{"sample":`...)
+	b = strconv.AppendInt(b, int64(seq), 10)
+	b = append(b, `,"index":`...)
+	b = strconv.AppendInt(b, int64(r.tr.Query(q).Samples[seq%r.spq]), 10)
+	b = append(b, `,"scheduled":`...)
+	b = strconv.AppendInt(b, sched, 10)
+	b = append(b, `,"sent":`...)
+	b = strconv.AppendInt(b, r.issued[q], 10)
+	var tokens, input int64
+	first := int64(-1)
+	status := SampleOK
+	if t != nil {
+		tokens, input = int64(t.tokens[seq]), int64(t.input[seq])
+		if tokens > 0 {
+			first = t.first[seq]
+		}
+		if s := t.status[seq]; s > 0 {
+			status = t.outcomes[s-1]
+		}
+	}
+	failed := d == stats.FailedLatency
+	if failed && status == SampleOK {
+		status = SampleFailed
+	}
+	b = appendOptInt(append(b, `,"first_token":`...), first, first >= 0)
+	b = appendOptInt(append(b, `,"last_token":`...), sched+int64(d), !failed)
+	b = append(b, `,"tokens":`...)
+	b = strconv.AppendInt(b, tokens, 10)
+	b = append(b, `,"input_tokens":`...)
+	b = strconv.AppendInt(b, input, 10)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendQuote(b, status)
+	return append(b, "}\n"...)
+}
+
+func appendOptInt(b []byte, v int64, ok bool) []byte {
+	if !ok {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, v, 10)
+}

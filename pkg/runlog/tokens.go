@@ -1,0 +1,79 @@
+package runlog
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/genai"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/mlperflog"
+)
+
+// tokenLines are netloadgen's summary lines (and netloadgen_ detail keys)
+// of a generative run's tokens; none without them.
+func tokenLines(res *loadgen.Result) []mlperflog.Field {
+	tk := res.Tokens
+	if tk == nil {
+		return nil
+	}
+	f := []mlperflog.Field{
+		{Key: "token_samples", Value: strconv.FormatInt(tk.Samples, 10)},
+		{Key: "ttft", Value: tokenStatsText(tk.TTFT)},
+		{Key: "tpot", Value: tokenStatsText(tk.TPOT)},
+		{Key: "itl", Value: tokenStatsText(tk.ITL)},
+		{Key: "e2e", Value: tokenStatsText(tk.E2E)},
+		{Key: "output_tokens", Value: strconv.FormatInt(tk.OutputTokens, 10)},
+		{Key: "input_tokens", Value: strconv.FormatInt(tk.InputTokens, 10)},
+		{Key: "output_tokens_per_second", Value: fmt.Sprintf("%.2f", tk.OutputTokensPerSecond)},
+		{Key: "output_tokens_per_second_per_user", Value: fmt.Sprintf("%.2f", tk.OutputTokensPerSecondPerUser)},
+	}
+	if g := tk.GoodputSamplesPerSecond; g != nil {
+		f = append(f, mlperflog.Field{Key: "goodput_samples_per_second",
+			Value: fmt.Sprintf("%.2f (%d of %d samples met %s)", *g, *tk.SamplesMeetingSLO, tk.Samples, sloText(tk.SLO))})
+	}
+	return append(f, mlperflog.Field{Key: "token_count_source", Value: tk.TokenCountSource})
+}
+
+// tokenStatsText is one measurement's line: mean and percentiles in ms.
+func tokenStatsText(s loadgen.TokenStats) string {
+	if s.Count == 0 {
+		return "none"
+	}
+	ms := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
+	return fmt.Sprintf("mean %s ms, p50 %s, p90 %s, p99 %s, max %s ms (%d)", ms(s.Mean), ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), s.Count)
+}
+
+// sloText writes an SLO back in --slo's syntax.
+func sloText(s *genai.SLO) string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range []struct {
+		name string
+		d    time.Duration
+	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"e2e", s.E2E}} {
+		if b.d > 0 {
+			parts = append(parts, b.name+"="+b.d.String())
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// tokenSummary is SummaryLine's clause for a generative run.
+func tokenSummary(res *loadgen.Result) string {
+	tk := res.Tokens
+	if tk == nil {
+		return ""
+	}
+	ms := func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "; tokens: TTFT p50 %s p99 %s, TPOT p50 %s p99 %s, %.1f output tokens/s (%s)",
+		ms(tk.TTFT.P50), ms(tk.TTFT.P99), ms(tk.TPOT.P50), ms(tk.TPOT.P99), tk.OutputTokensPerSecond, tk.TokenCountSource)
+	if g := tk.GoodputSamplesPerSecond; g != nil {
+		fmt.Fprintf(&b, ", goodput %.2f samples/s", *g)
+	}
+	return b.String()
+}
