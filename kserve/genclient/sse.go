@@ -23,7 +23,7 @@ type sseEvent struct {
 type sseParser struct {
 	buf     []byte // received bytes; buf[off:] not parsed yet
 	off     int
-	scan    int // buf[off:scan] holds no line end (so a long line is searched once)
+	scan    int    // buf[off:scan] holds no line end (so a long line is searched once)
 	data    []byte // the current event's data, lines joined by \n
 	typ     []byte // the current event's type
 	hasData bool   // a data field was seen since the last dispatch
