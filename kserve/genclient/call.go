@@ -46,8 +46,15 @@ func (k *call) start() {
 	k.last = k.sent
 }
 
-// ReadStream reads the answer's head and body from the connection.
+// ReadStream reads the answer's head and body from the connection; the
+// connection is kept when the body was read to its end and the server did
+// not say it closes it.
 func (k *call) ReadStream(a *httpclient.Answer) (keep bool, err error) {
+	keep, err = k.readAnswer(a)
+	return keep && !k.hdr.ConnectionClose(), err
+}
+
+func (k *call) readAnswer(a *httpclient.Answer) (keep bool, err error) {
 	br := a.Reader()
 	k.hdr.Reset()
 	if err := k.hdr.Read(br); err != nil {

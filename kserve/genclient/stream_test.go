@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -306,3 +307,23 @@ func TestResponsesTimedWhenTheyArrive(t *testing.T) {
 		}
 	}
 }
+
+// TestOneJSONAnswerToAStreamedRequest: a server that ignores stream: true
+// and answers one JSON object is read as that answer, and a server that
+// says it closes the connection gets a fresh one for the next request.
+func TestOneJSONAnswerToAStreamedRequest(t *testing.T) {
+	const body = `{"choices":[{"message":{"content":"a b"}}],"usage":{"prompt_tokens":2,"completion_tokens":2}}`
+	answer := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " + strconvItoa(len(body)) + "\r\n\r\n" + body
+	c := newClient(t, rawServer(t, answer, true), genai.APIOpenAIChat, Options{})
+	for range 2 {
+		r := generate(t, c, context.Background(), &genai.Request{Model: "m", Prompt: prompt("x", 2), Stream: true})
+		if r.err != nil || len(r.ns) != 1 || r.usage.OutputTokens != 2 {
+			t.Fatalf("End %v after %d responses, usage %+v; want one response, 2 tokens by usage", r.err, len(r.ns), r.usage)
+		}
+	}
+	if c.Retries() != 0 {
+		t.Errorf("%d requests sent again: the closed connection was reused", c.Retries())
+	}
+}
+
+func strconvItoa(n int) string { return strconv.Itoa(n) }
