@@ -124,6 +124,7 @@ type rec struct {
 	ends  int
 	done  chan struct{}
 	onTok chan struct{} // when not nil, told of each Tokens call
+	hook  func(i int)   // when not nil, called in Tokens for response i
 }
 
 func newRec() *rec { return &rec{done: make(chan struct{})} }
@@ -132,7 +133,11 @@ func (r *rec) Tokens(at time.Time, n int) {
 	now := time.Now()
 	r.mu.Lock()
 	r.ns, r.ats, r.calls = append(r.ns, n), append(r.ats, at), append(r.calls, now)
+	i := len(r.ns) - 1
 	r.mu.Unlock()
+	if r.hook != nil {
+		r.hook(i)
+	}
 	if r.onTok != nil {
 		r.onTok <- struct{}{}
 	}

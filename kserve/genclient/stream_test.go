@@ -21,6 +21,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/outcome"
+	"github.com/netloadgen/netloadgen/pkg/rxstamp"
 )
 
 // rawServer answers each request on a connection with answer's bytes as
@@ -327,3 +328,64 @@ func TestOneJSONAnswerToAStreamedRequest(t *testing.T) {
 }
 
 func strconvItoa(n int) string { return strconv.Itoa(n) }
+
+// TestResponseTimedByArrivalNotByRead: a response that waits in the
+// kernel while the client is busy (here: its handler still holding the
+// response before) is timed by its arrival, before the client could read
+// it, not by the read.
+func TestResponseTimedByArrivalNotByRead(t *testing.T) {
+	if !kernelStamps(t) {
+		t.Skip("no kernel receive timestamps here")
+	}
+	write1 := make(chan struct{})
+	written := make(chan time.Time, 1)
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, tok)
+		w.(http.Flusher).Flush()
+		<-write1
+		io.WriteString(w, tok)
+		w.(http.Flusher).Flush()
+		written <- time.Now()
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	c := newClient(t, base, genai.APIOpenAIChat, Options{})
+	got0, go0 := make(chan struct{}), make(chan struct{})
+	r := newRec()
+	r.hook = func(i int) {
+		if i == 0 {
+			close(got0)
+			<-go0 // the client is busy: response 1 waits in the kernel
+		}
+	}
+	c.Generate(context.Background(), &genai.Request{Model: "m", Prompt: prompt("x", 2), Stream: true}, r)
+	<-got0
+	close(write1)
+	wroteAt := <-written
+	released := time.Now()
+	close(go0)
+	r.wait(t)
+	if r.err != nil || len(r.ats) != 2 {
+		t.Fatalf("End %v after %d responses", r.err, len(r.ats))
+	}
+	if at := r.ats[1]; !at.Before(released) {
+		t.Errorf("response 1 timed %v after the client was let read it (written %v before that): the read's time, not the arrival",
+			at.Sub(released), released.Sub(wroteAt))
+	}
+}
+
+// kernelStamps says whether this host's loopback sockets carry receive
+// timestamps.
+func kernelStamps(t *testing.T) bool {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	return rxstamp.Wrap(nc.(*net.TCPConn)).Stamped()
+}
