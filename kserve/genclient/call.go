@@ -34,6 +34,7 @@ type call struct {
 	ended bool      // End was called
 	// wantDone: an OpenAI stream, which ends with `data: [DONE]`.
 	wantDone bool
+	streamed bool // the request asked for a stream
 }
 
 var _ httpclient.StreamReader = (*call)(nil)
@@ -41,6 +42,7 @@ var _ httpclient.StreamReader = (*call)(nil)
 // start readies the call for a send.
 func (k *call) start() {
 	k.usage, k.ids, k.resps, k.ended = genai.Usage{}, 0, 0, false
+	k.streamed = k.c.stream(k.req)
 	k.wantDone = k.c.api == genai.APIOpenAIChat || k.c.api == genai.APIOpenAICompletions
 	k.sent = time.Now()
 	k.last = k.sent
@@ -69,7 +71,10 @@ func (k *call) readAnswer(a *httpclient.Answer) (keep bool, err error) {
 		}
 		return keep, httpclient.StatusError(st, body)
 	}
-	if bytes.HasPrefix(k.hdr.ContentType(), []byte("text/event-stream")) {
+	// Events when the server says so, or, to a streamed request, unless it
+	// says JSON (some servers label their events text/plain).
+	ct := k.hdr.ContentType()
+	if bytes.HasPrefix(ct, []byte("text/event-stream")) || k.streamed && !bytes.HasPrefix(ct, []byte("application/json")) {
 		return k.readEvents(a)
 	}
 	return k.readOne(a)

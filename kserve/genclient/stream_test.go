@@ -389,3 +389,14 @@ func kernelStamps(t *testing.T) bool {
 	defer nc.Close()
 	return rxstamp.Wrap(nc.(*net.TCPConn)).Stamped()
 }
+
+// TestEventsLabelledAsText: events to a streamed request are read as
+// events whatever their content type says, unless it says JSON.
+func TestEventsLabelledAsText(t *testing.T) {
+	answer := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(tok+tok+"data: [DONE]\n\n") + "0\r\n\r\n"
+	c := newClient(t, rawServer(t, answer, false), genai.APIOpenAIChat, Options{})
+	r := generate(t, c, context.Background(), &genai.Request{Model: "m", Prompt: prompt("x", 2), Stream: true})
+	if r.err != nil || r.tokens() != 2 {
+		t.Fatalf("End %v after %d tokens, want 2", r.err, r.tokens())
+	}
+}
