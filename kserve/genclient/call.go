@@ -34,7 +34,8 @@ type call struct {
 	ended bool      // End was called
 	// wantDone: an OpenAI stream, which ends with `data: [DONE]`.
 	wantDone bool
-	streamed bool // the request asked for a stream
+	streamed bool        // the request asked for a stream
+	stall    *time.Timer // the stall bound's timer, pushed back by each read; nil: none
 }
 
 var _ httpclient.StreamReader = (*call)(nil)
@@ -85,6 +86,9 @@ func (k *call) readAnswer(a *httpclient.Answer) (keep bool, err error) {
 // clock, brought onto the monotonic one with a few µs of noise, and a
 // wall-clock step would move it further (pkg/rxstamp).
 func (k *call) arrival(a *httpclient.Answer) time.Time {
+	if k.stall != nil {
+		k.stall.Reset(k.c.o.StallTimeout)
+	}
 	if at := a.Arrival(time.Now()); at.After(k.last) {
 		k.last = at
 	}

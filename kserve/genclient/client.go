@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +27,11 @@ type Options struct {
 	// MaxEventBytes bounds one SSE event or line, and a non-streamed
 	// answer's body (default 1 MiB): beyond it the answer is malformed.
 	MaxEventBytes int
+	// StallTimeout fails a request that receives no byte for this long,
+	// before its first response (queueing and prefill included) or between
+	// two (0: no bound; httpclient's RequestTimeout bounds the whole
+	// answer). The error matches os.ErrDeadlineExceeded: outcome timeout.
+	StallTimeout time.Duration
 }
 
 // DefaultMaxConns is the connection cap New sets unless its httpclient
@@ -61,6 +67,9 @@ func New(baseURL string, api genai.API, o Options, hopts ...httpclient.Option) (
 	}
 	if o.MaxEventBytes < 0 {
 		return nil, fmt.Errorf("genclient: max event bytes %d: must be positive", o.MaxEventBytes)
+	}
+	if o.StallTimeout < 0 {
+		return nil, fmt.Errorf("genclient: stall timeout %v: must be positive, or 0 for none", o.StallTimeout)
 	}
 	hopts = append([]httpclient.Option{httpclient.MaxConns(DefaultMaxConns)}, hopts...)
 	hc, err := httpclient.New(baseURL, hopts...)
@@ -132,7 +141,29 @@ func (k *call) send(ctx context.Context, usage bool) error {
 	}
 	k.raw = c.hc.AppendRequest(k.raw[:0], c.path(k.req), "application/json", body)
 	k.start()
-	return c.hc.Stream(ctx, k.raw, k)
+	if c.o.StallTimeout <= 0 {
+		return c.hc.Stream(ctx, k.raw, k)
+	}
+	return k.sendWatched(ctx)
+}
+
+// sendWatched sends with the stall bound: a timer, pushed back by every
+// read, cancels the request when it fires. Its state is the request's own
+// (not the pooled call's), so a timer that fires as the request ends
+// cannot touch the next one.
+func (k *call) sendWatched(ctx context.Context) error {
+	d := k.c.o.StallTimeout
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stalled := new(atomic.Bool)
+	k.stall = time.AfterFunc(d, func() { stalled.Store(true); cancel() })
+	err := k.c.hc.Stream(ctx, k.raw, k)
+	k.stall.Stop()
+	k.stall = nil
+	if stalled.Load() && err != nil {
+		return fmt.Errorf("%w: no byte of the answer for %v (stall timeout): %w", kserve.ErrTransport, d, os.ErrDeadlineExceeded)
+	}
+	return err
 }
 
 // Retries is the underlying client's count of requests sent again on a

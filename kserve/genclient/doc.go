@@ -28,7 +28,8 @@
 // (bad SSE or chunk framing, an error event, an OpenAI stream without its
 // `data: [DONE]`, an answer that is not JSON) wraps genai.ErrStream and
 // kserve.ErrMalformed; a connection closed mid-answer wraps
-// kserve.ErrConnectionClosed; a cancelled context (or httpclient's request
-// timeout) ends a stalled stream with kserve.ErrTransport and the
-// context's error.
+// kserve.ErrConnectionClosed; a cancelled context ends a stalled stream with
+// kserve.ErrTransport and the context's error, httpclient's RequestTimeout
+// (the whole answer) or Options.StallTimeout (no byte for that long) with
+// a timeout.
 package genclient

@@ -164,6 +164,27 @@ func TestStalledStreamEndsOnCancel(t *testing.T) {
 	if o, _ := outcome.Classify(r.err); o != outcome.Timeout || r.tokens() != 1 {
 		t.Errorf("End error %v after %d tokens: outcome %s, want timeout after 1", r.err, r.tokens(), o)
 	}
+
+	cs := newClient(t, base, genai.APIOpenAIChat, Options{StallTimeout: 50 * time.Millisecond})
+	r = generate(t, cs, context.Background(), &genai.Request{Model: "m", Prompt: prompt("x", 3), Stream: true})
+	if o, _ := outcome.Classify(r.err); o != outcome.Timeout || r.tokens() != 1 || !strings.Contains(r.err.Error(), "stall timeout") {
+		t.Errorf("End error %v after %d tokens: outcome %s, want a stall timeout after 1", r.err, r.tokens(), o)
+	}
+}
+
+// TestStallTimeoutSparesAFlowingStream: with a stall bound set, streams
+// that keep coming complete, request after request on the pooled calls.
+func TestStallTimeoutSparesAFlowingStream(t *testing.T) {
+	c := newClient(t, serve(t, &fakeLLM{tokens: 20}), genai.APIGenerateStream, Options{StallTimeout: 5 * time.Second})
+	for i := range 3 {
+		r := generate(t, c, context.Background(), &genai.Request{Model: "m", Prompt: prompt("x", 20), ID: uint64(i)})
+		if r.err != nil || r.tokens() != 20 {
+			t.Fatalf("request %d: End %v after %d tokens", i, r.err, r.tokens())
+		}
+	}
+	if _, err := New("http://h", genai.APIOpenAIChat, Options{StallTimeout: -1}); err == nil || !strings.Contains(err.Error(), "stall timeout") {
+		t.Errorf("a negative stall timeout: %v", err)
+	}
 }
 
 // TestMaxConnsBoundsStreams: with MaxConns(2), no more than 2 streams are
