@@ -176,6 +176,10 @@ func generate(t *testing.T, c *Client, ctx context.Context, req *genai.Request) 
 	r := newRec()
 	c.Generate(ctx, req, r)
 	r.wait(t)
+	// End may come before the rest of the body is read and the connection
+	// pooled (after OpenAI's [DONE]): wait for that, so that a next
+	// request finds it.
+	c.wg.Wait()
 	return r
 }
 

@@ -27,6 +27,12 @@ import (
 // rawServer answers each request on a connection with answer's bytes as
 // they are, then closes the connection when close is set.
 func rawServer(t *testing.T, answer string, close bool) string {
+	return rawServerClosing(t, answer, close, nil)
+}
+
+// rawServerClosing is rawServer telling closed (when not nil) of each
+// connection it has closed.
+func rawServerClosing(t *testing.T, answer string, close bool, closed chan<- struct{}) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,7 +46,12 @@ func rawServer(t *testing.T, answer string, close bool) string {
 				return
 			}
 			go func() {
-				defer conn.Close()
+				defer func() {
+					conn.Close()
+					if closed != nil {
+						closed <- struct{}{}
+					}
+				}()
 				br := bufio.NewReader(conn)
 				for {
 					req, err := http.ReadRequest(br)
@@ -419,5 +430,24 @@ func TestEventsLabelledAsText(t *testing.T) {
 	r := generate(t, c, context.Background(), &genai.Request{Model: "m", Prompt: prompt("x", 2), Stream: true})
 	if r.err != nil || r.tokens() != 2 {
 		t.Fatalf("End %v after %d tokens, want 2", r.err, r.tokens())
+	}
+}
+
+// TestStaleConnectionSentAgainBeforeWriting: a kept-alive connection the
+// server closed while idle is found so before the request is written, and
+// the request goes on a fresh one (counted), as tensor requests do.
+func TestStaleConnectionSentAgainBeforeWriting(t *testing.T) {
+	answer := sseHead + chunk(tok+"data: [DONE]\n\n") + "0\r\n\r\n"
+	closed := make(chan struct{}, 2)
+	c := newClient(t, rawServerClosing(t, answer, true, closed), genai.APIOpenAIChat, Options{})
+	for i := range 2 {
+		r := generate(t, c, context.Background(), &genai.Request{Model: "m", Prompt: prompt("x", 1), Stream: true, ID: uint64(i)})
+		if r.err != nil || r.tokens() != 1 {
+			t.Fatalf("request %d: End %v after %d tokens", i, r.err, r.tokens())
+		}
+		<-closed // the server has closed the connection, idle in the pool
+	}
+	if c.Retries() != 1 {
+		t.Errorf("%d requests sent again, want 1 (the second, its connection closed while idle)", c.Retries())
 	}
 }
