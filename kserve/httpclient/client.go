@@ -359,6 +359,12 @@ func (c *Client) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.Respo
 // response arrived in the kernel (left alone when the connection has no
 // receive timestamps).
 func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Response, at *time.Time) error {
+	return c.roundTripWith(ctx, raw, resp, nil, at)
+}
+
+// roundTripWith is roundTripAt whose answer is read into resp, or by sr
+// when resp is nil (a streamed answer: Stream).
+func (c *Client) roundTripWith(ctx context.Context, raw []byte, resp *fasthttp.Response, sr StreamReader, at *time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 	}
@@ -374,17 +380,20 @@ func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Res
 			return err
 		}
 	}
-	wrote, err := c.exchange(ctx, conn, raw, resp)
+	wrote, err := c.exchange(ctx, conn, raw, resp, sr)
 	if err != nil && !wrote && !resent && ctx.Err() == nil && !isTimeout(err) {
 		// The write failed before any byte left: the server had reset
 		// the connection and never saw the request.
 		if conn, err = c.resend(ctx, conn); err != nil {
 			return err
 		}
-		wrote, err = c.exchange(ctx, conn, raw, resp)
+		wrote, err = c.exchange(ctx, conn, raw, resp, sr)
 	}
 	if err != nil {
 		c.pool.discard(conn)
+		if sr != nil && protocolError(err) {
+			return err // the answer was read, and was wrong: not the transport's
+		}
 		if wrote && closedBy(err) && ctx.Err() == nil {
 			return fmt.Errorf("%w: %w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed, err)
 		}
@@ -395,7 +404,7 @@ func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Res
 			*at = t
 		}
 	}
-	if resp.ConnectionClose() {
+	if (resp != nil && resp.ConnectionClose()) || (sr != nil && !conn.keep) {
 		c.pool.discard(conn)
 	} else {
 		c.pool.put(conn)
@@ -415,9 +424,9 @@ func (c *Client) resend(ctx context.Context, conn *httpConn) (*httpConn, error) 
 	return fresh, nil
 }
 
-// exchange writes raw on conn and reads the answer into resp; wrote is
-// whether any byte of raw left.
-func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response) (wrote bool, err error) {
+// exchange writes raw on conn and reads the answer into resp, or with sr
+// when resp is nil; wrote is whether any byte of raw left.
+func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response, sr StreamReader) (wrote bool, err error) {
 	deadline, _ := ctx.Deadline()
 	if c.cfg.requestTimeout > 0 {
 		if t := time.Now().Add(c.cfg.requestTimeout); deadline.IsZero() || t.Before(deadline) {
@@ -436,6 +445,12 @@ func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp 
 	}
 	if n, err := conn.nc.Write(raw); err != nil {
 		return n > 0, err
+	}
+	if sr != nil {
+		conn.keep = false
+		keep, err := sr.ReadStream((*Answer)(conn))
+		conn.keep = keep && err == nil
+		return true, err
 	}
 	return true, resp.ReadLimitBody(conn.br, c.cfg.maxBody)
 }
@@ -471,15 +486,25 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 // statusError builds the *kserve.Error for a non-2xx answer: the message from
 // {"error": "..."} when the body is that, else the raw body.
 func statusError(resp *fasthttp.Response) error {
-	st := resp.StatusCode()
-	body := resp.Body()
+	return StatusError(resp.StatusCode(), resp.Body())
+}
+
+// StatusError builds the *kserve.Error for a non-2xx answer of status st
+// and body: the message from {"error": "..."} (or OpenAI's {"error":
+// {"message": "..."}}) when the body is that, else the raw body.
+func StatusError(st int, body []byte) error {
 	var e struct {
-		Error *string `json:"error"`
+		Error json.RawMessage `json:"error"`
+	}
+	var obj struct {
+		Message string `json:"message"`
 	}
 	msg := ""
-	if json.Unmarshal(body, &e) == nil && e.Error != nil {
-		msg = *e.Error
-	} else {
+	switch {
+	case json.Unmarshal(body, &e) == nil && len(e.Error) > 0 && json.Unmarshal(e.Error, &msg) == nil:
+	case len(e.Error) > 0 && json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
+		msg = obj.Message
+	default:
 		const max = 512
 		msg = strings.TrimSpace(string(body[:min(len(body), max)]))
 		if msg == "" {

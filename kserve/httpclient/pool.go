@@ -22,6 +22,7 @@ type httpConn struct {
 	br      *bufio.Reader
 	lastUse time.Time
 	reused  bool // has carried a request before: the server may have closed it since
+	keep    bool // a streamed answer was read to its end (Stream)
 }
 
 // connPool holds idle connections and one slot per open connection.

@@ -1,0 +1,15 @@
+package genclient
+
+import (
+	"fmt"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/genai"
+)
+
+// streamErrorf is a malformed stream: it matches both genai.ErrStream and
+// kserve.ErrMalformed, so pkg/outcome names the sample's outcome
+// "malformed".
+func streamErrorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %w: %s", genai.ErrStream, kserve.ErrMalformed, fmt.Sprintf(format, args...))
+}

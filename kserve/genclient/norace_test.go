@@ -1,0 +1,5 @@
+//go:build !race
+
+package genclient
+
+const raceEnabled = false
