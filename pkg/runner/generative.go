@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/genclient"
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/sut"
@@ -140,8 +141,36 @@ func genClient(conn *connection, pr *Probe) (genai.Client, error) {
 	if pr.API == genai.APIKServeStream {
 		return conn.grpc.NewGenerator(generateOptions(pr)), nil
 	}
-	// The HTTP APIs' clients (kserve/genclient) are wired here.
-	return nil, fmt.Errorf("%w: %s: this build has no client for it yet", ErrAPI, pr.API)
+	if conn.http == nil {
+		return nil, fmt.Errorf("%w: %s is spoken over HTTP: give an http:// or https:// target", ErrAPI, pr.API)
+	}
+	// ignore_eos (min_tokens) makes an answer as long as asked. OpenAI-
+	// compatible servers that serve LLMs take it (vLLM, TGI, KServe's
+	// Hugging Face runtime); Triton's generate refuses inputs its model
+	// lacks, so there only when the model declares it.
+	ignoreEOS := pr.API == genai.APIOpenAICompletions || pr.API == genai.APIOpenAIChat || declares(pr, "ignore_eos")
+	c, err := genclient.New(conn.url, pr.API, genclient.Options{IgnoreEOS: ignoreEOS}, conn.httpOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrAPI, err)
+	}
+	return c, nil
+}
+
+// declares says whether the probed model takes an input of that name.
+func declares(pr *Probe, input string) bool {
+	for _, in := range pr.Model.Inputs {
+		if in.Name == input {
+			return true
+		}
+	}
+	if cfg := pr.Config; cfg != nil {
+		for _, in := range cfg.Input {
+			if in.Name == input {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // generateOptions shape ModelStreamInfer requests to the probed model: its

@@ -43,6 +43,11 @@ type connection struct {
 	sut   sut.Client
 	http  *httpclient.Client // the HTTP client; nil for gRPC
 	grpc  *grpcclient.Client // the gRPC client; nil for HTTP
+	// url and httpOpts make a generative run's HTTP client
+	// (kserve/genclient) on the same terms as http: the target's URL,
+	// connections, headers and TLS.
+	url      string
+	httpOpts []httpclient.Option
 }
 
 // connect builds the client of t's transport, which sends headers on every
@@ -51,11 +56,12 @@ type connection struct {
 func connect(ctx context.Context, t target.Target, conns int, binary bool, headers []kserve.Header, tlsCfg *tls.Config) (*connection, error) {
 	switch t.Scheme {
 	case "http", "https":
-		c, err := httpclient.New(t.URL, httpclient.MaxConns(max(conns, 1)), httpclient.Binary(binary), httpclient.Headers(headers), httpclient.TLS(tlsCfg))
+		opts := []httpclient.Option{httpclient.MaxConns(max(conns, 1)), httpclient.Headers(headers), httpclient.TLS(tlsCfg)}
+		c, err := httpclient.New(t.URL, append(opts, httpclient.Binary(binary))...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.HTTP(c), http: c}, nil
+		return &connection{probe: c, sut: sut.HTTP(c), http: c, url: t.URL, httpOpts: opts}, nil
 	case "grpc", "grpcs":
 		n := min(max(conns/16, 1), 8)
 		opts := []grpcclient.Option{grpcclient.WithConns(n), grpcclient.WithHeaders(headers)}
