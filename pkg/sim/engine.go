@@ -37,6 +37,7 @@ type engine struct {
 	lat        *sampler
 	exec       execStats
 	cache      *responseCache // nil unless spec.Cache
+	llm        *llmEngine     // an LLM model's (nil for a tensor model)
 
 	req requestStats
 

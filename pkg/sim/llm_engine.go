@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/server"
+)
+
+// llmEngine runs one version of an LLM model in real time: llmBatch's
+// steps on timers. A step starts at the nominal end of the one before (not
+// when that one's timer fired), so timer lateness delays tokens but does
+// not leak into the model's capacity; an idle engine costs nothing.
+type llmEngine struct {
+	spec *ModelSpec
+	clk  clock
+
+	mu      sync.Mutex
+	b       llmBatch
+	busy    bool      // a step is running (its timer armed)
+	lastEnd time.Time // the last step's nominal end
+	closed  bool
+
+	// onStep, when set (by tests), is called under mu after each step's
+	// tokens are given out.
+	onStep func()
+}
+
+func newLLMEngine(spec *ModelSpec, clk clock) *llmEngine {
+	return &llmEngine{spec: spec, clk: clk, b: llmBatch{spec: spec.LLM}}
+}
+
+// submit queues a sequence that arrived at arrival and starts a step if
+// the model was idle.
+func (e *llmEngine) submit(s *llmSeq) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errClosed
+	}
+	e.b.queue = append(e.b.queue, s)
+	if !e.busy {
+		start := s.arrival
+		if start.Before(e.lastEnd) {
+			start = e.lastEnd
+		}
+		e.step(start)
+	}
+	return nil
+}
+
+// step starts the step at start (mu held), or goes idle.
+func (e *llmEngine) step(start time.Time) {
+	d, ok := e.b.begin()
+	if !ok {
+		e.busy = false
+		e.lastEnd = start
+		return
+	}
+	e.busy = true
+	end := start.Add(d)
+	e.clk.AfterFunc(end.Sub(e.clk.Now()), func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.closed {
+			return
+		}
+		e.b.end(end, deliver)
+		if e.onStep != nil {
+			e.onStep()
+		}
+		e.step(end)
+	})
+}
+
+// deliver hands a token to its sequence's reader; out has room for every
+// token, so this never blocks.
+func deliver(s *llmSeq, t llmToken) {
+	s.out <- t
+	if t.index == s.output-1 {
+		close(s.out)
+	}
+}
+
+// cancel drops a sequence whose caller left.
+func (e *llmEngine) cancel(s *llmSeq) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.cancelled || s.emitted == s.output || s.err != nil {
+		return
+	}
+	s.cancelled = true
+	e.b.remove(s)
+}
+
+// close fails every queued and running sequence.
+func (e *llmEngine) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	e.closed = true
+	for _, list := range [][]*llmSeq{e.b.queue, e.b.running} {
+		for _, s := range list {
+			if !s.cancelled {
+				s.err = errClosed
+				close(s.out)
+			}
+		}
+	}
+	e.b.queue, e.b.running = nil, nil
+}
+
+// llmStream is one request's answer (server.GenStream).
+type llmStream struct {
+	e           *llmEngine
+	s           *llmSeq
+	stop        bool // the model's own end (not max_tokens)
+	fault       string
+	closeOnce   sync.Once
+	inputTokens int
+}
+
+func (st *llmStream) InputTokens() int { return st.inputTokens }
+func (st *llmStream) Fault() string    { return st.fault }
+
+func (st *llmStream) Next(ctx context.Context) (server.GenToken, bool, error) {
+	select {
+	case t, ok := <-st.s.out:
+		if !ok {
+			// Written before out was closed: the channel orders it.
+			return server.GenToken{}, false, st.s.err
+		}
+		tok := server.GenToken{Text: TokenText(t.index), ID: TokenID(t.index), Index: t.index}
+		if t.index == st.s.output-1 {
+			tok.Last, tok.Reason = true, "length"
+			if st.stop {
+				tok.Reason = "stop"
+			}
+		}
+		return tok, true, nil
+	case <-ctx.Done():
+		return server.GenToken{}, false, contextError(ctx.Err())
+	}
+}
+
+func (st *llmStream) Close() { st.closeOnce.Do(func() { st.e.cancel(st.s) }) }
+
+// GenerativeModels lists the LLM models, in the order given to New.
+func (s *Server) GenerativeModels(context.Context) []string {
+	var out []string
+	for _, name := range s.names {
+		if s.models[name].spec.LLM != nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Generate starts a request on an LLM model.
+func (s *Server) Generate(ctx context.Context, req *server.GenRequest) (server.GenStream, error) {
+	e, err := s.engine(req.Model, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	l := e.spec.LLM
+	if l == nil {
+		return nil, kserve.Errorf(codes.InvalidArgument, "model %q is not generative (an llm model is)", req.Model)
+	}
+	if req.MaxTokens < 0 || req.MaxTokens > l.MaxTokensLimit {
+		return nil, kserve.Errorf(codes.InvalidArgument, "max_tokens %d is not in [1, %d] for model %q", req.MaxTokens, l.MaxTokensLimit, req.Model)
+	}
+	n, stop := l.outputLen(req.Prompt, req.MaxTokens, req.IgnoreEOS, e.spec.Seed)
+	arrival := s.clk.Now()
+	if st := stampOf(ctx, s.clk); st != nil {
+		arrival = st.Arrival
+	} else if !req.Arrival.IsZero() && !req.Arrival.After(arrival) && arrival.Sub(req.Arrival) < maxArrivalAge {
+		arrival = req.Arrival
+	}
+	in := CountWords(req.Prompt)
+	seq := &llmSeq{input: in, output: n, arrival: arrival, out: make(chan llmToken, n)}
+	if err := e.llm.submit(seq); err != nil {
+		return nil, err
+	}
+	return &llmStream{e: e.llm, s: seq, stop: stop, fault: l.Fault, inputTokens: in}, nil
+}
+
+// errDecoupled answers ModelInfer on an LLM model, as Triton answers it
+// for a decoupled model.
+var errDecoupled = errors.New("is decoupled: use ModelStreamInfer, the generate extension or the OpenAI API")
