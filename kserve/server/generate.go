@@ -14,6 +14,9 @@ import (
 type Generator interface {
 	// GenerativeModels lists the generative models (GET /v1/models).
 	GenerativeModels(ctx context.Context) []string
+	// Generative says whether model is one of them (ModelStreamInfer then
+	// answers it token by token, as a decoupled model).
+	Generative(ctx context.Context, model string) bool
 	// Generate starts one request. Its error is a *kserve.Error (an
 	// unknown model, a bad argument, a model that is not generative).
 	Generate(ctx context.Context, req *GenRequest) (GenStream, error)

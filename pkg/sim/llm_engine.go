@@ -163,6 +163,12 @@ func (s *Server) GenerativeModels(context.Context) []string {
 	return out
 }
 
+// Generative says whether model is an LLM model.
+func (s *Server) Generative(_ context.Context, model string) bool {
+	m := s.models[model]
+	return m != nil && m.spec.LLM != nil
+}
+
 // Generate starts a request on an LLM model.
 func (s *Server) Generate(ctx context.Context, req *server.GenRequest) (server.GenStream, error) {
 	e, err := s.engine(req.Model, req.Version)
