@@ -321,8 +321,15 @@ func (h *HTTPHandler) genSSE(w *bufio.Writer, conn net.Conn, st GenStream, c *ge
 	defer st.Close()
 	b := make([]byte, 0, 512)
 	n := 0
+	cut := false // fault no_final over generate_stream: cut at the next token
 	for {
 		tok, ok, err := st.Next(context.Background())
+		if cut {
+			// A step after the first token, which has long left: the
+			// client sees the body end in the middle.
+			_ = conn.Close()
+			return
+		}
 		b = b[:0]
 		switch {
 		case err != nil:
@@ -337,15 +344,19 @@ func (h *HTTPHandler) genSSE(w *bufio.Writer, conn net.Conn, st GenStream, c *ge
 		}
 		n++
 		h.emitToken(c, tok)
-		if tok.Index == 0 && st.Fault() != "" && sseFault(w, conn, c, st.Fault()) {
-			return
+		if tok.Index == 0 && st.Fault() != "" {
+			var stop bool
+			if stop, cut = sseFault(w, c, st.Fault()); stop {
+				return
+			}
 		}
 	}
 }
 
-// sseFault gives a test-only malformed stream after the first token; false
-// when the fault does not apply over HTTP (unknown_id).
-func sseFault(w *bufio.Writer, conn net.Conn, c *genCall, fault string) bool {
+// sseFault gives a test-only malformed stream after the first token: stop
+// ends the answer now; cut asks for the connection to be cut at the next
+// token. Neither for a fault that does not apply over HTTP (unknown_id).
+func sseFault(w *bufio.Writer, c *genCall, fault string) (stop, cut bool) {
 	switch fault {
 	case FaultBadFraming:
 		// An event cut off: no blank line ends it before the body does.
@@ -358,12 +369,12 @@ func sseFault(w *bufio.Writer, conn net.Conn, c *genCall, fault string) bool {
 		if _, triton := c.format.(*tritonFormat); triton {
 			// generate_stream has no end marker but the body's end: cut
 			// the connection instead of ending the body.
-			_ = conn.Close()
+			return false, true
 		}
 	default:
-		return false
+		return false, false
 	}
-	return true
+	return true, false
 }
 
 // genWhole waits for the whole answer and writes it as one body.
