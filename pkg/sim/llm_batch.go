@@ -175,3 +175,24 @@ func LLMTruth(spec LLMSpec, reqs []LLMRequest) ([]LLMTiming, error) {
 	}
 	return out, nil
 }
+
+// LLMCapacity is the most requests per second spec (its defaults applied)
+// serves of requests of input and output tokens each: with the batch
+// always full, a step holds MaxSeqs sequences and, on average,
+// MaxSeqs/output of them prefill, so
+//
+//	capacity = (MaxSeqs/output) / (StepBase + MaxSeqs×StepPerSeq + (MaxSeqs/output)×input×PrefillPerToken)
+//
+// Beyond it the queue grows without bound.
+func LLMCapacity(spec LLMSpec, input, output int) (float64, error) {
+	l, field, err := spec.normalized()
+	if err != nil {
+		return 0, fieldError(join("llm", field), "%v", err)
+	}
+	if output < 1 || input < 0 {
+		return 0, fieldError("output", "input %d, output %d: want input >= 0 and output >= 1", input, output)
+	}
+	perStep := float64(l.MaxSeqs) / float64(output)
+	step := l.StepBase.D().Seconds() + float64(l.MaxSeqs)*l.StepPerSeq.D().Seconds() + perStep*float64(input)*l.PrefillPerToken.D().Seconds()
+	return perStep / step, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -22,9 +23,21 @@ type llmEngine struct {
 
 	mu      sync.Mutex
 	b       llmBatch
-	busy    bool      // a step is running (its timer armed)
-	lastEnd time.Time // the last step's nominal end
+	busy    bool // a step is running (its timer armed)
+	// curStart and curEnd are the running step's nominal start and end.
+	curStart, curEnd time.Time
+	timer            stopper
+	lastEnd          time.Time // the last step's nominal end
 	closed  bool
+
+	// wakeLead is how much before a step's nominal end its timer fires, so
+	// that the median token reaches its reader at the nominal end rather
+	// than a timer's and a scheduler's wake-up later (learnt from when
+	// readers get their tokens, on the real clock only, as the tensor
+	// engine's is). The steps' nominal times, hence the model's capacity,
+	// do not move.
+	wakeLead   atomic.Int64
+	compensate bool
 
 	// onStep, when set (by tests), is called under mu after each step's
 	// tokens are given out.
@@ -32,16 +45,27 @@ type llmEngine struct {
 }
 
 func newLLMEngine(spec *ModelSpec, clk clock) *llmEngine {
-	return &llmEngine{spec: spec, clk: clk, b: llmBatch{spec: spec.LLM}}
+	_, real := clk.(realClock)
+	return &llmEngine{spec: spec, clk: clk, b: llmBatch{spec: spec.LLM}, compensate: real}
 }
 
 // submit queues a sequence that arrived at arrival and starts a step if
-// the model was idle.
+// the model was idle. A sequence that arrived before the running step
+// started (its handler was slower than the step's timer) joins that step,
+// lengthening it by its cost, as the law says it would have: otherwise
+// every such request would wait a whole step more than the truth.
 func (e *llmEngine) submit(s *llmSeq) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return errClosed
+	}
+	if e.busy && !s.arrival.After(e.curStart) && len(e.b.queue) == 0 && len(e.b.running) < e.b.spec.MaxSeqs && e.timer.Stop() {
+		s.prefill = true
+		e.b.running = append(e.b.running, s)
+		e.curEnd = e.curEnd.Add(e.b.spec.StepPerSeq.D() + time.Duration(s.input)*e.b.spec.PrefillPerToken.D())
+		e.arm()
+		return nil
 	}
 	e.b.queue = append(e.b.queue, s)
 	if !e.busy {
@@ -62,20 +86,30 @@ func (e *llmEngine) step(start time.Time) {
 		e.lastEnd = start
 		return
 	}
-	e.busy = true
-	end := start.Add(d)
-	e.clk.AfterFunc(end.Sub(e.clk.Now()), func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.closed {
-			return
-		}
-		e.b.end(end, deliver)
-		if e.onStep != nil {
-			e.onStep()
-		}
-		e.step(end)
-	})
+	e.busy, e.curStart, e.curEnd = true, start, start.Add(d)
+	e.arm()
+}
+
+// arm sets the running step's timer. It runs on real time from now: start
+// may be a nominal instant already past (steps run back to back), and a
+// delay from it would carry each timer's lateness into the next.
+func (e *llmEngine) arm() {
+	e.timer = e.clk.AfterFunc(e.curEnd.Sub(e.clk.Now())-time.Duration(e.wakeLead.Load()), e.stepDone)
+}
+
+// stepDone ends the running step and starts the next.
+func (e *llmEngine) stepDone() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	end := e.curEnd
+	e.b.end(end, deliver)
+	if e.onStep != nil {
+		e.onStep()
+	}
+	e.step(end)
 }
 
 // deliver hands a token to its sequence's reader; out has room for every
@@ -136,6 +170,9 @@ func (st *llmStream) Next(ctx context.Context) (server.GenToken, bool, error) {
 		if !ok {
 			// Written before out was closed: the channel orders it.
 			return server.GenToken{}, false, st.s.err
+		}
+		if st.e.compensate {
+			learnLead(&st.e.wakeLead, st.e.clk.Now().Sub(t.at))
 		}
 		tok := server.GenToken{Text: TokenText(t.index), ID: TokenID(t.index), Index: t.index}
 		if t.index == st.s.output-1 {

@@ -247,3 +247,58 @@ func TestLLMSpecRefusesTensorKnobs(t *testing.T) {
 		t.Fatalf("yaml: %+v %v", specs, err)
 	}
 }
+
+// TestLLMCapacity: the closed form against the truth at saturation: a
+// long queue of requests all there at once is served at the capacity.
+func TestLLMCapacity(t *testing.T) {
+	c, err := LLMCapacity(testLaw, 10, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 sequences, 4 tokens each: 0.5 requests prefill per step; a step is
+	// 10 + 2×1 + 0.5×10×0.1 = 12.5ms, so 0.5/12.5ms = 40 requests/s.
+	if c < 39.999 || c > 40.001 {
+		t.Errorf("capacity %v, want 40/s", c)
+	}
+	reqs := make([]LLMRequest, 400)
+	for i := range reqs {
+		reqs[i] = LLMRequest{Input: 10, Output: 4}
+	}
+	truth, err := LLMTruth(testLaw, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := truth[len(truth)-1].Tokens[3]
+	if rate := float64(len(reqs)) / end.Seconds(); rate < 39.5 || rate > 40.5 {
+		t.Errorf("truth serves %.2f requests/s at saturation, the closed form says 40", rate)
+	}
+}
+
+// TestLLMLateHandlerJoinsItsStep: a request that reached the host before
+// a step started but reached the engine after joins that step, as the
+// truth has it, rather than waiting a whole step more.
+func TestLLMLateHandlerJoinsItsStep(t *testing.T) {
+	s, clk := llmServer(t, testLaw)
+	ctx := context.Background()
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	a, _ := s.Generate(ctx, &server.GenRequest{Model: "llm", Prompt: words(10), MaxTokens: 2, IgnoreEOS: true})
+	clk.Advance(ms(13)) // step 1 ran 0-12; step 2 (a alone) started at 12
+	b, err := s.Generate(ctx, &server.GenRequest{Model: "llm", Prompt: words(20), MaxTokens: 1, IgnoreEOS: true, Arrival: epoch.Add(ms(11))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	truth, err := LLMTruth(testLaw, []LLMRequest{{At: 0, Input: 10, Output: 2}, {At: ms(11), Input: 20, Output: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []server.GenStream{a, b} {
+		var got []time.Duration
+		for tok := range st.(*llmStream).s.out {
+			got = append(got, tok.at.Sub(epoch))
+		}
+		if !reflect.DeepEqual(got, truth[i].Tokens) {
+			t.Errorf("request %d: tokens at %v, truth %v", i, got, truth[i].Tokens)
+		}
+	}
+}
