@@ -154,3 +154,17 @@ func httpPost(t *testing.T, url string, body io.Reader) (*http.Response, error) 
 	}
 	return http.DefaultClient.Do(req)
 }
+
+// openStream opens ModelStreamInfer on addr.
+func openStream(tb testing.TB, addr string) (*grpc.ClientConn, inferencepb.GRPCInferenceService_ModelStreamInferClient) {
+	tb.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := inferencepb.NewGRPCInferenceServiceClient(conn).ModelStreamInfer(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return conn, st
+}
