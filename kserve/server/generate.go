@@ -81,6 +81,10 @@ const (
 	// FaultUnknownID: over gRPC, the rest of the answer carries an id no
 	// request had.
 	FaultUnknownID = "unknown_id"
+	// FaultNoStreamOptions is not a malformed answer but an older
+	// server: an OpenAI request with stream_options gets a 400 naming
+	// it (as servers that do not know the field answer).
+	FaultNoStreamOptions = "no_stream_options"
 )
 
 // Emission is one token as a front end sent it: the model, the request's

@@ -45,6 +45,8 @@ func WithEmit(f EmitFunc) HTTPHandlerOption {
 type genCall struct {
 	req    GenRequest
 	stream bool
+	// streamOptions: the OpenAI request carried stream_options.
+	streamOptions bool
 	format genFormat
 	openai bool   // errors in OpenAI's shape
 	emitID string // the id emissions carry
@@ -209,7 +211,8 @@ func (h *HTTPHandler) openAI(ctx *fasthttp.RequestCtx, g Generator, chat bool) (
 		ctx.Response.Header.Set(HeaderRequestID, id)
 	}
 	c.req.IgnoreEOS = c.req.IgnoreEOS || minCovers(body.MinTokens, c.req.MaxTokens)
-	usage := body.StreamOptions != nil && body.StreamOptions.IncludeUsage
+	c.streamOptions = body.StreamOptions != nil
+	usage := c.streamOptions && body.StreamOptions.IncludeUsage
 	c.format = newOpenAIFormat(chat, body.Stream, usage, respID, model, time.Now().Unix())
 	h.serveGen(ctx, g, c)
 	return model
@@ -299,6 +302,11 @@ func (h *HTTPHandler) serveGen(ctx *fasthttp.RequestCtx, g Generator, c *genCall
 	st, err := g.Generate(backendContext(ctx), &c.req)
 	if err != nil {
 		c.writeError(ctx, err)
+		return
+	}
+	if c.streamOptions && st.Fault() == FaultNoStreamOptions {
+		st.Close()
+		c.writeError(ctx, kserve.Errorf(codes.InvalidArgument, "stream_options: unknown field (this server does not take it)"))
 		return
 	}
 	if !c.stream {

@@ -53,7 +53,8 @@ type LLMSpec struct {
 	EOSMax int `json:"eos_max,omitempty"`
 	// Fault is a test-only malformed answer, given by every request of the
 	// model after its first token: bad_framing, error_mid, no_final or
-	// unknown_id (kserve/server's Fault* constants). Empty: none.
+	// unknown_id; or no_stream_options, a 400 for an OpenAI request with
+	// stream_options (kserve/server's Fault* constants). Empty: none.
 	Fault string `json:"fault,omitempty"`
 }
 
@@ -71,7 +72,7 @@ const (
 )
 
 // LLM faults (kserve/server spells the same names).
-var llmFaults = []string{"", "bad_framing", "error_mid", "no_final", "unknown_id"}
+var llmFaults = []string{"", "bad_framing", "error_mid", "no_final", "unknown_id", "no_stream_options"}
 
 // DefaultLLM is the built-in LLM model `llm`: the defaults of LLMSpec.
 func DefaultLLM() ModelSpec {
@@ -117,7 +118,7 @@ func (l LLMSpec) normalized() (LLMSpec, string, error) {
 			return l, "", nil
 		}
 	}
-	return l, "fault", fmt.Errorf("%q is not one of bad_framing, error_mid, no_final, unknown_id", l.Fault)
+	return l, "fault", fmt.Errorf("%q is not one of bad_framing, error_mid, no_final, unknown_id, no_stream_options", l.Fault)
 }
 
 // normalizedLLM completes an LLM model's spec: its tensors are Triton's LLM

@@ -9,7 +9,7 @@ import (
 
 // LLMFlagSyntax summarises the `--model` syntax of an LLM model (kind=llm).
 const LLMFlagSyntax = `name=NAME,kind=llm[,max_seqs=256][,step=5ms][,per_seq=20us][,prefill=10us]` +
-	`[,max_tokens=16][,max_tokens_limit=16384][,eos=N|LO:HI][,fault=bad_framing|error_mid|no_final|unknown_id]` +
+	`[,max_tokens=16][,max_tokens_limit=16384][,eos=N|LO:HI][,fault=bad_framing|error_mid|no_final|unknown_id|no_stream_options]` +
 	`[,versions=1:2][,platform=P][,seed=N]`
 
 // isLLMFlag says whether a --model value asks for an LLM model.

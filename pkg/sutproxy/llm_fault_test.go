@@ -168,3 +168,20 @@ func openStream(tb testing.TB, addr string) (*grpc.ClientConn, inferencepb.GRPCI
 	}
 	return conn, st
 }
+
+// TestNoStreamOptions: a model like a server that does not know
+// stream_options refuses a request carrying it with a 400 naming it, and
+// answers the same request without it.
+func TestNoStreamOptions(t *testing.T) {
+	p := sutproxytest.Start(t, "name=old,kind=llm,step=1ms,fault=no_stream_options")
+	url := "http://" + p.HTTPAddr() + "/v1/completions"
+	resp := post(t, url, `{"model":"old","prompt":"x","max_tokens":2,"stream":true,"stream_options":{"include_usage":true}}`)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "stream_options") {
+		t.Errorf("with stream_options: %d %s: want 400 naming stream_options", resp.StatusCode, b)
+	}
+	events, complete, err := sseEvents(t, post(t, url, `{"model":"old","prompt":"x","max_tokens":2,"stream":true}`).Body)
+	if err != nil || !complete || len(events) != 3 {
+		t.Errorf("without: events %q complete %v %v: want 2 tokens and [DONE]", events, complete, err)
+	}
+}
