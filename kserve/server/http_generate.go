@@ -47,9 +47,9 @@ type genCall struct {
 	stream bool
 	// streamOptions: the OpenAI request carried stream_options.
 	streamOptions bool
-	format genFormat
-	openai bool   // errors in OpenAI's shape
-	emitID string // the id emissions carry
+	format        genFormat
+	openai        bool   // errors in OpenAI's shape
+	emitID        string // the id emissions carry
 }
 
 // openAIRoute serves the OpenAI paths (any prefix before /v1/...) when the

@@ -21,14 +21,14 @@ type llmEngine struct {
 	spec *ModelSpec
 	clk  clock
 
-	mu      sync.Mutex
-	b       llmBatch
-	busy    bool // a step is running (its timer armed)
+	mu   sync.Mutex
+	b    llmBatch
+	busy bool // a step is running (its timer armed)
 	// curStart and curEnd are the running step's nominal start and end.
 	curStart, curEnd time.Time
 	timer            stopper
 	lastEnd          time.Time // the last step's nominal end
-	closed  bool
+	closed           bool
 
 	// wakeLead is how much before a step's nominal end its timer fires, so
 	// that the median token reaches its reader at the nominal end rather
