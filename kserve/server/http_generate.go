@@ -122,7 +122,11 @@ func (h *HTTPHandler) tritonGenerate(ctx *fasthttp.RequestCtx, g Generator, mode
 		httpWriteError(ctx, kserve.Errorf(codes.InvalidArgument, "text_input: %v", err))
 		return
 	}
-	c := &genCall{stream: stream, emitID: body.ID, req: GenRequest{
+	emitID := body.ID
+	if emitID == "" {
+		emitID = "gen-" + strconv.FormatUint(h.genSeq.Add(1), 10)
+	}
+	c := &genCall{stream: stream, emitID: emitID, req: GenRequest{
 		Model: model, Version: version, ID: body.ID, Prompt: text,
 		MaxTokens: max(body.MaxTokens, body.Parameters.MaxTokens),
 		IgnoreEOS: body.IgnoreEOS || body.Parameters.IgnoreEOS,

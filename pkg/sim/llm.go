@@ -40,7 +40,8 @@ type LLMSpec struct {
 	// default 10us.
 	PrefillPerToken Duration `json:"prefill_per_token,omitempty"`
 	// DefaultMaxTokens is the output length of a request that asks none;
-	// default 16 (OpenAI's default for completions).
+	// default 16 (OpenAI's default for completions), or MaxTokensLimit if
+	// lower.
 	DefaultMaxTokens int `json:"default_max_tokens,omitempty"`
 	// MaxTokensLimit refuses a request asking more (400); default 16384.
 	MaxTokensLimit int `json:"max_tokens_limit,omitempty"`
@@ -91,11 +92,11 @@ func (l LLMSpec) normalized() (LLMSpec, string, error) {
 	if l.PrefillPerToken == 0 {
 		l.PrefillPerToken = Duration(defaultPrefillPerToken)
 	}
-	if l.DefaultMaxTokens == 0 {
-		l.DefaultMaxTokens = defaultMaxTokens
-	}
 	if l.MaxTokensLimit == 0 {
 		l.MaxTokensLimit = defaultMaxTokensLimit
+	}
+	if l.DefaultMaxTokens == 0 {
+		l.DefaultMaxTokens = min(defaultMaxTokens, max(l.MaxTokensLimit, 1))
 	}
 	switch {
 	case l.MaxSeqs < 1 || l.MaxSeqs > maxLLMSeqs:

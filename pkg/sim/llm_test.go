@@ -177,7 +177,7 @@ func TestLLMCancelFreesItsPlace(t *testing.T) {
 }
 
 func TestLLMRefusals(t *testing.T) {
-	s, _ := llmServer(t, LLMSpec{MaxTokensLimit: 10, DefaultMaxTokens: 5})
+	s, _ := llmServer(t, LLMSpec{MaxTokensLimit: 10})
 	ctx := context.Background()
 	_, err := s.Generate(ctx, &server.GenRequest{Model: "llm", MaxTokens: 11})
 	if !errors.Is(err, kserve.ErrInvalidArgument) || !strings.Contains(err.Error(), "max_tokens") {

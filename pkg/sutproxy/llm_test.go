@@ -361,3 +361,31 @@ func sutproxyConfig(t *testing.T, p *sutproxy.Proxy, model string) []byte {
 	b, _ := io.ReadAll(resp.Body)
 	return b
 }
+
+// TestModelStreamInferGenerativeErrors: a bad generative request is
+// answered on the stream with error_message and its id, and the stream
+// goes on.
+func TestModelStreamInferGenerativeErrors(t *testing.T) {
+	p := sutproxytest.Start(t, fastLLM+",max_tokens_limit=10")
+	st := streamClient(t, p)
+	noText := llmRequest("chat", "e1", "x", 4, true)
+	noText.Inputs, noText.RawInputContents = noText.Inputs[1:], noText.RawInputContents[1:]
+	for _, m := range []*inferencepb.ModelInferRequest{llmRequest("chat", "e0", "x", 11, true), noText, llmRequest("chat", "ok", "x", 1, true)} {
+		if err := st.Send(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"e0": "max_tokens", "e1": "text_input", "ok": ""}
+	for range 3 {
+		m, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := m.GetInferResponse().GetId()
+		w, known := want[id]
+		if !known || !strings.Contains(m.GetErrorMessage(), w) || (w == "") != (m.GetErrorMessage() == "") {
+			t.Errorf("response for %q: error %q, want one naming %q", id, m.GetErrorMessage(), w)
+		}
+		delete(want, id)
+	}
+}
