@@ -38,12 +38,14 @@ func BenchmarkLLMTruth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, load := range []float64{0.5, 0.9} {
-		b.Run(strconv.Itoa(int(load*100))+"pct", func(b *testing.B) {
-			for b.Loop() {
-				truthRun(b, capacity*load, 300)
-			}
-		})
+	for _, transport := range []string{"sse", "grpc"} {
+		for _, load := range []float64{0.5, 0.9} {
+			b.Run(transport+"/"+strconv.Itoa(int(load*100))+"pct", func(b *testing.B) {
+				for b.Loop() {
+					truthRun(b, transport, capacity*load, 300)
+				}
+			})
+		}
 	}
 }
 
@@ -53,12 +55,8 @@ type tokenTimes struct {
 	at   []time.Time
 }
 
-func truthRun(b *testing.B, rate float64, n int) {
+func truthRun(b *testing.B, transport string, rate float64, n int) {
 	p, rec := sutproxytest.StartRecording(b, truthLLM)
-	url := "http://" + p.HTTPAddr() + "/v1/completions"
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	prompt := strings.TrimSpace(strings.Repeat("w ", 32))
-	body := `{"model":"truth","prompt":"` + prompt + `","max_tokens":32,"ignore_eos":true,"stream":true}`
 	r := rand.New(rand.NewPCG(7, uint64(rate)))
 	reqs := make([]sim.LLMRequest, n)
 	at := time.Duration(0)
@@ -66,14 +64,13 @@ func truthRun(b *testing.B, rate float64, n int) {
 		at += time.Duration(r.ExpFloat64() / rate * float64(time.Second))
 		reqs[i] = sim.LLMRequest{At: at, Input: 32, Output: 32}
 	}
-	got := make([]tokenTimes, n)
 	start := time.Now().Add(50 * time.Millisecond)
-	var wg sync.WaitGroup
-	for i := range reqs {
-		time.Sleep(time.Until(start.Add(reqs[i].At))) // the open-loop schedule
-		wg.Go(func() { got[i] = streamOnce(b, client, url, body, i) })
+	var got []tokenTimes
+	if transport == "sse" {
+		got = truthSSE(b, "http://"+p.HTTPAddr()+"/v1/completions", reqs, start)
+	} else {
+		got = truthGRPC(b, p.GRPCAddr(), reqs, start)
 	}
-	wg.Wait()
 	// The truth of the schedule as sent (send times relative to the first).
 	for i := range reqs {
 		reqs[i].At = got[i].sent.Sub(start)
@@ -106,6 +103,59 @@ func truthRun(b *testing.B, rate float64, n int) {
 	b.ReportMetric(float64(ttftT/time.Duration(n))/1e6, "truth_ttft_ms")
 	b.ReportMetric(float64(tpotT/time.Duration(n))/1e6, "truth_tpot_ms")
 	b.ReportMetric(float64(gap/time.Duration(max(gaps, 1)))/1e3, "emit_gap_us")
+}
+
+// truthSSE sends each request at its scheduled time on its own goroutine,
+// streamed over OpenAI completions.
+func truthSSE(b *testing.B, url string, reqs []sim.LLMRequest, start time.Time) []tokenTimes {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	prompt := strings.TrimSpace(strings.Repeat("w ", 32))
+	body := `{"model":"truth","prompt":"` + prompt + `","max_tokens":32,"ignore_eos":true,"stream":true}`
+	got := make([]tokenTimes, len(reqs))
+	var wg sync.WaitGroup
+	for i := range reqs {
+		time.Sleep(time.Until(start.Add(reqs[i].At))) // the open-loop schedule
+		wg.Go(func() { got[i] = streamOnce(b, client, url, body, i) })
+	}
+	wg.Wait()
+	return got
+}
+
+// truthGRPC sends each request at its scheduled time on one
+// ModelStreamInfer, stamping each response as it is received.
+func truthGRPC(b *testing.B, addr string, reqs []sim.LLMRequest, start time.Time) []tokenTimes {
+	conn, st := openStream(b, addr)
+	defer conn.Close()
+	got := make([]tokenTimes, len(reqs))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for finals := 0; finals < len(reqs); {
+			m, err := st.Recv()
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			now := time.Now()
+			r := m.GetInferResponse()
+			i, _ := strconv.Atoi(strings.TrimPrefix(r.GetId(), "t"))
+			got[i].at = append(got[i].at, now)
+			if final(r) {
+				finals++
+			}
+		}
+	}()
+	prompt := strings.TrimSpace(strings.Repeat("w ", 32))
+	for i := range reqs {
+		time.Sleep(time.Until(start.Add(reqs[i].At)))
+		m := llmRequest("truth", "t"+strconv.Itoa(i), prompt, 32, true)
+		got[i].sent = time.Now() // before the receiver can see its answer
+		if err := st.Send(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	<-done
+	return got
 }
 
 func mustLLM(b *testing.B) sim.ModelSpec {
