@@ -38,10 +38,6 @@ type llmEngine struct {
 	// do not move.
 	wakeLead   atomic.Int64
 	compensate bool
-
-	// onStep, when set (by tests), is called under mu after each step's
-	// tokens are given out.
-	onStep func()
 }
 
 func newLLMEngine(spec *ModelSpec, clk clock) *llmEngine {
@@ -106,9 +102,6 @@ func (e *llmEngine) stepDone() {
 	}
 	end := e.curEnd
 	e.b.end(end, deliver)
-	if e.onStep != nil {
-		e.onStep()
-	}
 	e.step(end)
 }
 
