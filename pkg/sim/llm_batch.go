@@ -10,9 +10,10 @@ import (
 type llmSeq struct {
 	input, output int
 	arrival       time.Time
-	emitted       int  // tokens produced so far
-	prefill       bool // in its first step
-	cancelled     bool // its caller left: dropped before the next step
+	started       time.Time // its first step's start
+	emitted       int       // tokens produced so far
+	prefill       bool      // in its first step
+	cancelled     bool      // its caller left: dropped before the next step
 	// out carries the tokens to the front end (nil in LLMTruth); its
 	// capacity is output, so a step never blocks on a slow reader. It is
 	// closed after the last token, or with err set on failure.

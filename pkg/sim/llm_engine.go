@@ -20,6 +20,10 @@ import (
 type llmEngine struct {
 	spec *ModelSpec
 	clk  clock
+	// stats are the version's Triton statistics (its tensor engine's):
+	// success, queue (arrival to first step) and compute_infer (first
+	// step to last token) per request answered in full.
+	stats *requestStats
 
 	mu   sync.Mutex
 	b    llmBatch
@@ -40,9 +44,9 @@ type llmEngine struct {
 	compensate bool
 }
 
-func newLLMEngine(spec *ModelSpec, clk clock) *llmEngine {
+func newLLMEngine(spec *ModelSpec, clk clock, stats *requestStats) *llmEngine {
 	_, real := clk.(realClock)
-	return &llmEngine{spec: spec, clk: clk, b: llmBatch{spec: spec.LLM}, compensate: real}
+	return &llmEngine{spec: spec, clk: clk, stats: stats, b: llmBatch{spec: spec.LLM}, compensate: real}
 }
 
 // submit queues a sequence that arrived at arrival and starts a step if
@@ -57,7 +61,7 @@ func (e *llmEngine) submit(s *llmSeq) error {
 		return errClosed
 	}
 	if e.busy && !s.arrival.After(e.curStart) && len(e.b.queue) == 0 && len(e.b.running) < e.b.spec.MaxSeqs && e.timer.Stop() {
-		s.prefill = true
+		s.prefill, s.started = true, e.curStart
 		e.b.running = append(e.b.running, s)
 		e.curEnd = e.curEnd.Add(e.b.spec.StepPerSeq.D() + time.Duration(s.input)*e.b.spec.PrefillPerToken.D())
 		e.arm()
@@ -83,6 +87,11 @@ func (e *llmEngine) step(start time.Time) {
 		return
 	}
 	e.busy, e.curStart, e.curEnd = true, start, start.Add(d)
+	for _, s := range e.b.running {
+		if s.prefill {
+			s.started = start
+		}
+	}
 	e.arm()
 }
 
@@ -101,16 +110,21 @@ func (e *llmEngine) stepDone() {
 		return
 	}
 	end := e.curEnd
-	e.b.end(end, deliver)
+	e.b.end(end, e.deliver)
 	e.step(end)
 }
 
 // deliver hands a token to its sequence's reader; out has room for every
 // token, so this never blocks.
-func deliver(s *llmSeq, t llmToken) {
+func (e *llmEngine) deliver(s *llmSeq, t llmToken) {
 	s.out <- t
 	if t.index == s.output-1 {
 		close(s.out)
+		e.stats.success.add(t.at.Sub(s.arrival))
+		e.stats.queue.add(s.started.Sub(s.arrival))
+		e.stats.computeInfer.add(t.at.Sub(s.started))
+		e.stats.inferences.Add(1)
+		e.stats.lastMS.Store(t.at.UnixMilli())
 	}
 }
 

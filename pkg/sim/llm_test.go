@@ -302,3 +302,26 @@ func TestLLMLateHandlerJoinsItsStep(t *testing.T) {
 		}
 	}
 }
+
+// TestLLMStatistics: an answered request shows in the model's Triton
+// statistics: its queueing before its first step and its time in steps.
+func TestLLMStatistics(t *testing.T) {
+	s, clk := llmServer(t, LLMSpec{MaxSeqs: 1, StepBase: Duration(10 * time.Millisecond), PrefillPerToken: Duration(time.Nanosecond)})
+	ctx := context.Background()
+	for range 2 {
+		if _, err := s.Generate(ctx, &server.GenRequest{Model: "llm", MaxTokens: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(time.Second)
+	st, err := s.ModelStatistics(ctx, "llm", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := st.ModelStats[0].InferenceStats
+	// The first runs 0-20ms, the second waits 20ms then runs 20-40ms.
+	ms := uint64(time.Millisecond)
+	if st.ModelStats[0].InferenceCount != 2 || is.Success.Count != 2 || is.Success.NS != 60*ms || is.Queue.NS != 20*ms || is.ComputeInfer.NS != 40*ms {
+		t.Errorf("statistics %+v", st.ModelStats[0])
+	}
+}

@@ -74,7 +74,7 @@ func New(specs []ModelSpec, opts ...Option) (*Server, error) {
 		for _, v := range n.Versions {
 			m.def = newEngine(&m.spec, v, s.clk)
 			if n.LLM != nil {
-				m.def.llm = newLLMEngine(&m.spec, s.clk)
+				m.def.llm = newLLMEngine(&m.spec, s.clk, &m.def.req)
 			}
 			m.versions[v] = m.def
 		}
