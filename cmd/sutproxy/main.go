@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	)
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8000", "HTTP listen address (port 0 picks a free port)")
 	fs.StringVar(&cfg.GRPCAddr, "grpc-addr", "127.0.0.1:8001", "gRPC listen address; \"off\" disables gRPC")
-	fs.Var(&models, "model", "a simulated model, e.g. "+sim.FlagSyntax+" (repeatable)")
+	fs.Var(&models, "model", "a simulated model, e.g. "+sim.FlagSyntax+", or an LLM: "+sim.LLMFlagSyntax+" (repeatable)")
 	fs.Var(&upstreams, "upstream", "forward to this KServe v2 server, http://host:port or grpc://host:port (repeatable)")
 	fs.Var(&required, "require-header", "'Name: value' every request must carry (repeatable): 401 (gRPC UNAUTHENTICATED) without it, as an endpoint that wants credentials")
 	fs.StringVar(&cfg.RequireHost, "require-host", "", "serve only this Host (gRPC :authority), any port: 404 (gRPC UNIMPLEMENTED) for another, as an ingress that routes by Host")

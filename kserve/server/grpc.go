@@ -45,11 +45,26 @@ func NewGRPCServer(b Backend, opts ...grpc.ServerOption) *grpc.Server {
 // NewObservedGRPCServer is NewGRPCServer reporting every call to obs (nil:
 // none).
 func NewObservedGRPCServer(b Backend, obs GRPCObserver, opts ...grpc.ServerOption) *grpc.Server {
+	return NewHookedGRPCServer(b, GRPCHooks{Observe: obs}, opts...)
+}
+
+// GRPCHooks are a gRPC server's optional callbacks.
+type GRPCHooks struct {
+	Observe GRPCObserver
+	// Emit is told of every generated token sent.
+	Emit EmitFunc
+	// Arrival, when set, says when the stream message being handled (its
+	// context's) reached the host: a generative request's time starts there.
+	Arrival func(ctx context.Context) time.Time
+}
+
+// NewHookedGRPCServer is NewGRPCServer with hooks.
+func NewHookedGRPCServer(b Backend, h GRPCHooks, opts ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(grpcMaxMessage),
 		grpc.MaxSendMsgSize(grpcMaxMessage),
 	}, opts...)...)
-	inferencepb.RegisterGRPCInferenceServiceServer(s, &grpcService{b: b, obs: obs})
+	inferencepb.RegisterGRPCInferenceServiceServer(s, &grpcService{b: b, obs: h.Observe, emit: h.Emit, arrival: h.Arrival})
 	hs := health.NewServer() // "" (the whole server) is SERVING from the start
 	hs.SetServingStatus(inferencepb.GRPCInferenceService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s, hs)

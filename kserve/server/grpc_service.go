@@ -18,8 +18,10 @@ import (
 // grpcService is GRPCInferenceService over a Backend.
 type grpcService struct {
 	inferencepb.UnimplementedGRPCInferenceServiceServer
-	b   Backend
-	obs GRPCObserver
+	b       Backend
+	obs     GRPCObserver
+	emit    EmitFunc
+	arrival func(context.Context) time.Time
 }
 
 // begin starts timing a call when there is an observer to tell.

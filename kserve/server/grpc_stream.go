@@ -1,8 +1,10 @@
 package server
 
 // This file implements Triton's ModelStreamInfer: each request on the stream
-// is run like ModelInfer and answered with one response; a failed request is
-// answered with error_message and the stream goes on.
+// is run like ModelInfer and answered with one response, or, for a
+// generative model, answered token by token as a decoupled model is
+// (grpc_generate.go); a failed request is answered with error_message and
+// the stream goes on.
 
 import (
 	"context"
@@ -21,44 +23,94 @@ import (
 // control pushes back on the client.
 const grpcStreamInflight = 256
 
+// streamState is one ModelStreamInfer call's shared state.
+type streamState struct {
+	st    inferencepb.GRPCInferenceService_ModelStreamInferServer
+	wg    sync.WaitGroup
+	slots chan struct{}
+
+	mu      sync.Mutex // grpc-go allows one SendMsg at a time
+	sendErr error
+	over    bool          // finish was called: nothing more is sent
+	end     chan struct{} // closed by finish
+}
+
+// send sends m unless the stream is over or failed; false then.
+func (x *streamState) send(m *inferencepb.ModelStreamInferResponse) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.over || x.sendErr != nil {
+		return false
+	}
+	x.sendErr = x.st.Send(m)
+	return x.sendErr == nil
+}
+
+// finish ends the stream at once, answers owed or not (the test fault
+// no_final): the call returns OK and nothing more is sent.
+func (x *streamState) finish() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.over {
+		x.over = true
+		close(x.end)
+	}
+}
+
 // ModelStreamInfer answers in completion order, not request order; clients
 // match responses to requests by id, as with Triton.
 func (s *grpcService) ModelStreamInfer(st inferencepb.GRPCInferenceService_ModelStreamInferServer) error {
 	ctx := st.Context()
-	var (
-		wg      sync.WaitGroup
-		sendMu  sync.Mutex // grpc-go allows one SendMsg at a time
-		sendErr error
-		slots   = make(chan struct{}, grpcStreamInflight)
-	)
-	recvErr := func() error {
-		for {
-			m, err := st.Recv()
-			if err != nil {
-				return err
-			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return status.FromContextError(ctx.Err()).Err()
-			}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				out := s.streamOne(ctx, m)
-				sendMu.Lock()
-				defer sendMu.Unlock()
-				if sendErr == nil {
-					sendErr = st.Send(out)
-				}
-			})
-		}
-	}()
+	x := &streamState{st: st, slots: make(chan struct{}, grpcStreamInflight), end: make(chan struct{})}
+	recvDone := make(chan error, 1)
+	// Reading runs beside the handler so that a finish can end the call
+	// while a Recv is blocked; once the call returns, grpc-go ends that
+	// Recv with the stream's cancellation.
+	go func() { recvDone <- s.recvLoop(ctx, x) }()
+	var recvErr error
+	select {
+	case recvErr = <-recvDone:
+	case <-x.end:
+		return nil
+	}
 	// The stream must outlive every request still running on it.
-	wg.Wait()
+	waited := make(chan struct{})
+	go func() { x.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-x.end:
+		return nil
+	}
 	if !errors.Is(recvErr, io.EOF) {
 		return recvErr
 	}
-	return sendErr
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.sendErr
+}
+
+// recvLoop reads the stream's requests and starts each.
+func (s *grpcService) recvLoop(ctx context.Context, x *streamState) error {
+	g, _ := s.b.(Generator)
+	for {
+		m, err := x.st.Recv()
+		if err != nil {
+			return err
+		}
+		select {
+		case x.slots <- struct{}{}:
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		x.wg.Go(func() {
+			defer func() { <-x.slots }()
+			if g != nil && g.Generative(ctx, m.GetModelName()) {
+				s.streamGenerate(ctx, g, m, x)
+				return
+			}
+			x.send(s.streamOne(ctx, m))
+		})
+	}
 }
 
 // streamOne runs one request of a stream and builds its response.
@@ -68,12 +120,7 @@ func (s *grpcService) streamOne(ctx context.Context, m *inferencepb.ModelInferRe
 	s.done("ModelStreamInfer", m.GetModelName(), start, err)
 	if err != nil {
 		// Keep the model and id so the client can tell which request failed.
-		return &inferencepb.ModelStreamInferResponse{
-			ErrorMessage: status.Convert(err).Message(),
-			InferResponse: &inferencepb.ModelInferResponse{
-				ModelName: m.GetModelName(), ModelVersion: m.GetModelVersion(), Id: m.GetId(),
-			},
-		}
+		return streamError(m.GetModelName(), m.GetModelVersion(), m.GetId(), status.Convert(err).Message())
 	}
 	return &inferencepb.ModelStreamInferResponse{InferResponse: r}
 }

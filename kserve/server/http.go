@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -43,7 +44,9 @@ type HTTPHandler struct {
 	backend  Backend
 	fallback fasthttp.RequestHandler
 	observe  HTTPObserver
-	bufs     sync.Pool // *[]byte response buffers
+	emit     EmitFunc
+	bufs     sync.Pool     // *[]byte response buffers
+	genSeq   atomic.Uint64 // OpenAI answers' ids
 }
 
 // HTTPHandlerOption configures an HTTPHandler.
@@ -81,6 +84,9 @@ func (h *HTTPHandler) ServeFastHTTP(ctx *fasthttp.RequestCtx) {
 // route dispatches by path and returns the route and model for the observer.
 func (h *HTTPHandler) route(ctx *fasthttp.RequestCtx) (route, model string) {
 	path := string(ctx.Path())
+	if route, model, ok := h.openAIRoute(ctx, path); ok {
+		return route, model
+	}
 	rest, ok := strings.CutPrefix(path, "/v2")
 	if !ok || (rest != "" && rest[0] != '/') {
 		return h.other(ctx)
@@ -163,6 +169,8 @@ func (h *HTTPHandler) route(ctx *fasthttp.RequestCtx) (route, model string) {
 			h.stats(ctx, model, version)
 		}
 		return RouteModelStats, model
+	case "generate", "generate_stream":
+		return h.generateRoute(ctx, model, version, action == "generate_stream"), model
 	}
 	return h.other(ctx)
 }

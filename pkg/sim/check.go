@@ -59,6 +59,9 @@ func (s ModelSpec) normalized() (ModelSpec, error) {
 	if s.Instances < 0 || s.Instances > maxInstances {
 		return bad("instances", "%d is not in [1, %d]", s.Instances, maxInstances)
 	}
+	if s.LLM != nil {
+		return s.normalizedLLM()
+	}
 	if len(s.Inputs) == 0 {
 		return bad("inputs", "a model needs at least one input")
 	}

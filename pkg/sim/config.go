@@ -28,6 +28,10 @@ func (s *Server) ModelConfig(_ context.Context, name, version string) (triton.Mo
 	for _, t := range spec.Outputs {
 		cfg.Output = append(cfg.Output, triton.ModelOutput{Name: t.Name, DataType: TritonType(t.Datatype), Dims: configDims(t.Shape, spec.MaxBatchSize)})
 	}
+	if spec.LLM != nil {
+		cfg.ModelTransactionPolicy = &triton.ModelTransactionPolicy{Decoupled: true}
+		cfg.Backend = "sim-llm"
+	}
 	if b := spec.DynamicBatching; b != nil {
 		cfg.DynamicBatching = &triton.DynamicBatching{
 			PreferredBatchSize:        []int32{int32(b.MaxBatchSize)},

@@ -64,5 +64,8 @@ func DefaultModels() []ModelSpec {
 			Function:     Echo,
 			Instances:    1,
 		},
+		// A simulated LLM with LLMSpec's default law, served over
+		// ModelStreamInfer, the generate extension and the OpenAI API.
+		DefaultLLM(),
 	}
 }

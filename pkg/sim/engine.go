@@ -37,6 +37,7 @@ type engine struct {
 	lat        *sampler
 	exec       execStats
 	cache      *responseCache // nil unless spec.Cache
+	llm        *llmEngine     // an LLM model's (nil for a tensor model)
 
 	req requestStats
 
@@ -174,16 +175,19 @@ const maxWakeLead = 2 * time.Millisecond
 // woke on: a stochastic estimate of the median lateness, so that the median
 // caller resumes at the nominal end. (Matching the mean instead lets the rare
 // multi-millisecond scheduler stall pull every other answer early.)
-func (e *engine) learnWakeLead(late time.Duration) {
+func (e *engine) learnWakeLead(late time.Duration) { learnLead(&e.wakeLead, late) }
+
+// learnLead moves lead a fixed step toward late's side (learnWakeLead).
+func learnLead(lead *atomic.Int64, late time.Duration) {
 	const step = int64(5 * time.Microsecond)
 	switch {
 	case late > 0:
-		if e.wakeLead.Add(step) > int64(maxWakeLead) {
-			e.wakeLead.Store(int64(maxWakeLead))
+		if lead.Add(step) > int64(maxWakeLead) {
+			lead.Store(int64(maxWakeLead))
 		}
 	case late < 0:
-		if e.wakeLead.Add(-step) < 0 {
-			e.wakeLead.Store(0)
+		if lead.Add(-step) < 0 {
+			lead.Store(0)
 		}
 	}
 }

@@ -26,7 +26,12 @@ const FlagSyntax = `name=NAME[,fn=echo|add_sub|classify][,classes=N][,dtype=FP32
 // batching with at most N samples (raising max_batch to N if needed) and
 // delay its max queue delay. latency is distribution:parameters with
 // lognormal as median:sigma. versions lists versions separated by ':'.
+//
+// kind=llm makes an LLM model instead (LLMFlagSyntax).
 func ParseModelFlag(s string) (ModelSpec, error) {
+	if isLLMFlag(s) {
+		return parseLLMFlag(s)
+	}
 	spec := ModelSpec{Function: Echo, MaxBatchSize: 8}
 	dtype, dims, inputs := kserve.FP32, []int64{16}, 1
 	var dtypeSet, maxBatchSet bool

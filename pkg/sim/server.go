@@ -73,6 +73,9 @@ func New(specs []ModelSpec, opts ...Option) (*Server, error) {
 		m := &model{spec: n, versions: map[string]*engine{}}
 		for _, v := range n.Versions {
 			m.def = newEngine(&m.spec, v, s.clk)
+			if n.LLM != nil {
+				m.def.llm = newLLMEngine(&m.spec, s.clk, &m.def.req)
+			}
 			m.versions[v] = m.def
 		}
 		s.models[n.Name] = m
@@ -88,6 +91,9 @@ func (s *Server) Close() error {
 	for _, name := range s.names {
 		for _, e := range s.models[name].versions {
 			e.close()
+			if e.llm != nil {
+				e.llm.close()
+			}
 		}
 	}
 	if s.timers != nil {
@@ -136,14 +142,18 @@ func (s *Server) ServerLive(context.Context) bool { return true }
 // ServerReady is true until Close.
 func (s *Server) ServerReady(context.Context) bool { return !s.closed.Load() }
 
-// ServerMetadata names the server and the protocol extensions it serves.
-func (s *Server) ServerMetadata(context.Context) kserve.ServerMetadata {
-	return kserve.ServerMetadata{
-		Name:       ServerName,
-		Version:    s.version,
-		Extensions: []string{kserve.ExtBinaryTensorData, kserve.ExtStatistics, kserve.ExtModelConfiguration, kserve.ExtModelRepository},
+// ServerMetadata names the server and the protocol extensions it serves
+// ("generate", Triton's HTTP generate extension, when it serves an LLM).
+func (s *Server) ServerMetadata(ctx context.Context) kserve.ServerMetadata {
+	ext := []string{kserve.ExtBinaryTensorData, kserve.ExtStatistics, kserve.ExtModelConfiguration, kserve.ExtModelRepository}
+	if len(s.GenerativeModels(ctx)) > 0 {
+		ext = append(ext, ExtGenerate)
 	}
+	return kserve.ServerMetadata{Name: ServerName, Version: s.version, Extensions: ext}
 }
+
+// ExtGenerate is Triton's HTTP generate extension's name in server metadata.
+const ExtGenerate = "generate"
 
 // RepositoryIndex lists every model version served, READY until Close
 // (Triton's repository index; kserve/server serves it over HTTP).
@@ -238,6 +248,9 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 	e, err := s.engine(req.Model, req.Version)
 	if err != nil {
 		return nil, err
+	}
+	if e.llm != nil {
+		return nil, kserve.Errorf(codes.InvalidArgument, "model %q %v", req.Model, errDecoupled)
 	}
 	clk := e.clk
 	st := stampOf(ctx, clk)

@@ -56,6 +56,9 @@ type ModelSpec struct {
 	Cache bool `json:"cache,omitempty"`
 	// CacheHitLatency is how long a cache hit takes; default 0 (at once).
 	CacheHitLatency Duration `json:"cache_hit_latency,omitempty"`
+	// LLM makes the model a simulated LLM (LLMSpec): its tensors, function
+	// and time are then the LLM's, and the tensor knobs above are refused.
+	LLM *LLMSpec `json:"llm,omitempty"`
 }
 
 // TensorSpec is one input or output. Shape uses -1 for a variable dimension

@@ -49,3 +49,19 @@ func arrivalInterceptor(ln *rxstamp.Listener) grpc.UnaryServerInterceptor {
 		return handler(ctx, req)
 	}
 }
+
+// streamArrival is when a stream message (its call's context) reached the
+// host: the latest arrival on its connection, found by the peer's address
+// (zero when unknown).
+func streamArrival(ln *rxstamp.Listener) func(context.Context) time.Time {
+	return func(ctx context.Context) time.Time {
+		if p, ok := peer.FromContext(ctx); ok {
+			if rc := ln.Conn(p.Addr); rc != nil {
+				if at, ok := rc.Arrival(time.Now()); ok {
+					return at
+				}
+			}
+		}
+		return time.Time{}
+	}
+}

@@ -14,11 +14,11 @@ import (
 	"github.com/netloadgen/netloadgen/kserve/server"
 )
 
-func newHTTPServer(b server.Backend, reg *prometheus.Registry, m *metrics, maxBodyBytes int) *fasthttp.Server {
+func newHTTPServer(b server.Backend, reg *prometheus.Registry, m *metrics, maxBodyBytes int, emit server.EmitFunc) *fasthttp.Server {
 	metricsHandler := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 	}))
-	kserveHandler := server.NewHTTPHandler(b, server.WithObserver(m.observeHTTP))
+	kserveHandler := server.NewHTTPHandler(b, server.WithObserver(m.observeHTTP), server.WithEmit(emit))
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			if string(ctx.Path()) == "/metrics" {

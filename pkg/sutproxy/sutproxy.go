@@ -60,6 +60,11 @@ type Config struct {
 	// gRPC's HTTP/2 by ALPN); TLSClientCA, a PEM file of CAs, then
 	// requires a client certificate signed by one of them (mutual TLS).
 	TLSCert, TLSKey, TLSClientCA string
+	// Emit, when set, is told of every token a generative model's answer
+	// sends, on both fronts, after its bytes went to the connection's
+	// writer: sutproxy's own record of emission times, for tests that
+	// check a client's token timing (sutproxytest.StartRecording).
+	Emit server.EmitFunc
 }
 
 // DefaultMaxRequestBytes is Config.MaxRequestBytes' default (sutproxy's
@@ -138,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		maxReq = DefaultMaxRequestBytes
 	}
 	g := guard{host: cfg.RequireHost, require: cfg.RequireHeaders}
-	p.httpSrv = newHTTPServer(backend, reg, m, maxReq)
+	p.httpSrv = newHTTPServer(backend, reg, m, maxReq, cfg.Emit)
 	p.httpSrv.Handler = g.httpGuard(p.httpSrv.Handler)
 	hs, hl := p.httpSrv, p.httpLn
 	go func() { p.done <- hs.Serve(hl) }()
@@ -149,7 +154,7 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		if tlsCfg != nil {
 			opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg.Clone()))) // adds h2 to ALPN
 		}
-		p.grpcSrv = server.NewObservedGRPCServer(backend, m.observeGRPC, opts...)
+		p.grpcSrv = server.NewHookedGRPCServer(backend, server.GRPCHooks{Observe: m.observeGRPC, Emit: cfg.Emit, Arrival: streamArrival(rx)}, opts...)
 		gs := p.grpcSrv
 		go func() { p.done <- gs.Serve(rx) }()
 	}
