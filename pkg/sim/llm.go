@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"hash/fnv"
-	"strings"
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve"
@@ -186,10 +185,6 @@ func (l *LLMSpec) outputLen(prompt string, maxTokens int, ignoreEOS bool, seed u
 	}
 	return maxTokens, false
 }
-
-// CountWords counts a prompt's pseudo-tokens: its whitespace-separated
-// words. It is genai's CountTokens rule, kept here until the two meet.
-func CountWords(text string) int { return len(strings.Fields(text)) }
 
 // tokenWords are the simulated answer's words: token i is word i mod len,
 // so an answer of n tokens counts n pseudo-tokens.

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/genai"
+
 	"google.golang.org/grpc/codes"
 
 	"github.com/netloadgen/netloadgen/kserve"
@@ -233,7 +235,7 @@ func (s *Server) Generate(ctx context.Context, req *server.GenRequest) (server.G
 	} else if !req.Arrival.IsZero() && !req.Arrival.After(arrival) && arrival.Sub(req.Arrival) < maxArrivalAge {
 		arrival = req.Arrival
 	}
-	in := CountWords(req.Prompt)
+	in := genai.CountTokens(req.Prompt)
 	seq := &llmSeq{input: in, output: n, arrival: arrival, out: make(chan llmToken, n)}
 	if err := e.llm.submit(seq); err != nil {
 		return nil, err
