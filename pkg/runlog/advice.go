@@ -18,9 +18,15 @@ import (
 // rate asked is not one it can be judged at.
 const SaturationShare = 0.9
 
+// SaturationMinSamples is the fewest answered samples a completion rate is
+// judged from: a run its early verdict stopped after a sample or two has a
+// rate of about 0 that says nothing of the endpoint.
+const SaturationMinSamples = 10
+
 // Saturated reports whether res's endpoint was saturated (SaturationShare).
 func Saturated(res *loadgen.Result) bool {
 	return res != nil && res.Scenario == "Server" && res.TargetQPS > 0 &&
+		res.SamplesCompleted >= SaturationMinSamples &&
 		res.CompletedSamplesPerSec < SaturationShare*res.TargetQPS &&
 		(!res.PerfConstraintsMet || res.DrainTimedOut || res.Unanswered > 0)
 }

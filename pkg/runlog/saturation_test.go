@@ -93,7 +93,7 @@ func TestSaturatedRunSaysSo(t *testing.T) {
 // Saturation needs both a completed rate under 90% of the asked one and a
 // latency bound unmet or samples unanswered; only Server asks for a rate.
 func TestSaturated(t *testing.T) {
-	base := loadgen.Result{Scenario: "Server", TargetQPS: 1000, CompletedSamplesPerSec: 500, PerfConstraintsMet: false}
+	base := loadgen.Result{Scenario: "Server", TargetQPS: 1000, CompletedSamplesPerSec: 500, PerfConstraintsMet: false, SamplesCompleted: 2000}
 	for _, c := range []struct {
 		name string
 		edit func(r *loadgen.Result)
@@ -105,6 +105,10 @@ func TestSaturated(t *testing.T) {
 		{"91% of the rate", func(r *loadgen.Result) { r.CompletedSamplesPerSec = 910 }, false},
 		{"89% of the rate", func(r *loadgen.Result) { r.CompletedSamplesPerSec = 890 }, true},
 		{"Offline", func(r *loadgen.Result) { r.Scenario = "Offline" }, false},
+		// An early verdict after one slow sample: a rate of 0 from one
+		// answer is no measure of the endpoint.
+		{"one sample answered", func(r *loadgen.Result) { r.SamplesCompleted, r.CompletedSamplesPerSec = 1, 0 }, false},
+		{"ten answered", func(r *loadgen.Result) { r.SamplesCompleted = runlog.SaturationMinSamples }, true},
 	} {
 		r := base
 		c.edit(&r)
