@@ -24,7 +24,7 @@
 # The tls mode makes a throw-away CA and a certificate for 127.0.0.1 and
 # localhost (openssl, in a temporary directory removed on exit: no key is
 # ever written under the repository); sutproxy serves TLS on both listeners
-# (the null server does not speak TLS).
+# (so does the null server, given --tls-cert and --tls-key).
 #
 # Env: QPS (20000; tls: 10000), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
 # peers and ghz), TARGETS ("nullserver sutproxy"), ROWS (all rows below),
@@ -49,9 +49,8 @@ fi
 MODE=${1:-table}
 if [ "$MODE" = tls ]; then
   QPS=${QPS:-10000}
-  TARGETS=${TARGETS:-sutproxy-tls}
+  TARGETS=${TARGETS:-"nullserver-tls sutproxy-tls"}
   ROWS=${ROWS:-"nlg-https fortio-https nlg-grpcs-offline32 ghz-tls-c32"}
-  OFFLINE_QPS=${OFFLINE_QPS:-20000}
 fi
 QPS=${QPS:-20000}
 DURATION=${DURATION:-10}
@@ -97,6 +96,8 @@ start_target() { # $1: nullserver | sutproxy; sets HTTP, GRPC
     nullserver) taskset -c 1 bin/nullserver --ready-file "$OUT/ready.json" 2>/dev/null & ;;
     sutproxy) taskset -c 1 bin/sutproxy --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
       --ready-file "$OUT/ready.json" --log-level error & ;;
+    nullserver-tls) [ -n "$PKI" ] || make_pki
+      taskset -c 1 bin/nullserver --tls-cert "$PKI/srv.pem" --tls-key "$PKI/srv.key" --ready-file "$OUT/ready.json" 2>/dev/null & ;;
     sutproxy-tls) [ -n "$PKI" ] || make_pki
       taskset -c 1 bin/sutproxy --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
         --tls-cert "$PKI/srv.pem" --tls-key "$PKI/srv.key" --ready-file "$OUT/ready.json" --log-level error & ;;
@@ -180,6 +181,7 @@ row() {
     hey-q) timed hey "$1" hey -z "${DURATION}s" -c "$CONNS" -q $((QPS / CONNS)) -m POST -D "$OUT/body.bin" \
       -T application/octet-stream -H "Inference-Header-Content-Length: $HLEN" "$url" ;;
     nlg-https) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" ;;
+    nlg-https-slack500) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" --issue-slack 500us ;;
     nlg-grpcs-offline32) nlg "$1" Offline "grpcs://$GRPC" --tls-ca "$PKI/ca.pem" --target-qps "$OFFLINE_QPS" \
       --max-inflight "$CONNS" --batch-size 1 ;;
     fortio-https) timed fortio "$1" fortio load -quiet -qps "$QPS" -c "$CONNS" -t "${DURATION}s" -p 50,99 \
