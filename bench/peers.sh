@@ -12,7 +12,9 @@
 #   bench/peers.sh tls          # issue 19: HTTPS and gRPC over TLS against sutproxy
 #                               # serving TLS (QPS=10000): netloadgen's HTTPS Server
 #                               # run against fortio -cacert, its grpcs Offline 32
-#                               # against ghz --cacert -c 32 (pairs.md)
+#                               # against ghz --cacert -c 32 (pairs.md); optional
+#                               # rows nlg-https-slack500, and nlg-https-before
+#                               # (LOADGEND_BEFORE=another loadgend build)
 #
 # Client CPU is measured twice: the whole process (/usr/bin/time: start-up,
 # sample generation and log writing included) and its steady state, from
@@ -51,6 +53,9 @@ if [ "$MODE" = tls ]; then
   QPS=${QPS:-10000}
   TARGETS=${TARGETS:-"nullserver-tls sutproxy-tls"}
   ROWS=${ROWS:-"nlg-https fortio-https nlg-grpcs-offline32 ghz-tls-c32"}
+  # Offline over TLS completes ~45-55k samples/s here: 55k x 10 s x 1.1
+  # samples keep the run past its 10 s minimum (45k fell short, INVALID).
+  OFFLINE_QPS=${OFFLINE_QPS:-55000}
 fi
 QPS=${QPS:-20000}
 DURATION=${DURATION:-10}
@@ -158,7 +163,7 @@ timed() {
 nlg() { # name scenario target-url extra-args...
   local name=$1 scen=$2 url=$3; shift 3
   local d="$OUT/$target-$name-$rep.d"
-  timed loadgend "$name" bin/loadgend run --target "$url" --model null --scenario "$scen" \
+  timed loadgend "$name" "${LOADGEND:-bin/loadgend}" run --target "$url" --model null --scenario "$scen" \
     --target-latency-ms 10 --min-duration-ms $((DURATION * 1000)) --min-query-count 1 --out "$d" "$@"
 }
 
@@ -181,6 +186,8 @@ row() {
     hey-q) timed hey "$1" hey -z "${DURATION}s" -c "$CONNS" -q $((QPS / CONNS)) -m POST -D "$OUT/body.bin" \
       -T application/octet-stream -H "Inference-Header-Content-Length: $HLEN" "$url" ;;
     nlg-https) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" ;;
+    # A before/after row: LOADGEND_BEFORE is another build of loadgend.
+    nlg-https-before) LOADGEND=$LOADGEND_BEFORE nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" ;;
     nlg-https-slack500) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" --issue-slack 500us ;;
     nlg-grpcs-offline32) nlg "$1" Offline "grpcs://$GRPC" --tls-ca "$PKI/ca.pem" --target-qps "$OFFLINE_QPS" \
       --max-inflight "$CONNS" --batch-size 1 ;;
