@@ -9,6 +9,12 @@
 #                               # issue 8's ratios within each repeat (pairs.md)
 #   bench/peers.sh sweep        # Server over HTTP at RATES: VALID? lateness p99?
 #   bench/peers.sh idle         # Server at 100 QPS for 20 s: % of a core
+#   bench/peers.sh tls          # issue 19: HTTPS and gRPC over TLS against sutproxy
+#                               # serving TLS (QPS=10000): netloadgen's HTTPS Server
+#                               # run against fortio -cacert, its grpcs Offline 32
+#                               # against ghz --cacert -c 32 (pairs.md); optional
+#                               # rows nlg-https-slack500, and nlg-https-before
+#                               # (LOADGEND_BEFORE=another loadgend build)
 #
 # Client CPU is measured twice: the whole process (/usr/bin/time: start-up,
 # sample generation and log writing included) and its steady state, from
@@ -17,7 +23,12 @@
 # gives the client's run-queue delay (/proc/PID/task/*/schedstat): time it
 # was runnable but another process had CPU 0, i.e. how noisy the row was.
 #
-# Env: QPS (20000), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
+# The tls mode makes a throw-away CA and a certificate for 127.0.0.1 and
+# localhost (openssl, in a temporary directory removed on exit: no key is
+# ever written under the repository); sutproxy serves TLS on both listeners
+# (so does the null server, given --tls-cert and --tls-key).
+#
+# Env: QPS (20000; tls: 10000), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
 # peers and ghz), TARGETS ("nullserver sutproxy"), ROWS (all rows below),
 # RATES ("20000 30000 40000 50000"), OFFLINE_QPS (45000), OUT (bench/out/DATE: raw outputs and
 # rows.tsv).
@@ -38,6 +49,14 @@ if [ "${1:-}" = install ]; then
 fi
 
 MODE=${1:-table}
+if [ "$MODE" = tls ]; then
+  QPS=${QPS:-10000}
+  TARGETS=${TARGETS:-"nullserver-tls sutproxy-tls"}
+  ROWS=${ROWS:-"nlg-https fortio-https nlg-grpcs-offline32 ghz-tls-c32"}
+  # Offline over TLS completes ~45-55k samples/s here: 55k x 10 s x 1.1
+  # samples keep the run past its 10 s minimum (45k fell short, INVALID).
+  OFFLINE_QPS=${OFFLINE_QPS:-55000}
+fi
 QPS=${QPS:-20000}
 DURATION=${DURATION:-10}
 REPEAT=${REPEAT:-3}
@@ -59,7 +78,22 @@ HLEN=$(cat "$OUT/hlen")
 
 srv=
 stop_target() { if [ -n "$srv" ]; then kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; srv=; fi; }
-trap stop_target EXIT
+PKI=
+cleanup() { stop_target; if [ -n "$PKI" ]; then rm -rf "$PKI"; fi; }
+trap cleanup EXIT
+
+# make_pki: a CA ($PKI/ca.pem) and a certificate it signed for 127.0.0.1
+# and localhost ($PKI/srv.pem, $PKI/srv.key), ECDSA P-256, valid a day.
+make_pki() {
+  PKI=$(mktemp -d)
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${ec[@]}" -keyout "$PKI/ca.key" -out "$PKI/ca.pem" -days 1 -subj /CN=peers-bench-ca \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+  openssl req "${ec[@]}" -keyout "$PKI/srv.key" -out "$PKI/srv.csr" -subj /CN=localhost 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n' >"$PKI/srv.ext"
+  openssl x509 -req -in "$PKI/srv.csr" -CA "$PKI/ca.pem" -CAkey "$PKI/ca.key" -CAcreateserial \
+    -out "$PKI/srv.pem" -days 1 -extfile "$PKI/srv.ext" 2>/dev/null
+}
 
 start_target() { # $1: nullserver | sutproxy; sets HTTP, GRPC
   rm -f "$OUT/ready.json"
@@ -67,6 +101,11 @@ start_target() { # $1: nullserver | sutproxy; sets HTTP, GRPC
     nullserver) taskset -c 1 bin/nullserver --ready-file "$OUT/ready.json" 2>/dev/null & ;;
     sutproxy) taskset -c 1 bin/sutproxy --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
       --ready-file "$OUT/ready.json" --log-level error & ;;
+    nullserver-tls) [ -n "$PKI" ] || make_pki
+      taskset -c 1 bin/nullserver --tls-cert "$PKI/srv.pem" --tls-key "$PKI/srv.key" --ready-file "$OUT/ready.json" 2>/dev/null & ;;
+    sutproxy-tls) [ -n "$PKI" ] || make_pki
+      taskset -c 1 bin/sutproxy --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
+        --tls-cert "$PKI/srv.pem" --tls-key "$PKI/srv.key" --ready-file "$OUT/ready.json" --log-level error & ;;
   esac
   srv=$!
   for _ in $(seq 100); do [ -s "$OUT/ready.json" ] && break; sleep 0.1; done
@@ -124,7 +163,7 @@ timed() {
 nlg() { # name scenario target-url extra-args...
   local name=$1 scen=$2 url=$3; shift 3
   local d="$OUT/$target-$name-$rep.d"
-  timed loadgend "$name" bin/loadgend run --target "$url" --model null --scenario "$scen" \
+  timed loadgend "$name" "${LOADGEND:-bin/loadgend}" run --target "$url" --model null --scenario "$scen" \
     --target-latency-ms 10 --min-duration-ms $((DURATION * 1000)) --min-query-count 1 --out "$d" "$@"
 }
 
@@ -146,6 +185,18 @@ row() {
       -H "Inference-Header-Content-Length: $HLEN" -json "$f.json" "$url" ;;
     hey-q) timed hey "$1" hey -z "${DURATION}s" -c "$CONNS" -q $((QPS / CONNS)) -m POST -D "$OUT/body.bin" \
       -T application/octet-stream -H "Inference-Header-Content-Length: $HLEN" "$url" ;;
+    nlg-https) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" ;;
+    # A before/after row: LOADGEND_BEFORE is another build of loadgend.
+    nlg-https-before) LOADGEND=$LOADGEND_BEFORE nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" ;;
+    nlg-https-slack500) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" --issue-slack 500us ;;
+    nlg-grpcs-offline32) nlg "$1" Offline "grpcs://$GRPC" --tls-ca "$PKI/ca.pem" --target-qps "$OFFLINE_QPS" \
+      --max-inflight "$CONNS" --batch-size 1 ;;
+    fortio-https) timed fortio "$1" fortio load -quiet -qps "$QPS" -c "$CONNS" -t "${DURATION}s" -p 50,99 \
+      -cacert "$PKI/ca.pem" -payload-file "$OUT/body.bin" -content-type application/octet-stream \
+      -H "Inference-Header-Content-Length: $HLEN" -json "$f.json" "https://$HTTP/v2/models/null/infer" ;;
+    ghz-tls-c32) timed ghz "$1" ghz --cacert "$PKI/ca.pem" --proto kserve/inferencepb/inference.proto \
+      --call inference.GRPCInferenceService/ModelInfer -c "$CONNS" -z "${DURATION}s" \
+      -D "$OUT/ghz.json" --format json -o "$f.json" "$GRPC" ;;
     ghz-c32) timed ghz "$1" ghz --insecure --proto kserve/inferencepb/inference.proto \
       --call inference.GRPCInferenceService/ModelInfer -c "$CONNS" -z "${DURATION}s" \
       -D "$OUT/ghz.json" --format json -o "$f.json" "$GRPC" ;;
@@ -164,7 +215,7 @@ for target in $TARGETS; do
   start_target "$target"
   for rep in $(seq "$REPEAT"); do
     case $MODE in
-      table) for r in $ROWS; do row "$r"; done ;;
+      table | tls) for r in $ROWS; do row "$r"; done ;;
       sweep) for q in $RATES; do nlg "nlg-http-bin-$q" Server "http://$HTTP" --target-qps "$q"; done ;;
       idle) DURATION=20 nlg nlg-http-bin-100 Server "http://$HTTP" --target-qps 100
         DURATION=20 nlg nlg-grpc-100 Server "grpc://$GRPC" --target-qps 100 ;;
@@ -173,4 +224,4 @@ for target in $TARGETS; do
   stop_target
 done
 python3 bench/peers_parse.py table "$TSV" | tee "$OUT/table.md"
-if [ "$MODE" = table ]; then python3 bench/peers_parse.py pairs "$TSV" | tee "$OUT/pairs.md"; fi
+if [ "$MODE" = table ] || [ "$MODE" = tls ]; then python3 bench/peers_parse.py pairs "$TSV" | tee "$OUT/pairs.md"; fi

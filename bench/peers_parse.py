@@ -142,6 +142,10 @@ PAIRS = [
     ("HTTP 20k CPU/request, netloadgen / wrk (C, closed loop)", "nlg-http-bin", "wrk-c32", "cpu"),
     ("HTTP 20k CPU/request, netloadgen / fortio", "nlg-http-bin", "fortio-qps", "cpu"),
     ("gRPC req/s, netloadgen Offline 32 / ghz -c 32", "nlg-grpc-offline32", "ghz-c32", "rate"),
+    # Issue 19: the same comparisons over TLS (bench/peers.sh tls).
+    ("HTTPS CPU/request, netloadgen / fortio (same rate)", "nlg-https", "fortio-https", "cpu"),
+    ("HTTPS steady CPU/request, netloadgen / fortio", "nlg-https", "fortio-https", "steady"),
+    ("gRPC-TLS req/s, netloadgen Offline 32 / ghz -c 32", "nlg-grpcs-offline32", "ghz-tls-c32", "rate"),
 ]
 
 
@@ -150,6 +154,8 @@ def pairs(tsv):
     for p in tsv_rows(tsv):
         reps.setdefault((p[0], p[2]), {})[p[1]] = p
     fig = {"cpu": lambda r: num(r[9]) / num(r[8]) * 1e6 if num(r[9]) and num(r[8]) else None,
+           "steady": lambda r: num(r[11]) / (num(r[4]) * num(r[12])) * 1e6
+           if len(r) > 12 and num(r[11]) and num(r[4]) and num(r[12]) else None,
            "rate": lambda r: num(r[4])}
     print("| target | comparison | per repeat | median |")
     print("|---|---|---|---|")
@@ -162,7 +168,7 @@ def pairs(tsv):
                     if x is not None and y:
                         got.append((rep, x, y))
             if got:
-                each = ", ".join(f"{x:.1f}/{y:.1f} = {x / y:.2f}x" if kind == "cpu" else f"{x:,.0f}/{y:,.0f} = {x / y:.2f}x"
+                each = ", ".join(f"{x:.1f}/{y:.1f} = {x / y:.2f}x" if kind != "rate" else f"{x:,.0f}/{y:,.0f} = {x / y:.2f}x"
                                  for _, x, y in got)
                 print(f"| {target} | {label} | {each} | {statistics.median(x / y for _, x, y in got):.2f}x |")
 

@@ -5,11 +5,13 @@
 // request body (HTTP: the batch is read from the JSON header's first
 // "shape") or running anything (gRPC). What a load
 // generator achieves against it is the generator's and the transport's
-// limit, not a model's. Not part of the product; see bench/peers.sh.
+// limit, not a model's. With --tls-cert and --tls-key both listeners speak
+// TLS (bench/peers.sh tls). Not part of the product; see bench/peers.sh.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/netloadgen/netloadgen/kserve/server"
 )
@@ -40,8 +43,18 @@ func run(ctx context.Context, args []string) error {
 	httpAddr := fs.String("http-addr", "127.0.0.1:0", "HTTP listen address")
 	grpcAddr := fs.String("grpc-addr", "127.0.0.1:0", "gRPC listen address")
 	readyFile := fs.String("ready-file", "", "write {\"http\":ADDR,\"grpc\":ADDR} here once listening")
+	certFile := fs.String("tls-cert", "", "serve TLS on both listeners with this certificate PEM file (with --tls-key)")
+	keyFile := fs.String("tls-key", "", "the certificate's key PEM file (with --tls-cert)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var cert *tls.Certificate
+	if *certFile != "" || *keyFile != "" {
+		c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			return fmt.Errorf("--tls-cert, --tls-key: %w", err)
+		}
+		cert = &c
 	}
 	f, err := newFixed()
 	if err != nil {
@@ -58,7 +71,13 @@ func run(ctx context.Context, args []string) error {
 	b := nullBackend{f: f}
 	control := server.NewHTTPHandler(b)
 	hs := &fasthttp.Server{Handler: f.httpHandler(control.ServeFastHTTP), NoDefaultServerHeader: true, NoDefaultDate: true}
-	gs := server.NewGRPCServer(b, grpc.ChainUnaryInterceptor(f.grpcInterceptor))
+	gopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(f.grpcInterceptor)}
+	if cert != nil {
+		// HTTP/1.1 over TLS on the HTTP port; gRPC's TLS (ALPN h2) on the other.
+		hl = tls.NewListener(hl, &tls.Config{Certificates: []tls.Certificate{*cert}, NextProtos: []string{"http/1.1"}})
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{*cert}})))
+	}
+	gs := server.NewGRPCServer(b, gopts...)
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(hl) }()
 	go func() { errc <- gs.Serve(gl) }()

@@ -1,7 +1,8 @@
 package httpclient
 
 // The HTTP client's connection pool: keep-alive connections, at most
-// maxConns open, TCP_NODELAY on each, reused first-in first-out.
+// maxConns open, TCP_NODELAY on each, reused first-in first-out, and at
+// most maxDialing of them being opened at once.
 
 import (
 	"bufio"
@@ -13,6 +14,18 @@ import (
 
 	"github.com/netloadgen/netloadgen/pkg/rxstamp"
 )
+
+// maxDialing caps the dials in progress at once (as pkg/httploop does). A
+// request that finds no idle connection dials only when fewer than this
+// many dials are under way; otherwise it waits for whichever comes first,
+// an idle connection or a free dial. Uncapped, a burst meeting a pool with
+// no idle connection opens one connection per waiting request, and with
+// TLS each is a handshake the server pays for on the same core as its
+// answers: the answers slow, more requests find no idle connection, more
+// handshakes follow, until the pool's cap (400 connections in 0.6 s at
+// 10,000 QPS against sutproxy, every answer 100 ms late: bench/RESULTS.md,
+// "TLS (issue 19)").
+const maxDialing = 4
 
 // httpConn is one keep-alive connection.
 type httpConn struct {
@@ -31,6 +44,7 @@ type connPool struct {
 	dialer      net.Dialer
 	idleTimeout time.Duration
 	slots       chan struct{} // one token per open connection
+	dialing     chan struct{} // one token per dial in progress
 	idle        chan *httpConn
 	tls         *tls.Config // nil: plain text
 }
@@ -42,6 +56,7 @@ func newConnPool(addr string, maxConns int, dialTimeout, idleTimeout time.Durati
 		dialer:      net.Dialer{Timeout: dialTimeout},
 		idleTimeout: idleTimeout,
 		slots:       make(chan struct{}, maxConns),
+		dialing:     make(chan struct{}, maxDialing),
 		idle:        make(chan *httpConn, maxConns),
 	}
 }
@@ -72,16 +87,38 @@ func (p *connPool) get(ctx context.Context, fresh bool) (*httpConn, error) {
 				continue
 			}
 			return c, nil
-		case p.slots <- struct{}{}:
-			c, err := p.dial(ctx)
-			if err != nil {
-				<-p.slots
-				return nil, err
+		case p.dialing <- struct{}{}:
+			c, err := p.dialSlot(ctx, idle)
+			<-p.dialing
+			if c == nil && err == nil {
+				continue // the idle connection found had expired
 			}
-			return c, nil
+			return c, err
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// dialSlot, holding a dial token, waits for a free slot and dials, unless
+// an idle connection comes first (nil, nil if that one had expired).
+func (p *connPool) dialSlot(ctx context.Context, idle chan *httpConn) (*httpConn, error) {
+	select {
+	case c := <-idle:
+		if p.expired(c) {
+			p.discard(c)
+			return nil, nil
+		}
+		return c, nil
+	case p.slots <- struct{}{}:
+		c, err := p.dial(ctx)
+		if err != nil {
+			<-p.slots
+			return nil, err
+		}
+		return c, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 

@@ -1,12 +1,15 @@
 package httpclient
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/netloadgen/netloadgen/internal/testcert"
 )
@@ -123,5 +126,53 @@ func TestDefaultPorts(t *testing.T) {
 		if cl.pool.addr != c.addr || (cl.pool.tls != nil) != strings.HasPrefix(c.url, "https") || cl.host != c.host {
 			t.Errorf("%s: dials %s (tls %v), Host %s; want %s, Host %s", c.url, cl.pool.addr, cl.pool.tls != nil, cl.host, c.addr, c.host)
 		}
+	}
+}
+
+// TestDialsCapped: requests that find no idle connection open at most
+// maxDialing connections at once, whatever their number: here 32 requests
+// meet a server whose handshakes never finish, and only maxDialing of the
+// handshakes ever begin (uncapped, each request opened its own: a burst
+// against a TLS server bought one handshake per waiting request, and the
+// server, busy with them, answered late, which made the next burst larger).
+func TestDialsCapped(t *testing.T) {
+	ca := testcert.NewCA(t, "test-ca")
+	srv := ca.Server(t, "server", "localhost")
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var begun atomic.Int32
+	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{srv.TLS(t)},
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			begun.Add(1)
+			<-release
+			return nil, nil
+		}})
+	hs := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { close(release); hs.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	c, err := New("https://localhost:"+port, MaxConns(32), TLS(&tls.Config{RootCAs: ca.Pool()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The requests give up after a while; until then every one of them
+	// could have begun a handshake.
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			if _, err := c.ServerLive(ctx); err == nil {
+				t.Error("a request was answered by a server that completes no handshake")
+			}
+		})
+	}
+	wg.Wait()
+	if n := begun.Load(); n != maxDialing {
+		t.Errorf("%d handshakes begun by 32 waiting requests, want %d (maxDialing)", n, maxDialing)
 	}
 }
