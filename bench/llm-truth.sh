@@ -14,4 +14,4 @@ set -eu
 cd "$(dirname "$0")/.."
 NETLOADGEN_LLM_TRUTH_BENCH=1 go test -count=1 -v -timeout 10m -run 'TestLLMTruth$' ./pkg/runner/ 2>&1 |
 	tee "${BENCH_OUT:-/tmp/llm-truth-bench.txt}" |
-	grep -E 'FIGURE|llm_truth_test.go:[0-9]+: [a-z]|^(---|ok|FAIL|PASS)' | sed 's/^ *llm_truth_test.go:[0-9]*: //'
+	grep -E 'llm_truth_test.go:[0-9]+: |^(---|ok|FAIL|PASS)' | sed 's/^ *llm_truth_test.go:[0-9]*: //'
