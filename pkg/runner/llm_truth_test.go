@@ -104,6 +104,9 @@ type truthFigures struct {
 	offMin                 time.Duration
 	offP999                time.Duration
 	tokens, over           int // tokens compared; those more than 0.2 ms from their emission
+	// lateMean, lateMax: the run's issue lateness (actual issue −
+	// scheduled), part of TTFT's fixed error.
+	lateMean, lateMax time.Duration
 }
 
 func (f truthFigures) ttftErr() float64 { return float64(f.ttft)/float64(f.ttftTruth) - 1 }
@@ -143,9 +146,9 @@ func TestLLMTruth(t *testing.T) {
 		for _, share := range []float64{0.5, 0.9} {
 			t.Run(fmt.Sprintf("%s/%.0f%%", api, 100*share), func(t *testing.T) {
 				f := truthRun(t, *spec.LLM, api, share*capacity, minDur)
-				t.Logf("FIGURE %3.0f%% %-14s %4d samples  TTFT %6.2f ms vs truth %6.2f (%+5.2f%%)  TPOT %6.2f ms vs truth %6.2f (%+5.2f%%)  offset µs p50 %5.1f p99 %6.1f p99.9 %7.1f max %7.1f min %6.1f, %d of %d tokens beyond 0.2 ms",
+				t.Logf("FIGURE %3.0f%% %-14s %4d samples  TTFT %6.2f ms vs truth %6.2f (%+5.2f%%)  TPOT %6.2f ms vs truth %6.2f (%+5.2f%%)  offset µs p50 %5.1f p99 %6.1f p99.9 %7.1f max %7.1f min %6.1f, %d of %d tokens beyond 0.2 ms; issue lateness µs mean %.1f max %.1f",
 					100*share, api, f.samples, ms(f.ttft), ms(f.ttftTruth), 100*f.ttftErr(), ms(f.tpot), ms(f.tpotTruth), 100*f.tpotErr(),
-					us(f.offP50), us(f.offP99), us(f.offP999), us(f.offMax), us(f.offMin), f.over, f.tokens)
+					us(f.offP50), us(f.offP99), us(f.offP999), us(f.offMax), us(f.offMin), f.over, f.tokens, us(f.lateMean), us(f.lateMax))
 				if !bench {
 					return
 				}
@@ -220,6 +223,7 @@ func truthRun(t *testing.T, law sim.LLMSpec, api genai.API, rate float64, minDur
 	}
 	f := compareTruth(t, law, samples, emissions.ByID(), tokens.at, idOf)
 	f.ttft, f.tpot = time.Duration(out.Result.Tokens.TTFT.Mean), time.Duration(out.Result.Tokens.TPOT.Mean)
+	f.lateMean, f.lateMax = time.Duration(out.Result.IssueLateness.MeanNs), time.Duration(out.Result.IssueLateness.MaxNs)
 	return f
 }
 
