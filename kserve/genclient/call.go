@@ -21,6 +21,7 @@ type call struct {
 	req   *genai.Request
 	h     genai.Handler
 	raw   []byte // the HTTP request
+	id    []byte // an OpenAI request's X-Request-Id
 	hdr   fasthttp.ResponseHeader
 	body  bodyReader
 	sse   sseParser

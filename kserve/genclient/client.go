@@ -2,10 +2,12 @@ package genclient
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +52,29 @@ type Client struct {
 	// noUsage: the server refused stream_options (a 400 naming it), so
 	// streamed OpenAI requests go without from then on.
 	noUsage atomic.Bool
+	// idPrefix begins every OpenAI request's X-Request-Id ("nlg-" and 8
+	// random hex digits, then "-" and genai.Request.ID): the server's
+	// record of a request names the sample, and two runs against one
+	// server never send the same id (vLLM refuses an id already running).
+	idPrefix []byte
+}
+
+// HeaderRequestID names an OpenAI request (vLLM's, and most gateways',
+// request id header).
+const HeaderRequestID = "X-Request-Id"
+
+// newIDPrefix is a client's request id prefix, "nlg-" and 8 random hex
+// digits and "-".
+func newIDPrefix() []byte {
+	var b [4]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return fmt.Appendf(nil, "nlg-%x-", b)
+}
+
+// RequestID is the X-Request-Id an OpenAI request of this client carries
+// for genai.Request.ID id.
+func (c *Client) RequestID(id uint64) string {
+	return string(strconv.AppendUint(append([]byte(nil), c.idPrefix...), id, 10))
 }
 
 var _ genai.Client = (*Client)(nil)
@@ -76,7 +101,7 @@ func New(baseURL string, api genai.API, o Options, hopts ...httpclient.Option) (
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{api: api, o: o, hc: hc}
+	c := &Client{api: api, o: o, hc: hc, idPrefix: newIDPrefix()}
 	c.calls.New = func() any { return &call{c: c} }
 	return c, nil
 }
@@ -139,7 +164,12 @@ func (k *call) send(ctx context.Context, usage bool) error {
 	if err != nil {
 		return err
 	}
-	k.raw = c.hc.AppendRequest(k.raw[:0], c.path(k.req), "application/json", body)
+	if c.api == genai.APIOpenAIChat || c.api == genai.APIOpenAICompletions {
+		k.id = strconv.AppendUint(append(k.id[:0], c.idPrefix...), k.req.ID, 10)
+		k.raw = c.hc.AppendRequestWith(k.raw[:0], c.path(k.req), "application/json", HeaderRequestID, k.id, body)
+	} else {
+		k.raw = c.hc.AppendRequest(k.raw[:0], c.path(k.req), "application/json", body)
+	}
 	k.start()
 	if c.o.StallTimeout <= 0 {
 		return c.hc.Stream(ctx, k.raw, k)

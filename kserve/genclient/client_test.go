@@ -200,3 +200,30 @@ func TestBadRequestsFailWithoutSending(t *testing.T) {
 		t.Errorf("New with kserve-stream: %v", err)
 	}
 }
+
+// TestOpenAIRequestsCarryTheirID: every OpenAI request carries
+// X-Request-Id, the client's prefix then the request's ID (so the server's
+// record names the sample), and two clients' prefixes differ (two runs
+// against one server never send the same id); Triton's generate requests
+// carry none (Triton takes no such header).
+func TestOpenAIRequestsCarryTheirID(t *testing.T) {
+	f := &fakeLLM{tokens: 1}
+	base := serve(t, f)
+	c1 := newClient(t, base, genai.APIOpenAIChat, Options{})
+	c2 := newClient(t, base, genai.APIOpenAICompletions, Options{})
+	c3 := newClient(t, base, genai.APIGenerateStream, Options{})
+	generate(t, c1, context.Background(), &genai.Request{Model: "m", Prompt: prompt("a", 1), Stream: true, ID: 41})
+	generate(t, c2, context.Background(), &genai.Request{Model: "m", Prompt: prompt("a", 1), Stream: true, ID: 41})
+	generate(t, c3, context.Background(), &genai.Request{Model: "m", Prompt: prompt("a", 1), Stream: true, ID: 41})
+	hs := f.seen().hdrs
+	id1, id2 := hs[0].Get(HeaderRequestID), hs[1].Get(HeaderRequestID)
+	if id1 != c1.RequestID(41) || id2 != c2.RequestID(41) || !strings.HasPrefix(id1, "nlg-") || !strings.HasSuffix(id1, "-41") {
+		t.Errorf("X-Request-Id %q and %q, want %q and %q (nlg-<hex>-41)", id1, id2, c1.RequestID(41), c2.RequestID(41))
+	}
+	if id1 == id2 {
+		t.Errorf("two clients sent the same id %q", id1)
+	}
+	if got := hs[2].Get(HeaderRequestID); got != "" {
+		t.Errorf("generate_stream request carries X-Request-Id %q, want none", got)
+	}
+}

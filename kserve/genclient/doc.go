@@ -18,6 +18,11 @@
 // nothing per token: the SSE parser and the JSON walker work in buffers
 // reused across the stream and pooled across requests.
 //
+// An OpenAI request carries X-Request-Id: "nlg-", 8 random hex digits of
+// the client, "-" and the request's genai.Request.ID (the sample's
+// sequence number), so that a server's logs (vLLM takes the header as its
+// request id) name the sample, and two runs never send the same id.
+//
 // A token-bearing response is one with non-empty output text (content,
 // reasoning content, text, text_output) or output_ids; it counts
 // len(output_ids) tokens when the server gives them, else one. The server's

@@ -314,6 +314,12 @@ func (c *Client) acquireResponse() *fasthttp.Response {
 // binary requests; the KServe Python server treats any non-JSON type as
 // binary); jsonLen >= 0 adds Inference-Header-Content-Length.
 func (c *Client) appendRequest(dst []byte, method, path, contentType string, jsonLen int, body []byte) []byte {
+	return c.appendRequestWith(dst, method, path, contentType, jsonLen, "", nil, body)
+}
+
+// appendRequestWith is appendRequest with one more header, name: value,
+// when name is not "".
+func (c *Client) appendRequestWith(dst []byte, method, path, contentType string, jsonLen int, name string, value, body []byte) []byte {
 	dst = append(dst, method...)
 	dst = append(dst, ' ')
 	dst = append(dst, path...)
@@ -321,6 +327,12 @@ func (c *Client) appendRequest(dst []byte, method, path, contentType string, jso
 	dst = append(dst, c.host...)
 	dst = append(dst, "\r\nUser-Agent: netloadgen\r\n"...)
 	dst = append(dst, c.extra...)
+	if name != "" {
+		dst = append(dst, name...)
+		dst = append(dst, ": "...)
+		dst = append(dst, value...)
+		dst = append(dst, "\r\n"...)
+	}
 	if method != "GET" {
 		dst = append(dst, "Content-Length: "...)
 		dst = strconv.AppendInt(dst, int64(len(body)), 10)

@@ -55,6 +55,12 @@ func (c *Client) AppendRequest(dst []byte, path, contentType string, body []byte
 	return c.appendRequest(dst, "POST", c.prefix+path, contentType, -1, body)
 }
 
+// AppendRequestWith is AppendRequest's POST with one more header, name:
+// value (a request's own id, as X-Request-Id).
+func (c *Client) AppendRequestWith(dst []byte, path, contentType, name string, value, body []byte) []byte {
+	return c.appendRequestWith(dst, "POST", c.prefix+path, contentType, -1, name, value, body)
+}
+
 // Stream sends raw (AppendRequest's) and has sr read the answer, on a
 // pooled connection, with roundTrip's rules: a request that provably never
 // reached the server is sent again once on a fresh connection; one that was

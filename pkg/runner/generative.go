@@ -209,6 +209,9 @@ func openGenerative(spec Spec, conn *connection, pr *Probe, name string) (*sut.A
 	if err != nil {
 		return nil, nil, err
 	}
+	if spec.wrapGen != nil {
+		client = spec.wrapGen(client)
+	}
 	stream := pr.API != genai.APIGenerate
 	ad, err := sut.Open(sut.Config{Generative: &sut.GenerativeConfig{Client: client, Prompts: ps,
 		Options: sut.GenerativeOptions{Model: spec.Model, Version: spec.ModelVersion, Stream: stream, Name: name,

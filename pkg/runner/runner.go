@@ -77,6 +77,11 @@ type Spec struct {
 	// :authority). Their values are secrets, resolved in memory only:
 	// logs and files show Shown.
 	Headers []Header
+
+	// wrapGen, when set, wraps a generative run's client: a test's hook
+	// (the truth test records every token's arrival through it). Unexported:
+	// no setting reaches it.
+	wrapGen func(genai.Client) genai.Client
 }
 
 // Header is a request header of a run: Value is sent, Shown is what
