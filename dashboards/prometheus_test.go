@@ -24,7 +24,8 @@ import (
 // TestDashboardQueriesReturnData evaluates every query of the dashboard,
 // its template variables substituted as Grafana would, against two real
 // Prometheus servers scraping an in-process loadgend every second while it
-// runs a Server scenario against sutproxy: one as Debian ships it (classic
+// runs a Server scenario against sutproxy (a tensor model's, then a
+// simulated LLM's for the Tokens row): one as Debian ships it (classic
 // buckets only) and one with native histograms (the native form only).
 // Each query must parse and return a finite value on both; each side of a
 // query's top-level "or" (native first, classic buckets second) must
@@ -65,7 +66,44 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	}
 
 	base := "http://" + svc.Addr()
-	spec := fmt.Sprintf(`{"target":"http://%s","model":"identity","scenario":"Server","settings":{"target_qps":300,"min_duration_ms":15000,"min_query_count":1,"target_latency_ms":100,"latency_percentile":0.99}}`, sut.HTTPAddr())
+	// Grafana escapes a regex variable's value for a double-quoted
+	// PromQL string: a backslash before each metacharacter, itself escaped.
+	grafanaRegex := func(v string) string { return strings.ReplaceAll(regexp.QuoteMeta(v), `\`, `\\`) }
+	vars := strings.NewReplacer(
+		"$__rate_interval", "4s", "$__range", "1m", "$job", grafanaRegex("loadgend"),
+		"$instance", grafanaRegex(svc.Addr()))
+	var tensor, generative []query
+	for _, q := range qs {
+		q.expr = vars.Replace(q.expr)
+		if generativeOnly(q.expr) {
+			generative = append(generative, q)
+		} else {
+			tensor = append(tensor, q)
+		}
+	}
+
+	// A tensor model's run feeds every panel but the Tokens row; then a
+	// simulated LLM's run (sutproxy's llm over generate_stream) feeds that
+	// row. Each query is checked while its run goes.
+	id := startRun(t, base, fmt.Sprintf(`{"target":"http://%s","model":"identity","scenario":"Server","settings":{"target_qps":300,"min_duration_ms":15000,"min_query_count":1,"target_latency_ms":100,"latency_percentile":0.99}}`, sut.HTTPAddr()))
+	// From 7 s in, each server has scraped the run for several
+	// $__rate_interval windows (substituted as 4 s below), and the run
+	// still has 8 s to go, so loadgend_run_info is still there.
+	waitElapsed(t, base, id, 7)
+	checkQueries(t, servers, tensor)
+	cancelRun(t, base, id)
+
+	// Answers of 8 tokens 5 ms apart: TTFT, TPOT and ITL all have samples
+	// in every 4 s window.
+	id = startRun(t, base, fmt.Sprintf(`{"target":"http://%s","model":"llm","api":"generate-stream","input_tokens":"16","output_tokens":"8","scenario":"Server","settings":{"target_qps":50,"min_duration_ms":15000,"min_query_count":1,"target_latency_ms":1000,"latency_percentile":0.9}}`, sut.HTTPAddr()))
+	waitElapsed(t, base, id, 7)
+	checkQueries(t, servers, generative)
+	cancelRun(t, base, id)
+}
+
+// startRun posts a run spec to loadgend and returns the run's id.
+func startRun(t *testing.T, base, spec string) string {
+	t.Helper()
 	resp, err := http.Post(base+"/v1/runs", "application/json", strings.NewReader(spec))
 	if err != nil {
 		t.Fatal(err)
@@ -76,29 +114,28 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
 		t.Fatalf("POST /v1/runs = %d %s", resp.StatusCode, b)
 	}
-	// From 7 s in, each server has scraped the run for several
-	// $__rate_interval windows (substituted as 4 s below), and the run
-	// still has 8 s to go, so loadgend_run_info is still there.
-	waitElapsed(t, base, created.ID, 7)
+	return created.ID
+}
 
-	// Grafana escapes a regex variable's value for a double-quoted
-	// PromQL string: a backslash before each metacharacter, itself escaped.
-	grafanaRegex := func(v string) string { return strings.ReplaceAll(regexp.QuoteMeta(v), `\`, `\\`) }
-	vars := strings.NewReplacer(
-		"$__rate_interval", "4s", "$__range", "1m", "$job", grafanaRegex("loadgend"),
-		"$instance", grafanaRegex(svc.Addr()))
+// cancelRun cancels a running run, so that the next one starts.
+func cancelRun(t *testing.T, base, id string) {
+	t.Helper()
+	resp, err := http.Post(base+"/v1/runs/"+id+"/cancel", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/runs/%s/cancel = %d", id, resp.StatusCode)
+	}
+}
+
+// checkQueries: each query returns finite values on both servers, and each
+// side of a top-level "or" on at least one.
+func checkQueries(t *testing.T, servers []struct{ name, base string }, qs []query) {
+	t.Helper()
 	for _, q := range qs {
-		expr := vars.Replace(q.expr)
-		if generativeOnly(expr) {
-			// Prometheus must accept the query; the run is a tensor
-			// model's, which feeds no token metric.
-			for _, s := range servers {
-				if _, err := finiteValues(t, s.base, expr); err != nil {
-					t.Errorf("%s on %s Prometheus: %v\n  %s", q.where, s.name, err, expr)
-				}
-			}
-			continue
-		}
+		expr := q.expr
 		for _, s := range servers {
 			if n, err := finiteValues(t, s.base, expr); err != nil || n == 0 {
 				t.Errorf("%s on %s Prometheus: %d finite values (%v)\n  %s", q.where, s.name, n, err, expr)
@@ -125,9 +162,7 @@ func TestDashboardQueriesReturnData(t *testing.T) {
 }
 
 // generativeOnly says whether expr reads a metric only a generative run
-// feeds (the Tokens row). This test's run is a tensor model's: those
-// queries are checked to parse, not to return data, until it can run a
-// simulated LLM.
+// feeds (the Tokens row).
 func generativeOnly(expr string) bool {
 	for _, m := range []string{"loadgend_ttft_seconds", "loadgend_tpot_seconds", "loadgend_itl_seconds", "loadgend_output_tokens_total", "loadgend_input_tokens_total"} {
 		if strings.Contains(expr, m) {

@@ -347,6 +347,12 @@ func (s *genStream) deliver(at time.Time, w *genWire) error {
 	case !w.infer:
 		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with neither infer_response nor error_message",
 			genai.ErrStream, kserve.ErrMalformed))
+	case !final && w.outputs == 0:
+		// Not the end, and nothing in it: a server that broke its answer
+		// (and may never send the rest). Waiting for a final response
+		// would hold the sample to the run's drain timeout.
+		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with no output that is not the final one",
+			genai.ErrStream, kserve.ErrMalformed))
 	default:
 		call.response(at, w, final)
 	}

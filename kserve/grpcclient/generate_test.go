@@ -327,6 +327,11 @@ func TestGeneratorMalformed(t *testing.T) {
 			send(r)
 			return nil
 		}},
+		{name: "a response with no output that is not the final one", stream: true, answer: func(req *inferencepb.ModelInferRequest, send func(*inferencepb.ModelStreamInferResponse), _ func([]byte)) error {
+			send(tokenResp(req.GetId(), 0, false))
+			send(&inferencepb.ModelStreamInferResponse{InferResponse: &inferencepb.ModelInferResponse{Id: req.GetId()}})
+			return nil // and nothing more: the stream stays open
+		}},
 		{name: "neither response nor error", stream: true, answer: func(_ *inferencepb.ModelInferRequest, send func(*inferencepb.ModelStreamInferResponse), _ func([]byte)) error {
 			send(&inferencepb.ModelStreamInferResponse{})
 			return nil

@@ -39,6 +39,7 @@ type genWire struct {
 	ids     int    // elements of output_ids
 	idsSeen bool   // output_ids was present
 	text    int    // elements of text_output
+	outputs int    // output tensors of any name
 	err     error  // the response is not a ModelStreamInferResponse
 }
 
@@ -164,6 +165,7 @@ func (w *genWire) output(b []byte) error {
 	if err != nil {
 		return err
 	}
+	w.outputs++
 	switch string(name) {
 	case genOutputIDs:
 		w.ids += elems
