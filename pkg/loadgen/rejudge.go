@@ -53,10 +53,13 @@ func Rejudge(s Settings, rec Recorded) (*Result, error) {
 		return nil, err
 	}
 	spq := 1
-	if s.Scenario == trace.MultiStream {
-		// Only MultiStream reads query latencies; Offline's one query
-		// is its samples.
+	switch s.Scenario {
+	case trace.MultiStream:
 		spq = int(e.SamplesPerQuery)
+	case trace.Offline:
+		// One query of every sample recorded (LoadGen's harness may
+		// record more than samples_per_query).
+		spq = len(rec.Samples)
 	}
 	samples, queries, failed, err := recordedLatencies(rec.Samples, spq)
 	if err != nil {
