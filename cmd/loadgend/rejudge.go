@@ -41,7 +41,7 @@ func rejudgeCommand(args []string, stdout, stderr io.Writer) int {
 			fs.SetOutput(stderr)
 			fmt.Fprintln(stderr, "usage: loadgend rejudge --samples FILE --out DIR [settings flags]")
 			fs.PrintDefaults()
-			return exitError
+			return exitValid
 		}
 		fmt.Fprintf(stderr, "loadgend rejudge: %v\n", suggest.FlagError(fs, err))
 		return exitError
