@@ -106,7 +106,9 @@ type EngineSettings struct {
 	// stops; samples still unanswered then count as failed.
 	DrainTimeoutMs uint64 `json:"drain_timeout_ms"`
 	// EarlyVerdict stops a run as soon as its verdict is INVALID whatever
-	// the remaining samples do (see Result.EarlyVerdict).
+	// the remaining samples do (see Result.EarlyVerdict). It counts
+	// samples over the latency bound, so a run with use_token_latencies,
+	// judged by TTFT and TPOT, ignores it and runs its length.
 	EarlyVerdict bool `json:"early_verdict"`
 	// MaxErrorMessages is how many failure messages the result keeps.
 	MaxErrorMessages int `json:"max_error_messages"`
@@ -314,8 +316,6 @@ func (s Settings) checkTokenLatencies() error {
 		return nil
 	case s.Scenario != trace.Server && s.Scenario != trace.Offline:
 		return bad("use_token_latencies", "supported for Server and Offline (LoadGen's LLM scenarios), not %s", s.Scenario)
-	case s.Engine.EarlyVerdict:
-		return bad("engine.early_verdict", "judges query latency; with use_token_latencies the run is judged by TTFT and TPOT, so turn one off")
 	case s.Engine.Concurrency > 0:
 		return bad("engine.concurrency", "a closed loop has no MLPerf verdict; turn use_token_latencies off")
 	}

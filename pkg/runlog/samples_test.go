@@ -123,6 +123,9 @@ func TestGenerativeRunJudgedByTokenLatencies(t *testing.T) {
 					s.ServerTargetLatencyNs = 0 // LoadGen's LLM settings: judged by TTFT and TPOT only
 					s.ServerTTFTLatency, s.ServerTPOTLatency = 5_000_000, tc.tpotBound
 					s.ServerTargetQPS = 2_000
+					// netloadgen's default; it does not apply to a run
+					// judged by TTFT and TPOT, which runs its length.
+					s.Engine.EarlyVerdict = true
 				}}
 			run, res := execute(t, c)
 			tl := res.TokenLatencies
