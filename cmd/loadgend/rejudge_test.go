@@ -124,6 +124,9 @@ func TestRejudgeTighterTPOTBound(t *testing.T) {
 	if got := run([]string{"rejudge", "--samples", in, "--out", out, "--tpot-latency-ms", "40"}, &stdout, &stderr); got != exitInvalid {
 		t.Fatalf("exit %d, want %d (INVALID); stderr: %s", got, exitInvalid, stderr.String())
 	}
+	if want := "TPOT p99 47.991 ms (bound 40.000 ms)"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("verdict line lacks %q: %s", want, stdout.String())
+	}
 	sum := strings.Join(loadgenSummary(t, filepath.Join(out, runlog.SummaryFile)), "\n")
 	for _, want := range []string{
 		"Result is : INVALID",

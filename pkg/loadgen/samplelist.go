@@ -123,7 +123,7 @@ func WriteSampleList(w io.Writer, s Settings, rec Recorded) error {
 		}
 	}
 	fmt.Fprintf(bw, "## netloadgen sample list: the run's settings, then latency_ns first_token_latency_ns n_tokens per sample (ns from each sample's scheduled time)\n")
-	fmt.Fprintf(bw, "# sut_name %s\n# ruleset %s\n", strings.Join(strings.Fields(rec.SUTName), "_"), s.Ruleset)
+	fmt.Fprintf(bw, "# sut_name %s\n# ruleset %s\n", strings.Join(strings.Fields(rec.SUTName), " "), s.Ruleset)
 	if s.Task != "" {
 		fmt.Fprintf(bw, "# task %s\n", s.Task)
 	}

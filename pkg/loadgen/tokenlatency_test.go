@@ -82,9 +82,8 @@ func TestSampleListRoundTrip(t *testing.T) {
 	if got != s {
 		t.Errorf("settings:\n got %+v\nwant %+v", got, s)
 	}
-	grec.SUTName = rec.SUTName // written with underscores for spaces
 	if len(grec.Samples) != 3 || grec.Samples[0] != rec.Samples[0] || !grec.Samples[1].Failed || grec.Samples[2] != rec.Samples[2] ||
-		grec.QueriesIssued != 3 || grec.FinalQueryAllSamplesDoneTimeNs != 7 || grec.QSLTotalSampleCount != 24576 {
+		grec.QueriesIssued != 3 || grec.SUTName != rec.SUTName || grec.FinalQueryAllSamplesDoneTimeNs != 7 || grec.QSLTotalSampleCount != 24576 {
 		t.Errorf("recorded %+v, want %+v", grec, rec)
 	}
 	for _, tc := range []struct{ text, want string }{

@@ -105,3 +105,19 @@ func tokenLatencies(tl *loadgen.TokenLatencies) (*mlperflog.TokenLatencies, erro
 		TokensPerSecond:                    tl.TokensPerSecond,
 	}, nil
 }
+
+// tokenLatencySummary is SummaryLine's clause for a run judged by TTFT and
+// TPOT: each at the target percentile against its bound.
+func tokenLatencySummary(res *loadgen.Result) string {
+	tl := res.TokenLatencies
+	if tl == nil {
+		return ""
+	}
+	ms := func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }
+	if res.Scenario != "Server" {
+		return fmt.Sprintf("; %.2f tokens/s", tl.TokensPerSecond)
+	}
+	p := fmt.Sprintf("p%s", strconv.FormatFloat(tl.Percentile*100, 'f', -1, 64))
+	return fmt.Sprintf("; judged by token latencies: TTFT %s %s (bound %s), TPOT %s %s (bound %s), %.2f tokens/s completed",
+		p, ms(tl.TTFTAtPercentileNs), ms(int64(tl.TTFTBoundNs)), p, ms(tl.TPOTAtPercentileNs), ms(int64(tl.TPOTBoundNs)), tl.CompletedTokensPerSecond)
+}
