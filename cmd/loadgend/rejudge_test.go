@@ -159,6 +159,10 @@ func TestRejudgeBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("# scenario Server\n# sample_count 1\n12 x 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	noQSL := filepath.Join(dir, "noqsl.txt")
+	if err := os.WriteFile(noQSL, []byte("# scenario Server\n# queries_issued 2\n5 1 3\n6 2 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -166,6 +170,7 @@ func TestRejudgeBadInput(t *testing.T) {
 		{[]string{"rejudge", "--out", dir}, "--samples"},
 		{[]string{"rejudge", "--samples", bad}, "--out"},
 		{[]string{"rejudge", "--samples", bad, "--out", dir}, "line 3: column 2"},
+		{[]string{"rejudge", "--samples", noQSL, "--out", dir}, "qsl_total_sample_count"},
 		{[]string{"rejudge", "--samples", filepath.Join(srcDir, "testdata", "tokens", "token_server_small.input.txt"), "--out", dir, "--tpot-latency-ms", "-1"}, "--tpot-latency-ms"},
 	} {
 		var stdout, stderr bytes.Buffer

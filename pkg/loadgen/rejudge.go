@@ -45,7 +45,11 @@ func Rejudge(s Settings, rec Recorded) (*Result, error) {
 		return nil, fmt.Errorf("%w: v0.5 MultiStream is judged by its issue ticks, which a sample list does not keep", ErrInvalidRecord)
 	}
 	if len(rec.Samples) == 0 || rec.QueriesIssued <= 0 {
-		return nil, fmt.Errorf("%w: no samples", ErrInvalidRecord)
+		return nil, fmt.Errorf("%w: no samples (sample lines and queries_issued)", ErrInvalidRecord)
+	}
+	if rec.QSLTotalSampleCount <= 0 || rec.QSLPerformanceSampleCount <= 0 {
+		return nil, fmt.Errorf("%w: qsl_total_sample_count and qsl_performance_sample_count must be at least 1, got %d and %d",
+			ErrInvalidRecord, rec.QSLTotalSampleCount, rec.QSLPerformanceSampleCount)
 	}
 	e, err := trace.EffectiveSettings(s.TraceSettings(), trace.QSL{
 		TotalSampleCount: uint64(max(rec.QSLTotalSampleCount, 0)), PerformanceSampleCount: uint64(max(rec.QSLPerformanceSampleCount, 0))})
