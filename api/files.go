@@ -23,6 +23,7 @@ var runFiles = []struct{ name, mediaType string }{
 	{runlog.TimeseriesCSVFile, "text/csv; charset=utf-8"},
 	{runlog.TimeseriesJSONFile, "application/json"},
 	{runlog.SpectrumFile, "text/plain; charset=utf-8"},
+	{runlog.SamplesFile, "text/plain; charset=utf-8"},
 	{SearchFile, "application/json"},
 	{SearchSummaryFile, "text/plain; charset=utf-8"},
 	{EarlyVerdictFile, "application/json"},

@@ -25,6 +25,7 @@ var commands = map[string]command{
 	"accuracy":   accuracyCommand,
 	"compliance": complianceCommand,
 	"report":     reportCommand,
+	"rejudge":    rejudgeCommand,
 }
 
 // summaries is each command's line in `loadgend help`.
@@ -35,6 +36,7 @@ var summaries = map[string]string{
 	"accuracy":   "score an accuracy log against a labels file (top-1)",
 	"report":     "one self-contained HTML page of run directories: spectrum, time series, failures, trials, runs overlaid",
 	"schedule":   "print the trace LoadGen would issue for the given settings",
+	"rejudge":    "the LoadGen logs a run's samples.txt would give under other settings (e.g. --tpot-latency-ms 40), without running again",
 }
 
 const helpExamples = `

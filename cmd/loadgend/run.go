@@ -369,7 +369,7 @@ func newRunFlags() *runFlags {
 	f.str(&spec.InputTokens, "input-tokens", "input_tokens", "", "generative models: synthetic prompt length in pseudo-tokens (whitespace-separated words): N, uniform:LO:HI, normal:MEAN:SD or lognormal:MEDIAN:SIGMA (default 1024)")
 	f.str(&spec.OutputTokens, "output-tokens", "output_tokens", "", "generative models: requested output length (max_tokens), same syntax as --input-tokens (default 128; with --data FILE.jsonl, for prompts that give none)")
 	f.str(&spec.SharedPrefix, "shared-prefix", "shared_prefix", "", "generative models: COUNT:TOKENS, COUNT shared system prompts of TOKENS pseudo-tokens before the synthetic prompts (sample i takes prefix i mod COUNT)")
-	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json, latency.hlog, timeseries.csv/.json and latency_spectrum.txt (default: a new directory ./"+defaultOutBase+"/DATE-TIME-SCENARIO-MODEL)")
+	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json, latency.hlog, timeseries.csv/.json, samples.txt and latency_spectrum.txt (default: a new directory ./"+defaultOutBase+"/DATE-TIME-SCENARIO-MODEL)")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency percentile spectrum and a histogram after the verdict (as wrk2 --latency)")
 	f.str(&spec.SLO, "slo", "slo", "", "a generative run's objectives per sample, ttft=DUR,tpot=DUR,e2e=DUR (any of them, e.g. ttft=500ms,tpot=50ms): result.json's tokens.goodput_samples_per_second is the rate of samples meeting them")
 	fs.StringVar(&f.samplesOut, "samples-out", "", "write every sample of the run to FILE.jsonl, a JSON object a line: sample, index, scheduled, sent, first_token, last_token (ns since the run's start), tokens, input_tokens, status")

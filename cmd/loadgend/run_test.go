@@ -68,7 +68,7 @@ func (inv invocation) String() string {
 }
 
 // completedRun checks what every run that reached a verdict must leave behind
-// and returns its result: all five files, a summary whose "Result is :" line
+// and returns its result: all its files (samples.txt among them), a summary whose "Result is :" line
 // agrees with the exit status, and result.json agreeing with both.
 func completedRun(t *testing.T, inv invocation, dir string) *loadgen.Result {
 	t.Helper()
@@ -76,7 +76,7 @@ func completedRun(t *testing.T, inv invocation, dir string) *loadgen.Result {
 		t.Fatalf("want a verdict (exit 0 or 1), got %v", inv)
 	}
 	for _, f := range []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile,
-		runlog.TimeseriesCSVFile, runlog.TimeseriesJSONFile, runlog.SpectrumFile} {
+		runlog.TimeseriesCSVFile, runlog.TimeseriesJSONFile, runlog.SamplesFile, runlog.SpectrumFile} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)

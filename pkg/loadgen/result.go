@@ -133,6 +133,9 @@ type Result struct {
 	// Tokens is what a generative run measured of its tokens (TokenResult);
 	// nil when no sample carried any.
 	Tokens *TokenResult `json:"tokens,omitempty"`
+	// TokenLatencies is the token-latency verdict of a run with
+	// use_token_latencies (LoadGen's TTFT/TPOT rules); nil without it.
+	TokenLatencies *TokenLatencies `json:"token_latencies,omitempty"`
 }
 
 // ValidityNA is the validity of a run that has no MLPerf verdict: a

@@ -156,7 +156,9 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if p := AccuracyLogProbability(s, tr.Settings); p > 0 {
 		r.acc = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples)
 	}
-	if s.Engine.EarlyVerdict {
+	// The early verdict counts samples over the latency bound; a run with
+	// token latencies is judged by TTFT and TPOT, so it runs its length.
+	if s.Engine.EarlyVerdict && !s.UseTokenLatencies {
 		if err := r.planEarlyVerdict(); err != nil {
 			return nil, err
 		}

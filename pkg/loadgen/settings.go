@@ -106,7 +106,9 @@ type EngineSettings struct {
 	// stops; samples still unanswered then count as failed.
 	DrainTimeoutMs uint64 `json:"drain_timeout_ms"`
 	// EarlyVerdict stops a run as soon as its verdict is INVALID whatever
-	// the remaining samples do (see Result.EarlyVerdict).
+	// the remaining samples do (see Result.EarlyVerdict). It counts
+	// samples over the latency bound, so a run with use_token_latencies,
+	// judged by TTFT and TPOT, ignores it and runs its length.
 	EarlyVerdict bool `json:"early_verdict"`
 	// MaxErrorMessages is how many failure messages the result keeps.
 	MaxErrorMessages int `json:"max_error_messages"`
@@ -252,7 +254,9 @@ func (s Settings) Validate() error {
 		if !finitePos(s.ServerTargetQPS) {
 			return bad("server_target_qps", "must be positive and finite, got %v", s.ServerTargetQPS)
 		}
-		if s.ServerTargetLatencyNs == 0 || s.ServerTargetLatencyNs > math.MaxInt64 {
+		// With token latencies the bound is TTFT and TPOT; LoadGen's LLM
+		// settings leave target_latency 0.
+		if (s.ServerTargetLatencyNs == 0 && !s.UseTokenLatencies) || s.ServerTargetLatencyNs > math.MaxInt64 {
 			return bad("server_target_latency_ns", "must be positive, got %d", s.ServerTargetLatencyNs)
 		}
 		if !fraction(s.ServerTargetLatencyPercentile) {
@@ -271,8 +275,8 @@ func (s Settings) Validate() error {
 	default:
 		return bad("scenario", "unknown scenario %d", int(s.Scenario))
 	}
-	if s.UseTokenLatencies || s.InferTokenLatencies {
-		return bad("use_token_latencies", "token latencies are not supported by the engine")
+	if err := s.checkTokenLatencies(); err != nil {
+		return err
 	}
 	if s.AccuracyLogProbability < 0 || s.AccuracyLogProbability > 1 || math.IsNaN(s.AccuracyLogProbability) {
 		return bad("accuracy_log_probability", "must be a fraction in [0, 1], got %v", s.AccuracyLogProbability)
@@ -297,6 +301,25 @@ func (s Settings) Validate() error {
 		return bad("engine.max_error_messages", "must not be negative, got %d", s.Engine.MaxErrorMessages)
 	}
 	return s.checkConcurrency()
+}
+
+// checkTokenLatencies: the engine judges token latencies as LoadGen's
+// Server and Offline do; it does not infer them.
+func (s Settings) checkTokenLatencies() error {
+	bad := func(name, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: "+format, append([]any{trace.ErrInvalidSettings, name}, args...)...)
+	}
+	switch {
+	case s.InferTokenLatencies:
+		return bad("infer_token_latencies", "not supported by the engine: it measures token latencies (use_token_latencies)")
+	case !s.UseTokenLatencies:
+		return nil
+	case s.Scenario != trace.Server && s.Scenario != trace.Offline:
+		return bad("use_token_latencies", "supported for Server and Offline (LoadGen's LLM scenarios), not %s", s.Scenario)
+	case s.Engine.Concurrency > 0:
+		return bad("engine.concurrency", "a closed loop has no MLPerf verdict; turn use_token_latencies off")
+	}
+	return nil
 }
 
 // checkConcurrency: a closed loop issues SingleStream's trace, performance

@@ -83,7 +83,9 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	if g := generatorBound(res.IssueLateness, r.bound); g != nil {
 		res.GeneratorBound, res.Warnings = g, append(res.Warnings, g.Warning())
 	}
-	if r.bound > 0 {
+	if s.Scenario == trace.Server {
+		// latency > server_target_latency_ns, even when it is 0 (token
+		// latencies judge by TTFT and TPOT instead), as LoadGen counts.
 		res.OverLatencyCount = int64(samples.CountOver(r.bound))
 	}
 	r.throughput(res, samples)
@@ -101,7 +103,14 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 
 	res.HasPerfConstraints = s.Scenario == trace.Server || r.interval > 0
 	res.PerfConstraintsMet = true
+	var tl *TokenLatencies
+	if s.UseTokenLatencies {
+		tl = judgeTokenLatencies(tokenRunOf(s, res), r.tokenSamples())
+		res.TokenLatencies = tl
+	}
 	switch {
+	case tl != nil:
+		tokenPerfConstraints(res, tl, invalid)
 	case s.Scenario == trace.Server:
 		p := e.TargetLatencyPercentile
 		at, _ := res.SampleLatency.At(p)
@@ -133,45 +142,18 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		}
 	}
 
-	switch s.Scenario {
-	case trace.Offline:
-		if s.Ruleset == RulesetV05 {
-			res.MinDurationMet = res.SampleLatency.MaxNs > int64(e.MinDurationMs)*1e6
-		} else {
-			res.MinDurationMet = res.SampleLatency.MaxNs >= int64(e.MinDurationMs)*1e6
-		}
-	case trace.Server:
-		if s.Ruleset == RulesetV05 {
-			res.MinDurationMet = res.FinalQueryIssuedTimeNs >= int64(e.MinDurationMs)*1e6
-		} else {
-			res.MinDurationMet = res.FinalQueryScheduledTimeNs >= int64(e.MinDurationMs)*1e6
-		}
-	default:
-		res.MinDurationMet = res.FinalQueryIssuedTimeNs >= int64(e.MinDurationMs)*1e6
-	}
-	if !res.MinDurationMet {
-		rec := recMinDurationSS
-		switch s.Scenario {
-		case trace.Server:
-			rec = recMinDurationServer
-		case trace.Offline:
-			rec = recMinDurationOffline
-		}
-		invalid(fmt.Sprintf("min duration %d ms not met%s", e.MinDurationMs, earlyEnd), rec)
-	}
-	res.MinQueriesMet = uint64(issued) >= e.MinQueryCount && uint64(res.SamplesIssued) >= e.MinSampleCount
-	if !res.MinQueriesMet {
-		invalid(fmt.Sprintf("%d queries (%d samples) issued, fewer than min_query_count %d (min_sample_count %d)%s",
-			issued, res.SamplesIssued, e.MinQueryCount, e.MinSampleCount, earlyEnd), recMinQueries)
-	}
+	minimums(res, s, e, earlyEnd, invalid)
 
 	res.EarlyStoppingMet = true
-	if s.Ruleset == RulesetLoadGen6 && s.Scenario != trace.Offline {
+	switch {
+	case tl != nil:
+		tokenEarlyStopping(res, tl, invalid)
+	case s.Ruleset == RulesetLoadGen6 && s.Scenario != trace.Offline:
 		es := r.earlyStopping(samples, queries, issued)
 		res.EarlyStopping = es
 		res.EarlyStoppingMet = es.Met
 		if !es.Met {
-			invalid("early stopping not met: "+strings.ReplaceAll(strings.TrimPrefix(es.Text, " * "), "\n * ", "; "), recEarlyStopping)
+			invalid("early stopping not met: "+esReason(es.Text), recEarlyStopping)
 		}
 	}
 
@@ -199,6 +181,80 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	return res
 }
 
+// minimums judges min duration and min queries (results.cc MinDurationMet,
+// MinQueriesMet, MinSamplesMet).
+func minimums(res *Result, s Settings, e trace.Effective, earlyEnd string, invalid func(why, rec string)) {
+	switch s.Scenario {
+	case trace.Offline:
+		if s.Ruleset == RulesetV05 {
+			res.MinDurationMet = res.SampleLatency.MaxNs > int64(e.MinDurationMs)*1e6
+		} else {
+			res.MinDurationMet = res.SampleLatency.MaxNs >= int64(e.MinDurationMs)*1e6
+		}
+	case trace.Server:
+		if s.Ruleset == RulesetV05 {
+			res.MinDurationMet = res.FinalQueryIssuedTimeNs >= int64(e.MinDurationMs)*1e6
+		} else {
+			res.MinDurationMet = res.FinalQueryScheduledTimeNs >= int64(e.MinDurationMs)*1e6
+		}
+	default:
+		res.MinDurationMet = res.FinalQueryIssuedTimeNs >= int64(e.MinDurationMs)*1e6
+	}
+	if !res.MinDurationMet {
+		rec := recMinDurationSS
+		switch s.Scenario {
+		case trace.Server:
+			rec = recMinDurationServer
+		case trace.Offline:
+			rec = recMinDurationOffline
+		}
+		invalid(fmt.Sprintf("min duration %d ms not met%s", e.MinDurationMs, earlyEnd), rec)
+	}
+	issued := res.QueriesIssued
+	res.MinQueriesMet = uint64(issued) >= e.MinQueryCount && uint64(res.SamplesIssued) >= e.MinSampleCount
+	if !res.MinQueriesMet {
+		invalid(fmt.Sprintf("%d queries (%d samples) issued, fewer than min_query_count %d (min_sample_count %d)%s",
+			issued, res.SamplesIssued, e.MinQueryCount, e.MinSampleCount, earlyEnd), recMinQueries)
+	}
+}
+
+// esReason is an early-stopping text as one reason.
+func esReason(text string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(text, " * "), "\n * ", "; ")
+}
+
+// tokenPerfConstraints is LoadGen's Server constraint with token
+// latencies: the TTFT and TPOT percentiles against their bounds, in place
+// of the latency percentile (results.cc PerfConstraintsMet).
+func tokenPerfConstraints(res *Result, tl *TokenLatencies, invalid func(why, rec string)) {
+	if res.Scenario != trace.Server.String() {
+		return
+	}
+	pct := pctName(tl.Percentile)
+	if !tl.TTFTMet {
+		res.PerfConstraintsMet = false
+		invalid(fmt.Sprintf("%s percentile TTFT %s exceeds the bound %d ns", pct, nsString(time.Duration(tl.TTFTAtPercentileNs)), tl.TTFTBoundNs), RecTTFTNotMet)
+	}
+	if !tl.TPOTMet {
+		res.PerfConstraintsMet = false
+		invalid(fmt.Sprintf("%s percentile TPOT %s exceeds the bound %d ns", pct, nsString(time.Duration(tl.TPOTAtPercentileNs)), tl.TPOTBoundNs), RecTPOTNotMet)
+	}
+}
+
+// tokenEarlyStopping takes the token early-stopping verdict (TPOT, then
+// TTFT) as the run's.
+func tokenEarlyStopping(res *Result, tl *TokenLatencies, invalid func(why, rec string)) {
+	res.EarlyStoppingMet = tl.EarlyStoppingMet
+	for _, es := range []struct {
+		name string
+		r    *EarlyStoppingResult
+	}{{"TPOT", tl.TPOTEarlyStopping}, {"TTFT", tl.TTFTEarlyStopping}} {
+		if es.r != nil && !es.r.Met {
+			invalid(es.name+" early stopping not met: "+esReason(es.r.Text), recEarlyStopping)
+		}
+	}
+}
+
 // closedLoop turns a closed-loop run's result into what it is: a
 // throughput and latencies at a concurrency, with no MLPerf verdict. The
 // criteria stay as measured (facts about the run), but none of them makes
@@ -218,6 +274,10 @@ func (r *Run) closedLoop(res *Result) {
 // throughput fills LoadGen's per-scenario rates (results.cc LogSummary):
 // n is the sample count and times are seconds from the start.
 func (r *Run) throughput(res *Result, samples stats.Latencies) {
+	throughputOf(r.settings.Scenario, res, samples)
+}
+
+func throughputOf(sc trace.Scenario, res *Result, samples stats.Latencies) {
 	n := float64(res.SamplesIssued)
 	rate := func(num float64, ns int64) float64 {
 		if ns <= 0 {
@@ -225,7 +285,7 @@ func (r *Run) throughput(res *Result, samples stats.Latencies) {
 		}
 		return num / (float64(ns) / 1e9)
 	}
-	switch r.settings.Scenario {
+	switch sc {
 	case trace.Server:
 		// LoadGen's (n−1)/final done counts every sample, for in LoadGen
 		// every sample completes; here a failed sample did not, and a run
@@ -245,16 +305,19 @@ func (r *Run) throughput(res *Result, samples stats.Latencies) {
 }
 
 func (r *Run) metric(res *Result) {
-	s := r.settings
+	metricOf(r.settings, r.tr.Settings.TargetLatencyPercentile, r.interval > 0, r.spq, res)
+}
+
+// metricOf sets the scenario's headline number; ticks: v0.5 MultiStream.
+func metricOf(s Settings, p float64, ticks bool, spq int, res *Result) {
 	switch {
 	case s.Scenario == trace.Server:
 		res.Metric = Metric{Name: "Completed samples per second", Value: res.CompletedSamplesPerSec, Unit: "samples/s"}
 	case s.Scenario == trace.Offline:
 		res.Metric = Metric{Name: "Samples per second", Value: res.SamplesPerSecond, Unit: "samples/s"}
-	case r.interval > 0:
-		res.Metric = Metric{Name: "Samples per query", Value: float64(r.spq), Unit: "samples/query"}
+	case ticks:
+		res.Metric = Metric{Name: "Samples per query", Value: float64(spq), Unit: "samples/query"}
 	default:
-		p := r.tr.Settings.TargetLatencyPercentile
 		st := res.SampleLatency
 		if s.Scenario == trace.MultiStream {
 			st = res.QueryLatency
@@ -269,24 +332,21 @@ func (r *Run) metric(res *Result) {
 
 // earlyStopping is LoadGen 6.0's EarlyStopping (results.cc; §5).
 func (r *Run) earlyStopping(samples, queries stats.Latencies, issued int64) *EarlyStoppingResult {
-	p := r.tr.Settings.TargetLatencyPercentile
+	return earlyStoppingOf(r.settings.Scenario, r.tr.Settings.TargetLatencyPercentile, r.bound, samples, queries, issued)
+}
+
+// earlyStoppingOf is LoadGen 6.0's EarlyStopping for the scenario sc at
+// percentile p (Server: t = samples over bound).
+func earlyStoppingOf(sc trace.Scenario, p float64, bound time.Duration, samples, queries stats.Latencies, issued int64) *EarlyStoppingResult {
 	f, err := stats.NewMinPassingFinder(p, stats.EarlyStoppingConfidence)
 	if err != nil {
 		return &EarlyStoppingResult{Text: err.Error()}
 	}
-	if r.settings.Scenario == trace.Server {
-		v := f.Server(issued, int64(samples.CountOver(r.bound)))
-		es := &EarlyStoppingResult{Met: v.Met, Queries: issued, OverLatency: v.OverLatency, Required: v.Required, Percentile: p}
-		if v.Met {
-			es.Text = " * Run successful."
-		} else {
-			es.MoreQueriesNeeded = v.MoreNeeded()
-			es.Text = fmt.Sprintf(" * Run unsuccessful.\n * Processed %d queries.\n * Would need to run at least %d more queries,\n with the run being successful if every additional\n query were under latency.", issued, es.MoreQueriesNeeded)
-		}
-		return es
+	if sc == trace.Server {
+		return serverEarlyStoppingResult(f.Server(issued, int64(samples.CountOver(bound))), p)
 	}
 	l := samples
-	if r.settings.Scenario == trace.MultiStream {
+	if sc == trace.MultiStream {
 		l = queries
 	}
 	est := f.EstimatePercentile(l)
@@ -298,7 +358,7 @@ func (r *Run) earlyStopping(samples, queries stats.Latencies, issued int64) *Ear
 	es.Discarded, es.EstimateNs = est.Discarded, int64(est.Latency)
 	es.Text = fmt.Sprintf(" * Processed at least %d queries (%d).\n * Would discard %d highest latency queries.\n * Early stopping %s percentile estimate: %d",
 		est.MinQueries, est.Queries, est.Discarded, pctName(p), es.EstimateNs)
-	if r.settings.Scenario == trace.SingleStream {
+	if sc == trace.SingleStream {
 		if f99, err := stats.NewMinPassingFinder(0.99, stats.EarlyStoppingConfidence); err == nil {
 			e99 := f99.EstimatePercentile(l)
 			if e99.Met {
@@ -310,6 +370,12 @@ func (r *Run) earlyStopping(samples, queries stats.Latencies, issued int64) *Ear
 		}
 	}
 	return es
+}
+
+// serverEarlyStoppingFailText is LoadGen's text for a Server run that
+// fails early stopping.
+func serverEarlyStoppingFailText(issued, more int64) string {
+	return fmt.Sprintf(" * Run unsuccessful.\n * Processed %d queries.\n * Would need to run at least %d more queries,\n with the run being successful if every additional\n query were under latency.", issued, more)
 }
 
 // tickAccounting applies v0.5's skipped-interval rule (v0.5 loadgen.cc

@@ -140,8 +140,13 @@ func (d *DetailLog) LogRequestedSettings(at time.Duration, r *Requested) error {
 		kv{"requested_performance_sample_count_override", r.PerformanceSampleCountOverride},
 		kv{"requested_accuracy_sample_count_override", r.AccuracySampleCountOverride},
 		kv{"requested_sample_concatenate_permutation", r.SampleConcatenatePermutation},
-		// The checker reads it for LLMs; netloadgen never measures tokens.
+		// The checker reads it for LLMs.
 		kv{"requested_use_token_latencies", r.UseTokenLatencies})
+	if r.UseTokenLatencies && r.Scenario == trace.Server {
+		kvs = append(kvs,
+			kv{"requested_server_ttft_latency", r.ServerTTFTLatency},
+			kv{"requested_server_tpot_latency", r.ServerTPOTLatency})
+	}
 	return d.logAll(at, kvs)
 }
 
@@ -241,9 +246,15 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 	if !s.Valid() {
 		kvs = append(kvs, kv{"result_invalid_reason", invalidReason(s)})
 	}
-	kvs = append(kvs,
-		kv{"early_stopping_result", oneLineNewlines(earlyStoppingText(s))},
-		kv{"result_query_count", s.QueryCount})
+	if s.Tokens != nil {
+		ttft, tpot := tokenEarlyStoppingTexts(s)
+		kvs = append(kvs,
+			kv{"early_stopping_ttft_result", oneLineNewlines(ttft)},
+			kv{"early_stopping_tpot_result", oneLineNewlines(tpot)})
+	} else {
+		kvs = append(kvs, kv{"early_stopping_result", oneLineNewlines(earlyStoppingText(s))})
+	}
+	kvs = append(kvs, kv{"result_query_count", s.QueryCount})
 	es := s.EarlyStopping
 	switch s.Settings.Scenario {
 	case trace.Server:
@@ -282,6 +293,9 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 	for i, p := range latencyPercentiles {
 		kvs = append(kvs, kv{"result_" + percentileLabel(p, 2) + "_percentile_latency_ns", l.P[i]})
 	}
+	if s.Tokens != nil {
+		kvs = append(kvs, tokenKVs(s)...)
+	}
 	if err := d.logAll(at, kvs); err != nil {
 		return err
 	}
@@ -289,6 +303,33 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 		return err
 	}
 	return d.logAll(at, networkKVs(&s.Network))
+}
+
+// tokenKVs are LoadGen 6.0.17's token result keys, in its order.
+func tokenKVs(s *Summary) []kv {
+	t := s.Tokens
+	if s.Settings.Scenario != trace.Server {
+		return []kv{{"result_tokens_per_second", t.TokensPerSecond}}
+	}
+	kvs := []kv{
+		{"result_first_token_min_latency_ns", t.FirstToken.Min},
+		{"result_first_token_max_latency_ns", t.FirstToken.Max},
+		{"result_first_token_mean_latency_ns", t.FirstToken.Mean},
+	}
+	for i, p := range latencyPercentiles {
+		kvs = append(kvs, kv{"result_first_token_" + percentileLabel(p, 2) + "_percentile_latency_ns", t.FirstToken.P[i]})
+	}
+	kvs = append(kvs,
+		kv{"result_token_throughput_with_loadgen_overhead", t.TokenThroughputWithLoadgenOverhead},
+		kv{"result_token_throughput", t.TokenThroughput})
+	for i, p := range latencyPercentiles {
+		kvs = append(kvs, kv{"result_time_per_output_token_" + percentileLabel(p, 2) + "_percentile_ns", t.TPOT.P[i]})
+	}
+	return append(kvs,
+		kv{"result_time_to_output_token_min", t.TPOT.Min},
+		kv{"result_time_to_output_token_max", t.TPOT.Max},
+		kv{"result_time_to_output_token_mean", t.TPOT.Mean},
+		kv{"result_completed_tokens_per_second", t.CompletedTokensPerSecond})
 }
 
 // networkKVs are netloadgen's own result keys.

@@ -21,6 +21,12 @@ type Effective struct {
 	AccuracyLog         AccuracyLogSettings
 	PrintTimestamps     bool
 	AccuracySampleCount uint64
+	// Token latencies (use_token_latencies, server_ttft_latency,
+	// server_tpot_latency in ns): with them on, "Test Parameters Used"
+	// lists the TTFT and TPOT bounds in place of target_latency.
+	UseTokenLatencies bool
+	ServerTTFTLatency uint64
+	ServerTPOTLatency uint64
 }
 
 // Requested are the settings as the user asked for them (TestSettings), logged
@@ -38,5 +44,9 @@ type Requested struct {
 	AccuracyLog                 AccuracyLogSettings
 	PrintTimestamps             bool
 	AccuracySampleCountOverride uint64 // accuracy_sample_count_override (0 = the QSL's)
-	UseTokenLatencies           bool   // use_token_latencies; netloadgen does not measure tokens
+	UseTokenLatencies           bool   // use_token_latencies
+	// ServerTTFTLatency and ServerTPOTLatency (ns) are logged for a Server
+	// run with token latencies (requested_server_ttft_latency, _tpot_).
+	ServerTTFTLatency uint64
+	ServerTPOTLatency uint64
 }

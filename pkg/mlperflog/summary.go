@@ -154,6 +154,11 @@ type Summary struct {
 	SampleLatencies LatencyStats
 	QueryLatencies  LatencyStats
 
+	// Tokens holds the token-latency figures of a run with
+	// use_token_latencies (nil without): LoadGen then judges a Server run
+	// by TTFT and TPOT, and logs its token lines and keys.
+	Tokens *TokenLatencies
+
 	// Warnings and Errors are the counts of warning and error lines of the
 	// detail log (DetailLog.Warnings, DetailLog.Errors): the summary footer.
 	Warnings, Errors int
@@ -161,8 +166,34 @@ type Summary struct {
 	Network Network
 }
 
+// TokenLatencies is what LoadGen 6.0.17 logs of a run with
+// use_token_latencies (results.cc): for Server the first-token (TTFT) and
+// time-per-output-token (TPOT) tables, their constraints and early
+// stopping, and the token rates; for Offline its tokens per second.
+type TokenLatencies struct {
+	FirstToken, TPOT LatencyStats
+	// TTFTMet and TPOTMet: the percentiles within their bounds (Server);
+	// Summary.PerfConstraintsMet must be their conjunction.
+	TTFTMet, TPOTMet bool
+	// Early stopping (Server): TPOT is judged first; TTFT is nil when TPOT
+	// failed (LoadGen's && short-circuits: an empty text).
+	TPOTEarlyStopping, TTFTEarlyStopping *stats.ServerEarlyStopping
+	// Server: tokens / final done time, / final issued time, and / (mean
+	// latency ns × samples); Offline: tokens / max latency.
+	CompletedTokensPerSecond           float64
+	TokenThroughputWithLoadgenOverhead float64
+	TokenThroughput                    float64
+	TokensPerSecond                    float64
+}
+
 // EarlyStoppingMet reports LoadGen's early-stopping verdict for the scenario.
 func (s *Summary) EarlyStoppingMet() bool {
+	if t := s.Tokens; t != nil {
+		if s.Settings.Scenario != trace.Server {
+			return true
+		}
+		return t.TPOTEarlyStopping != nil && t.TPOTEarlyStopping.Met && t.TTFTEarlyStopping != nil && t.TTFTEarlyStopping.Met
+	}
 	switch s.Settings.Scenario {
 	case trace.Server:
 		return s.EarlyStopping.Server != nil && s.EarlyStopping.Server.Met
@@ -209,6 +240,15 @@ func (s *Summary) check() error {
 		return fmt.Errorf("%w: unknown mode %d", ErrInvalidSummary, int(s.Settings.Mode))
 	}
 	es := s.EarlyStopping
+	if s.Tokens != nil {
+		switch {
+		case sc != trace.Server && sc != trace.Offline:
+			return fmt.Errorf("%w: token latencies are LoadGen's Server and Offline only, not %v", ErrInvalidSummary, sc)
+		case sc == trace.Server && s.Tokens.TPOTEarlyStopping == nil:
+			return fmt.Errorf("%w: Server with token latencies needs Tokens.TPOTEarlyStopping", ErrInvalidSummary)
+		}
+		return nil
+	}
 	switch {
 	case sc == trace.Server && es.Server == nil:
 		return fmt.Errorf("%w: Server needs EarlyStopping.Server", ErrInvalidSummary)

@@ -77,6 +77,14 @@ func writeResults(b *strings.Builder, s *Summary) {
 	case trace.Offline:
 		line(b, "Samples per second: ", formatDouble(s.SamplesPerSecond))
 	}
+	if t := s.Tokens; t != nil {
+		switch st.Scenario {
+		case trace.Server:
+			line(b, "Completed tokens per second: ", fixed(t.CompletedTokensPerSecond, 2))
+		case trace.Offline:
+			line(b, "Tokens per second: ", formatDouble(t.TokensPerSecond))
+		}
+	}
 
 	if s.Valid() {
 		line(b, "Result is : VALID")
@@ -95,7 +103,15 @@ func writeResults(b *strings.Builder, s *Summary) {
 			line(b, " * ", r)
 		}
 	}
-	if st.Scenario != trace.Offline {
+	switch {
+	case st.Scenario == trace.Offline:
+	case s.Tokens != nil:
+		ttft, tpot := tokenEarlyStoppingTexts(s)
+		line(b, "TTFT Early Stopping Result:")
+		line(b, ttft)
+		line(b, "TPOT Early Stopping Result:")
+		line(b, tpot)
+	default:
 		line(b, "Early Stopping Result:")
 		line(b, earlyStoppingText(s))
 	}
@@ -119,6 +135,34 @@ func writeAdditionalStats(b *strings.Builder, s *Summary) {
 		return // LoadGen prints no per-sample table for MultiStream.
 	}
 	writeLatencyTable(b, &s.SampleLatencies)
+	if s.Tokens != nil {
+		writeTokenTables(b, s)
+	}
+}
+
+// writeTokenTables writes LoadGen 6.0.17's token lines of Additional
+// Stats, its labels as they are ("Time per Output Token" in the min, max
+// and mean lines, "time to output token" in the percentile lines).
+func writeTokenTables(b *strings.Builder, s *Summary) {
+	t := s.Tokens
+	line(b)
+	if s.Settings.Scenario != trace.Server {
+		return
+	}
+	line(b, "Completed tokens per second                 : ", fixed(t.CompletedTokensPerSecond, 2))
+	line(b, "Min First Token latency (ns)                : ", ns(t.FirstToken.Min))
+	line(b, "Max First Token latency (ns)                : ", ns(t.FirstToken.Max))
+	line(b, "Mean First Token latency (ns)               : ", ns(t.FirstToken.Mean))
+	for i, p := range latencyPercentiles {
+		line(b, percentileLabel(p, 2), " percentile first token latency (ns)   : ", ns(t.FirstToken.P[i]))
+	}
+	line(b)
+	line(b, "Min Time per Output Token (ns)                : ", ns(t.TPOT.Min))
+	line(b, "Max Time per Output Token (ns)                : ", ns(t.TPOT.Max))
+	line(b, "Mean Time per Output Token (ns)               : ", ns(t.TPOT.Mean))
+	for i, p := range latencyPercentiles {
+		line(b, percentileLabel(p, 2), " percentile time to output token (ns)   : ", ns(t.TPOT.P[i]))
+	}
 }
 
 func writeLatencyTable(b *strings.Builder, l *LatencyStats) {
@@ -138,7 +182,12 @@ func writeTestParameters(b *strings.Builder, st *Effective) {
 	line(b, separator)
 	line(b, "samples_per_query : ", u(st.SamplesPerQuery))
 	line(b, "target_qps : ", formatDouble(st.TargetQPS))
-	line(b, "target_latency (ns): ", u(st.TargetLatencyNs))
+	if st.UseTokenLatencies {
+		line(b, "ttft_latency (ns): ", u(st.ServerTTFTLatency))
+		line(b, "tpot_latency (ns): ", u(st.ServerTPOTLatency))
+	} else {
+		line(b, "target_latency (ns): ", u(st.TargetLatencyNs))
+	}
 	line(b, "max_async_queries : ", u(st.MaxAsyncQueries))
 	line(b, "min_duration (ms): ", u(st.MinDurationMs))
 	line(b, "max_duration (ms): ", u(st.MaxDurationMs))

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/netloadgen/netloadgen/pkg/stats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -13,6 +14,8 @@ import (
 
 const (
 	perfConstraintsRecommendation = "Reduce target QPS to improve latency."
+	ttftRecommendation            = "TTFT constrain not met: Reduce target QPS to improve latency."
+	tpotRecommendation            = "TPOT constrain not met: Reduce target QPS to improve latency."
 	minQueriesSummaryText         = "The test exited early, before enough queries were issued.\n" +
 		"   See the detailed log for why this may have occurred."
 	minQueriesDetailText = "The test exited early, before enough queries were issued."
@@ -35,12 +38,7 @@ func earlyStoppingText(s *Summary) string {
 	es := s.EarlyStopping
 	switch s.Settings.Scenario {
 	case trace.Server:
-		if es.Server.Met {
-			return " * Run successful."
-		}
-		return " * Run unsuccessful.\n * Processed " + itoa(es.Server.Queries) + " queries.\n" +
-			" * Would need to run at least " + itoa(es.Server.MoreNeeded()) + " more queries,\n" +
-			" with the run being successful if every additional\n query were under latency."
+		return serverEarlyStoppingText(es.Server)
 	case trace.SingleStream, trace.MultiStream:
 		e := es.Estimate
 		if !e.Met {
@@ -66,6 +64,52 @@ func earlyStoppingText(s *Summary) string {
 	return ""
 }
 
+// serverEarlyStoppingText is a Server early-stopping block; empty for a
+// verdict not judged (nil).
+func serverEarlyStoppingText(es *stats.ServerEarlyStopping) string {
+	if es == nil {
+		return ""
+	}
+	if es.Met {
+		return " * Run successful."
+	}
+	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return " * Run unsuccessful.\n * Processed " + itoa(es.Queries) + " queries.\n" +
+		" * Would need to run at least " + itoa(es.MoreNeeded()) + " more queries,\n" +
+		" with the run being successful if every additional\n query were under latency."
+}
+
+// tokenEarlyStoppingTexts are the TTFT and TPOT blocks of a run with token
+// latencies; both empty for Offline, which has none.
+func tokenEarlyStoppingTexts(s *Summary) (ttft, tpot string) {
+	if s.Settings.Scenario != trace.Server {
+		return "", ""
+	}
+	return serverEarlyStoppingText(s.Tokens.TTFTEarlyStopping), serverEarlyStoppingText(s.Tokens.TPOTEarlyStopping)
+}
+
+// perfRecommendations are LoadGen's perf-constraint texts: the latency
+// one, or with token latencies the TTFT and/or TPOT ones.
+func perfRecommendations(s *Summary) []string {
+	t := s.Tokens
+	if t == nil {
+		return []string{perfConstraintsRecommendation}
+	}
+	var out []string
+	if !t.TTFTMet {
+		out = append(out, ttftRecommendation)
+	}
+	if !t.TPOTMet {
+		out = append(out, tpotRecommendation)
+	}
+	if len(out) == 0 {
+		// PerfConstraintsMet false with both met: the caller's mapping is
+		// inconsistent; say what LoadGen says of a latency miss.
+		out = append(out, perfConstraintsRecommendation)
+	}
+	return out
+}
+
 // recommendations lists the reasons of an INVALID result for the summary,
 // LoadGen's first (perf constraints, min duration, min queries), then
 // netloadgen's.
@@ -76,7 +120,7 @@ func recommendations(s *Summary) []string {
 		note = "netloadgen: " + neutral(s.Network.InvalidNote)
 	}
 	if s.Settings.Scenario == trace.Server && !s.PerfConstraintsMet {
-		out = append(out, perfConstraintsRecommendation)
+		out = append(out, perfRecommendations(s)...)
 		if note != "" {
 			out, note = append(out, note), ""
 		}
@@ -124,7 +168,8 @@ func networkRecommendations(s *Summary) []string {
 func invalidReason(s *Summary) string {
 	var b strings.Builder
 	if s.Settings.Scenario == trace.Server && !s.PerfConstraintsMet {
-		b.WriteString(perfConstraintsRecommendation + " ")
+		// LoadGen joins the TTFT and TPOT texts with "\n * ".
+		b.WriteString(strings.Join(perfRecommendations(s), "\n * ") + " ")
 	}
 	if !s.MinDurationMet {
 		b.WriteString(minDurationRecommendation(s.Settings.Scenario) + " ")

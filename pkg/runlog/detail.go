@@ -38,7 +38,7 @@ func writeDetail(w io.Writer, res *loadgen.Result, s *mlperflog.Summary, o *Opti
 				time.Duration(res.GeneratedQueryDurationNs))
 		},
 		func() error { return d.LogPowerBegin(0, res.StartTime) },
-		func() error { return runEvents(d, end, res) },
+		func() error { return runEvents(d, end, res, o.Rejudged) },
 		func() error { return d.LogPowerEnd(end, res.EndTime) },
 		func() error { return d.LogResults(end, s) },
 	}
@@ -54,12 +54,18 @@ func writeDetail(w io.Writer, res *loadgen.Result, s *mlperflog.Summary, o *Opti
 // runEvents writes the run's errors and warnings. LoadGen logs an early end
 // as error_runtime; netloadgen adds its own failures the same way, so that
 // num_errors and the summary footer show them.
-func runEvents(d *mlperflog.DetailLog, at time.Duration, res *loadgen.Result) error {
-	type event struct {
-		isError bool
-		msg     string
-	}
+func runEvents(d *mlperflog.DetailLog, at time.Duration, res *loadgen.Result, rejudged bool) error {
 	var evs []event
+	if tl := res.TokenLatencies; tl != nil {
+		// LoadGen logs one per sample reported with fewer than two tokens.
+		for range tl.FewTokenSamples {
+			evs = append(evs, event{true, loadgen.FewTokensMessage})
+		}
+	}
+	if rejudged {
+		// The recorded run's own events are not the rejudged one's.
+		return writeEvents(d, at, evs)
+	}
 	switch res.EndReason {
 	case loadgen.StopCompleted:
 	case loadgen.StopEarlyVerdict:
@@ -88,6 +94,16 @@ func runEvents(d *mlperflog.DetailLog, at time.Duration, res *loadgen.Result) er
 		}
 		evs = append(evs, event{false, msg})
 	}
+	return writeEvents(d, at, evs)
+}
+
+// event is one error_runtime or warning_generic_message line.
+type event struct {
+	isError bool
+	msg     string
+}
+
+func writeEvents(d *mlperflog.DetailLog, at time.Duration, evs []event) error {
 	for _, e := range evs {
 		var err error
 		if e.isError {
@@ -120,6 +136,8 @@ func requested(res *loadgen.Result) mlperflog.Requested {
 		PrintTimestamps:                      r.PrintTimestamps,
 		AccuracySampleCountOverride:          r.AccuracySampleCountOverride,
 		UseTokenLatencies:                    r.UseTokenLatencies,
+		ServerTTFTLatency:                    r.ServerTTFTLatency,
+		ServerTPOTLatency:                    r.ServerTPOTLatency,
 	}
 }
 

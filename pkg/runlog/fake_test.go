@@ -47,6 +47,9 @@ type memorySUT struct {
 	fail    func(id int) error
 	advance bool // closed loops: the next query waits for this completion
 	batch   int  // >0: answer in ranges of this many samples (Offline)
+	// tokens, when set, makes the answers generative: query id's first
+	// token comes ttft after its issue, and it has n output tokens.
+	tokens func(id int) (ttft time.Duration, n int)
 }
 
 func (s *memorySUT) Name() string { return "in-memory (Network SUT)" }
@@ -68,6 +71,10 @@ func (s *memorySUT) IssueQuery(_ context.Context, q loadgen.Query, done func(loa
 		for first := 0; first < len(q.Samples); first += step {
 			c := q.DoneRange(first, min(step, len(q.Samples)-first), err)
 			c.At = at
+			if s.tokens != nil && err == nil {
+				ttft, n := s.tokens(q.ID)
+				c.FirstToken, c.Tokens, c.TokensFromServer = q.Issued.Add(ttft), n, true
+			}
 			done(c)
 		}
 	}()
@@ -88,6 +95,7 @@ type scenarioCase struct {
 	latency func(id int) time.Duration
 	fail    func(id int) error
 	tweak   func(s *loadgen.Settings) // optional changes to the settings
+	tokens  func(id int) (ttft time.Duration, n int)
 }
 
 func settingsFor(t *testing.T, c scenarioCase) loadgen.Settings {
@@ -122,7 +130,7 @@ func execute(t *testing.T, c scenarioCase) (*loadgen.Run, *loadgen.Result) {
 	t.Helper()
 	clk := newVirtualClock()
 	closedLoop := c.scenario != trace.Server
-	sut := &memorySUT{clock: clk, latency: c.latency, fail: c.fail, advance: closedLoop}
+	sut := &memorySUT{clock: clk, latency: c.latency, fail: c.fail, advance: closedLoop, tokens: c.tokens}
 	if c.scenario == trace.Offline {
 		sut.batch = 64
 	}

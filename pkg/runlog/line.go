@@ -44,6 +44,7 @@ func SummaryLine(res *loadgen.Result) string {
 	}
 	fmt.Fprintf(&b, "; %s p50 %s, p90 %s, p99 %s", what, msAt(latency, 0.50), msAt(latency, 0.90), msAt(latency, 0.99))
 	b.WriteString(tokenSummary(res))
+	b.WriteString(tokenLatencySummary(res))
 	fmt.Fprintf(&b, "; %d of %d samples failed%s", res.SamplesFailed, res.SamplesIssued, failureKinds(res.Failures))
 	if res.IssueLateness.Count > 0 && res.ClosedLoop == nil { // a closed loop has no schedule to be late for
 		fmt.Fprintf(&b, "; issue lateness p99 %s", msAt(res.IssueLateness, 0.99))

@@ -71,8 +71,13 @@ func buildSummary(run *loadgen.Run, res *loadgen.Result, o *Options) (*mlperflog
 	}
 
 	var notes []mlperflog.Field
-	s.EarlyStopping, notes, err = earlyStopping(res, sc, samples)
-	if err != nil {
+	if tl := res.TokenLatencies; tl != nil {
+		// Judged by TTFT and TPOT: their early stopping replaces the
+		// latency one.
+		if s.Tokens, err = tokenLatencies(tl); err != nil {
+			return nil, err
+		}
+	} else if s.EarlyStopping, notes, err = earlyStopping(res, sc, samples); err != nil {
 		return nil, err
 	}
 	s.Network = network(res, o, notes)
@@ -128,6 +133,9 @@ func effectiveSettings(res *loadgen.Result) (mlperflog.Effective, error) {
 		AccuracyLog:         accuracyLogSettings(r),
 		PrintTimestamps:     r.PrintTimestamps,
 		AccuracySampleCount: accuracyCount,
+		UseTokenLatencies:   r.UseTokenLatencies,
+		ServerTTFTLatency:   r.ServerTTFTLatency,
+		ServerTPOTLatency:   r.ServerTPOTLatency,
 	}, nil
 }
 

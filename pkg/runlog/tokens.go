@@ -9,6 +9,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
+	"github.com/netloadgen/netloadgen/pkg/stats"
 )
 
 // tokenLines are netloadgen's summary lines (and netloadgen_ detail keys)
@@ -76,4 +77,47 @@ func tokenSummary(res *loadgen.Result) string {
 		fmt.Fprintf(&b, ", goodput %.2f samples/s", *g)
 	}
 	return b.String()
+}
+
+// tokenLatencies maps the engine's token-latency verdict onto LoadGen's
+// token lines and keys.
+func tokenLatencies(tl *loadgen.TokenLatencies) (*mlperflog.TokenLatencies, error) {
+	ttft, err := tableOf(tl.TTFT)
+	if err != nil {
+		return nil, fmt.Errorf("%w: first-token latencies: %w", ErrInvalidResult, err)
+	}
+	tpot, err := tableOf(tl.TPOT)
+	if err != nil {
+		return nil, fmt.Errorf("%w: time per output token: %w", ErrInvalidResult, err)
+	}
+	es := func(r *loadgen.EarlyStoppingResult) *stats.ServerEarlyStopping {
+		if r == nil {
+			return nil
+		}
+		return &stats.ServerEarlyStopping{Met: r.Met, Queries: r.Queries, OverLatency: r.OverLatency, Required: r.Required}
+	}
+	return &mlperflog.TokenLatencies{
+		FirstToken: ttft, TPOT: tpot, TTFTMet: tl.TTFTMet, TPOTMet: tl.TPOTMet,
+		TPOTEarlyStopping: es(tl.TPOTEarlyStopping), TTFTEarlyStopping: es(tl.TTFTEarlyStopping),
+		CompletedTokensPerSecond:           tl.CompletedTokensPerSecond,
+		TokenThroughputWithLoadgenOverhead: tl.TokenThroughputWithLoadgenOverhead,
+		TokenThroughput:                    tl.TokenThroughput,
+		TokensPerSecond:                    tl.TokensPerSecond,
+	}, nil
+}
+
+// tokenLatencySummary is SummaryLine's clause for a run judged by TTFT and
+// TPOT: each at the target percentile against its bound.
+func tokenLatencySummary(res *loadgen.Result) string {
+	tl := res.TokenLatencies
+	if tl == nil {
+		return ""
+	}
+	ms := func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }
+	if res.Scenario != "Server" {
+		return fmt.Sprintf("; %.2f tokens/s", tl.TokensPerSecond)
+	}
+	p := fmt.Sprintf("p%s", strconv.FormatFloat(tl.Percentile*100, 'f', -1, 64))
+	return fmt.Sprintf("; judged by token latencies: TTFT %s %s (bound %s), TPOT %s %s (bound %s), %.2f tokens/s completed",
+		p, ms(tl.TTFTAtPercentileNs), ms(int64(tl.TTFTBoundNs)), p, ms(tl.TPOTAtPercentileNs), ms(int64(tl.TPOTBoundNs)), tl.CompletedTokensPerSecond)
 }

@@ -28,6 +28,10 @@ const (
 	TimeseriesCSVFile  = "timeseries.csv"
 	TimeseriesJSONFile = "timeseries.json"
 	SpectrumFile       = "latency_spectrum.txt"
+	// SamplesFile is the run's sample list (loadgen.WriteSampleList): its
+	// settings and each sample's latency, first-token latency and tokens,
+	// what `loadgend rejudge` judges again.
+	SamplesFile = "samples.txt"
 )
 
 // Options are what Write needs beyond the run and its result.
@@ -49,6 +53,11 @@ type Options struct {
 	// Extra are further key/value lines for netloadgen's section
 	// (protocol, batching, ...); keys snake_case.
 	Extra []mlperflog.Field
+	// Rejudged: the result judges a recorded sample list again
+	// (loadgen.Rejudge), so the recorded run's own events (an early end,
+	// failures, the run-length warning) are not logged as this one's: the
+	// logs hold what LoadGen would log of those samples.
+	Rejudged bool
 	// Logger receives progress and inconsistencies (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -69,7 +78,7 @@ func (o *Options) qslName() string {
 
 // Write writes a finished run's files into dir (created if missing): the
 // LoadGen summary, detail and accuracy logs, result.json, latency.hlog,
-// timeseries.csv, timeseries.json and latency_spectrum.txt (a closed
+// timeseries.csv, timeseries.json, samples.txt and latency_spectrum.txt (a closed
 // loop's, result.json and latency.hlog only: it is no MLPerf run).
 // Each file is written to a temporary file in dir, fsynced and renamed into
 // place, and dir is fsynced at the end, so a crash leaves every file either
@@ -135,7 +144,8 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 }
 
 // writeRecordFiles writes the files only the run's per-sample record can
-// give: latency.hlog, timeseries.csv and .json, latency_spectrum.txt.
+// give: latency.hlog, timeseries.csv and .json, samples.txt,
+// latency_spectrum.txt.
 func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result) error {
 	if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
 		return err
@@ -148,6 +158,9 @@ func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result) error {
 		return err
 	}
 	if err := atomicfile.Write(dir, TimeseriesJSONFile, ts.WriteJSON); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(dir, SamplesFile, func(w io.Writer) error { return run.WriteSampleList(w, res) }); err != nil {
 		return err
 	}
 	return atomicfile.Write(dir, SpectrumFile, func(w io.Writer) error { return WriteSpectrum(w, run.Samples().Latencies()) })

@@ -22,7 +22,7 @@ import (
 )
 
 var allFiles = []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile,
-	runlog.TimeseriesCSVFile, runlog.TimeseriesJSONFile, runlog.SpectrumFile}
+	runlog.TimeseriesCSVFile, runlog.TimeseriesJSONFile, runlog.SamplesFile, runlog.SpectrumFile}
 
 // mllogLine is one detail-log line, field for field; decoding with
 // DisallowUnknownFields makes any other key a failure.

@@ -21,9 +21,11 @@ const (
 	TimeseriesCSVFile  = "timeseries.csv"
 	TimeseriesJSONFile = "timeseries.json"
 	SpectrumFile       = "latency_spectrum.txt"
-	ProgressFile       = "progress.json"
-	SearchFile         = "search.json"
-	SearchSummaryFile  = "search_summary.txt"
+	// SamplesFile is the run's sample list, what `loadgend rejudge` reads.
+	SamplesFile       = "samples.txt"
+	ProgressFile      = "progress.json"
+	SearchFile        = "search.json"
+	SearchSummaryFile = "search_summary.txt"
 	// EarlyVerdictFile is in a search's trial directory: why the search
 	// stopped the trial (pkg/search's).
 	EarlyVerdictFile = "early_verdict.json"
@@ -32,7 +34,7 @@ const (
 // runFiles is the allowlist of OpenFile, WriteFile and Files. A name must
 // match exactly, which is what keeps a name from an URL from reaching any
 // other file ("../x", "result.json/../../x" and absolute paths match none).
-var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, TimeseriesCSVFile, TimeseriesJSONFile, SpectrumFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
+var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, TimeseriesCSVFile, TimeseriesJSONFile, SpectrumFile, SamplesFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
 
 // FileNames returns the names of the files a run may hold, in a fixed order.
 func FileNames() []string { return slices.Clone(runFiles) }
