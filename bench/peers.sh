@@ -15,6 +15,11 @@
 #                               # against ghz --cacert -c 32 (pairs.md); optional
 #                               # rows nlg-https-slack500, and nlg-https-before
 #                               # (LOADGEND_BEFORE=another loadgend build)
+#   bench/peers.sh llm          # issue 20: streaming Server at QPS=200 x 256 output
+#                               # tokens (128 in) against a simulated LLM far below
+#                               # its capacity (LLM_MODEL): OpenAI chat over HTTP SSE
+#                               # and ModelStreamInfer over gRPC, rows alternated;
+#                               # then tokens.md: tokens/s, TTFT/TPOT, CPU per token
 #
 # Client CPU is measured twice: the whole process (/usr/bin/time: start-up,
 # sample generation and log writing included) and its steady state, from
@@ -28,7 +33,15 @@
 # ever written under the repository); sutproxy serves TLS on both listeners
 # (so does the null server, given --tls-cert and --tls-key).
 #
-# Env: QPS (20000; tls: 10000), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
+# The llm mode's model (LLM_MODEL) takes steps of 2 ms + 1 µs a sequence +
+# 1 µs a prefilled token with up to 1024 sequences: at 200 req/s x 256
+# tokens ≈110 sequences decode at once, TPOT ≈2.1 ms, E2E ≈0.56 s, and its
+# capacity (docs/sutproxy-models.md, "Simulated LLMs") is (1024/256) /
+# (2 + 1.024 + 4 x 128 x 0.001 ms) ≈ 1130 req/s, 5.6x the load: the rows
+# measure the client, not a queue. Its bound (LATENCY_MS, 1000) leaves
+# E2E p99 ≈0.6 s room.
+#
+# Env: QPS (20000; tls: 10000; llm: 200), DURATION (s, 10), REPEAT (3), CONNS (32, closed-loop
 # peers and ghz), TARGETS ("nullserver sutproxy"), ROWS (all rows below),
 # RATES ("20000 30000 40000 50000"), OFFLINE_QPS (45000), OUT (bench/out/DATE: raw outputs and
 # rows.tsv).
@@ -56,6 +69,14 @@ if [ "$MODE" = tls ]; then
   # Offline over TLS completes ~45-55k samples/s here: 55k x 10 s x 1.1
   # samples keep the run past its 10 s minimum (45k fell short, INVALID).
   OFFLINE_QPS=${OFFLINE_QPS:-55000}
+fi
+if [ "$MODE" = llm ]; then
+  QPS=${QPS:-200}
+  TARGETS=${TARGETS:-sutproxy-llm}
+  ROWS=${ROWS:-"nlg-llm-sse nlg-llm-grpc"}
+  NLG_MODEL=llmbench
+  LATENCY_MS=${LATENCY_MS:-1000}
+  LLM_MODEL=${LLM_MODEL:-name=llmbench,kind=llm,max_seqs=1024,step=2ms,per_seq=1us,prefill=1us}
 fi
 QPS=${QPS:-20000}
 DURATION=${DURATION:-10}
@@ -106,6 +127,8 @@ start_target() { # $1: nullserver | sutproxy; sets HTTP, GRPC
     sutproxy-tls) [ -n "$PKI" ] || make_pki
       taskset -c 1 bin/sutproxy --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 \
         --tls-cert "$PKI/srv.pem" --tls-key "$PKI/srv.key" --ready-file "$OUT/ready.json" --log-level error & ;;
+    sutproxy-llm) taskset -c 1 bin/sutproxy --http-addr 127.0.0.1:0 --grpc-addr 127.0.0.1:0 --model "$LLM_MODEL" \
+      --ready-file "$OUT/ready.json" --log-level error & ;;
   esac
   srv=$!
   for _ in $(seq 100); do [ -s "$OUT/ready.json" ] && break; sleep 0.1; done
@@ -163,8 +186,8 @@ timed() {
 nlg() { # name scenario target-url extra-args...
   local name=$1 scen=$2 url=$3; shift 3
   local d="$OUT/$target-$name-$rep.d"
-  timed loadgend "$name" "${LOADGEND:-bin/loadgend}" run --target "$url" --model null --scenario "$scen" \
-    --target-latency-ms 10 --min-duration-ms $((DURATION * 1000)) --min-query-count 1 --out "$d" "$@"
+  timed loadgend "$name" "${LOADGEND:-bin/loadgend}" run --target "$url" --model "${NLG_MODEL:-null}" --scenario "$scen" \
+    --target-latency-ms "${LATENCY_MS:-10}" --min-duration-ms $((DURATION * 1000)) --min-query-count 1 --out "$d" "$@"
 }
 
 row() {
@@ -200,6 +223,10 @@ row() {
     ghz-c32) timed ghz "$1" ghz --insecure --proto kserve/inferencepb/inference.proto \
       --call inference.GRPCInferenceService/ModelInfer -c "$CONNS" -z "${DURATION}s" \
       -D "$OUT/ghz.json" --format json -o "$f.json" "$GRPC" ;;
+    nlg-llm-sse) nlg "$1" Server "http://$HTTP" --api openai-chat --target-qps "$QPS" \
+      --input-tokens 128 --output-tokens 256 ;;
+    nlg-llm-grpc) nlg "$1" Server "grpc://$GRPC" --api kserve-stream --target-qps "$QPS" \
+      --input-tokens 128 --output-tokens 256 ;;
     *) echo "unknown row $1" >&2; return 1 ;;
   esac
 }
@@ -215,7 +242,7 @@ for target in $TARGETS; do
   start_target "$target"
   for rep in $(seq "$REPEAT"); do
     case $MODE in
-      table | tls) for r in $ROWS; do row "$r"; done ;;
+      table | tls | llm) for r in $ROWS; do row "$r"; done ;;
       sweep) for q in $RATES; do nlg "nlg-http-bin-$q" Server "http://$HTTP" --target-qps "$q"; done ;;
       idle) DURATION=20 nlg nlg-http-bin-100 Server "http://$HTTP" --target-qps 100
         DURATION=20 nlg nlg-grpc-100 Server "grpc://$GRPC" --target-qps 100 ;;
@@ -225,3 +252,4 @@ for target in $TARGETS; do
 done
 python3 bench/peers_parse.py table "$TSV" | tee "$OUT/table.md"
 if [ "$MODE" = table ] || [ "$MODE" = tls ]; then python3 bench/peers_parse.py pairs "$TSV" | tee "$OUT/pairs.md"; fi
+if [ "$MODE" = llm ]; then python3 bench/peers_parse.py tokens "$TSV" | tee "$OUT/tokens.md"; fi

@@ -5,6 +5,10 @@
                                                steady_cpu_s steady_window_s runq_delay_ms steal_pct
   peers_parse.py table TSV           -> Markdown: median [min-max] of 3 repeats per (target, row)
   peers_parse.py pairs TSV           -> Markdown: issue 8's ratios, each repeat's rows against each other
+  peers_parse.py tokens TSV          -> Markdown: generative rows (issue 20): tokens/s, TTFT, TPOT, CPU per token
+
+A generative run's row carries four more fields after steal_pct: output tokens, output tokens/s,
+TTFT p99 ms, TPOT p50 ms (result.json's tokens).
 
 TIME is /usr/bin/time -f '%U %S %M' output (user s, sys s, peak RSS KiB); STEADY is
 peers.sh's "cpu_s window_s delay_ms" from /proc over the middle of the run.
@@ -33,9 +37,13 @@ def loadgend(out):
     r = json.load(open(out))
     n = r["samples_completed"]
     rate = r["result_completed_samples_per_sec"] or r["metric"]["value"]  # Offline: samples/s
-    return dict(verdict=r["result_validity"], rate=rate,
-                p50=pct(r["sample_latency"], 0.5), p99=pct(r["sample_latency"], 0.99),
-                late=pct(r["issue_lateness"], 0.99), n=n)
+    f = dict(verdict=r["result_validity"], rate=rate,
+             p50=pct(r["sample_latency"], 0.5), p99=pct(r["sample_latency"], 0.99),
+             late=pct(r["issue_lateness"], 0.99), n=n)
+    t = r.get("tokens")
+    if t:
+        f["tokens"] = [t["output_tokens"], t["output_tokens_per_second"], t["ttft_ns"]["p99"] / 1e6, t["tpot_ns"]["p50"] / 1e6]
+    return f
 
 
 def wrk(out):
@@ -87,7 +95,7 @@ def row(tool, out, timef, steadyf=None):
     except Exception:
         sc, sw, sd, st = NA, NA, NA, NA
     vals = [f.get("verdict") or "ok", f.get("rate", NA), f.get("p50", NA), f.get("p99", NA), f.get("late", NA), f.get("n", NA), cpu, rss,
-            sc, sw, sd, st]
+            sc, sw, sd, st] + f.get("tokens", [])
     print("\t".join(v if isinstance(v, str) else f"{v:.4g}" if isinstance(v, float) else str(v) for v in vals))
 
 
@@ -135,6 +143,30 @@ def table(tsv):
               f"| {cell(col(8), lambda v: f'{v:.0f}')} |")
 
 
+def tokens(tsv):
+    """Generative rows: per-token figures. CPU per token is the client's CPU over the
+    output tokens (whole process), and its steady-state CPU over the tokens the window
+    held at the run's output token rate."""
+    groups = {}
+    for p in tsv_rows(tsv):
+        if len(p) >= 19:
+            groups.setdefault((p[0], p[1]), []).append(p[2:])
+    print("| target | row | verdicts | req/s | output tokens/s | E2E p99 ms | TTFT p99 ms | TPOT p50 ms | lateness p99 ms "
+          "| client CPU µs/token (whole process) | steady-state CPU µs/token | client run-queue delay ms | host steal % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (target, name), reps in groups.items():
+        col = lambda i: [num(r[i]) for r in reps]
+        whole = [num(r[7]) / num(r[13]) * 1e6 if num(r[7]) and num(r[13]) else None for r in reps]
+        steady = [num(r[9]) / (num(r[14]) * num(r[10])) * 1e6 if num(r[9]) is not None and num(r[10]) and num(r[14]) else None
+                  for r in reps]
+        verdicts = ",".join(sorted(set(r[1] for r in reps)))
+        f1, f3 = (lambda v: f"{v:,.1f}"), (lambda v: f"{v:.3f}")
+        print(f"| {target} | {name} | {verdicts} | {cell(col(2), f1)} | {cell(col(14), lambda v: f'{v:,.0f}')} "
+              f"| {cell(col(4), lambda v: f'{v:.1f}')} | {cell(col(15), f3)} | {cell(col(16), f3)} | {cell(col(5), f3)} "
+              f"| {cell(whole, lambda v: f'{v:.2f}')} | {cell(steady, lambda v: f'{v:.2f}')} "
+              f"| {cell(col(11), lambda v: f'{v:.0f}')} | {cell(col(12), lambda v: f'{v:.1f}')} |")
+
+
 # Issue 8's comparisons, made within one repeat (the rows of a repeat run
 # back to back, so they saw the same host): (label, numerator row,
 # denominator row, figure) where the figure is CPU per request or the rate.
@@ -176,6 +208,8 @@ def pairs(tsv):
 if __name__ == "__main__":
     if sys.argv[1] == "row":
         row(*sys.argv[2:6])
+    elif sys.argv[1] == "tokens":
+        tokens(sys.argv[2])
     elif sys.argv[1] == "pairs":
         pairs(sys.argv[2])
     else:

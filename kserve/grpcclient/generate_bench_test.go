@@ -14,6 +14,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -90,6 +91,8 @@ func benchBatches(b *testing.B, send func(id uint64, h *benchHandler)) {
 	hs := make([]benchHandler, benchInflight)
 	n := uint64(0)
 	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		for k := range hs {
 			hs[k] = benchHandler{wg: &wg}
@@ -106,7 +109,10 @@ func benchBatches(b *testing.B, send func(id uint64, h *benchHandler)) {
 			}
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchInflight*benchTokens), "ns/token")
+	runtime.ReadMemStats(&after)
+	tokens := float64(b.N * benchInflight * benchTokens)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/tokens, "ns/token")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/tokens, "allocs/token")
 }
 
 var benchPrompt = &genai.Prompt{Text: "hello", MaxTokens: benchTokens}

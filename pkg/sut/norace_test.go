@@ -1,0 +1,5 @@
+//go:build !race
+
+package sut
+
+const raceEnabled = false
