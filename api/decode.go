@@ -230,6 +230,8 @@ func (o RunSettings) checkLimits(lim Limits) error {
 	addF("multi_stream_target_qps", o.MultiStreamTargetQPS, lim.MaxQPS, "QPS")
 	addF("target_latency_ms", o.TargetLatencyMs, maxMs, "ms")
 	addF("interval_ms", o.IntervalMs, maxMs, "ms")
+	addF("ttft_latency_ms", o.TTFTLatencyMs, maxMs, "ms")
+	addF("tpot_latency_ms", o.TPOTLatencyMs, maxMs, "ms")
 	addF("expected_latency_ns", o.ExpectedLatencyNs, maxNs, "ns")
 	addF("single_stream_expected_latency_ns", o.SingleStreamExpectedLatencyNs, maxNs, "ns")
 	addF("multi_stream_expected_latency_ns", o.MultiStreamExpectedLatencyNs, maxNs, "ns")

@@ -17,8 +17,11 @@ type RunSpec struct {
 	// Ruleset is "loadgen6" (the default) or "v0.5".
 	Ruleset string `json:"ruleset,omitempty"`
 	// Preset is a task (resnet50, mobilenet, ssd-resnet34, ssd-mobilenet,
-	// gnmt) whose official bound, interval, percentile and minimums apply
-	// after the conf texts and before Settings.
+	// gnmt; loadgen6 only: llama2-70b, llama2-70b-interactive,
+	// llama3.1-405b, mixtral-8x7b, gptj) whose official bound, interval,
+	// percentile and minimums (and for the LLM tasks the token-latency
+	// settings of LoadGen 6.0.17's mlperf.conf) apply after the conf texts
+	// and before Settings.
 	Preset string `json:"preset,omitempty"`
 	// MLPerfConf and UserConf are the text of an mlperf.conf and a
 	// user.conf (LoadGen's syntax), applied in that order before the preset
@@ -182,6 +185,21 @@ type RunSettings struct {
 	SamplesPerQuery *uint64 `json:"samples_per_query,omitempty"`
 	// IntervalMs is v0.5 MultiStream's issue interval: multi_stream_target_qps = 1000/interval_ms.
 	IntervalMs *float64 `json:"interval_ms,omitempty"`
+	// UseTokenLatencies is LoadGen's use_token_latencies (the LLM tasks):
+	// a Server run is judged by time to first token and time per output
+	// token at the target percentile, against TTFTLatencyMs and
+	// TPOTLatencyMs, instead of by query latency.
+	UseTokenLatencies *bool `json:"use_token_latencies,omitempty"`
+	// TTFTLatencyMs and TPOTLatencyMs are server_ttft_latency and
+	// server_tpot_latency in ms (mlperf.conf's ttft_latency and
+	// tpot_latency); they need use_token_latencies.
+	TTFTLatencyMs *float64 `json:"ttft_latency_ms,omitempty"`
+	TPOTLatencyMs *float64 `json:"tpot_latency_ms,omitempty"`
+	// InferTokenLatencies and TokenLatencyScalingFactor are LoadGen's
+	// infer_token_latencies and token_latency_scaling_factor (gptj):
+	// token figures inferred as that many tokens per sample.
+	InferTokenLatencies       *bool   `json:"infer_token_latencies,omitempty"`
+	TokenLatencyScalingFactor *uint64 `json:"token_latency_scaling_factor,omitempty"`
 
 	MinDurationMs                  *uint64 `json:"min_duration_ms,omitempty"`
 	MaxDurationMs                  *uint64 `json:"max_duration_ms,omitempty"` // 0: no limit, as LoadGen

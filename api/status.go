@@ -44,6 +44,9 @@ type RunStatus struct {
 	// Failures are result.json's failures: the failed samples by kind,
 	// most first (absent when none failed).
 	Failures []Failure `json:"failures,omitempty"`
+	// TokenLatencies are result.json's token_latencies: a Server run with
+	// use_token_latencies judged by TTFT and TPOT.
+	TokenLatencies *TokenLatencies `json:"token_latencies,omitempty"`
 	// QueuePosition is set while queued: runs ahead of this one.
 	QueuePosition *int `json:"queue_position,omitempty"`
 	// Progress is live while running and the last snapshot afterwards
@@ -80,6 +83,41 @@ func FailuresOf(fs []loadgen.Failure) []Failure {
 		out = append(out, Failure(f))
 	}
 	return out
+}
+
+// TokenLatencies are a run's token-latency constraints (result.json's
+// token_latencies; pkg/loadgen/RESULT.md): loadgen.TokenLatencies on the
+// wire, kept here so the contract does not move with the engine.
+type TokenLatencies struct {
+	Percentile            float64    `json:"percentile"`
+	Samples               int64      `json:"samples"`
+	SamplesUnderTwoTokens int64      `json:"samples_under_two_tokens"`
+	TTFT                  TokenBound `json:"ttft"`
+	TPOT                  TokenBound `json:"tpot"`
+	Met                   bool       `json:"met"`
+	EarlyStoppingMet      *bool      `json:"early_stopping_met,omitempty"`
+}
+
+// TokenBound is one token constraint: the percentile against its bound.
+type TokenBound struct {
+	PercentileNs          int64  `json:"percentile_ns"`
+	BoundNs               uint64 `json:"bound_ns"`
+	Met                   bool   `json:"met"`
+	OverBound             int64  `json:"over_bound"`
+	EarlyStoppingMet      *bool  `json:"early_stopping_met,omitempty"`
+	EarlyStoppingRequired int64  `json:"early_stopping_required,omitempty"`
+}
+
+// TokenLatenciesOf converts a result's token_latencies to the wire's (nil
+// stays nil).
+func TokenLatenciesOf(t *loadgen.TokenLatencies) *TokenLatencies {
+	if t == nil {
+		return nil
+	}
+	return &TokenLatencies{
+		Percentile: t.Percentile, Samples: t.Samples, SamplesUnderTwoTokens: t.SamplesUnderTwoTokens,
+		TTFT: TokenBound(t.TTFT), TPOT: TokenBound(t.TPOT), Met: t.Met, EarlyStoppingMet: t.EarlyStoppingMet,
+	}
 }
 
 // Progress is a live snapshot of a run (also the data of an SSE progress
@@ -161,6 +199,18 @@ type Trial struct {
 	// sweep's latency-vs-load figures.
 	LatencyMs        *TrialLatency `json:"latency_ms,omitempty"`
 	OverBoundSamples int64         `json:"over_bound_samples"`
+	// TokenLatencies judge a trial with use_token_latencies.
+	TokenLatencies *TrialTokens `json:"token_latencies,omitempty"`
+}
+
+// TrialTokens are a trial's token-latency constraints in ms (-1: the
+// percentile is a failed sample).
+type TrialTokens struct {
+	TTFTMs      float64 `json:"ttft_ms"`
+	TTFTBoundMs float64 `json:"ttft_bound_ms"`
+	TPOTMs      float64 `json:"tpot_ms"`
+	TPOTBoundMs float64 `json:"tpot_bound_ms"`
+	Met         bool    `json:"met"`
 }
 
 // TrialLatency are a trial's sample latencies in ms.

@@ -2,6 +2,8 @@
 # Peak search benchmarks (issue 5's acceptance), against sutproxy models in
 # process on 127.0.0.1:
 #   - Server peak within 5% of an M/G/c simulation's truth, HTTP and gRPC
+#   - Server peak under TTFT/TPOT bounds within 5% of the simulated LLM's
+#     discrete-event truth (sim.LLMTruth), HTTP and gRPC
 #   - v0.5 MultiStream finds the true max stream count or one below
 #   - early verdicts: at most half the time, same answer
 # Trials are 3 s; the whole script takes a few minutes. Run it on an idle
@@ -10,5 +12,5 @@
 set -eu
 cd "$(dirname "$0")/.."
 NETLOADGEN_SEARCH_BENCH=1 go test -count=1 -v -timeout 30m \
-	-run 'TestServerPeakWithinFivePercentOfTheTruth|TestMultiStreamFindsTheTrueMaximum|TestEarlyVerdictHalvesTheSearch' \
+	-run 'TestServerPeakWithinFivePercentOfTheTruth|TestTokenPeakWithinFivePercentOfTheTruth|TestMultiStreamFindsTheTrueMaximum|TestEarlyVerdictHalvesTheSearch' \
 	./pkg/runner/ 2>&1 | tee "${BENCH_OUT:-/tmp/search-bench.txt}" | grep -E 'FIGURE|^(---|===|ok|FAIL|PASS)'

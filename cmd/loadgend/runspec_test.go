@@ -110,6 +110,17 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		"a prompt data set",
 		[]string{"--target", "http://h:1", "--model", "llm", "--data", prompts, "--output-tokens", "32"},
 		`{"target": "http://h:1", "model": "llm", "scenario": "Server", "data": ` + jsonString(prompts) + `, "output_tokens": "32"}`,
+	}, {
+		"token latencies",
+		[]string{"--target", "http://h:1", "--model", "llm", "--use-token-latencies", "--ttft-latency-ms", "450", "--tpot-latency-ms", "40.5"},
+		`{"target": "http://h:1", "model": "llm", "scenario": "Server",
+		  "settings": {"use_token_latencies": true, "ttft_latency_ms": 450, "tpot_latency_ms": 40.5}}`,
+	}, {
+		"an LLM preset, inferred token latencies",
+		[]string{"--target", "http://h:1", "--model", "llm", "--preset", "gptj", "--scenario", "Offline", "--infer-token-latencies",
+			"--token-latency-scaling-factor", "70"},
+		`{"target": "http://h:1", "model": "llm", "scenario": "Offline", "preset": "gptj",
+		  "settings": {"infer_token_latencies": true, "token_latency_scaling_factor": 70}}`,
 	}}
 	t.Setenv("NETLOADGEN_TEST_FLAGKEY", "k")
 	for _, c := range cases {
@@ -144,6 +155,24 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 				t.Errorf("the flags search %+v, the spec %+v", req.search, run.Search)
 			}
 		})
+	}
+}
+
+// TestTokenFlagErrorsNameTheFlag: a token bound without
+// --use-token-latencies is refused, naming the flag the user typed.
+func TestTokenFlagErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--ttft-latency-ms", "450"}, "--ttft-latency-ms"},
+		{[]string{"--token-latency-scaling-factor", "69"}, "--token-latency-scaling-factor"},
+		{[]string{"--use-token-latencies", "--tpot-latency-ms", "0"}, "--tpot-latency-ms"},
+	} {
+		_, err := parseRunFlags(append([]string{"--target", "http://h:1", "--model", "m", "--out", t.TempDir()}, c.args...), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.flag)
+		}
 	}
 }
 

@@ -146,11 +146,11 @@ func (k *call) event(at time.Time, ev sseEvent) error {
 	if !scanAnswer(ev.Data, &k.info) {
 		return streamErrorf("an SSE event whose data is not a JSON object: %q", clip(ev.Data))
 	}
-	return k.account(at)
+	return k.account(at, ev.Data)
 }
 
-// account hands a decoded response to the handler.
-func (k *call) account(at time.Time) error {
+// account hands a decoded response (JSON data) to the handler.
+func (k *call) account(at time.Time, data []byte) error {
 	info := &k.info
 	if info.errMsg != nil {
 		return streamErrorf("an error in the answer after %d token responses: %s", k.resps, clip(info.errMsg))
@@ -161,6 +161,12 @@ func (k *call) account(at time.Time) error {
 	k.ids += info.ids
 	if info.text || info.ids > 0 {
 		k.resps++
+		if k.req.Capture {
+			if ch, ok := k.h.(genai.ContentHandler); ok {
+				text, ids := answerContent(data)
+				ch.Content(text, ids)
+			}
+		}
 		k.h.Tokens(at, max(info.ids, 1))
 	}
 	return nil
@@ -194,7 +200,7 @@ func (k *call) readOne(a *httpclient.Answer) (bool, error) {
 		return false, streamErrorf("an answer that is not a JSON object: %q", clip(body))
 	}
 	at := k.arrival(a)
-	if err := k.account(at); err != nil {
+	if err := k.account(at, body); err != nil {
 		return false, err
 	}
 	k.end(at, nil)

@@ -68,7 +68,12 @@ func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return nil
 	case *genWire:
 		// Read in place, not decoded; the verdict in v.err, as grpcCheck's.
-		v.walk(joined(data))
+		b := joined(data)
+		keep, raw := v.keepRaw, v.raw
+		v.walk(b)
+		if v.keepRaw = keep; keep {
+			v.raw = append(raw[:0], b...) // data is recycled once Unmarshal returns
+		}
 		return nil
 	}
 	return c.proto.Unmarshal(data, v)

@@ -77,6 +77,10 @@ type Generator struct {
 	slots  []genSlot // one per pooled connection
 	next   atomic.Uint64
 	wg     sync.WaitGroup // the streams' receivers
+	// capturing: a request asked for its content (genai.Request.Capture),
+	// so the receivers keep each response's bytes from then on; other
+	// runs never copy them.
+	capturing atomic.Bool
 }
 
 var _ genai.Client = (*Generator)(nil)
@@ -103,6 +107,7 @@ type genStream struct {
 type genCall struct {
 	mu      sync.Mutex
 	h       genai.Handler
+	capture genai.ContentHandler // the handler, when the request captures its content
 	ended   bool
 	tokens  bool // a token-bearing response arrived
 	ids     int  // output_ids counted over the responses
@@ -153,6 +158,10 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 		return
 	}
 	call := &genCall{h: h}
+	if ch, ok := h.(genai.ContentHandler); ok && req.Capture {
+		call.capture = ch
+		g.capturing.Store(true)
+	}
 	if ctx.Done() != nil {
 		call.stop = context.AfterFunc(ctx, func() { call.end(time.Now(), genai.Usage{}, ctx.Err()) })
 	}
@@ -279,6 +288,7 @@ func (s *genStream) recv() {
 	defer s.g.wg.Done()
 	var w genWire
 	for {
+		w.keepRaw = s.g.capturing.Load()
 		err := s.st.RecvMsg(&w)
 		at := s.g.c.arrival(uint64(s.slot))
 		if at.IsZero() {
@@ -370,6 +380,10 @@ func (c *genCall) response(at time.Time, w *genWire, final bool) {
 		}
 		if n := w.tokens(); n > 0 {
 			c.tokens = true
+			if c.capture != nil {
+				text, ids := responseContent(w.raw)
+				c.capture.Content(text, ids)
+			}
 			c.h.Tokens(at, n)
 		}
 	}

@@ -41,6 +41,10 @@ type genWire struct {
 	text    int    // elements of text_output
 	outputs int    // output tensors of any name
 	err     error  // the response is not a ModelStreamInferResponse
+	// keepRaw asks Unmarshal to keep the message's bytes in raw, for a
+	// request that captures its content.
+	keepRaw bool
+	raw     []byte
 }
 
 // tokens is the number of tokens the response carries: output_ids' count

@@ -17,12 +17,15 @@ import (
 )
 
 // ReadAccuracyLog parses an mlperf_log_accuracy.json: a JSON array of
-// {"seq_id", "qsl_idx", "data" (hex)} entries.
+// {"seq_id", "qsl_idx", "data" (hex)} entries, with token latencies also
+// "token_data" (hex) and "token_count".
 func ReadAccuracyLog(r io.Reader) ([]loadgen.AccuracyEntry, error) {
 	var raw []struct {
-		SeqID  *int    `json:"seq_id"`
-		QSLIdx *int    `json:"qsl_idx"`
-		Data   *string `json:"data"`
+		SeqID      *int    `json:"seq_id"`
+		QSLIdx     *int    `json:"qsl_idx"`
+		Data       *string `json:"data"`
+		TokenData  string  `json:"token_data"`
+		TokenCount int64   `json:"token_count"`
 	}
 	if err := json.NewDecoder(r).Decode(&raw); err != nil {
 		return nil, fmt.Errorf("accuracy log: not a JSON array of entries: %w", err)
@@ -39,7 +42,14 @@ func ReadAccuracyLog(r io.Reader) ([]loadgen.AccuracyEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("accuracy log: entry %d (qsl_idx %d): data is not hex: %w", i, *e.QSLIdx, err)
 		}
-		out[i] = loadgen.AccuracyEntry{SeqID: *e.SeqID, QSLIndex: *e.QSLIdx, Data: b}
+		var tok []byte
+		if e.TokenData != "" {
+			tok, err = hex.DecodeString(e.TokenData)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("accuracy log: entry %d (qsl_idx %d): token_data is not hex: %w", i, *e.QSLIdx, err)
+		}
+		out[i] = loadgen.AccuracyEntry{SeqID: *e.SeqID, QSLIndex: *e.QSLIdx, Data: b, TokenCount: e.TokenCount, TokenData: tok}
 	}
 	return out, nil
 }

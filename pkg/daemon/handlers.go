@@ -299,6 +299,7 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 	if rec.State.Terminal() {
 		st.Validity = sum.validity
 		st.InvalidReasons, st.Warnings, st.Failures = sum.invalidReasons, sum.warnings, sum.failures
+		st.TokenLatencies = sum.tokenLatencies
 	}
 	if detail {
 		files, _ := s.store.Files(rec.ID)

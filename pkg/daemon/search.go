@@ -71,6 +71,9 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 			tr.LatencyMs = &api.TrialLatency{P50: l.P50, P90: l.P90, P99: l.P99}
 		}
 		tr.OverBoundSamples = t.OverBound
+		if k := t.Tokens; k != nil {
+			tr.TokenLatencies = &api.TrialTokens{TTFTMs: k.TTFTMs, TTFTBoundMs: k.TTFTBoundMs, TPOTMs: k.TPOTMs, TPOTBoundMs: k.TPOTBoundMs, Met: k.Met}
+		}
 		if c := t.Criteria; c != nil {
 			tr.Criteria = &api.TrialCriteria{LatencyMet: c.LatencyMet, EarlyStoppingMet: c.EarlyStoppingMet,
 				MinDurationMet: c.MinDurationMet, MinQueriesMet: c.MinQueriesMet, NoFailedSamples: c.NoFailedSamples}

@@ -24,6 +24,7 @@ type runSummary struct {
 	// invalidReasons and warnings are result.json's too.
 	invalidReasons, warnings []string
 	failures                 []api.Failure
+	tokenLatencies           *api.TokenLatencies
 	trials                   []api.Trial
 	search                   *api.SearchStatus
 }
@@ -108,6 +109,7 @@ func (c *summaries) read(rec runstore.Record) *runSummary {
 			sum.validity = res.Validity
 			sum.invalidReasons, sum.warnings = res.InvalidReasons, res.Warnings
 			sum.failures = api.FailuresOf(res.Failures)
+			sum.tokenLatencies = api.TokenLatenciesOf(res.TokenLatencies)
 		}
 		f.Close()
 	}

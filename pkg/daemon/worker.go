@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // activeRun is the run the worker is carrying out.
@@ -100,6 +102,19 @@ func (s *Service) next() (string, bool) {
 	}
 }
 
+// metricsStarted makes id the metrics' active run, with its token bounds
+// when it judges token latencies.
+func (s *Service) metricsStarted(log *slog.Logger, id string, spec api.RunSpec, ls loadgen.Settings) {
+	if err := s.met.RunStarted(id, spec.Scenario, spec.Model, spec.Target, targetSamplesPerSecond(ls)); err != nil {
+		log.Warn("metrics", "error", err)
+	}
+	if ls.UseTokenLatencies && ls.Scenario == trace.Server {
+		if err := s.met.SetTokenBounds(time.Duration(ls.ServerTTFTLatencyNs), time.Duration(ls.ServerTPOTLatencyNs)); err != nil {
+			log.Warn("metrics", "error", err)
+		}
+	}
+}
+
 func (s *Service) execute(id string) {
 	log := s.log.With("run", id)
 	rec, err := s.store.Get(id)
@@ -136,9 +151,7 @@ func (s *Service) execute(id string) {
 		// Running in memory: the run goes on, and its end is kept too.
 	}
 	s.notify(id)
-	if err := s.met.RunStarted(id, spec.Scenario, spec.Model, spec.Target, targetSamplesPerSecond(rspec.Settings)); err != nil {
-		log.Warn("metrics", "error", err)
-	}
+	s.metricsStarted(log, id, spec, rspec.Settings)
 
 	// Progress goes to disk every second, so a run cut short by a crash
 	// keeps what it had done readable.

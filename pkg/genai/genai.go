@@ -97,6 +97,9 @@ type Request struct {
 	// ID is unique within the run (the sample's sequence number): the
 	// request's id where the protocol carries one.
 	ID uint64
+	// Capture asks the client to give the answer's content to the
+	// handler, when it is a ContentHandler (accuracy mode's log).
+	Capture bool
 }
 
 // Usage is what the server said the answer held, when it said.
@@ -118,6 +121,15 @@ type Handler interface {
 	// End: the answer is complete (err nil) or failed (err wraps one of the
 	// kserve error kinds or ErrStream). usage is what the server reported.
 	End(at time.Time, usage Usage, err error)
+}
+
+// ContentHandler is a Handler that takes the answer's content, when the
+// request asked for it (Request.Capture): each token-bearing response's
+// output token ids when the server gives them (Triton's output_ids), and
+// its text (text_output, an OpenAI choice's text or content), called just
+// before that response's Tokens.
+type ContentHandler interface {
+	Content(text []byte, ids []int64)
 }
 
 // Client sends generative requests. Generate must not block on the

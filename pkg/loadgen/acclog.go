@@ -13,6 +13,16 @@ type AccuracyEntry struct {
 	SeqID    int    // the sample's sequence number in the run (Query.FirstSample+j)
 	QSLIndex int    // the sample's QSL index
 	Data     []byte // the response bytes
+	// TokenCount and TokenData are a generative sample's output tokens
+	// and first token's content (Completion.Tokens, FirstTokenData): the
+	// log's token_count and token_data with use_token_latencies.
+	TokenCount int64
+	TokenData  []byte
+}
+
+// entryOf is sample j of a completion as the accuracy log holds it.
+func entryOf(seq, qslIndex int, c *Completion, j int) AccuracyEntry {
+	return AccuracyEntry{SeqID: seq, QSLIndex: qslIndex, Data: c.Data[j-c.First], TokenCount: int64(c.Tokens), TokenData: c.FirstTokenData}
 }
 
 // accuracyLogDefaultSeed is the seed of LoadGen's per-sample accuracy-log
@@ -78,14 +88,14 @@ func (a *accuracySampler) isSelected(seq int) bool {
 	return a.selected[seq/64]&(1<<(seq%64)) != 0
 }
 
-// add logs a response if its sample is selected; concurrent calls write
-// distinct slots, in completion order.
-func (a *accuracySampler) add(seq, qslIndex int, data []byte) {
+// add logs sample j of a completion if it is selected; concurrent calls
+// write distinct slots, in completion order.
+func (a *accuracySampler) add(seq, qslIndex int, c *Completion, j int) {
 	if !a.isSelected(seq) {
 		return
 	}
 	if i := a.n.Add(1) - 1; i < int64(len(a.entries)) {
-		a.entries[i] = AccuracyEntry{SeqID: seq, QSLIndex: qslIndex, Data: data}
+		a.entries[i] = entryOf(seq, qslIndex, c, j)
 	}
 }
 

@@ -362,7 +362,7 @@ func (a *AccuracyRun) complete(c Completion) {
 			continue
 		}
 		a.done++
-		a.entries = append(a.entries, AccuracyEntry{SeqID: seq, QSLIndex: samples[j], Data: c.Data[j-c.First]})
+		a.entries = append(a.entries, entryOf(seq, samples[j], &c, j))
 	}
 	if err != nil {
 		a.note(fmt.Sprintf("query %d samples [%d, %d): %v", c.Query, c.First, c.First+c.Count, err))

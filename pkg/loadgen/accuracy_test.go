@@ -265,3 +265,38 @@ func TestNoAccuracyLogByDefault(t *testing.T) {
 		t.Fatal("a run without sampling logged responses")
 	}
 }
+
+// tokenEchoSUT answers as echoSUT, each sample (one a query) with
+// 2 + idx%7 tokens and its first byte as the first token's content.
+type tokenEchoSUT struct{ echoSUT }
+
+func (s *tokenEchoSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)) {
+	s.echoSUT.IssueQuery(ctx, q, func(c Completion) {
+		idx := q.Samples[0]
+		c.Tokens, c.FirstTokenData = 2+idx%7, c.Data[0][:1]
+		done(c)
+	})
+}
+
+// The accuracy log's entries carry each response's token count and first
+// token content, for the log's token_count and token_data.
+func TestAccuracyEntriesCarryTokens(t *testing.T) {
+	s := DefaultSettings(RulesetLoadGen6)
+	s.Scenario, s.ServerTargetQPS, s.UseTokenLatencies = trace.Server, 1000, true
+	run, err := NewAccuracyRun(s, &tokenEchoSUT{}, &loadRecorder{total: 30, perf: 30}, WithClock(newFakeClock()), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Execute(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 30 {
+		t.Fatalf("%d entries, want 30", len(res.Entries))
+	}
+	for _, e := range res.Entries {
+		if e.TokenCount != int64(2+e.QSLIndex%7) || len(e.TokenData) != 1 || e.TokenData[0] != byte(e.QSLIndex) {
+			t.Errorf("entry of sample %d: token_count %d, token_data %x", e.QSLIndex, e.TokenCount, e.TokenData)
+		}
+	}
+}

@@ -306,8 +306,8 @@ func (s *Settings) ApplyConfig(c *Config, kind ConfigKind, model string) error {
 	}
 	l.flag(sc, "use_token_latencies", true, &s.UseTokenLatencies)
 	if s.UseTokenLatencies {
-		l.uint("Server", "ttft_latency", 1_000_000, &s.ServerTTFTLatency)
-		l.uint("Server", "tpot_latency", 1_000_000, &s.ServerTPOTLatency)
+		l.uint("Server", "ttft_latency", 1_000_000, &s.ServerTTFTLatencyNs)
+		l.uint("Server", "tpot_latency", 1_000_000, &s.ServerTPOTLatencyNs)
 	}
 	l.flag(sc, "infer_token_latencies", true, &s.InferTokenLatencies)
 	if s.InferTokenLatencies {

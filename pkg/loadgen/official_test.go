@@ -26,7 +26,7 @@ func TestOfficialConf(t *testing.T) {
 		// LoadGen multiplies the percent by 0.01 in double, as ApplyConfig does.
 		{"pointpainting", trace.SingleStream, func(s Settings) bool { return s.SingleStreamTargetLatencyPercentile == pct*0.01 }, "p99.9"},
 		{"llama2-70b", trace.Server, func(s Settings) bool {
-			return s.UseTokenLatencies && s.ServerTTFTLatency == 2_000_000_000 && s.ServerTPOTLatency == 200_000_000 && s.ServerTargetLatencyNs == 0
+			return s.UseTokenLatencies && s.ServerTTFTLatencyNs == 2_000_000_000 && s.ServerTPOTLatencyNs == 200_000_000 && s.ServerTargetLatencyNs == 0
 		}, "TTFT 2 s, TPOT 200 ms, no target_latency"},
 	} {
 		s := Settings{Ruleset: RulesetLoadGen6, Scenario: c.scenario}

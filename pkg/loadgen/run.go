@@ -173,8 +173,10 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 func (r *Run) planEarlyVerdict() error {
 	r.earlyOn = true
 	r.allowedPerf, r.allowedES = math.MaxInt64, math.MaxInt64
-	if r.settings.Scenario != trace.Server {
-		return nil // only failed samples settle the other scenarios early
+	if r.settings.Scenario != trace.Server || r.settings.UseTokenLatencies {
+		// Only failed samples settle the other scenarios early; with token
+		// latencies query latency decides nothing.
+		return nil
 	}
 	r.planned = int64(r.n)
 	if m := r.settings.MaxQueryCount; m > 0 && m < uint64(r.planned) {
@@ -277,6 +279,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	res := r.result(reason, !drained, unanswered, wall, end)
 	res.Warmup = warm
 	res.Tokens = r.tokenResult(res)
+	res.TokenLatencies = r.tokenLatencies()
 	if rs, ok := r.sut.(Resender); ok {
 		res.RequestsResent = int64(rs.Resends())
 	}
@@ -457,7 +460,7 @@ func (r *Run) complete(c Completion) {
 			_ = r.samples.Record(base+j, lat)
 			r.live.Record(lat)
 			if r.acc != nil && len(c.Data) == c.Count {
-				r.acc.add(base+j, r.tr.Query(q).Samples[j], c.Data[j-c.First])
+				r.acc.add(base+j, r.tr.Query(q).Samples[j], &c, j)
 			}
 		}
 		n++

@@ -32,8 +32,8 @@ func settingKeys(s *Settings) []struct {
 	}
 	return []kp{
 		{"use_token_latencies", &s.UseTokenLatencies},
-		{"server_ttft_latency", &s.ServerTTFTLatency},
-		{"server_tpot_latency", &s.ServerTPOTLatency},
+		{"server_ttft_latency", &s.ServerTTFTLatencyNs},
+		{"server_tpot_latency", &s.ServerTPOTLatencyNs},
 		{"infer_token_latencies", &s.InferTokenLatencies},
 		{"token_latency_scaling_factor", &s.TokenLatencyScalingFactor},
 		{"single_stream_expected_latency_ns", &s.SingleStreamExpectedLatencyNs},

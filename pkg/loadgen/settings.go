@@ -84,9 +84,17 @@ type Settings struct {
 	PerformanceSampleCountOverride uint64 `json:"performance_sample_count_override"`
 	AccuracySampleCountOverride    uint64 `json:"accuracy_sample_count_override"`
 
-	UseTokenLatencies         bool   `json:"use_token_latencies"`
-	ServerTTFTLatency         uint64 `json:"server_ttft_latency"`
-	ServerTPOTLatency         uint64 `json:"server_tpot_latency"`
+	// UseTokenLatencies judges a Server run by its time to first token
+	// and time per output token at the target percentile, against
+	// ServerTTFTLatencyNs and ServerTPOTLatencyNs, instead of by query
+	// latency against ServerTargetLatencyNs (which may then be 0, as
+	// mlperf.conf sets it for the LLM tasks). The JSON keys are LoadGen's
+	// TestSettings names; the values are ns, as there.
+	UseTokenLatencies   bool   `json:"use_token_latencies"`
+	ServerTTFTLatencyNs uint64 `json:"server_ttft_latency"`
+	ServerTPOTLatencyNs uint64 `json:"server_tpot_latency"`
+	// InferTokenLatencies (gptj) reports token figures inferred from
+	// sample latencies: TokenLatencyScalingFactor tokens per sample.
 	InferTokenLatencies       bool   `json:"infer_token_latencies"`
 	TokenLatencyScalingFactor uint64 `json:"token_latency_scaling_factor"`
 
@@ -165,8 +173,8 @@ func DefaultSettings(r Ruleset) Settings {
 		OfflineExpectedQPS:                   1,
 		MinDurationMs:                        10_000,
 		MinQueryCount:                        100,
-		ServerTTFTLatency:                    100_000_000,
-		ServerTPOTLatency:                    100_000_000,
+		ServerTTFTLatencyNs:                  100_000_000,
+		ServerTPOTLatencyNs:                  100_000_000,
 		Engine: EngineSettings{
 			SpinThresholdNs:  int64(DefaultSpinThreshold),
 			DrainTimeoutMs:   uint64(DefaultDrainTimeout / time.Millisecond),
@@ -318,6 +326,11 @@ func (s Settings) checkTokenLatencies() error {
 		return bad("use_token_latencies", "supported for Server and Offline (LoadGen's LLM scenarios), not %s", s.Scenario)
 	case s.Engine.Concurrency > 0:
 		return bad("engine.concurrency", "a closed loop has no MLPerf verdict; turn use_token_latencies off")
+	case s.Scenario == trace.Server && (s.ServerTTFTLatencyNs == 0 || s.ServerTTFTLatencyNs > math.MaxInt64):
+		// In int64 ns, as the latencies they are compared with.
+		return bad("server_ttft_latency", "must be positive and at most %d ns, got %d", int64(math.MaxInt64), s.ServerTTFTLatencyNs)
+	case s.Scenario == trace.Server && (s.ServerTPOTLatencyNs == 0 || s.ServerTPOTLatencyNs > math.MaxInt64):
+		return bad("server_tpot_latency", "must be positive and at most %d ns, got %d", int64(math.MaxInt64), s.ServerTPOTLatencyNs)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func TestValidateNamesTheSetting(t *testing.T) {
 			s.Ruleset, s.Scenario, s.MultiStreamMaxAsyncQueries = RulesetV05, trace.MultiStream, 2
 		}, "multi_stream_max_async_queries"},
 		{"offline qps", func(s *Settings) { s.Scenario, s.OfflineExpectedQPS = trace.Offline, 0 }, "offline_expected_qps"},
-		{"tokens", func(s *Settings) { s.UseTokenLatencies = true }, "use_token_latencies"},
+		{"tokens", func(s *Settings) { s.Scenario, s.UseTokenLatencies, s.ServerTTFTLatencyNs = trace.Server, true, 0 }, "server_ttft_latency"},
 		{"drain", func(s *Settings) { s.Engine.DrainTimeoutMs = 0 }, "engine.drain_timeout_ms"},
 		{"spin", func(s *Settings) { s.Engine.SpinThresholdNs = -1 }, "engine.spin_threshold_ns"},
 	}

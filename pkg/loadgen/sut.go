@@ -132,4 +132,8 @@ type Completion struct {
 	// Gaps are the sample's inter-token gaps, in order. The engine folds
 	// them in before done returns: the SUT may reuse the slice.
 	Gaps []time.Duration
+	// FirstTokenData is the first token-bearing response's content, when
+	// responses are captured (Data): what LoadGen's FirstTokenComplete
+	// logs as token_data. The engine keeps it.
+	FirstTokenData []byte
 }

@@ -89,7 +89,7 @@ type tokenRun struct {
 func tokenRunOf(s Settings, res *Result) tokenRun {
 	return tokenRun{
 		scenario: s.Scenario, percentile: s.TargetPercentile(),
-		ttftBound: s.ServerTTFTLatency, tpotBound: s.ServerTPOTLatency,
+		ttftBound: s.ServerTTFTLatencyNs, tpotBound: s.ServerTPOTLatencyNs,
 		queriesIssued: res.QueriesIssued, finalIssuedNs: res.FinalQueryIssuedTimeNs,
 		finalDone: res.FinalQueryAllSamplesDoneTimeNs, maxLatencyNs: res.SampleLatency.MaxNs,
 		meanLatency: res.SampleLatency.MeanNs,

@@ -67,7 +67,7 @@ func TestJudgeTokenLatenciesFailedAndOffline(t *testing.T) {
 // samples; malformed lists are errors naming the line.
 func TestSampleListRoundTrip(t *testing.T) {
 	s := DefaultSettings(RulesetLoadGen6)
-	s.Scenario, s.UseTokenLatencies, s.ServerTTFTLatency, s.ServerTargetQPS, s.Task = trace.Server, true, 450_000_000, 3.4, "llama2-70b"
+	s.Scenario, s.UseTokenLatencies, s.ServerTTFTLatencyNs, s.ServerTargetQPS, s.Task = trace.Server, true, 450_000_000, 3.4, "llama2-70b"
 	rec := Recorded{SUTName: "my SUT", QSLTotalSampleCount: 24576, QSLPerformanceSampleCount: 24576, QueriesIssued: 3,
 		FinalQueryScheduledTimeNs: 5, FinalQueryIssuedTimeNs: 6, FinalQueryAllSamplesDoneTimeNs: 7,
 		Samples: []TokenSample{{LatencyNs: 10, FirstTokenNs: 2, Tokens: 5}, {LatencyNs: math.MaxInt64, FirstTokenNs: math.MaxInt64, Failed: true}, {LatencyNs: 9, FirstTokenNs: 9, Tokens: 1}}}

@@ -76,6 +76,7 @@ func (m *Metrics) RunEnded(id, state string) error {
 	m.setState(state)
 	m.runs.WithLabelValues(state).Inc()
 	m.targetQPS.Set(0)
+	m.tok.setBounds(0, 0)
 	m.resetSearch()
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 // Output is buffered; Close flushes it. The first write error is kept and
 // returned by every later call.
 type AccuracyLog struct {
+	tokens AccuracyTokens
 	mu     sync.Mutex
 	w      *bufio.Writer
 	n      int
@@ -29,9 +30,43 @@ type AccuracyLog struct {
 	buf    []byte
 }
 
+// AccuracyTokens is what LoadGen adds to each entry of a run with
+// use_token_latencies (logging.cc LogAccuracy): the response's token count,
+// and outside Offline (needs_first_token) the first token's response bytes
+// before it.
+type AccuracyTokens int
+
+const (
+	// NoTokens: seq_id, qsl_idx, data.
+	NoTokens AccuracyTokens = iota
+	// TokenCount adds "token_count" : N (Offline).
+	TokenCount
+	// TokenDataAndCount adds "token_data" : "HEX", "token_count" : N
+	// (SingleStream, MultiStream, Server).
+	TokenDataAndCount
+)
+
+// AccuracyTokensFor is LoadGen's choice: no token fields without
+// use_token_latencies; Offline has no first token to log.
+func AccuracyTokensFor(useTokenLatencies, offline bool) AccuracyTokens {
+	switch {
+	case !useTokenLatencies:
+		return NoTokens
+	case offline:
+		return TokenCount
+	}
+	return TokenDataAndCount
+}
+
 // NewAccuracyLog starts an accuracy log on w, writing its opening "[".
 func NewAccuracyLog(w io.Writer) (*AccuracyLog, error) {
-	a := &AccuracyLog{w: bufio.NewWriterSize(w, 64<<10)}
+	return NewAccuracyLogTokens(w, NoTokens)
+}
+
+// NewAccuracyLogTokens starts an accuracy log whose entries carry the
+// token fields of mode (AddTokens gives them).
+func NewAccuracyLogTokens(w io.Writer, mode AccuracyTokens) (*AccuracyLog, error) {
+	a := &AccuracyLog{w: bufio.NewWriterSize(w, 64<<10), tokens: mode}
 	if _, err := a.w.WriteString("["); err != nil {
 		return nil, fmt.Errorf("write accuracy log: %w", err)
 	}
@@ -39,8 +74,17 @@ func NewAccuracyLog(w io.Writer) (*AccuracyLog, error) {
 }
 
 // Add logs one response: the sample's sequence id (its issue order in the
-// run), its QSL index and the response bytes.
+// run), its QSL index and the response bytes (no token fields: a log of
+// NewAccuracyLogTokens writes token_count 0 and empty token_data).
 func (a *AccuracyLog) Add(seqID uint64, qslIdx uint64, data []byte) error {
+	return a.AddTokens(seqID, qslIdx, data, nil, 0)
+}
+
+// AddTokens logs one response with its first token's response bytes and
+// its token count, written as the log's AccuracyTokens mode says, in
+// LoadGen's order: ..., "data" : "HEX", "token_data" : "HEX",
+// "token_count" : N }.
+func (a *AccuracyLog) AddTokens(seqID uint64, qslIdx uint64, data, tokenData []byte, tokenCount int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
@@ -59,7 +103,17 @@ func (a *AccuracyLog) Add(seqID uint64, qslIdx uint64, data []byte) error {
 	b = strconv.AppendUint(b, qslIdx, 10)
 	b = append(b, ", \"data\" : \""...)
 	b = appendUpperHex(b, data)
-	b = append(b, "\" }"...)
+	b = append(b, '"')
+	if a.tokens == TokenDataAndCount {
+		b = append(b, ", \"token_data\" : \""...)
+		b = appendUpperHex(b, tokenData)
+		b = append(b, '"')
+	}
+	if a.tokens != NoTokens {
+		b = append(b, ", \"token_count\" : "...)
+		b = strconv.AppendInt(b, tokenCount, 10)
+	}
+	b = append(b, " }"...)
 	a.buf = b
 	if _, err := a.w.Write(b); err != nil {
 		a.err = fmt.Errorf("write accuracy log: %w", err)

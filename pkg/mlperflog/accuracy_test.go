@@ -126,3 +126,34 @@ func TestAccuracyLogWriteError(t *testing.T) {
 		t.Errorf("Add after failure: %v", err)
 	}
 }
+
+// With use_token_latencies LoadGen adds token_count (Offline), or
+// token_data then token_count (the other scenarios), after data, in
+// LogArgs' `"key" : value` form (logging.cc LogAccuracy).
+func TestAccuracyLogTokens(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mode AccuracyTokens
+		want string
+	}{
+		{"Offline", AccuracyTokensFor(true, true),
+			"[\n{ \"seq_id\" : 3, \"qsl_idx\" : 9, \"data\" : \"0A0B\", \"token_count\" : 2 },\n{ \"seq_id\" : 4, \"qsl_idx\" : 1, \"data\" : \"\", \"token_count\" : 0 }\n]\n"},
+		{"Server", AccuracyTokensFor(true, false),
+			"[\n{ \"seq_id\" : 3, \"qsl_idx\" : 9, \"data\" : \"0A0B\", \"token_data\" : \"0A\", \"token_count\" : 2 },\n{ \"seq_id\" : 4, \"qsl_idx\" : 1, \"data\" : \"\", \"token_data\" : \"\", \"token_count\" : 0 }\n]\n"},
+		{"no token latencies", AccuracyTokensFor(false, false),
+			"[\n{ \"seq_id\" : 3, \"qsl_idx\" : 9, \"data\" : \"0A0B\" },\n{ \"seq_id\" : 4, \"qsl_idx\" : 1, \"data\" : \"\" }\n]\n"},
+	} {
+		var b bytes.Buffer
+		a, err := NewAccuracyLogTokens(&b, c.mode)
+		must(t, err)
+		must(t, a.AddTokens(3, 9, []byte{0x0a, 0x0b}, []byte{0x0a}, 2))
+		must(t, a.Add(4, 1, nil))
+		must(t, a.Close())
+		if b.String() != c.want {
+			t.Errorf("%s: got %q\nwant %q", c.name, b.String(), c.want)
+		}
+		if !json.Valid(b.Bytes()) {
+			t.Errorf("%s: not valid JSON", c.name)
+		}
+	}
+}

@@ -140,12 +140,12 @@ func (d *DetailLog) LogRequestedSettings(at time.Duration, r *Requested) error {
 		kv{"requested_performance_sample_count_override", r.PerformanceSampleCountOverride},
 		kv{"requested_accuracy_sample_count_override", r.AccuracySampleCountOverride},
 		kv{"requested_sample_concatenate_permutation", r.SampleConcatenatePermutation},
-		// The checker reads it for LLMs.
 		kv{"requested_use_token_latencies", r.UseTokenLatencies})
 	if r.UseTokenLatencies && r.Scenario == trace.Server {
+		// LoadGen logs the token bounds only where they judge the run.
 		kvs = append(kvs,
-			kv{"requested_server_ttft_latency", r.ServerTTFTLatency},
-			kv{"requested_server_tpot_latency", r.ServerTPOTLatency})
+			kv{"requested_server_ttft_latency", r.ServerTTFTLatencyNs},
+			kv{"requested_server_tpot_latency", r.ServerTPOTLatencyNs})
 	}
 	return d.logAll(at, kvs)
 }

@@ -25,8 +25,8 @@ type Effective struct {
 	// server_tpot_latency in ns): with them on, "Test Parameters Used"
 	// lists the TTFT and TPOT bounds in place of target_latency.
 	UseTokenLatencies bool
-	ServerTTFTLatency uint64
-	ServerTPOTLatency uint64
+	ServerTTFTLatencyNs uint64
+	ServerTPOTLatencyNs uint64
 }
 
 // Requested are the settings as the user asked for them (TestSettings), logged
@@ -45,8 +45,6 @@ type Requested struct {
 	PrintTimestamps             bool
 	AccuracySampleCountOverride uint64 // accuracy_sample_count_override (0 = the QSL's)
 	UseTokenLatencies           bool   // use_token_latencies
-	// ServerTTFTLatency and ServerTPOTLatency (ns) are logged for a Server
-	// run with token latencies (requested_server_ttft_latency, _tpot_).
-	ServerTTFTLatency uint64
-	ServerTPOTLatency uint64
+	ServerTTFTLatencyNs         uint64 // server_ttft_latency (logged for Server with token latencies)
+	ServerTPOTLatencyNs         uint64 // server_tpot_latency
 }

@@ -183,8 +183,8 @@ func writeTestParameters(b *strings.Builder, st *Effective) {
 	line(b, "samples_per_query : ", u(st.SamplesPerQuery))
 	line(b, "target_qps : ", formatDouble(st.TargetQPS))
 	if st.UseTokenLatencies {
-		line(b, "ttft_latency (ns): ", u(st.ServerTTFTLatency))
-		line(b, "tpot_latency (ns): ", u(st.ServerTPOTLatency))
+		line(b, "ttft_latency (ns): ", u(st.ServerTTFTLatencyNs))
+		line(b, "tpot_latency (ns): ", u(st.ServerTPOTLatencyNs))
 	} else {
 		line(b, "target_latency (ns): ", u(st.TargetLatencyNs))
 	}

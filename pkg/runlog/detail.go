@@ -136,8 +136,8 @@ func requested(res *loadgen.Result) mlperflog.Requested {
 		PrintTimestamps:                      r.PrintTimestamps,
 		AccuracySampleCountOverride:          r.AccuracySampleCountOverride,
 		UseTokenLatencies:                    r.UseTokenLatencies,
-		ServerTTFTLatency:                    r.ServerTTFTLatency,
-		ServerTPOTLatency:                    r.ServerTPOTLatency,
+		ServerTTFTLatencyNs:                  r.ServerTTFTLatencyNs,
+		ServerTPOTLatencyNs:                  r.ServerTPOTLatencyNs,
 	}
 }
 

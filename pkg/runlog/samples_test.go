@@ -121,7 +121,7 @@ func TestGenerativeRunJudgedByTokenLatencies(t *testing.T) {
 				tweak: func(s *loadgen.Settings) {
 					s.UseTokenLatencies = true
 					s.ServerTargetLatencyNs = 0 // LoadGen's LLM settings: judged by TTFT and TPOT only
-					s.ServerTTFTLatency, s.ServerTPOTLatency = 5_000_000, tc.tpotBound
+					s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = 5_000_000, tc.tpotBound
 					s.ServerTargetQPS = 2_000
 					// netloadgen's default; it does not apply to a run
 					// judged by TTFT and TPOT, which runs its length.

@@ -69,7 +69,7 @@ func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, e
 		if err := os.MkdirAll(spec.OutDir, 0o755); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
 		}
-		if err := WriteAccuracyLog(spec.OutDir, res.Entries, out.Layout); err != nil {
+		if err := WriteAccuracyLog(spec.OutDir, res.Entries, out.Layout, accuracyTokens(spec.Settings)); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
 		}
 		if err := atomicfile.Write(spec.OutDir, AccuracyResultFile, func(w io.Writer) error {
@@ -86,19 +86,26 @@ func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, e
 	return out, nil
 }
 
+// accuracyTokens is the accuracy log's token fields for the settings, as
+// LoadGen chooses them.
+func accuracyTokens(s loadgen.Settings) mlperflog.AccuracyTokens {
+	return mlperflog.AccuracyTokensFor(s.UseTokenLatencies, s.Scenario == trace.Offline)
+}
+
 // WriteAccuracyLog writes entries as dir/mlperf_log_accuracy.json in
-// LoadGen's format and, when layout is known, dir/accuracy_outputs.json.
-func WriteAccuracyLog(dir string, entries []loadgen.AccuracyEntry, layout []sut.OutputLayout) error {
+// LoadGen's format, with the token fields tokens says (token_count,
+// token_data), and, when layout is known, dir/accuracy_outputs.json.
+func WriteAccuracyLog(dir string, entries []loadgen.AccuracyEntry, layout []sut.OutputLayout, tokens mlperflog.AccuracyTokens) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	err := atomicfile.Write(dir, runlog.AccuracyFile, func(w io.Writer) error {
-		a, err := mlperflog.NewAccuracyLog(w)
+		a, err := mlperflog.NewAccuracyLogTokens(w, tokens)
 		if err != nil {
 			return err
 		}
 		for _, e := range entries {
-			if err := a.Add(uint64(e.SeqID), uint64(e.QSLIndex), e.Data); err != nil {
+			if err := a.AddTokens(uint64(e.SeqID), uint64(e.QSLIndex), e.Data, e.TokenData, e.TokenCount); err != nil {
 				return err
 			}
 		}

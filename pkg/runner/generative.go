@@ -195,7 +195,7 @@ func generateOptions(pr *Probe) grpcclient.GenerateOptions {
 }
 
 // openGenerative builds a generative run's SUT and sample set.
-func openGenerative(spec Spec, conn *connection, pr *Probe, name string) (*sut.Adapter, promptSet, error) {
+func openGenerative(spec Spec, conn *connection, pr *Probe, name string, capture bool) (*sut.Adapter, promptSet, error) {
 	ps := spec.Prompts
 	if ps == nil {
 		// No prompt setting: the synthetic defaults (genai.DefaultInputTokens,
@@ -215,7 +215,7 @@ func openGenerative(spec Spec, conn *connection, pr *Probe, name string) (*sut.A
 	stream := pr.API != genai.APIGenerate
 	ad, err := sut.Open(sut.Config{Generative: &sut.GenerativeConfig{Client: client, Prompts: ps,
 		Options: sut.GenerativeOptions{Model: spec.Model, Version: spec.ModelVersion, Stream: stream, Name: name,
-			Timeout: spec.RequestTimeout}}})
+			Timeout: spec.RequestTimeout, Capture: capture}}})
 	if err != nil {
 		client.Close()
 		return nil, nil, err

@@ -193,12 +193,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
 	}
 	if pr.API != "" {
-		if capture {
-			// The engine's response log holds tensors; a generative
-			// answer's text is not kept.
-			return nil, fmt.Errorf("%w: %s: accuracy mode and accuracy log sampling log tensor responses; a generative run has none to log", ErrAPI, pr.API)
-		}
-		ad, ps, err := openGenerative(spec, conn, pr, name)
+		ad, ps, err := openGenerative(spec, conn, pr, name, capture)
 		if err != nil {
 			return nil, err
 		}
@@ -281,7 +276,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	}
 	if spec.OutDir != "" {
 		if run.LogsResponses() {
-			if err := WriteAccuracyLog(spec.OutDir, out.Accuracy, out.Layout); err != nil {
+			if err := WriteAccuracyLog(spec.OutDir, out.Accuracy, out.Layout, accuracyTokens(spec.Settings)); err != nil {
 				return out, fmt.Errorf("writing the run's files: %w", err)
 			}
 		}

@@ -18,10 +18,18 @@ import (
 // can bring the percentile back under it, so the trial is cancelled. A
 // shorter run only allows fewer, so ending early cannot turn a fail into a
 // pass either (stats.Decide).
+//
+// With token latencies (tokens set) the constraint is on TTFT and TPOT
+// instead: each sample over either bound counts against the same allowance,
+// each bound on its own, and query latency decides nothing.
 type stopper struct {
 	cancel context.CancelFunc
 	bound  time.Duration
 	next   loadgen.Observer
+
+	tokens               bool
+	ttftBound, tpotBound time.Duration
+	overTTFT, overTPOT   atomic.Int64
 
 	planned, allowed int64
 	armed            atomic.Bool
@@ -72,24 +80,41 @@ func (s *stopper) Completed(query, samples int, latency time.Duration, err error
 		s.next.Completed(query, samples, latency, err)
 	}
 	done := s.done.Add(int64(samples))
-	if err == nil && latency <= s.bound {
+	if err == nil && (s.tokens || latency <= s.bound) {
 		return
 	}
 	over := s.over.Add(int64(samples))
 	if !s.armed.Load() || errors.Is(err, loadgen.ErrUnanswered) {
 		return
 	}
-	failed := err != nil
-	if (failed || stats.Decide(s.allowed, s.planned, done, over) == stats.Fail) && s.fired.CompareAndSwap(false, true) {
-		why := fmt.Sprintf("%d samples over the latency bound exceed the %d the percentile allows for %d planned samples", over, s.allowed, s.planned)
-		if failed {
-			why = "a failed sample (" + err.Error() + ") fails the trial"
-		}
-		s.mu.Lock()
-		s.at = record{Stopped: true, Reason: why, OverLatency: over, Completed: done, PlannedSamples: s.planned, Allowed: s.allowed,
-			Note: "the search stopped this loadgen6 trial on the latency constraint alone; its logs show it as cancelled"}
-		s.mu.Unlock()
-		s.cancel()
+	if err != nil {
+		s.fire("a failed sample ("+err.Error()+") fails the trial", over, done)
+		return
+	}
+	if stats.Decide(s.allowed, s.planned, done, over) == stats.Fail {
+		s.fire(fmt.Sprintf("%d samples over the latency bound exceed the %d the percentile allows for %d planned samples", over, s.allowed, s.planned), over, done)
+	}
+}
+
+// fire stops the trial, once, saying why.
+func (s *stopper) fire(why string, over, done int64) {
+	if !s.fired.CompareAndSwap(false, true) {
+		return
+	}
+	s.mu.Lock()
+	s.at = record{Stopped: true, Reason: why, OverLatency: over, Completed: done, PlannedSamples: s.planned, Allowed: s.allowed,
+		Note: "the search stopped this loadgen6 trial on the latency constraint alone; its logs show it as cancelled"}
+	s.mu.Unlock()
+	s.cancel()
+}
+
+// overTokens counts a sample over a token bound; the trial fails once
+// more are over it than the percentile allows (a failed sample has
+// already failed it).
+func (s *stopper) overTokens(name string, n *atomic.Int64) {
+	over := n.Add(1)
+	if s.armed.Load() && over > s.allowed {
+		s.fire(fmt.Sprintf("%d samples over the %s bound exceed the %d the percentile allows for %d planned samples", over, name, s.allowed, s.planned), over, s.done.Load())
 	}
 }
 
@@ -98,6 +123,16 @@ func (s *stopper) Completed(query, samples int, latency time.Duration, err error
 func (s *stopper) Tokens(query, output, input int, ttft, tpot time.Duration, gaps []time.Duration) {
 	if t, ok := s.next.(loadgen.TokenObserver); ok {
 		t.Tokens(query, output, input, ttft, tpot, gaps)
+	}
+	if !s.tokens {
+		return
+	}
+	// A sample of fewer than two tokens has LoadGen's negative TPOT.
+	if ttft > s.ttftBound {
+		s.overTokens("TTFT", &s.overTTFT)
+	}
+	if output >= 2 && tpot > s.tpotBound {
+		s.overTokens("TPOT", &s.overTPOT)
 	}
 }
 

@@ -66,7 +66,9 @@ func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (
 	var st *stopper
 	obs := n.Observer
 	if own {
-		st = &stopper{cancel: cancel, bound: time.Duration(spec.Settings.ServerTargetLatencyNs), next: obs}
+		ls := spec.Settings
+		st = &stopper{cancel: cancel, bound: time.Duration(ls.ServerTargetLatencyNs), next: obs,
+			tokens: ls.UseTokenLatencies, ttftBound: time.Duration(ls.ServerTTFTLatencyNs), tpotBound: time.Duration(ls.ServerTPOTLatencyNs)}
 		obs = st
 		started := opts.Started
 		opts.Started = func(r *loadgen.Run) {

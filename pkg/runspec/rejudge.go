@@ -28,7 +28,7 @@ func RejudgeSettings(base loadgen.Settings, o api.RunSettings, tb TokenBounds) (
 		field string
 		ms    *float64
 		dst   *uint64
-	}{{"ttft_latency_ms", tb.TTFTLatencyMs, &ls.ServerTTFTLatency}, {"tpot_latency_ms", tb.TPOTLatencyMs, &ls.ServerTPOTLatency}} {
+	}{{"ttft_latency_ms", tb.TTFTLatencyMs, &ls.ServerTTFTLatencyNs}, {"tpot_latency_ms", tb.TPOTLatencyMs, &ls.ServerTPOTLatencyNs}} {
 		if b.ms == nil {
 			continue
 		}

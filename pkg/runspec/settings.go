@@ -64,6 +64,9 @@ func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string
 	if err := applyOverrides(s.Overrides, &ls, src); err != nil {
 		return ls, src, err
 	}
+	if err := unusedTokenBounds(s.Overrides, ls); err != nil {
+		return ls, src, err
+	}
 	if s.SLO != "" {
 		slo, err := genai.ParseSLO(s.SLO)
 		if err != nil {
@@ -224,16 +227,7 @@ func overrides(o api.RunSettings, ls *loadgen.Settings) []override {
 		same("performance_issue_same_index", copyTo(o.PerformanceIssueSameIndex, &ls.PerformanceIssueSameIndex)),
 		same("performance_sample_count_override", copyTo(o.PerformanceSampleCountOverride, &ls.PerformanceSampleCountOverride)),
 		same("server_max_async_queries", copyTo(o.ServerMaxAsyncQueries, &ls.ServerMaxAsyncQueries)),
-		{"target_latency_ms", []string{"server_target_latency_ns"}, ifSet(o.TargetLatencyMs, func(ms float64) error {
-			if !positive(ms) {
-				return fmt.Errorf("must be a positive number, got %v", ms)
-			}
-			if ms*1e6 >= math.MaxInt64 {
-				return fmt.Errorf("too large: %v ms", ms)
-			}
-			ls.ServerTargetLatencyNs = uint64(ms * 1e6)
-			return nil
-		})},
+		{"target_latency_ms", []string{"server_target_latency_ns"}, msTo(o.TargetLatencyMs, &ls.ServerTargetLatencyNs)},
 		same("server_target_latency_ns", ifSet(o.ServerTargetLatencyNs, func(ns uint64) error {
 			if ns == 0 || ns > math.MaxInt64 {
 				return fmt.Errorf("must be positive and at most %d, got %d", int64(math.MaxInt64), ns)
@@ -266,6 +260,11 @@ func overrides(o api.RunSettings, ls *loadgen.Settings) []override {
 			return nil
 		})},
 		same("multi_stream_target_qps", positiveTo(o.MultiStreamTargetQPS, &ls.MultiStreamTargetQPS)),
+		same("use_token_latencies", copyTo(o.UseTokenLatencies, &ls.UseTokenLatencies)),
+		{"ttft_latency_ms", []string{"server_ttft_latency"}, msTo(o.TTFTLatencyMs, &ls.ServerTTFTLatencyNs)},
+		{"tpot_latency_ms", []string{"server_tpot_latency"}, msTo(o.TPOTLatencyMs, &ls.ServerTPOTLatencyNs)},
+		same("infer_token_latencies", copyTo(o.InferTokenLatencies, &ls.InferTokenLatencies)),
+		same("token_latency_scaling_factor", oneOrMoreTo(o.TokenLatencyScalingFactor, &ls.TokenLatencyScalingFactor)),
 		{"drain_timeout_ms", []string{"engine.drain_timeout_ms"}, copyTo(o.DrainTimeoutMs, &e.DrainTimeoutMs)},
 		{"early_verdict", []string{"engine.early_verdict"}, copyTo(o.EarlyVerdict, &e.EarlyVerdict)},
 		{"warmup_ms", []string{"engine.warmup_ms"}, copyTo(o.WarmupMs, &e.WarmupMs)},
@@ -321,6 +320,40 @@ func oneOrMoreTo(v *uint64, dst *uint64) func() error {
 		*dst = x
 		return nil
 	})
+}
+
+// msTo sets a bound in ns from ms, positive and within int64 ns.
+func msTo(v *float64, dst *uint64) func() error {
+	return ifSet(v, func(ms float64) error {
+		if !positive(ms) {
+			return fmt.Errorf("must be a positive number, got %v", ms)
+		}
+		if ms*1e6 >= math.MaxInt64 {
+			return fmt.Errorf("too large: %v ms", ms)
+		}
+		*dst = uint64(ms * 1e6)
+		return nil
+	})
+}
+
+// unusedTokenBounds refuses a token setting that the settings in the end
+// ignore: LoadGen reads the TTFT/TPOT bounds only with
+// use_token_latencies, the factor only with infer_token_latencies, so a
+// bound given without them would silently judge nothing.
+func unusedTokenBounds(o api.RunSettings, ls loadgen.Settings) error {
+	const presets = "llama2-70b, llama2-70b-interactive, llama3.1-405b or mixtral-8x7b"
+	for _, c := range []struct {
+		field string
+		set   bool
+	}{{"ttft_latency_ms", o.TTFTLatencyMs != nil}, {"tpot_latency_ms", o.TPOTLatencyMs != nil}} {
+		if c.set && !ls.UseTokenLatencies {
+			return fieldErr("settings."+c.field, "has no effect without use_token_latencies: set it too (--use-token-latencies, settings.use_token_latencies) or use the preset %s", presets)
+		}
+	}
+	if o.TokenLatencyScalingFactor != nil && !ls.InferTokenLatencies {
+		return fieldErr("settings.token_latency_scaling_factor", "has no effect without infer_token_latencies: set it too (--infer-token-latencies, settings.infer_token_latencies) or use the preset gptj")
+	}
+	return nil
 }
 
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }

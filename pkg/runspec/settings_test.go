@@ -137,6 +137,61 @@ func TestSettingsMatchCLI(t *testing.T) {
 			s.MinQueryCount = 50
 			return s
 		},
+	}, {
+		// --scenario Server --use-token-latencies --ttft-latency-ms 450 --tpot-latency-ms 40.5
+		name: "token latencies",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "Server",
+			"settings": {"use_token_latencies": true, "ttft_latency_ms": 450, "tpot_latency_ms": 40.5}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.UseTokenLatencies = true
+			s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = 450_000_000, 40_500_000
+			return s
+		},
+	}, {
+		// --scenario Offline --infer-token-latencies --token-latency-scaling-factor 69
+		name: "inferred token latencies",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "Offline",
+			"settings": {"infer_token_latencies": true, "token_latency_scaling_factor": 69}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Offline)
+			s.OfflineExpectedQPS = DefaultOfflineExpectedQPS
+			s.InferTokenLatencies, s.TokenLatencyScalingFactor = true, 69
+			return s
+		},
+	}, {
+		// --preset llama2-70b-interactive --scenario Server --target-qps 2 --tpot-latency-ms 50: mlperf.conf's
+		// TTFT 450 ms, no query-latency bound, equal issue; the flag's TPOT wins over the preset's 40 ms.
+		name: "LLM preset",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "Server", "preset": "llama2-70b-interactive",
+			"settings": {"target_qps": 2, "tpot_latency_ms": 50}}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.Task = "llama2-70b-interactive"
+			s.ServerTargetLatencyNs = 0
+			s.ServerTargetLatencyPercentile, s.SingleStreamTargetLatencyPercentile = 0.99, 0.90
+			s.MultiStreamTargetLatencyPercentile, s.MultiStreamSamplesPerQuery = 0.99, 8
+			s.MultiStreamExpectedLatencyNs, s.SingleStreamExpectedLatencyNs = 80_000_000, 10_000_000
+			s.MinDurationMs, s.MinQueryCount = 600_000, 100
+			s.ServerTargetQPS, s.OfflineExpectedQPS = 2, 2
+			s.UseTokenLatencies, s.SampleConcatenatePermutation = true, true
+			s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = 450_000_000, 50_000_000
+			return s
+		},
+	}, {
+		// --user-conf turning token latencies on for this model, with its own bounds (LoadGen's keys).
+		name: "token latencies from user_conf",
+		body: `{"target": "http://h:1", "model": "m", "scenario": "Server",
+			"user_conf": "m.*.use_token_latencies = 1\nm.Server.ttft_latency = 900\nm.Server.tpot_latency = 60\nm.Server.target_latency = 0\n"}`,
+		want: func() loadgen.Settings {
+			s := base(loadgen.RulesetLoadGen6, trace.Server)
+			s.MinDurationMs = 600_000
+			s.ServerTargetLatencyNs = 0
+			s.SingleStreamExpectedLatencyNs, s.MultiStreamExpectedLatencyNs = 10_000_000, 80_000_000
+			s.UseTokenLatencies = true
+			s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = 900_000_000, 60_000_000
+			return s
+		},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -152,6 +207,33 @@ func TestSettingsMatchCLI(t *testing.T) {
 				t.Errorf("settings differ:\n got %+v\nwant %+v", got, want)
 			}
 		})
+	}
+}
+
+// TestTokenSettingErrors: a token bound the settings would ignore, or a
+// bad one, is refused naming the field the user wrote.
+func TestTokenSettingErrors(t *testing.T) {
+	for _, c := range []struct{ body, field, want string }{
+		{`{"ttft_latency_ms": 450}`, "settings.ttft_latency_ms", "use_token_latencies"},
+		{`{"tpot_latency_ms": 40}`, "settings.tpot_latency_ms", "use_token_latencies"},
+		{`{"token_latency_scaling_factor": 69}`, "settings.token_latency_scaling_factor", "infer_token_latencies"},
+		{`{"use_token_latencies": true, "ttft_latency_ms": -1}`, "settings.ttft_latency_ms", "positive"},
+		{`{"infer_token_latencies": true, "token_latency_scaling_factor": 0}`, "settings.token_latency_scaling_factor", "at least 1"},
+		{`{"infer_token_latencies": true}`, "settings.token_latency_scaling_factor", "at least 1"},
+	} {
+		spec, err := Decode(strings.NewReader(`{"target": "http://h:1", "model": "m", "scenario": "Server", "settings": `+c.body+`}`), api.Limits{})
+		if err == nil {
+			_, err = Settings(spec)
+		}
+		var fe *api.FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Message, c.want) {
+			t.Errorf("%s: %v, want a field error on %s saying %q", c.body, err, c.field, c.want)
+		}
+	}
+	spec := api.RunSpec{Target: "http://h:1", Model: "m", Scenario: "Server", Ruleset: "v0.5", Preset: "llama2-70b"}
+	var fe *api.FieldError
+	if _, err := Settings(spec); !errors.As(err, &fe) || fe.Field != "preset" || !strings.Contains(fe.Message, "loadgen6") {
+		t.Errorf("v0.5 llama2-70b: %v, want a field error on preset naming loadgen6", err)
 	}
 }
 

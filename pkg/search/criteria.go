@@ -18,10 +18,14 @@ func NotMet(c *Criteria) []string {
 }
 
 // boundText is the latency bound at the percentile of res's trials, "p99 ≤
-// 15 ms", or "" when they have none (v0.5 MultiStream's constraint is on
-// skipped intervals).
+// 15 ms" (with token latencies "TTFT p99 ≤ 450 ms and TPOT p99 ≤ 40 ms"),
+// or "" when they have none (v0.5 MultiStream's constraint is on skipped
+// intervals).
 func boundText(res *Result) string {
 	for _, t := range res.Trials {
+		if k := t.Tokens; k != nil && t.Percentile > 0 {
+			return fmt.Sprintf("TTFT %s ≤ %s ms and TPOT %s ≤ %s ms", pctName(t.Percentile), fmtNum(k.TTFTBoundMs), pctName(t.Percentile), fmtNum(k.TPOTBoundMs))
+		}
 		if t.LatencyBoundMs > 0 && t.Percentile > 0 {
 			return fmt.Sprintf("%s ≤ %s ms", pctName(t.Percentile), fmtNum(t.LatencyBoundMs))
 		}

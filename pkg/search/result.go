@@ -71,6 +71,9 @@ type Trial struct {
 	// latency-vs-load table (absent from older records).
 	Latency   *Percentiles `json:"latency_ms,omitempty"`
 	OverBound int64        `json:"over_bound_samples"`
+	// Tokens are the token-latency constraints of a trial with
+	// use_token_latencies: what judged it.
+	Tokens *TokenFigures `json:"token_latencies,omitempty"`
 }
 
 // Percentiles are a trial's sample latencies in ms; FailedPercentile (-1)

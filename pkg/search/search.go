@@ -149,6 +149,7 @@ func trialRecord(req TrialRequest, tr TrialResult) Trial {
 		Achieved: tr.Achieved, Metric: tr.Metric, TailLatencyMs: float64(tr.TailLatency) / 1e6,
 		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
 		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria, Latency: tr.Latency, OverBound: tr.OverBound,
+		Tokens: tr.Tokens,
 	}
 }
 

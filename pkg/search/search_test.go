@@ -308,3 +308,55 @@ func TestTrialResultOfKeepsEachCriterion(t *testing.T) {
 		t.Error("v0.5 passed an INVALID run")
 	}
 }
+
+// With token latencies a trial is judged by TTFT and TPOT (result.json's
+// token_latencies), not query latency, under both rulesets; its record
+// carries the figures and the summary names the two bounds.
+func TestTrialJudgedByTokenLatencies(t *testing.T) {
+	tok := func(ttft, tpot int64) *loadgen.TokenLatencies {
+		return &loadgen.TokenLatencies{Percentile: 0.99, Met: ttft <= 450e6 && tpot <= 40e6,
+			TTFT: loadgen.TokenBound{PercentileNs: ttft, BoundNs: 450e6, Met: ttft <= 450e6},
+			TPOT: loadgen.TokenBound{PercentileNs: tpot, BoundNs: 40e6, Met: tpot <= 40e6}}
+	}
+	// Query latency misses its bound of 0 (mlperf.conf's target_latency
+	// for the LLM tasks): it must not decide.
+	r := &loadgen.Result{Ruleset: loadgen.RulesetLoadGen6, Scenario: "Server", Validity: "INVALID",
+		PerfConstraintsMet: false, EarlyStoppingMet: true, MinDurationMet: true, MinQueriesMet: true, NoFailedSamples: true,
+		TokenLatencies: tok(300e6, 30e6)}
+	r.Effective.TargetLatencyPercentile = 0.99
+	tr := TrialResultOf(r, time.Second)
+	want := TokenFigures{TTFTMs: 300, TTFTBoundMs: 450, TPOTMs: 30, TPOTBoundMs: 40, Met: true}
+	if !tr.Pass || tr.Tokens == nil || *tr.Tokens != want || !tr.Criteria.LatencyMet {
+		t.Errorf("within both bounds: pass %v, tokens %+v, criteria %+v", tr.Pass, tr.Tokens, tr.Criteria)
+	}
+	r.TokenLatencies = tok(300e6, 41e6)
+	if tr := TrialResultOf(r, time.Second); tr.Pass || tr.Criteria.LatencyMet {
+		t.Errorf("over the TPOT bound passed: %+v", tr)
+	}
+	r.Ruleset, r.TokenLatencies = loadgen.RulesetV05, tok(300e6, 30e6)
+	if !TrialResultOf(r, time.Second).Pass {
+		t.Error("v0.5: a trial within both token bounds, all else met, failed")
+	}
+	r.MinQueriesMet = false
+	if TrialResultOf(r, time.Second).Pass {
+		t.Error("v0.5: a trial short of its queries passed")
+	}
+
+	p, _ := NewFindPeak(FindPeakConfig{Start: 10, StepSize: 1, Decimals: 0, Precision: 5})
+	trials := TrialFunc(func(_ context.Context, req TrialRequest) (TrialResult, error) {
+		r := &loadgen.Result{Ruleset: loadgen.RulesetLoadGen6, Scenario: "Server", Validity: "INVALID", NoFailedSamples: true,
+			TokenLatencies: tok(int64(req.Target*20e6), 30e6)}
+		r.Effective.TargetLatencyPercentile = 0.99
+		return TrialResultOf(r, time.Second), nil
+	})
+	res, err := Run(t.Context(), Config{Planner: p, Trials: trials, Ruleset: "loadgen6", Scenario: "Server", Algorithm: AlgoFindPeak, Unit: UnitQPS})
+	if err != nil || !res.Found || res.Peak < 20 || res.Peak > 22.5 {
+		t.Fatalf("peak %v (TTFT 20 ms per QPS, bound 450 ms: 22.5), %v", res.Peak, err)
+	}
+	if want := "the latency constraint (TTFT p99 ≤ 450 ms and TPOT p99 ≤ 40 ms) with no failed samples"; res.Criterion != want {
+		t.Errorf("criterion %q, want %q", res.Criterion, want)
+	}
+	if pk, _ := res.PeakRecord(); pk.Tokens == nil || pk.Tokens.TTFTBoundMs != 450 {
+		t.Errorf("peak trial's record lacks its token figures: %+v", pk)
+	}
+}

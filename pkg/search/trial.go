@@ -45,6 +45,35 @@ type TrialResult struct {
 	// OverBound the samples over the bound.
 	Latency   *Percentiles
 	OverBound int64
+	// Tokens are the token-latency constraints of a Server trial with
+	// use_token_latencies (nil otherwise): the latency constraint then.
+	Tokens *TokenFigures
+}
+
+// TokenFigures are a trial's token-latency constraints (result.json's
+// token_latencies) in ms: TTFT and TPOT at the target percentile and their
+// bounds; Met when both hold.
+type TokenFigures struct {
+	TTFTMs      float64 `json:"ttft_ms"`
+	TTFTBoundMs float64 `json:"ttft_bound_ms"`
+	TPOTMs      float64 `json:"tpot_ms"`
+	TPOTBoundMs float64 `json:"tpot_bound_ms"`
+	Met         bool    `json:"met"`
+}
+
+// tokenFiguresOf converts a result's token_latencies (nil stays nil).
+func tokenFiguresOf(t *loadgen.TokenLatencies) *TokenFigures {
+	if t == nil {
+		return nil
+	}
+	ms := func(ns int64) float64 {
+		if ns == int64(stats.FailedLatency) {
+			return FailedPercentile
+		}
+		return float64(ns) / 1e6
+	}
+	return &TokenFigures{TTFTMs: ms(t.TTFT.PercentileNs), TTFTBoundMs: float64(t.TTFT.BoundNs) / 1e6,
+		TPOTMs: ms(t.TPOT.PercentileNs), TPOTBoundMs: float64(t.TPOT.BoundNs) / 1e6, Met: t.Met}
 }
 
 // Criteria are a trial's run judged criterion by criterion, as result.json
@@ -95,8 +124,16 @@ func (f TrialFunc) RunTrial(ctx context.Context, req TrialRequest) (TrialResult,
 // Passes is the verdict a search decides on. v0.5: the run is VALID.
 // loadgen6: FindPeakPerformance checks only the latency constraint
 // (loadgen.cc:1000-1033); netloadgen also requires no failed samples, since
-// an endpoint that drops requests does not sustain the load.
+// an endpoint that drops requests does not sustain the load. With token
+// latencies the latency constraint is TTFT and TPOT (result.json's
+// token_latencies), under both rulesets.
 func Passes(r *loadgen.Result) bool {
+	if t := r.TokenLatencies; t != nil {
+		if r.Ruleset == loadgen.RulesetV05 {
+			return t.Met && r.MinDurationMet && r.MinQueriesMet && r.EarlyStoppingMet && r.NoFailedSamples
+		}
+		return t.Met && r.NoFailedSamples
+	}
 	if r.Ruleset == loadgen.RulesetV05 {
 		return r.Valid
 	}
@@ -125,6 +162,9 @@ func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
 		}
 	}
 	tr.Latency, tr.OverBound = percentilesOf(r.SampleLatency), r.OverLatencyCount
+	if tr.Tokens = tokenFiguresOf(r.TokenLatencies); tr.Tokens != nil {
+		tr.Criteria.LatencyMet = tr.Tokens.Met
+	}
 	if ev := r.EarlyVerdict; ev != nil && ev.Stopped {
 		tr.EarlyVerdict = ev.Reason
 	}

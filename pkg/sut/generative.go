@@ -9,6 +9,7 @@ package sut
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"time"
@@ -33,6 +34,10 @@ type GenerativeOptions struct {
 	Name string
 	// Timeout bounds one request, its whole answer; 0: none.
 	Timeout time.Duration
+	// Capture keeps each answer's content for the accuracy log
+	// (Completion.Data, FirstTokenData): its output token ids as int32
+	// little-endian when the server gives them, else its text's bytes.
+	Capture bool
 }
 
 // Generative is the engine's SUT over a genai.Client: one request per
@@ -84,7 +89,8 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 			continue
 		}
 		s.input = p.InputTokens
-		s.req = genai.Request{Model: g.opts.Model, Version: g.opts.Version, Prompt: p, Stream: g.opts.Stream, ID: uint64(q.FirstSample + j)}
+		s.req = genai.Request{Model: g.opts.Model, Version: g.opts.Version, Prompt: p, Stream: g.opts.Stream, ID: uint64(q.FirstSample + j),
+			Capture: g.opts.Capture}
 		rctx := ctx
 		if g.opts.Timeout > 0 {
 			rctx, s.cancel = context.WithTimeout(ctx, g.opts.Timeout)
@@ -108,6 +114,40 @@ type genSample struct {
 	last   time.Time
 	tokens int // counted one per response unit the client reported
 	gaps   []time.Duration
+	// The answer's content, when captured: its ids (int32 LE) and text so
+	// far, and the first token-bearing response's. Fresh for each
+	// sample: the engine keeps them.
+	ids, text, firstData []byte
+	firstSeen            bool
+}
+
+// Content keeps a token-bearing response's content (a request that
+// captures it): genai.ContentHandler.
+func (s *genSample) Content(text []byte, ids []int64) {
+	var own []byte
+	for _, id := range ids {
+		own = binary.LittleEndian.AppendUint32(own, uint32(int32(id)))
+	}
+	if !s.firstSeen {
+		s.firstSeen, s.firstData = true, own
+		if len(ids) == 0 {
+			s.firstData = append([]byte(nil), text...)
+		}
+	}
+	s.ids = append(s.ids, own...)
+	s.text = append(s.text, text...)
+}
+
+// content is the answer as the accuracy log holds it: its output ids
+// when the server gave any, else its text.
+func (s *genSample) content() []byte {
+	if len(s.ids) > 0 {
+		return s.ids
+	}
+	if s.text == nil {
+		return []byte{}
+	}
+	return s.text
 }
 
 // Tokens records a token-bearing response: its arrival, the gap since the
@@ -131,6 +171,9 @@ func (s *genSample) End(at time.Time, u genai.Usage, err error) {
 		FirstToken: s.first, Tokens: s.tokens, InputTokens: s.input, Gaps: s.gaps}
 	if u.OutputTokens > 0 {
 		c.Tokens, c.TokensFromServer = u.OutputTokens, true
+	}
+	if s.req.Capture && err == nil {
+		c.Data, c.FirstTokenData = [][]byte{s.content()}, s.firstData
 	}
 	if s.cancel != nil {
 		s.cancel()

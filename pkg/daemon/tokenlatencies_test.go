@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+
+	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/search"
+)
+
+// A finished run's status carries its result's token_latencies: the TTFT
+// and TPOT verdict figures, as result.json has them.
+func TestRunStatusCarriesTokenLatencies(t *testing.T) {
+	s := newTestService(t, t.TempDir())
+	rec, err := s.store.Create(json.RawMessage(`{"target":"http://127.0.0.1:1","model":"m","scenario":"Server"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.SetState(rec.ID, runstore.Running, ""); err != nil {
+		t.Fatal(err)
+	}
+	result := `{"scenario":"Server","result_validity":"INVALID","token_latencies":{"percentile":0.99,"samples":1200,
+		"samples_under_two_tokens":5,"met":false,"early_stopping_met":false,
+		"ttft":{"percentile_ns":480000000,"bound_ns":450000000,"met":false,"over_bound":40,"early_stopping_met":false,"early_stopping_required":4500},
+		"tpot":{"percentile_ns":30000000,"bound_ns":40000000,"met":true,"over_bound":2,"early_stopping_met":true,"early_stopping_required":500}}}`
+	if err := s.store.WriteFile(rec.ID, runstore.ResultFile, []byte(result)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.SetState(rec.ID, runstore.Done, "completed"); err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	s.handler().ServeHTTP(w, localRequest("GET", "/v1/runs/"+rec.ID))
+	var st api.RunStatus
+	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &st) != nil {
+		t.Fatalf("GET = %d %s", w.Code, w.Body)
+	}
+	no, yes := false, true
+	want := &api.TokenLatencies{Percentile: 0.99, Samples: 1200, SamplesUnderTwoTokens: 5, EarlyStoppingMet: &no,
+		TTFT: api.TokenBound{PercentileNs: 480_000_000, BoundNs: 450_000_000, OverBound: 40, EarlyStoppingMet: &no, EarlyStoppingRequired: 4500},
+		TPOT: api.TokenBound{PercentileNs: 30_000_000, BoundNs: 40_000_000, Met: true, OverBound: 2, EarlyStoppingMet: &yes, EarlyStoppingRequired: 500}}
+	if !reflect.DeepEqual(st.TokenLatencies, want) {
+		t.Errorf("status token_latencies %+v, want %+v:\n%s", st.TokenLatencies, want, w.Body)
+	}
+}
+
+// A search trial judged by token latencies shows its figures in the run's
+// status.
+func TestSearchStatusCarriesTrialTokens(t *testing.T) {
+	res := &search.Result{Trials: []search.Trial{{Index: 1, Dir: "trial-001", Target: 2,
+		Tokens: &search.TokenFigures{TTFTMs: 300, TTFTBoundMs: 450, TPOTMs: 41, TPOTBoundMs: 40}}}}
+	trials, _ := searchStatus(res, "r")
+	want := &api.TrialTokens{TTFTMs: 300, TTFTBoundMs: 450, TPOTMs: 41, TPOTBoundMs: 40}
+	if len(trials) != 1 || !reflect.DeepEqual(trials[0].TokenLatencies, want) {
+		t.Errorf("trials %+v, want token latencies %+v", trials, want)
+	}
+}
