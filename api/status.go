@@ -109,15 +109,34 @@ type TokenBound struct {
 }
 
 // TokenLatenciesOf converts a result's token_latencies to the wire's (nil
-// stays nil).
+// stays nil). Samples are the samples judged (none in Offline, which has
+// no token constraint); a bound's early stopping is absent where LoadGen
+// did not judge it (Offline; TTFT after TPOT's failed, as LoadGen's &&
+// short-circuits).
 func TokenLatenciesOf(t *loadgen.TokenLatencies) *TokenLatencies {
 	if t == nil {
 		return nil
 	}
-	return &TokenLatencies{
-		Percentile: t.Percentile, Samples: t.Samples, SamplesUnderTwoTokens: t.SamplesUnderTwoTokens,
-		TTFT: TokenBound(t.TTFT), TPOT: TokenBound(t.TPOT), Met: t.Met, EarlyStoppingMet: t.EarlyStoppingMet,
+	out := &TokenLatencies{
+		Percentile: t.Percentile, Samples: int64(t.TTFT.Count), SamplesUnderTwoTokens: t.FewTokenSamples,
+		TTFT: tokenBoundOf(t.TTFTAtPercentileNs, t.TTFTBoundNs, t.TTFTMet, t.TTFTOverBound, t.TTFTEarlyStopping),
+		TPOT: tokenBoundOf(t.TPOTAtPercentileNs, t.TPOTBoundNs, t.TPOTMet, t.TPOTOverBound, t.TPOTEarlyStopping),
+		Met:  t.TTFTMet && t.TPOTMet,
 	}
+	if t.TPOTEarlyStopping != nil {
+		met := t.EarlyStoppingMet
+		out.EarlyStoppingMet = &met
+	}
+	return out
+}
+
+func tokenBoundOf(at int64, bound uint64, met bool, over int64, es *loadgen.EarlyStoppingResult) TokenBound {
+	b := TokenBound{PercentileNs: at, BoundNs: bound, Met: met, OverBound: over}
+	if es != nil {
+		esMet := es.Met
+		b.OverBound, b.EarlyStoppingMet, b.EarlyStoppingRequired = es.OverLatency, &esMet, es.Required
+	}
+	return b
 }
 
 // Progress is a live snapshot of a run (also the data of an SSE progress

@@ -116,11 +116,11 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		`{"target": "http://h:1", "model": "llm", "scenario": "Server",
 		  "settings": {"use_token_latencies": true, "ttft_latency_ms": 450, "tpot_latency_ms": 40.5}}`,
 	}, {
-		"an LLM preset, inferred token latencies",
-		[]string{"--target", "http://h:1", "--model", "llm", "--preset", "gptj", "--scenario", "Offline", "--infer-token-latencies",
-			"--token-latency-scaling-factor", "70"},
-		`{"target": "http://h:1", "model": "llm", "scenario": "Offline", "preset": "gptj",
-		  "settings": {"infer_token_latencies": true, "token_latency_scaling_factor": 70}}`,
+		// gptj's inferred token latencies are refused (TestInferTokenLatenciesRefused).
+		"an LLM preset",
+		[]string{"--target", "http://h:1", "--model", "llm", "--preset", "mixtral-8x7b", "--scenario", "Offline", "--tpot-latency-ms", "150"},
+		`{"target": "http://h:1", "model": "llm", "scenario": "Offline", "preset": "mixtral-8x7b",
+		  "settings": {"tpot_latency_ms": 150}}`,
 	}}
 	t.Setenv("NETLOADGEN_TEST_FLAGKEY", "k")
 	for _, c := range cases {
@@ -178,4 +178,15 @@ func TestTokenFlagErrorsNameTheFlag(t *testing.T) {
 
 func jsonString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// TestInferTokenLatenciesRefused: the flags parse, but the engine measures
+// token latencies and infers none, so the run is refused naming the flag,
+// as the spec's field is.
+func TestInferTokenLatenciesRefused(t *testing.T) {
+	_, err := parseRunFlags([]string{"--target", "http://h:1", "--model", "llm", "--preset", "gptj", "--scenario", "Offline",
+		"--infer-token-latencies", "--token-latency-scaling-factor", "70", "--out", t.TempDir()}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--infer-token-latencies") || !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("parseRunFlags: %v, want a refusal naming --infer-token-latencies", err)
+	}
 }

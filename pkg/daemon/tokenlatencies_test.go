@@ -23,10 +23,12 @@ func TestRunStatusCarriesTokenLatencies(t *testing.T) {
 	if _, err := s.store.SetState(rec.ID, runstore.Running, ""); err != nil {
 		t.Fatal(err)
 	}
-	result := `{"scenario":"Server","result_validity":"INVALID","token_latencies":{"percentile":0.99,"samples":1200,
-		"samples_under_two_tokens":5,"met":false,"early_stopping_met":false,
-		"ttft":{"percentile_ns":480000000,"bound_ns":450000000,"met":false,"over_bound":40,"early_stopping_met":false,"early_stopping_required":4500},
-		"tpot":{"percentile_ns":30000000,"bound_ns":40000000,"met":true,"over_bound":2,"early_stopping_met":true,"early_stopping_required":500}}}`
+	result := `{"scenario":"Server","result_validity":"INVALID","token_latencies":{"percentile":0.99,
+		"ttft_bound_ns":450000000,"tpot_bound_ns":40000000,"ttft":{"count":1200},"tpot":{"count":1200},
+		"ttft_at_percentile_ns":480000000,"tpot_at_percentile_ns":30000000,"ttft_met":false,"tpot_met":true,
+		"ttft_over_bound":40,"tpot_over_bound":2,"samples_with_fewer_than_2_tokens":5,"early_stopping_met":false,
+		"tpot_early_stopping":{"met":true,"over_latency":2,"required":500},
+		"ttft_early_stopping":{"met":false,"over_latency":40,"required":4500}}}`
 	if err := s.store.WriteFile(rec.ID, runstore.ResultFile, []byte(result)); err != nil {
 		t.Fatal(err)
 	}

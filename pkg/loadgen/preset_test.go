@@ -49,7 +49,21 @@ func TestLLMPresetsAreOfficialConf(t *testing.T) {
 			if g, w := of(got), of(want); g != w {
 				t.Errorf("%s %s: preset %+v, mlperf.conf %+v", task, sc, g, w)
 			}
-			if err := got.Validate(); err != nil {
+			// The engine measures token latencies in Server and Offline
+			// and infers none: it refuses what mlperf.conf asks beyond.
+			err = got.Validate()
+			switch refused := ""; {
+			case got.InferTokenLatencies:
+				refused = "infer_token_latencies"
+				fallthrough
+			case got.UseTokenLatencies && sc != trace.Server && sc != trace.Offline:
+				if refused == "" {
+					refused = "use_token_latencies"
+				}
+				if !errors.Is(err, trace.ErrInvalidSettings) || !strings.Contains(err.Error(), refused) {
+					t.Errorf("%s %s: %v, want a refusal naming %s", task, sc, err, refused)
+				}
+			case err != nil:
 				t.Errorf("%s %s: %v", task, sc, err)
 			}
 		}
@@ -130,7 +144,8 @@ func TestValidateTokenSettings(t *testing.T) {
 		{func(s *Settings) { s.ServerTTFTLatencyNs = 0 }, "server_ttft_latency"},
 		{func(s *Settings) { s.ServerTPOTLatencyNs = 1 << 63 }, "server_tpot_latency"},
 		{func(s *Settings) { s.UseTokenLatencies = false }, "server_target_latency_ns"},
-		{func(s *Settings) { s.InferTokenLatencies = true }, "token_latency_scaling_factor"},
+		// The engine measures token latencies; it does not infer them.
+		{func(s *Settings) { s.InferTokenLatencies, s.TokenLatencyScalingFactor = true, 69 }, "infer_token_latencies"},
 	} {
 		s := base()
 		c.edit(&s)

@@ -279,7 +279,6 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	res := r.result(reason, !drained, unanswered, wall, end)
 	res.Warmup = warm
 	res.Tokens = r.tokenResult(res)
-	res.TokenLatencies = r.tokenLatencies()
 	if rs, ok := r.sut.(Resender); ok {
 		res.RequestsResent = int64(rs.Resends())
 	}

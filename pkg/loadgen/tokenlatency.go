@@ -52,6 +52,10 @@ type TokenLatencies struct {
 	TPOTAtPercentileNs int64 `json:"tpot_at_percentile_ns"`
 	TTFTMet            bool  `json:"ttft_met"`
 	TPOTMet            bool  `json:"tpot_met"`
+	// TTFTOverBound / TPOTOverBound count the samples over each bound
+	// (early stopping's t; a failed sample is over both).
+	TTFTOverBound int64 `json:"ttft_over_bound"`
+	TPOTOverBound int64 `json:"tpot_over_bound"`
 	// Early stopping (Server): TPOT first, then TTFT, each with t = the
 	// samples over its bound. LoadGen's && short-circuits: when TPOT fails
 	// TTFT is not judged (nil, an empty text in the logs).
@@ -141,10 +145,11 @@ func judgeTokenLatencies(in tokenRun, samples []TokenSample) *TokenLatencies {
 	}
 	t.TTFTMet = t.TTFTAtPercentileNs <= clampBound(in.ttftBound)
 	t.TPOTMet = t.TPOTAtPercentileNs <= clampBound(in.tpotBound)
-	t.TPOTEarlyStopping = serverEarlyStopping(in.percentile, in.queriesIssued, countOver(tpot, in.tpotBound))
+	t.TTFTOverBound, t.TPOTOverBound = countOver(ttft, in.ttftBound), countOver(tpot, in.tpotBound)
+	t.TPOTEarlyStopping = serverEarlyStopping(in.percentile, in.queriesIssued, t.TPOTOverBound)
 	t.EarlyStoppingMet = t.TPOTEarlyStopping.Met
 	if t.EarlyStoppingMet {
-		t.TTFTEarlyStopping = serverEarlyStopping(in.percentile, in.queriesIssued, countOver(ttft, in.ttftBound))
+		t.TTFTEarlyStopping = serverEarlyStopping(in.percentile, in.queriesIssued, t.TTFTOverBound)
 		t.EarlyStoppingMet = t.TTFTEarlyStopping.Met
 	}
 	return t

@@ -24,7 +24,7 @@ type Effective struct {
 	// Token latencies (use_token_latencies, server_ttft_latency,
 	// server_tpot_latency in ns): with them on, "Test Parameters Used"
 	// lists the TTFT and TPOT bounds in place of target_latency.
-	UseTokenLatencies bool
+	UseTokenLatencies   bool
 	ServerTTFTLatencyNs uint64
 	ServerTPOTLatencyNs uint64
 }

@@ -134,8 +134,8 @@ func effectiveSettings(res *loadgen.Result) (mlperflog.Effective, error) {
 		PrintTimestamps:     r.PrintTimestamps,
 		AccuracySampleCount: accuracyCount,
 		UseTokenLatencies:   r.UseTokenLatencies,
-		ServerTTFTLatencyNs:   r.ServerTTFTLatencyNs,
-		ServerTPOTLatencyNs:   r.ServerTPOTLatencyNs,
+		ServerTTFTLatencyNs: r.ServerTTFTLatencyNs,
+		ServerTPOTLatencyNs: r.ServerTPOTLatencyNs,
 	}, nil
 }
 

@@ -149,17 +149,6 @@ func TestSettingsMatchCLI(t *testing.T) {
 			return s
 		},
 	}, {
-		// --scenario Offline --infer-token-latencies --token-latency-scaling-factor 69
-		name: "inferred token latencies",
-		body: `{"target": "http://h:1", "model": "m", "scenario": "Offline",
-			"settings": {"infer_token_latencies": true, "token_latency_scaling_factor": 69}}`,
-		want: func() loadgen.Settings {
-			s := base(loadgen.RulesetLoadGen6, trace.Offline)
-			s.OfflineExpectedQPS = DefaultOfflineExpectedQPS
-			s.InferTokenLatencies, s.TokenLatencyScalingFactor = true, 69
-			return s
-		},
-	}, {
 		// --preset llama2-70b-interactive --scenario Server --target-qps 2 --tpot-latency-ms 50: mlperf.conf's
 		// TTFT 450 ms, no query-latency bound, equal issue; the flag's TPOT wins over the preset's 40 ms.
 		name: "LLM preset",
@@ -219,7 +208,10 @@ func TestTokenSettingErrors(t *testing.T) {
 		{`{"token_latency_scaling_factor": 69}`, "settings.token_latency_scaling_factor", "infer_token_latencies"},
 		{`{"use_token_latencies": true, "ttft_latency_ms": -1}`, "settings.ttft_latency_ms", "positive"},
 		{`{"infer_token_latencies": true, "token_latency_scaling_factor": 0}`, "settings.token_latency_scaling_factor", "at least 1"},
-		{`{"infer_token_latencies": true}`, "settings.token_latency_scaling_factor", "at least 1"},
+		// The engine measures token latencies; it does not infer them
+		// (gptj's mlperf.conf setting is refused, naming it).
+		{`{"infer_token_latencies": true}`, "settings.infer_token_latencies", "not supported"},
+		{`{"infer_token_latencies": true, "token_latency_scaling_factor": 69}`, "settings.infer_token_latencies", "not supported"},
 	} {
 		spec, err := Decode(strings.NewReader(`{"target": "http://h:1", "model": "m", "scenario": "Server", "settings": `+c.body+`}`), api.Limits{})
 		if err == nil {

@@ -314,9 +314,8 @@ func TestTrialResultOfKeepsEachCriterion(t *testing.T) {
 // carries the figures and the summary names the two bounds.
 func TestTrialJudgedByTokenLatencies(t *testing.T) {
 	tok := func(ttft, tpot int64) *loadgen.TokenLatencies {
-		return &loadgen.TokenLatencies{Percentile: 0.99, Met: ttft <= 450e6 && tpot <= 40e6,
-			TTFT: loadgen.TokenBound{PercentileNs: ttft, BoundNs: 450e6, Met: ttft <= 450e6},
-			TPOT: loadgen.TokenBound{PercentileNs: tpot, BoundNs: 40e6, Met: tpot <= 40e6}}
+		return &loadgen.TokenLatencies{Percentile: 0.99, TTFTBoundNs: 450e6, TPOTBoundNs: 40e6,
+			TTFTAtPercentileNs: ttft, TTFTMet: ttft <= 450e6, TPOTAtPercentileNs: tpot, TPOTMet: tpot <= 40e6, EarlyStoppingMet: true}
 	}
 	// Query latency misses its bound of 0 (mlperf.conf's target_latency
 	// for the LLM tasks): it must not decide.

@@ -61,9 +61,13 @@ type TokenFigures struct {
 	Met         bool    `json:"met"`
 }
 
-// tokenFiguresOf converts a result's token_latencies (nil stays nil).
-func tokenFiguresOf(t *loadgen.TokenLatencies) *TokenFigures {
-	if t == nil {
+// tokenFiguresOf converts a Server result's token_latencies (nil
+// otherwise: Offline's have no constraint). Met is LoadGen's performance
+// constraint, both percentiles within their bounds; early stopping is the
+// trial's own criterion.
+func tokenFiguresOf(r *loadgen.Result) *TokenFigures {
+	t := r.TokenLatencies
+	if t == nil || r.Scenario != trace.Server.String() {
 		return nil
 	}
 	ms := func(ns int64) float64 {
@@ -72,8 +76,8 @@ func tokenFiguresOf(t *loadgen.TokenLatencies) *TokenFigures {
 		}
 		return float64(ns) / 1e6
 	}
-	return &TokenFigures{TTFTMs: ms(t.TTFT.PercentileNs), TTFTBoundMs: float64(t.TTFT.BoundNs) / 1e6,
-		TPOTMs: ms(t.TPOT.PercentileNs), TPOTBoundMs: float64(t.TPOT.BoundNs) / 1e6, Met: t.Met}
+	return &TokenFigures{TTFTMs: ms(t.TTFTAtPercentileNs), TTFTBoundMs: float64(t.TTFTBoundNs) / 1e6,
+		TPOTMs: ms(t.TPOTAtPercentileNs), TPOTBoundMs: float64(t.TPOTBoundNs) / 1e6, Met: t.TTFTMet && t.TPOTMet}
 }
 
 // Criteria are a trial's run judged criterion by criterion, as result.json
@@ -128,7 +132,7 @@ func (f TrialFunc) RunTrial(ctx context.Context, req TrialRequest) (TrialResult,
 // latencies the latency constraint is TTFT and TPOT (result.json's
 // token_latencies), under both rulesets.
 func Passes(r *loadgen.Result) bool {
-	if t := r.TokenLatencies; t != nil {
+	if t := tokenFiguresOf(r); t != nil {
 		if r.Ruleset == loadgen.RulesetV05 {
 			return t.Met && r.MinDurationMet && r.MinQueriesMet && r.EarlyStoppingMet && r.NoFailedSamples
 		}
@@ -162,7 +166,7 @@ func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
 		}
 	}
 	tr.Latency, tr.OverBound = percentilesOf(r.SampleLatency), r.OverLatencyCount
-	if tr.Tokens = tokenFiguresOf(r.TokenLatencies); tr.Tokens != nil {
+	if tr.Tokens = tokenFiguresOf(r); tr.Tokens != nil {
 		tr.Criteria.LatencyMet = tr.Tokens.Met
 	}
 	if ev := r.EarlyVerdict; ev != nil && ev.Stopped {

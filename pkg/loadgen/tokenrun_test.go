@@ -100,31 +100,52 @@ func TestTokenLatencies(t *testing.T) {
 			f, _ := stats.NewMinPassingFinder(c.p, stats.EarlyStoppingConfidence)
 			n := int64(len(ttft))
 			for _, b := range []struct {
-				name  string
-				got   TokenBound
-				vs    []int64
-				bound time.Duration
-			}{{"ttft", tl.TTFT, ttft, c.ttft}, {"tpot", tl.TPOT, tpot, c.tpot}} {
-				o := over(b.vs, b.bound)
+				name      string
+				at, over  int64
+				bound     uint64
+				met       bool
+				es        *EarlyStoppingResult
+				vs        []int64
+				wantBound time.Duration
+			}{
+				{"ttft", tl.TTFTAtPercentileNs, tl.TTFTOverBound, tl.TTFTBoundNs, tl.TTFTMet, tl.TTFTEarlyStopping, ttft, c.ttft},
+				{"tpot", tl.TPOTAtPercentileNs, tl.TPOTOverBound, tl.TPOTBoundNs, tl.TPOTMet, tl.TPOTEarlyStopping, tpot, c.tpot},
+			} {
+				o := over(b.vs, b.wantBound)
+				if b.at != at(b.vs) || b.bound != uint64(b.wantBound) || b.met != (at(b.vs) <= int64(b.wantBound)) || b.over != o {
+					t.Errorf("%s: at %d, bound %d, met %v, over %d; want p %d, bound %d, over %d", b.name, b.at, b.bound, b.met, b.over, at(b.vs), b.wantBound, o)
+				}
+				// TTFT's early stopping is judged only when TPOT's held
+				// (LoadGen's && short-circuits).
+				if b.name == "ttft" && !tl.TPOTEarlyStopping.Met {
+					if b.es != nil {
+						t.Errorf("ttft early stopping judged after TPOT's failed: %+v", b.es)
+					}
+					continue
+				}
 				es := f.Server(n, o)
-				if b.got.PercentileNs != at(b.vs) || b.got.BoundNs != uint64(b.bound) || b.got.Met != (at(b.vs) <= int64(b.bound)) ||
-					b.got.OverBound != o || b.got.EarlyStoppingMet == nil || *b.got.EarlyStoppingMet != es.Met || b.got.EarlyStoppingRequired != es.Required {
-					t.Errorf("%s: %+v; want p99 %d, bound %d, over %d, early stopping %v (%d)", b.name, b.got, at(b.vs), b.bound, o, es.Met, es.Required)
+				if b.es == nil || b.es.Met != es.Met || b.es.Required != es.Required || b.es.OverLatency != o {
+					t.Errorf("%s early stopping %+v; want met %v, required %d, over %d", b.name, b.es, es.Met, es.Required, o)
 				}
 			}
-			if tl.Samples != res.SamplesIssued || tl.SamplesUnderTwoTokens != under2 || under2 == 0 || tl.Percentile != c.p || tl.Met != c.met {
-				t.Errorf("samples %d (issued %d), under two tokens %d (want %d), percentile %v, met %v (want %v)",
-					tl.Samples, res.SamplesIssued, tl.SamplesUnderTwoTokens, under2, tl.Percentile, tl.Met, c.met)
+			met := tl.TTFTMet && tl.TPOTMet
+			if int64(tl.TTFT.Count) != res.SamplesIssued || tl.FewTokenSamples != under2 || under2 == 0 || tl.Percentile != c.p || met != c.met || res.PerfConstraintsMet != met {
+				t.Errorf("samples %d (issued %d), under two tokens %d (want %d), percentile %v, met %v (want %v), perf constraints %v",
+					tl.TTFT.Count, res.SamplesIssued, tl.FewTokenSamples, under2, tl.Percentile, met, c.met, res.PerfConstraintsMet)
 			}
-			if tl.EarlyStoppingMet == nil || *tl.EarlyStoppingMet != (*tl.TTFT.EarlyStoppingMet && *tl.TPOT.EarlyStoppingMet) {
-				t.Errorf("early_stopping_met %v with TTFT %v, TPOT %v", tl.EarlyStoppingMet, *tl.TTFT.EarlyStoppingMet, *tl.TPOT.EarlyStoppingMet)
+			wantES := tl.TPOTEarlyStopping.Met && tl.TTFTEarlyStopping != nil && tl.TTFTEarlyStopping.Met
+			if tl.EarlyStoppingMet != wantES || res.EarlyStoppingMet != wantES {
+				t.Errorf("early_stopping_met %v (result %v), want %v", tl.EarlyStoppingMet, res.EarlyStoppingMet, wantES)
 			}
 		})
 	}
 }
 
-// TestNoTokenLatenciesBlock: without use_token_latencies, or outside
-// Server, result.json has no token_latencies; v0.5 has no early stopping.
+// TestNoTokenLatenciesBlock: without use_token_latencies result.json has
+// no token_latencies; an Offline run's has no constraint (no TTFT or TPOT
+// table, no early stopping), as LoadGen's. (Its tokens per second are
+// TestJudgeTokenLatenciesFailedAndOffline's: genSUT reports tokens per
+// one-sample query only.)
 func TestNoTokenLatenciesBlock(t *testing.T) {
 	s := testSettings(t, RulesetLoadGen6, trace.Server)
 	if _, res := genRun(t, s, &genSUT{law: lawOf, generative: true}); res.TokenLatencies != nil {
@@ -132,13 +153,8 @@ func TestNoTokenLatenciesBlock(t *testing.T) {
 	}
 	s = testSettings(t, RulesetLoadGen6, trace.Offline)
 	s.UseTokenLatencies = true
-	if _, res := genRun(t, s, &genSUT{law: lawOf, generative: true}); res.TokenLatencies != nil {
-		t.Errorf("token_latencies of an Offline run: %+v", res.TokenLatencies)
-	}
-	s = testSettings(t, RulesetV05, trace.Server)
-	s.UseTokenLatencies = true
 	_, res := genRun(t, s, &genSUT{law: lawOf, generative: true})
-	if tl := res.TokenLatencies; tl == nil || tl.EarlyStoppingMet != nil || tl.TTFT.EarlyStoppingMet != nil {
-		t.Errorf("v0.5 token_latencies: %+v, want one without early stopping", tl)
+	if tl := res.TokenLatencies; tl == nil || tl.TTFT.Count != 0 || tl.TPOTEarlyStopping != nil || tl.TTFTEarlyStopping != nil || !tl.TTFTMet || !tl.TPOTMet {
+		t.Errorf("Offline token_latencies: %+v, want no constraint", tl)
 	}
 }
