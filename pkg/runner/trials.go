@@ -24,6 +24,8 @@ type networkTrials struct {
 	Observer loadgen.Observer
 	// EarlyVerdict stops a trial once it can no longer pass.
 	EarlyVerdict bool
+	// Judge decides each trial (search.JudgeFor; zero: the ruleset's).
+	Judge search.Judge
 }
 
 // trialSpec is base with target applied: Server's target QPS, or
@@ -50,15 +52,19 @@ func trialSpec(base Spec, target float64) (Spec, error) {
 // over the bound than the percentile allows for the whole trial). Under
 // loadgen6 the engine would also stop on early stopping, which
 // FindPeakPerformance does not check, so the search stops the trial itself
-// on the latency constraint alone (a stopper).
+// on the latency constraint alone (a stopper). A trial judged by token
+// latencies or goodput runs to its end: the stopper and the engine's early
+// verdict watch the query latency against its bound, which decides
+// neither (the engine ignores its early verdict with token latencies).
 func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (search.TrialResult, error) {
 	spec, err := trialSpec(n.Base, req.Target)
 	if err != nil {
 		return search.TrialResult{}, err
 	}
 	spec.OutDir = req.Dir
-	own := n.EarlyVerdict && spec.Settings.Ruleset == loadgen.RulesetLoadGen6 && spec.Settings.Scenario == trace.Server
-	spec.Settings.Engine.EarlyVerdict = n.EarlyVerdict && !own
+	byLatency := n.Judge.By == "" || n.Judge.By == search.JudgedByLatency || n.Judge.By == search.JudgedByValidity
+	own := n.EarlyVerdict && byLatency && spec.Settings.Ruleset == loadgen.RulesetLoadGen6 && spec.Settings.Scenario == trace.Server
+	spec.Settings.Engine.EarlyVerdict = n.EarlyVerdict && !own && byLatency
 	trialCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := n.Options
@@ -89,7 +95,7 @@ func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (
 	if err != nil {
 		return search.TrialResult{}, err
 	}
-	tr := search.TrialResultOf(out.Result, time.Since(start))
+	tr := search.TrialResultOf(out.Result, time.Since(start), n.Judge)
 	if st != nil && st.fired.Load() {
 		tr.Pass, tr.Verdict = false, "INVALID"
 		tr.EarlyVerdict = st.reason()

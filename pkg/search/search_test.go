@@ -295,7 +295,7 @@ func TestTrialResultOfKeepsEachCriterion(t *testing.T) {
 	r := &loadgen.Result{Ruleset: loadgen.RulesetLoadGen6, Scenario: "Server", Validity: "INVALID",
 		PerfConstraintsMet: true, EarlyStoppingMet: false, MinDurationMet: true, MinQueriesMet: false, NoFailedSamples: true}
 	r.Effective.TargetLatencyNs, r.Effective.TargetLatencyPercentile = 15e6, 0.99
-	tr := TrialResultOf(r, time.Second)
+	tr := TrialResultOf(r, time.Second, Judge{})
 	want := Criteria{LatencyMet: true, MinDurationMet: true, NoFailedSamples: true}
 	if !tr.Pass || tr.Verdict != "INVALID" || tr.Criteria == nil || *tr.Criteria != want || tr.LatencyBound != 15*time.Millisecond {
 		t.Errorf("loadgen6: %+v", tr)
@@ -304,7 +304,7 @@ func TestTrialResultOfKeepsEachCriterion(t *testing.T) {
 		t.Errorf("not met %v", got)
 	}
 	r.Ruleset = loadgen.RulesetV05
-	if TrialResultOf(r, time.Second).Pass {
+	if TrialResultOf(r, time.Second, Judge{}).Pass {
 		t.Error("v0.5 passed an INVALID run")
 	}
 }

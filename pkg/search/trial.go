@@ -45,6 +45,10 @@ type TrialResult struct {
 	// OverBound the samples over the bound.
 	Latency   *Percentiles
 	OverBound int64
+	// Tokens are a token-latency run's TTFT and TPOT at Percentile against
+	// their bounds; Goodput its samples meeting the SLO (nil: none).
+	Tokens  *TokenFigures
+	Goodput *GoodputFigures
 }
 
 // Criteria are a trial's run judged criterion by criterion, as result.json
@@ -103,9 +107,10 @@ func Passes(r *loadgen.Result) bool {
 	return r.PerfConstraintsMet && r.NoFailedSamples
 }
 
-// TrialResultOf is what the search takes from a finished run that lasted d.
-func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
-	tr := TrialResult{Pass: Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d,
+// TrialResultOf is what the search takes from a finished run that lasted d,
+// judged by j.
+func TrialResultOf(r *loadgen.Result, d time.Duration, j Judge) TrialResult {
+	tr := TrialResult{Pass: j.Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d,
 		Criteria: &Criteria{LatencyMet: r.PerfConstraintsMet, EarlyStoppingMet: r.EarlyStoppingMet,
 			MinDurationMet: r.MinDurationMet, MinQueriesMet: r.MinQueriesMet, NoFailedSamples: r.NoFailedSamples}}
 	switch r.Scenario {
@@ -128,6 +133,7 @@ func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
 	if ev := r.EarlyVerdict; ev != nil && ev.Stopped {
 		tr.EarlyVerdict = ev.Reason
 	}
+	figures(&tr, r)
 	return tr
 }
 
