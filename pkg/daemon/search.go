@@ -81,7 +81,7 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 	st := &api.SearchStatus{
 		Mode: res.Mode, Algorithm: res.Algorithm, Unit: res.Unit, JudgedBy: res.JudgedBy, Criterion: res.Criterion,
 		GoodputPercent: res.GoodputPercent,
-		Ended: !res.Ended.IsZero(), EndReason: res.EndReason, Found: res.Found, Lower: res.Lower, Upper: res.Upper,
+		Ended:          !res.Ended.IsZero(), EndReason: res.EndReason, Found: res.Found, Lower: res.Lower, Upper: res.Upper,
 	}
 	if t, ok := res.PeakRecord(); ok {
 		st.Peak, st.Reported, st.Trial, st.TrialRunID = res.Peak, res.Reported, t.Index, id+"/"+t.Dir
