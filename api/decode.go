@@ -168,6 +168,9 @@ func (s RunSpec) CheckFields() error {
 		return fieldErr("slo", "longer than %d bytes: want ttft=DUR,tpot=DUR,e2e=DUR", maxSLOLen)
 	}
 	if s.Search != nil {
+		if s.Search.GoodputPercent != 0 && s.SLO == "" {
+			return fieldErr("search.goodput_percent", "counts the samples meeting the SLO: give slo too (e.g. \"ttft=2s,tpot=200ms\")")
+		}
 		return s.Search.checkFields()
 	}
 	return nil

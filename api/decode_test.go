@@ -86,3 +86,28 @@ func TestSLOLength(t *testing.T) {
 		t.Errorf("a 320-byte slo: got %v, want a FieldError on slo", err)
 	}
 }
+
+// A goodput search needs an SLO, a percentage, and a find-peak.
+func TestSearchGoodputPercent(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		s     RunSpec
+		field string // "" accepted
+	}{
+		{"ok", RunSpec{SLO: "ttft=1s", Search: &Search{Mode: SearchFindPeak, GoodputPercent: 90}}, ""},
+		{"no slo", RunSpec{Search: &Search{Mode: SearchFindPeak, GoodputPercent: 90}}, "search.goodput_percent"},
+		{"over 100", RunSpec{SLO: "ttft=1s", Search: &Search{Mode: SearchFindPeak, GoodputPercent: 190}}, "search.goodput_percent"},
+		{"negative", RunSpec{SLO: "ttft=1s", Search: &Search{Mode: SearchFindPeak, GoodputPercent: -5}}, "search.goodput_percent"},
+		{"sweep", RunSpec{SLO: "ttft=1s", Search: &Search{Mode: SearchSweep, Rates: []float64{10}, GoodputPercent: 90}}, "search.goodput_percent"},
+	} {
+		c.s.Target, c.s.Model = "http://h:1", "m"
+		err := c.s.CheckFields()
+		var fe *FieldError
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.field != "" && (!errors.As(err, &fe) || fe.Field != c.field):
+			t.Errorf("%s: got %v, want a FieldError on %s", c.name, err, c.field)
+		}
+	}
+}

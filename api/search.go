@@ -47,6 +47,9 @@ func (s Search) checkFields() error {
 	if s.MaxTrials < 0 {
 		return fieldErr("search.max_trials", "must not be negative, got %d", s.MaxTrials)
 	}
+	if g := s.GoodputPercent; g < 0 || g > 100 || math.IsNaN(g) {
+		return fieldErr("search.goodput_percent", "must be a percentage in (0, 100], e.g. 90, got %v", g)
+	}
 	switch s.Mode {
 	case SearchFindPeak:
 		if len(s.Rates) > 0 {
@@ -79,7 +82,8 @@ func (s Search) checkSweep() error {
 		field string
 		set   bool
 	}{{"lower_qps", s.LowerQPS != 0}, {"upper_qps", s.UpperQPS != 0}, {"precision", s.Precision != 0},
-		{"verify_runs", s.VerifyRuns != 0}, {"delta", s.Delta != 0}, {"max_trials", s.MaxTrials != 0}} {
+		{"verify_runs", s.VerifyRuns != 0}, {"delta", s.Delta != 0}, {"max_trials", s.MaxTrials != 0},
+		{"goodput_percent", s.GoodputPercent != 0}} {
 		if k.set {
 			return fieldErr("search."+k.field, "is for mode %q; a sweep runs one trial per rate", SearchFindPeak)
 		}

@@ -274,6 +274,11 @@ type Search struct {
 	EarlyVerdict *bool `json:"early_verdict,omitempty"`
 	// MaxTrials bounds the number of trials; 0: the search's default.
 	MaxTrials int `json:"max_trials,omitempty"`
+	// GoodputPercent makes a find-peak a goodput search: a trial passes
+	// when at least this percentage of the samples it issued met the
+	// spec's slo (required), in (0, 100]; 0: judged as the ruleset does
+	// (by TTFT and TPOT with use_token_latencies).
+	GoodputPercent float64 `json:"goodput_percent,omitempty"`
 	// Rates are a sweep's Server target QPS, one trial each, in order
 	// (mode sweep only; at most MaxSweepRates).
 	Rates []float64 `json:"rates,omitempty"`

@@ -218,18 +218,29 @@ type Trial struct {
 	// sweep's latency-vs-load figures.
 	LatencyMs        *TrialLatency `json:"latency_ms,omitempty"`
 	OverBoundSamples int64         `json:"over_bound_samples"`
-	// TokenLatencies judge a trial with use_token_latencies.
-	TokenLatencies *TrialTokens `json:"token_latencies,omitempty"`
+	// TokenLatencies are a token-latency trial's TTFT and TPOT at
+	// Percentile against their bounds; Goodput its samples meeting the
+	// SLO (search.json's, absent otherwise).
+	TokenLatencies *TrialTokenLatencies `json:"token_latencies,omitempty"`
+	Goodput        *TrialGoodput        `json:"goodput,omitempty"`
 }
 
-// TrialTokens are a trial's token-latency constraints in ms (-1: the
-// percentile is a failed sample).
-type TrialTokens struct {
+// TrialTokenLatencies are a trial's TTFT and TPOT at the percentile, in ms,
+// against their bounds.
+type TrialTokenLatencies struct {
 	TTFTMs      float64 `json:"ttft_ms"`
 	TTFTBoundMs float64 `json:"ttft_bound_ms"`
+	TTFTMet     bool    `json:"ttft_met"`
 	TPOTMs      float64 `json:"tpot_ms"`
 	TPOTBoundMs float64 `json:"tpot_bound_ms"`
-	Met         bool    `json:"met"`
+	TPOTMet     bool    `json:"tpot_met"`
+}
+
+// TrialGoodput are a trial's samples meeting the SLO among those issued.
+type TrialGoodput struct {
+	SamplesIssued     int64   `json:"samples_issued"`
+	SamplesMeetingSLO int64   `json:"samples_meeting_slo"`
+	Percent           float64 `json:"percent"`
 }
 
 // TrialLatency are a trial's sample latencies in ms.
@@ -258,10 +269,14 @@ type SearchStatus struct {
 	Unit string `json:"unit"`
 	// JudgedBy is how a trial passes: "latency_constraint" (loadgen6, as
 	// LoadGen's FindPeakPerformance: the latency constraint only, with no
-	// failed samples) or "valid_run" (v0.5); Criterion says it in words,
+	// failed samples), "valid_run" (v0.5), "token_latency_constraint"
+	// (use_token_latencies: TTFT and TPOT in place of the latency) or
+	// "goodput" (search.goodput_percent); Criterion says it in words,
 	// with the bound.
 	JudgedBy  string `json:"judged_by"`
 	Criterion string `json:"criterion"`
+	// GoodputPercent is a goodput search's share (judged_by "goodput").
+	GoodputPercent float64 `json:"goodput_percent,omitempty"`
 	// Ended: the search is over; EndReason says why.
 	Ended     bool   `json:"ended"`
 	EndReason string `json:"end_reason,omitempty"`

@@ -38,9 +38,11 @@ func addFindPeakFlags(f *specFlags) *findPeakFlags {
 	fs.Float64Var(&p.s.Delta, "search-delta", 0, "find-peak v0.5 Server: lower a candidate that failed verification by this fraction (default 0.01)")
 	fs.IntVar(&p.s.VerifyRuns, "verify-runs", 0, "find-peak v0.5: verifying runs that must all pass (default 5)")
 	fs.IntVar(&p.s.MaxTrials, "max-trials", 0, fmt.Sprintf("find-peak: give up after this many trials (default %d)", search.DefaultMaxTrials))
+	fs.Float64Var(&p.s.GoodputPercent, "goodput", 0, "find-peak: a goodput search, the highest Server QPS at which at least this percentage of samples meet --slo (e.g. 90)")
 	fs.BoolVar(&p.earlyVerdict, "trial-early-verdict", true, "find-peak: stop a trial as soon as it can no longer pass (same answer, sooner)")
 	for field, name := range map[string]string{"lower_qps": "search-start", "upper_qps": "search-upper", "precision": "search-precision",
-		"delta": "search-delta", "verify_runs": "verify-runs", "max_trials": "max-trials", "early_verdict": "trial-early-verdict"} {
+		"delta": "search-delta", "verify_runs": "verify-runs", "max_trials": "max-trials", "early_verdict": "trial-early-verdict",
+		"goodput_percent": "goodput"} {
 		f.flagOf["search."+field] = name
 	}
 	return p

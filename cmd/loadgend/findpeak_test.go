@@ -107,3 +107,33 @@ func TestFindPeakSaysWhatItJudgedBy(t *testing.T) {
 		t.Errorf("search.json %+v", res)
 	}
 }
+
+// --goodput makes find-peak a goodput search: judged by the share of
+// samples meeting --slo (search.json's judged_by, each trial's goodput),
+// and refused without --slo.
+func TestFindPeakGoodput(t *testing.T) {
+	p := startProxy(t, "name=llm,kind=llm,max_seqs=64,step=2ms,per_seq=10us,prefill=1us")
+	args := []string{"--mode", "find-peak", "--target", "http://" + p.HTTPAddr(), "--model", "llm", "--api", "openai-chat",
+		"--scenario", "Server", "--input-tokens", "8", "--output-tokens", "16", "--min-duration-ms", "300", "--min-query-count", "1",
+		"--target-latency-ms", "5", "--target-qps", "20", "--search-upper", "40", "--goodput", "90"}
+	var out, errb bytes.Buffer
+	if code := runCommand(append(args, "--out", t.TempDir()), &out, &errb); code != exitError || !strings.Contains(errb.String(), "--goodput") {
+		t.Errorf("without --slo: exit %d, stderr %q; want %d naming --goodput", code, errb.String(), exitError)
+	}
+	dir := t.TempDir()
+	out.Reset()
+	errb.Reset()
+	if code := runCommand(append(args, "--slo", "ttft=1s,tpot=1s", "--out", dir), &out, &errb); code != exitPeakFound {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitPeakFound, out.String(), errb.String())
+	}
+	res, err := search.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JudgedBy != search.JudgedByGoodput || res.GoodputPercent != 90 || res.Peak != 40 || len(res.Trials) == 0 || res.Trials[0].Goodput == nil {
+		t.Errorf("judged by %q at %v%%, peak %v, trials %+v", res.JudgedBy, res.GoodputPercent, res.Peak, res.Trials)
+	}
+	if !strings.Contains(out.String(), "goodput: at least 90% of the samples issued meeting the SLO (ttft=1s,tpot=1s)") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+}

@@ -464,7 +464,7 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	case modeFindPeak:
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
 	case modeSweep:
-		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict"} {
+		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict", "goodput"} {
 			if f.set[name] {
 				return *spec, runspec.Env{}, fmt.Errorf("--%s: only with --mode find-peak; a sweep runs one trial per rate", name)
 			}

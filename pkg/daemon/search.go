@@ -71,22 +71,36 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 			tr.LatencyMs = &api.TrialLatency{P50: l.P50, P90: l.P90, P99: l.P99}
 		}
 		tr.OverBoundSamples = t.OverBound
-		if k := t.Tokens; k != nil {
-			tr.TokenLatencies = &api.TrialTokens{TTFTMs: k.TTFTMs, TTFTBoundMs: k.TTFTBoundMs, TPOTMs: k.TPOTMs, TPOTBoundMs: k.TPOTBoundMs, Met: k.Met}
-		}
 		if c := t.Criteria; c != nil {
 			tr.Criteria = &api.TrialCriteria{LatencyMet: c.LatencyMet, EarlyStoppingMet: c.EarlyStoppingMet,
 				MinDurationMet: c.MinDurationMet, MinQueriesMet: c.MinQueriesMet, NoFailedSamples: c.NoFailedSamples}
 		}
+		tr.TokenLatencies, tr.Goodput = trialTokens(t)
 		out = append(out, tr)
 	}
 	st := &api.SearchStatus{
 		Mode: res.Mode, Algorithm: res.Algorithm, Unit: res.Unit, JudgedBy: res.JudgedBy, Criterion: res.Criterion,
-		Ended: !res.Ended.IsZero(), EndReason: res.EndReason, Found: res.Found, Lower: res.Lower, Upper: res.Upper,
+		GoodputPercent: res.GoodputPercent,
+		Ended:          !res.Ended.IsZero(), EndReason: res.EndReason, Found: res.Found, Lower: res.Lower, Upper: res.Upper,
 	}
 	if t, ok := res.PeakRecord(); ok {
 		st.Peak, st.Reported, st.Trial, st.TrialRunID = res.Peak, res.Reported, t.Index, id+"/"+t.Dir
 		st.PeakRunValidity, st.PeakRunNotMet = res.PeakRunVerdict, res.PeakRunNotMet
 	}
 	return out, st
+}
+
+// trialTokens are a trial's token-latency and goodput figures for its
+// status (nil where it has none).
+func trialTokens(t search.Trial) (*api.TrialTokenLatencies, *api.TrialGoodput) {
+	var tl *api.TrialTokenLatencies
+	var g *api.TrialGoodput
+	if k := t.TokenLatencies; k != nil {
+		tl = &api.TrialTokenLatencies{TTFTMs: k.TTFTMs, TTFTBoundMs: k.TTFTBoundMs, TTFTMet: k.TTFTMet,
+			TPOTMs: k.TPOTMs, TPOTBoundMs: k.TPOTBoundMs, TPOTMet: k.TPOTMet}
+	}
+	if k := t.Goodput; k != nil {
+		g = &api.TrialGoodput{SamplesIssued: k.SamplesIssued, SamplesMeetingSLO: k.SamplesMeetingSLO, Percent: k.Percent}
+	}
+	return tl, g
 }

@@ -172,3 +172,22 @@ func TestServedFilesAreStoreFiles(t *testing.T) {
 			runstore.SearchFile, runstore.SearchSummaryFile, search.ResultFile, search.SummaryFile)
 	}
 }
+
+// A search's token-latency and goodput figures reach the run's status as
+// search.json has them.
+func TestSearchStatusCarriesTokenFigures(t *testing.T) {
+	res := &search.Result{JudgedBy: search.JudgedByGoodput, GoodputPercent: 90, Trials: []search.Trial{{Index: 1, Dir: "trial-001",
+		TokenLatencies: &search.TokenFigures{TTFTMs: 50, TTFTBoundMs: 100, TTFTMet: true, TPOTMs: 27, TPOTBoundMs: 26},
+		Goodput:        &search.GoodputFigures{SamplesIssued: 100, SamplesMeetingSLO: 91, Percent: 91}}}}
+	trials, st := searchStatus(res, "r1")
+	want := api.TrialTokenLatencies{TTFTMs: 50, TTFTBoundMs: 100, TTFTMet: true, TPOTMs: 27, TPOTBoundMs: 26}
+	if len(trials) != 1 || trials[0].TokenLatencies == nil || *trials[0].TokenLatencies != want {
+		t.Fatalf("trials %+v", trials)
+	}
+	if g := trials[0].Goodput; g == nil || *g != (api.TrialGoodput{SamplesIssued: 100, SamplesMeetingSLO: 91, Percent: 91}) {
+		t.Errorf("goodput %+v", g)
+	}
+	if st.JudgedBy != search.JudgedByGoodput || st.GoodputPercent != 90 {
+		t.Errorf("status %+v", st)
+	}
+}

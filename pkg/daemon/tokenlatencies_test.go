@@ -9,7 +9,6 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
-	"github.com/netloadgen/netloadgen/pkg/search"
 )
 
 // A finished run's status carries its result's token_latencies: the TTFT
@@ -47,17 +46,5 @@ func TestRunStatusCarriesTokenLatencies(t *testing.T) {
 		TPOT: api.TokenBound{PercentileNs: 30_000_000, BoundNs: 40_000_000, Met: true, OverBound: 2, EarlyStoppingMet: &yes, EarlyStoppingRequired: 500}}
 	if !reflect.DeepEqual(st.TokenLatencies, want) {
 		t.Errorf("status token_latencies %+v, want %+v:\n%s", st.TokenLatencies, want, w.Body)
-	}
-}
-
-// A search trial judged by token latencies shows its figures in the run's
-// status.
-func TestSearchStatusCarriesTrialTokens(t *testing.T) {
-	res := &search.Result{Trials: []search.Trial{{Index: 1, Dir: "trial-001", Target: 2,
-		Tokens: &search.TokenFigures{TTFTMs: 300, TTFTBoundMs: 450, TPOTMs: 41, TPOTBoundMs: 40}}}}
-	trials, _ := searchStatus(res, "r")
-	want := &api.TrialTokens{TTFTMs: 300, TTFTBoundMs: 450, TPOTMs: 41, TPOTBoundMs: 40}
-	if len(trials) != 1 || !reflect.DeepEqual(trials[0].TokenLatencies, want) {
-		t.Errorf("trials %+v, want token latencies %+v", trials, want)
 	}
 }

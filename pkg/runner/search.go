@@ -60,6 +60,10 @@ func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*searc
 	if err != nil {
 		return nil, err
 	}
+	judge, err := search.JudgeFor(base.Settings, s.Options)
+	if err != nil {
+		return nil, err
+	}
 	if base.OutDir != "" {
 		if err := os.MkdirAll(base.OutDir, 0o755); err != nil {
 			return nil, err
@@ -67,9 +71,9 @@ func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*searc
 	}
 	c := search.Config{
 		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: o.Logger,
-		Trials:  &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict},
+		Trials:  &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict, Judge: judge},
 		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
-		Finished: o.Finished, Mode: mode,
+		Finished: o.Finished, Mode: mode, Judge: judge,
 	}
 	if o.Starting != nil {
 		c.Starting = func(req search.TrialRequest, lower, upper float64) { o.Starting(req, lower, upper, unit) }

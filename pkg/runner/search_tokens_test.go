@@ -1,165 +1,114 @@
 package runner
 
 import (
-	"math"
-	"os"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/search"
-	"github.com/netloadgen/netloadgen/pkg/sim"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
-// tokenLLM is the simulated LLM of the token-constraint peak: 16
-// sequences, a step of 4 ms + 0.25 ms a sequence + 20 µs a prefilled
-// token; with 32 input and 32 output tokens, about 60 requests/s at most.
-const tokenLLM = "name=m,kind=llm,max_seqs=16,step=4ms,per_seq=250us,prefill=20us"
+// tinyLLM answers 16 tokens about 2 ms apart: a query latency of 30 ms or
+// more, far over the 5 ms latency bound tokenSearchSettings keep, while
+// TTFT and TPOT are a few ms.
+const tinyLLM = "name=llm,kind=llm,max_seqs=64,step=2ms,per_seq=10us,prefill=1us"
 
-const tokenIn, tokenOut = 32, 32
-
-// tokenTails are the TTFT and TPOT at the settings' percentile
-// (sorted[floor(n·p)], as LoadGen) that the discrete-event truth of the
-// simulated LLM (sim.LLMTruth) gives for exactly the arrivals a Server run
-// at qps schedules: the same trace generator, settings and seeds.
-func tokenTails(t testing.TB, s loadgen.Settings, spec sim.LLMSpec, qps float64) (ttft, tpot time.Duration) {
-	t.Helper()
-	s.ServerTargetQPS = qps
-	tr, err := trace.New(s.TraceSettings(), trace.QSL{TotalSampleCount: 1024, PerformanceSampleCount: 1024})
+func tokenSearchSettings(t *testing.T) loadgen.Settings {
+	s, err := loadgen.NewSettings(loadgen.RulesetLoadGen6, trace.Server, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := make([]sim.LLMRequest, tr.Len())
-	for i := range reqs {
-		reqs[i] = sim.LLMRequest{At: tr.Query(i).Scheduled, Input: tokenIn, Output: tokenOut}
-	}
-	timings, err := sim.LLMTruth(spec, reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ttfts, tpots := make([]time.Duration, len(reqs)), make([]time.Duration, len(reqs))
-	for i, tm := range timings {
-		ttfts[i], tpots[i] = tm.TTFT(reqs[i]), tm.TPOT()
-	}
-	slices.Sort(ttfts)
-	slices.Sort(tpots)
-	k := int(float64(len(reqs)) * s.ServerTargetLatencyPercentile)
-	return ttfts[k], tpots[k]
-}
-
-// tokenTruePeak is the largest rate whose truth meets both token bounds,
-// by bisection to 0.1%.
-func tokenTruePeak(t testing.TB, s loadgen.Settings, spec sim.LLMSpec) float64 {
-	t.Helper()
-	ok := func(qps float64) bool {
-		ttft, tpot := tokenTails(t, s, spec, qps)
-		return ttft <= time.Duration(s.ServerTTFTLatencyNs) && tpot <= time.Duration(s.ServerTPOTLatencyNs)
-	}
-	lo, hi := 1.0, 1.0
-	for ok(hi) {
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 0.001*lo {
-		if mid := lo + (hi-lo)/2; ok(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
-// tokenSettings are loadgen6 Server settings judged by TTFT and TPOT at
-// p99 against ttft and tpot, with no query-latency bound.
-func tokenSettings(t testing.TB, minDur uint64, ttft, tpot time.Duration) loadgen.Settings {
-	s := serverSettings(t, loadgen.RulesetLoadGen6, minDur)
-	s.ServerTargetLatencyNs, s.UseTokenLatencies = 0, true
-	s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = uint64(ttft), uint64(tpot)
+	s.MinDurationMs, s.MinQueryCount = 300, 1
+	s.ServerTargetLatencyNs, s.ServerTargetLatencyPercentile = 5e6, 0.9
 	return s
 }
 
-func tokenSpec(t testing.TB) sim.LLMSpec {
-	m, err := sim.ParseModelFlag(tokenLLM)
+// tokenSearch runs a loadgen6 find-peak from 20 QPS capped at 40 against
+// tinyLLM over openai-chat, trials stopped early where the search may.
+func tokenSearch(t *testing.T, s loadgen.Settings, o search.Options) *search.Result {
+	t.Helper()
+	p := sutproxytest.Start(t, tinyLLM)
+	prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 256, Input: genai.Fixed(8), Output: genai.Fixed(16), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return *m.LLM
+	base := Spec{Target: sutproxytest.Target(p, "http"), Model: "llm", API: genai.APIOpenAIChat, Settings: s, Prompts: prompts,
+		TotalSamples: 256, PerformanceSamples: 256, OutDir: t.TempDir()}
+	o.Start, o.Upper = 20, 40
+	res, err := FindPeak(t.Context(), base, Search{Options: o, EarlyVerdict: true, MaxTrials: 4}, SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
-// The truth itself: TPOT grows with the batch, so with load; the peak
-// under the two bounds is below the model's capacity, lower under a tight
-// TPOT bound than under a TTFT bound alone.
-func TestTokenTruthSimulation(t *testing.T) {
-	s, spec := tokenSettings(t, 3000, 60*time.Millisecond, 7*time.Millisecond), tokenSpec(t)
-	capacity, err := sim.LLMCapacity(spec, tokenIn, tokenOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, low := tokenTails(t, s, spec, 5)
-	_, high := tokenTails(t, s, spec, 0.9*capacity)
-	if !(low < high) || low < 4*time.Millisecond {
-		t.Errorf("TPOT p99 at 5/s %v, at 90%% of capacity %v: want at least a 4 ms step, growing with load", low, high)
-	}
-	peak := tokenTruePeak(t, s, spec)
-	if peak <= 5 || peak >= capacity {
-		t.Errorf("peak under TTFT ≤ 60 ms and TPOT ≤ 7 ms: %.1f/s, want within (5, capacity %.1f)", peak, capacity)
-	}
-	if loose := tokenTruePeak(t, tokenSettings(t, 3000, 100*time.Millisecond, 20*time.Millisecond), spec); loose <= peak || loose >= capacity {
-		t.Errorf("peak under TTFT ≤ 100 ms alone: %.1f/s, want within (%.1f, capacity %.1f)", loose, peak, capacity)
-	}
+// A search with token latencies judges its trials by TTFT and TPOT, not
+// by the query latency: runs whose every query is over the latency bound
+// pass when TTFT and TPOT are within theirs (the search's own early
+// verdict, which watches the query latency, must not cut them), and fail
+// on a TPOT bound the model cannot hold, with the figures in search.json.
+func TestTokenSearchJudgesByTTFTAndTPOT(t *testing.T) {
+	t.Run("within", func(t *testing.T) {
+		s := tokenSearchSettings(t)
+		s.UseTokenLatencies, s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = true, 1e9, 1e9
+		res := tokenSearch(t, s, search.Options{})
+		if res.JudgedBy != search.JudgedByTokenLatency {
+			t.Errorf("judged by %q, want %q", res.JudgedBy, search.JudgedByTokenLatency)
+		}
+		if !res.Found || res.Peak != 40 || len(res.Trials) != 2 {
+			t.Fatalf("peak %v found %v after %d trials, want 40 after 2: %s\n%s", res.Peak, res.Found, len(res.Trials), res.EndReason, search.Summary(res))
+		}
+		for _, tr := range res.Trials {
+			tk := tr.TokenLatencies
+			if tk == nil || !tk.TTFTMet || !tk.TPOTMet || tk.TPOTBoundMs != 1000 || tk.TPOTMs <= 0 || tr.EarlyVerdict != "" {
+				t.Errorf("trial %d: token figures %+v, early verdict %q", tr.Index, tk, tr.EarlyVerdict)
+			}
+			if tr.TailLatencyMs <= 5 {
+				t.Errorf("trial %d: p90 latency %v ms, want over the 5 ms bound (else the test proves nothing)", tr.Index, tr.TailLatencyMs)
+			}
+		}
+	})
+	t.Run("tpot over", func(t *testing.T) {
+		s := tokenSearchSettings(t)
+		s.UseTokenLatencies, s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = true, 1e9, 5e5
+		res := tokenSearch(t, s, search.Options{})
+		if res.Found || len(res.Trials) != 1 {
+			t.Fatalf("found %v after %d trials, want the base trial to fail\n%s", res.Found, len(res.Trials), search.Summary(res))
+		}
+		tk := res.Trials[0].TokenLatencies
+		if res.Trials[0].Pass || tk == nil || tk.TPOTMet || !tk.TTFTMet || tk.TPOTMs <= 0.5 {
+			t.Errorf("trial: pass %v, token figures %+v", res.Trials[0].Pass, tk)
+		}
+	})
 }
 
-// The Server peak a search finds under token constraints (TTFT and TPOT
-// at p99) over the network is within 5% of the truth the discrete-event
-// simulation of the same arrivals gives, over HTTP and gRPC.
-func TestTokenPeakWithinFivePercentOfTheTruth(t *testing.T) {
-	if os.Getenv(benchEnv) == "" {
-		// As TestServerPeakWithinFivePercentOfTheTruth: a p99 of a few
-		// seconds of samples fails on a stall of a shared machine.
-		t.Skip("set " + benchEnv + "=1 (bench/search.sh)")
-	}
-	spec := tokenSpec(t)
-	prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 1024, Input: genai.Fixed(tokenIn), Output: genai.Fixed(tokenOut)})
-	if err != nil {
-		t.Fatal(err)
-	}
+// A goodput search passes a trial when the share of its samples meeting
+// the SLO reaches the asked percentage, whatever the latency bound says.
+func TestGoodputSearchJudgesBySLOShare(t *testing.T) {
 	for _, c := range []struct {
-		name       string
-		ttft, tpot time.Duration
-		transport  string
+		name string
+		slo  genai.SLO
+		pass bool
 	}{
-		// TTFT binds: the queue near capacity (truth 57.75/s of 60.1).
-		{"TTFT-bound http", 100 * time.Millisecond, 20 * time.Millisecond, "http"},
-		{"TTFT-bound grpc", 100 * time.Millisecond, 20 * time.Millisecond, "grpc"},
-		// TPOT binds: the batch's step time (truth 38.5/s).
-		{"TPOT-bound http", 60 * time.Millisecond, 7 * time.Millisecond, "http"},
-		{"TPOT-bound grpc", 60 * time.Millisecond, 7 * time.Millisecond, "grpc"},
+		{"all meet", genai.SLO{TTFT: time.Second, TPOT: time.Second}, true},
+		{"none meet", genai.SLO{TPOT: 500 * time.Microsecond}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			transport := c.transport
-			p := startProxy(t, tokenLLM)
-			s := tokenSettings(t, 3000, c.ttft, c.tpot)
-			truth := tokenTruePeak(t, s, spec)
-			planner, err := search.NewFindPeak(search.FindPeakConfig{Start: 10, StepSize: 1, Precision: 0.01 * truth})
-			if err != nil {
-				t.Fatal(err)
+			s := tokenSearchSettings(t)
+			s.Engine.SLO = c.slo
+			res := tokenSearch(t, s, search.Options{GoodputPercent: 90})
+			if res.JudgedBy != search.JudgedByGoodput || res.GoodputPercent != 90 || res.SLO == nil {
+				t.Errorf("judged by %q at %v%% with SLO %v", res.JudgedBy, res.GoodputPercent, res.SLO)
 			}
-			base := Spec{Target: targetOf(p, transport), Model: "m", Settings: s, Prompts: prompts, TotalSamples: 1024, PerformanceSamples: 1024}
-			res, err := search.Run(t.Context(), search.Config{Planner: planner, Trials: &networkTrials{Base: base, EarlyVerdict: true}, Dir: t.TempDir(),
-				Ruleset: string(s.Ruleset), Scenario: "Server", Algorithm: search.AlgoFindPeak, Unit: search.UnitQPS})
-			if err != nil {
-				t.Fatal(err)
+			if len(res.Trials) == 0 || res.Trials[0].Pass != c.pass || res.Found != c.pass {
+				t.Fatalf("trials %d, found %v, want the base trial to pass: %v\n%s", len(res.Trials), res.Found, c.pass, search.Summary(res))
 			}
-			if !res.Found {
-				t.Fatalf("no peak: %s\n%s", res.EndReason, search.Summary(res))
-			}
-			dev := (res.Peak - truth) / truth
-			t.Logf("FIGURE token peak %s: truth %.2f qps, peak %.2f qps (%+.2f%%), %d trials, %.1f s", c.name, truth, res.Peak, 100*dev, len(res.Trials), res.DurationS)
-			if math.Abs(dev) > 0.05 {
-				t.Errorf("peak %.2f is %.1f%% from the truth %.2f\n%s", res.Peak, 100*dev, truth, search.Summary(res))
+			g := res.Trials[0].Goodput
+			if g == nil || g.SamplesIssued == 0 || (c.pass && g.Percent != 100) || (!c.pass && g.Percent != 0) {
+				t.Errorf("goodput %+v", g)
 			}
 		})
 	}

@@ -30,7 +30,7 @@ func TestTrialJudgedByTokens(t *testing.T) {
 		s.ServerTargetLatencyNs = 0
 		s.UseTokenLatencies, s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = true, uint64(100*time.Millisecond), uint64(20*time.Millisecond)
 		base := Spec{Target: targetOf(p, "http"), Model: "chat", Settings: s, Prompts: prompts, TotalSamples: 64, PerformanceSamples: 64}
-		n := &networkTrials{Base: base, EarlyVerdict: true}
+		n := &networkTrials{Base: base, EarlyVerdict: true, Judge: search.Judge{By: search.JudgedByTokenLatency}}
 		tr, err := n.RunTrial(t.Context(), search.TrialRequest{Index: 1, Target: tc.qps, Phase: search.PhaseBase, Dir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)

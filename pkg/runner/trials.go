@@ -24,6 +24,8 @@ type networkTrials struct {
 	Observer loadgen.Observer
 	// EarlyVerdict stops a trial once it can no longer pass.
 	EarlyVerdict bool
+	// Judge decides each trial (search.JudgeFor; zero: the ruleset's).
+	Judge search.Judge
 }
 
 // trialSpec is base with target applied: Server's target QPS, or
@@ -50,15 +52,21 @@ func trialSpec(base Spec, target float64) (Spec, error) {
 // over the bound than the percentile allows for the whole trial). Under
 // loadgen6 the engine would also stop on early stopping, which
 // FindPeakPerformance does not check, so the search stops the trial itself
-// on the latency constraint alone (a stopper).
+// on the latency constraint alone (a stopper); with token latencies that
+// constraint is TTFT and TPOT, and the stopper counts the samples over
+// each token bound instead. A goodput trial runs to its end: its share of
+// samples meeting the SLO is known only then, and the query latency the
+// early verdicts watch decides nothing. (The engine ignores its own early
+// verdict with token latencies, so a v0.5 token trial runs to its end too.)
 func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (search.TrialResult, error) {
 	spec, err := trialSpec(n.Base, req.Target)
 	if err != nil {
 		return search.TrialResult{}, err
 	}
 	spec.OutDir = req.Dir
-	own := n.EarlyVerdict && spec.Settings.Ruleset == loadgen.RulesetLoadGen6 && spec.Settings.Scenario == trace.Server
-	spec.Settings.Engine.EarlyVerdict = n.EarlyVerdict && !own
+	early := n.EarlyVerdict && n.Judge.By != search.JudgedByGoodput
+	own := early && spec.Settings.Ruleset == loadgen.RulesetLoadGen6 && spec.Settings.Scenario == trace.Server
+	spec.Settings.Engine.EarlyVerdict = early && !own
 	trialCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := n.Options
@@ -91,7 +99,7 @@ func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (
 	if err != nil {
 		return search.TrialResult{}, err
 	}
-	tr := search.TrialResultOf(out.Result, time.Since(start))
+	tr := search.TrialResultOf(out.Result, time.Since(start), n.Judge)
 	if st != nil && st.fired.Load() {
 		tr.Pass, tr.Verdict = false, "INVALID"
 		tr.EarlyVerdict = st.reason()

@@ -186,7 +186,8 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	}}
 	if sp := s.Search; sp != nil {
 		r.Search = &runner.Search{
-			Options: search.Options{Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, Delta: sp.Delta, VerifyRuns: sp.VerifyRuns},
+			Options: search.Options{Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, Delta: sp.Delta, VerifyRuns: sp.VerifyRuns,
+				GoodputPercent: sp.GoodputPercent},
 			// A failing trial need not run to its end: on unless asked off.
 			EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
 			MaxTrials:    sp.MaxTrials,

@@ -18,14 +18,10 @@ func NotMet(c *Criteria) []string {
 }
 
 // boundText is the latency bound at the percentile of res's trials, "p99 ≤
-// 15 ms" (with token latencies "TTFT p99 ≤ 450 ms and TPOT p99 ≤ 40 ms"),
-// or "" when they have none (v0.5 MultiStream's constraint is on skipped
-// intervals).
+// 15 ms", or "" when they have none (v0.5 MultiStream's constraint is on
+// skipped intervals; token latencies: tokenBoundText).
 func boundText(res *Result) string {
 	for _, t := range res.Trials {
-		if k := t.Tokens; k != nil && t.Percentile > 0 {
-			return fmt.Sprintf("TTFT %s ≤ %s ms and TPOT %s ≤ %s ms", pctName(t.Percentile), fmtNum(k.TTFTBoundMs), pctName(t.Percentile), fmtNum(k.TPOTBoundMs))
-		}
 		if t.LatencyBoundMs > 0 && t.Percentile > 0 {
 			return fmt.Sprintf("%s ≤ %s ms", pctName(t.Percentile), fmtNum(t.LatencyBoundMs))
 		}
@@ -38,6 +34,23 @@ func pctName(p float64) string { return "p" + fmt.Sprintf("%.4g", p*100) }
 // criterionText is the search's criterion in words, with the bound once a
 // trial has given it.
 func criterionText(res *Result) string {
+	switch res.JudgedBy {
+	case JudgedByGoodput:
+		slo := ""
+		if res.SLO != nil {
+			slo = " (" + SLOText(*res.SLO) + ")"
+		}
+		return fmt.Sprintf("goodput: at least %s%% of the samples issued meeting the SLO%s", fmtNum(res.GoodputPercent), slo)
+	case JudgedByTokenLatency:
+		tok := "the token latency constraint"
+		if b := tokenBoundText(res); b != "" {
+			tok += " (" + b + ")"
+		}
+		if res.Ruleset == string(loadgen.RulesetV05) {
+			return fmt.Sprintf("a VALID run: %s, min duration, min query count and no failed samples", tok)
+		}
+		return tok + " with no failed samples"
+	}
 	lat := loadgen.CriterionLatency
 	if b := boundText(res); b != "" {
 		lat += " (" + b + ")"
@@ -51,6 +64,17 @@ func criterionText(res *Result) string {
 // judgedLine says how the trials were judged, and, for loadgen6, that
 // LoadGen's FindPeakPerformance looks at the latency constraint alone.
 func judgedLine(res *Result) string {
+	switch res.JudgedBy {
+	case JudgedByGoodput:
+		return fmt.Sprintf("Trials judged by %s; failed samples meet none. The run's own verdict is shown but does not decide.", criterionText(res))
+	case JudgedByTokenLatency:
+		if res.Ruleset == string(loadgen.RulesetV05) {
+			return fmt.Sprintf("Trials judged by %s (v0.5, token latencies).", criterionText(res))
+		}
+		return fmt.Sprintf("Trials judged by %s: with use_token_latencies LoadGen's latency constraint is the TTFT and TPOT "+
+			"percentiles against their bounds. Early stopping, min duration and min query count are shown but do not decide, "+
+			"so a passing trial may be an INVALID run.", criterionText(res))
+	}
 	if res.JudgedBy == JudgedByValidity {
 		return fmt.Sprintf("Trials judged by %s (v0.5).", criterionText(res))
 	}

@@ -86,7 +86,7 @@ func (f *findPeak) Record(pass bool) {
 		if !pass {
 			// LoadGen logs an error and stops: there is nothing to bracket.
 			f.upper = f.pending
-			f.end(false, 0, fmt.Sprintf("the base run at %v QPS failed the latency constraint", f.pending))
+			f.end(false, 0, fmt.Sprintf("the base run at %v QPS did not pass; there is nothing to bracket", f.pending))
 			return
 		}
 		f.lower, f.phase = f.pending, PhaseBoundary

@@ -23,6 +23,10 @@ type Options struct {
 	Delta float64
 	// VerifyRuns is v0.5's verifying run count (0: 5).
 	VerifyRuns int
+	// GoodputPercent, when set, makes the search a goodput search: a
+	// trial passes when at least this percentage of its samples met the
+	// settings' SLO (JudgeFor).
+	GoodputPercent float64
 }
 
 // Algorithm names.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -88,14 +89,17 @@ func writeTable(w io.Writer, res *Result) {
 	if b := boundText(res); b != "" {
 		lat = b
 	}
-	fmt.Fprintf(tw, "trial\tphase\ttarget\tachieved/s\t%s ms\t%s\tearly stopping\tmin duration\tmin queries\tno failed\trun verdict\tsearch pass\tduration s\tearly verdict\t\n", pct, lat)
+	if b := tokenBoundText(res); b != "" {
+		lat = b
+	}
+	fmt.Fprintf(tw, "trial\tphase\ttarget\tachieved/s\t%s ms\t%s\tearly stopping\tmin duration\tmin queries\tno failed\t%srun verdict\tsearch pass\tduration s\tearly verdict\t\n", pct, lat, extraHead(res))
 	for _, t := range res.Trials {
 		ev := "-"
 		if t.EarlyVerdict != "" {
 			ev = "stopped"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%.3f\t%s\t%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
-			t.Achieved, t.TailLatencyMs, criteriaCells(res, t.Criteria), t.Verdict, yesNo(t.Pass), t.DurationS, ev)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%.3f\t%s\t%s%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
+			t.Achieved, t.TailLatencyMs, criteriaCells(res, t.Criteria), extraCells(res, t), t.Verdict, yesNo(t.Pass), t.DurationS, ev)
 	}
 	tw.Flush()
 }
@@ -111,6 +115,42 @@ func criteriaCells(res *Result, c *Criteria) string {
 		es = "-" // v0.5 has no early stopping
 	}
 	return strings.Join([]string{yesNo(c.LatencyMet), es, yesNo(c.MinDurationMet), yesNo(c.MinQueriesMet), yesNo(c.NoFailedSamples)}, "\t")
+}
+
+// extraHead and extraCells are the token-latency and goodput columns,
+// present when some trial has them.
+func extraHead(res *Result) string {
+	h := ""
+	if hasTokens(res) {
+		h += "TTFT ms\tTPOT ms\t"
+	}
+	if res.JudgedBy == JudgedByGoodput {
+		h += "met SLO %\t"
+	}
+	return h
+}
+
+func extraCells(res *Result, t Trial) string {
+	c := ""
+	if hasTokens(res) {
+		if tk := t.TokenLatencies; tk != nil {
+			c += fmt.Sprintf("%.3f\t%.3f\t", tk.TTFTMs, tk.TPOTMs)
+		} else {
+			c += "-\t-\t"
+		}
+	}
+	if res.JudgedBy == JudgedByGoodput {
+		if g := t.Goodput; g != nil {
+			c += fmt.Sprintf("%.2f\t", g.Percent)
+		} else {
+			c += "-\t"
+		}
+	}
+	return c
+}
+
+func hasTokens(res *Result) bool {
+	return slices.ContainsFunc(res.Trials, func(t Trial) bool { return t.TokenLatencies != nil })
 }
 
 func yesNo(ok bool) string {

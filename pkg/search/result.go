@@ -3,6 +3,8 @@ package search
 import (
 	"slices"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/genai"
 )
 
 // Result is a search's record (search.json).
@@ -20,6 +22,10 @@ type Result struct {
 	// Criterion says it in words, with the bound.
 	JudgedBy  string `json:"judged_by"`
 	Criterion string `json:"criterion"`
+	// GoodputPercent and SLO are a goodput search's (JudgedByGoodput): a
+	// trial passes when this share of its samples met the SLO.
+	GoodputPercent float64    `json:"goodput_percent,omitempty"`
+	SLO            *genai.SLO `json:"slo,omitempty"`
 	// Peak is the highest target that passed as the algorithm requires.
 	Peak float64 `json:"peak"`
 	// Reported is the figure a submission would give: v0.5 Server the
@@ -71,9 +77,11 @@ type Trial struct {
 	// latency-vs-load table (absent from older records).
 	Latency   *Percentiles `json:"latency_ms,omitempty"`
 	OverBound int64        `json:"over_bound_samples"`
-	// Tokens are the token-latency constraints of a trial with
-	// use_token_latencies: what judged it.
-	Tokens *TokenFigures `json:"token_latencies,omitempty"`
+	// TokenLatencies are a token-latency trial's TTFT and TPOT at the
+	// percentile against their bounds; Goodput a trial's samples meeting
+	// the SLO (with --slo). Absent otherwise.
+	TokenLatencies *TokenFigures   `json:"token_latencies,omitempty"`
+	Goodput        *GoodputFigures `json:"goodput,omitempty"`
 }
 
 // Percentiles are a trial's sample latencies in ms; FailedPercentile (-1)

@@ -34,6 +34,9 @@ type Config struct {
 	// then). Both run on the search's goroutine.
 	Starting func(req TrialRequest, lower, upper float64)
 	Finished func(t Trial, r *Result)
+	// Judge labels how the trials are judged (the TrialRunner judges
+	// them); its zero value is the ruleset's (JudgedBy).
+	Judge Judge
 }
 
 // Record and summary file names in a search's directory, and the record of
@@ -68,6 +71,13 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	res := &Result{Mode: mode, Ruleset: c.Ruleset, Scenario: c.Scenario, Algorithm: c.Algorithm, Unit: c.Unit,
 		JudgedBy: JudgedBy(c.Ruleset), Started: time.Now(), Trials: []Trial{}}
+	if c.Judge.By != "" {
+		res.JudgedBy = c.Judge.By
+	}
+	if c.Judge.By == JudgedByGoodput {
+		slo := c.Judge.SLO
+		res.GoodputPercent, res.SLO = c.Judge.GoodputPercent, &slo
+	}
 	res.Criterion = criterionText(res)
 	var runErr error
 	for {
@@ -149,7 +159,7 @@ func trialRecord(req TrialRequest, tr TrialResult) Trial {
 		Achieved: tr.Achieved, Metric: tr.Metric, TailLatencyMs: float64(tr.TailLatency) / 1e6,
 		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
 		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria, Latency: tr.Latency, OverBound: tr.OverBound,
-		Tokens: tr.Tokens,
+		TokenLatencies: tr.Tokens, Goodput: tr.Goodput,
 	}
 }
 

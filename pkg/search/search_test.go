@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/stats"
 )
 
 // fakeTrials passes a trial when pass says so, writing a stand-in log file
@@ -295,7 +296,7 @@ func TestTrialResultOfKeepsEachCriterion(t *testing.T) {
 	r := &loadgen.Result{Ruleset: loadgen.RulesetLoadGen6, Scenario: "Server", Validity: "INVALID",
 		PerfConstraintsMet: true, EarlyStoppingMet: false, MinDurationMet: true, MinQueriesMet: false, NoFailedSamples: true}
 	r.Effective.TargetLatencyNs, r.Effective.TargetLatencyPercentile = 15e6, 0.99
-	tr := TrialResultOf(r, time.Second)
+	tr := TrialResultOf(r, time.Second, Judge{})
 	want := Criteria{LatencyMet: true, MinDurationMet: true, NoFailedSamples: true}
 	if !tr.Pass || tr.Verdict != "INVALID" || tr.Criteria == nil || *tr.Criteria != want || tr.LatencyBound != 15*time.Millisecond {
 		t.Errorf("loadgen6: %+v", tr)
@@ -304,7 +305,7 @@ func TestTrialResultOfKeepsEachCriterion(t *testing.T) {
 		t.Errorf("not met %v", got)
 	}
 	r.Ruleset = loadgen.RulesetV05
-	if TrialResultOf(r, time.Second).Pass {
+	if TrialResultOf(r, time.Second, Judge{}).Pass {
 		t.Error("v0.5 passed an INVALID run")
 	}
 }
@@ -323,22 +324,28 @@ func TestTrialJudgedByTokenLatencies(t *testing.T) {
 		PerfConstraintsMet: false, EarlyStoppingMet: true, MinDurationMet: true, MinQueriesMet: true, NoFailedSamples: true,
 		TokenLatencies: tok(300e6, 30e6)}
 	r.Effective.TargetLatencyPercentile = 0.99
-	tr := TrialResultOf(r, time.Second)
-	want := TokenFigures{TTFTMs: 300, TTFTBoundMs: 450, TPOTMs: 30, TPOTBoundMs: 40, Met: true}
+	j := Judge{By: JudgedByTokenLatency}
+	tr := TrialResultOf(r, time.Second, j)
+	want := TokenFigures{TTFTMs: 300, TTFTBoundMs: 450, TTFTMet: true, TPOTMs: 30, TPOTBoundMs: 40, TPOTMet: true}
 	if !tr.Pass || tr.Tokens == nil || *tr.Tokens != want || !tr.Criteria.LatencyMet {
 		t.Errorf("within both bounds: pass %v, tokens %+v, criteria %+v", tr.Pass, tr.Tokens, tr.Criteria)
 	}
 	r.TokenLatencies = tok(300e6, 41e6)
-	if tr := TrialResultOf(r, time.Second); tr.Pass || tr.Criteria.LatencyMet {
+	if tr := TrialResultOf(r, time.Second, j); tr.Pass || tr.Criteria.LatencyMet {
 		t.Errorf("over the TPOT bound passed: %+v", tr)
 	}
 	r.Ruleset, r.TokenLatencies = loadgen.RulesetV05, tok(300e6, 30e6)
-	if !TrialResultOf(r, time.Second).Pass {
+	if !TrialResultOf(r, time.Second, j).Pass {
 		t.Error("v0.5: a trial within both token bounds, all else met, failed")
 	}
 	r.MinQueriesMet = false
-	if TrialResultOf(r, time.Second).Pass {
+	if TrialResultOf(r, time.Second, j).Pass {
 		t.Error("v0.5: a trial short of its queries passed")
+	}
+
+	r.Ruleset, r.MinQueriesMet, r.TokenLatencies = loadgen.RulesetLoadGen6, true, tok(int64(stats.FailedLatency), 30e6)
+	if tr := TrialResultOf(r, time.Second, j); tr.Pass || tr.Tokens == nil || tr.Tokens.TTFTMs != FailedPercentile {
+		t.Errorf("a failed sample at the TTFT percentile: pass %v, tokens %+v, want a fail at %v ms", tr.Pass, tr.Tokens, FailedPercentile)
 	}
 
 	p, _ := NewFindPeak(FindPeakConfig{Start: 10, StepSize: 1, Decimals: 0, Precision: 5})
@@ -346,16 +353,16 @@ func TestTrialJudgedByTokenLatencies(t *testing.T) {
 		r := &loadgen.Result{Ruleset: loadgen.RulesetLoadGen6, Scenario: "Server", Validity: "INVALID", NoFailedSamples: true,
 			TokenLatencies: tok(int64(req.Target*20e6), 30e6)}
 		r.Effective.TargetLatencyPercentile = 0.99
-		return TrialResultOf(r, time.Second), nil
+		return TrialResultOf(r, time.Second, j), nil
 	})
-	res, err := Run(t.Context(), Config{Planner: p, Trials: trials, Ruleset: "loadgen6", Scenario: "Server", Algorithm: AlgoFindPeak, Unit: UnitQPS})
+	res, err := Run(t.Context(), Config{Planner: p, Trials: trials, Ruleset: "loadgen6", Scenario: "Server", Algorithm: AlgoFindPeak, Unit: UnitQPS, Judge: j})
 	if err != nil || !res.Found || res.Peak < 20 || res.Peak > 22.5 {
 		t.Fatalf("peak %v (TTFT 20 ms per QPS, bound 450 ms: 22.5), %v", res.Peak, err)
 	}
-	if want := "the latency constraint (TTFT p99 ≤ 450 ms and TPOT p99 ≤ 40 ms) with no failed samples"; res.Criterion != want {
+	if want := "the token latency constraint (p99 TTFT ≤ 450 ms and TPOT ≤ 40 ms) with no failed samples"; res.Criterion != want {
 		t.Errorf("criterion %q, want %q", res.Criterion, want)
 	}
-	if pk, _ := res.PeakRecord(); pk.Tokens == nil || pk.Tokens.TTFTBoundMs != 450 {
+	if pk, _ := res.PeakRecord(); pk.TokenLatencies == nil || pk.TokenLatencies.TTFTBoundMs != 450 {
 		t.Errorf("peak trial's record lacks its token figures: %+v", pk)
 	}
 }

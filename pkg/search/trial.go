@@ -45,39 +45,11 @@ type TrialResult struct {
 	// OverBound the samples over the bound.
 	Latency   *Percentiles
 	OverBound int64
-	// Tokens are the token-latency constraints of a Server trial with
-	// use_token_latencies (nil otherwise): the latency constraint then.
-	Tokens *TokenFigures
-}
-
-// TokenFigures are a trial's token-latency constraints (result.json's
-// token_latencies) in ms: TTFT and TPOT at the target percentile and their
-// bounds; Met when both hold.
-type TokenFigures struct {
-	TTFTMs      float64 `json:"ttft_ms"`
-	TTFTBoundMs float64 `json:"ttft_bound_ms"`
-	TPOTMs      float64 `json:"tpot_ms"`
-	TPOTBoundMs float64 `json:"tpot_bound_ms"`
-	Met         bool    `json:"met"`
-}
-
-// tokenFiguresOf converts a Server result's token_latencies (nil
-// otherwise: Offline's have no constraint). Met is LoadGen's performance
-// constraint, both percentiles within their bounds; early stopping is the
-// trial's own criterion.
-func tokenFiguresOf(r *loadgen.Result) *TokenFigures {
-	t := r.TokenLatencies
-	if t == nil || r.Scenario != trace.Server.String() {
-		return nil
-	}
-	ms := func(ns int64) float64 {
-		if ns == int64(stats.FailedLatency) {
-			return FailedPercentile
-		}
-		return float64(ns) / 1e6
-	}
-	return &TokenFigures{TTFTMs: ms(t.TTFTAtPercentileNs), TTFTBoundMs: float64(t.TTFTBoundNs) / 1e6,
-		TPOTMs: ms(t.TPOTAtPercentileNs), TPOTBoundMs: float64(t.TPOTBoundNs) / 1e6, Met: t.TTFTMet && t.TPOTMet}
+	// Tokens are a Server trial's TTFT and TPOT at Percentile against
+	// their bounds with use_token_latencies (the latency constraint then);
+	// Goodput its samples meeting the SLO (nil: none).
+	Tokens  *TokenFigures
+	Goodput *GoodputFigures
 }
 
 // Criteria are a trial's run judged criterion by criterion, as result.json
@@ -132,11 +104,11 @@ func (f TrialFunc) RunTrial(ctx context.Context, req TrialRequest) (TrialResult,
 // latencies the latency constraint is TTFT and TPOT (result.json's
 // token_latencies), under both rulesets.
 func Passes(r *loadgen.Result) bool {
-	if t := tokenFiguresOf(r); t != nil {
+	if met, ok := tokenConstraintMet(r); ok {
 		if r.Ruleset == loadgen.RulesetV05 {
-			return t.Met && r.MinDurationMet && r.MinQueriesMet && r.EarlyStoppingMet && r.NoFailedSamples
+			return met && r.MinDurationMet && r.MinQueriesMet && r.EarlyStoppingMet && r.NoFailedSamples
 		}
-		return t.Met && r.NoFailedSamples
+		return met && r.NoFailedSamples
 	}
 	if r.Ruleset == loadgen.RulesetV05 {
 		return r.Valid
@@ -144,9 +116,10 @@ func Passes(r *loadgen.Result) bool {
 	return r.PerfConstraintsMet && r.NoFailedSamples
 }
 
-// TrialResultOf is what the search takes from a finished run that lasted d.
-func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
-	tr := TrialResult{Pass: Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d,
+// TrialResultOf is what the search takes from a finished run that lasted d,
+// judged by j.
+func TrialResultOf(r *loadgen.Result, d time.Duration, j Judge) TrialResult {
+	tr := TrialResult{Pass: j.Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d,
 		Criteria: &Criteria{LatencyMet: r.PerfConstraintsMet, EarlyStoppingMet: r.EarlyStoppingMet,
 			MinDurationMet: r.MinDurationMet, MinQueriesMet: r.MinQueriesMet, NoFailedSamples: r.NoFailedSamples}}
 	switch r.Scenario {
@@ -166,12 +139,13 @@ func TrialResultOf(r *loadgen.Result, d time.Duration) TrialResult {
 		}
 	}
 	tr.Latency, tr.OverBound = percentilesOf(r.SampleLatency), r.OverLatencyCount
-	if tr.Tokens = tokenFiguresOf(r); tr.Tokens != nil {
-		tr.Criteria.LatencyMet = tr.Tokens.Met
+	if met, ok := tokenConstraintMet(r); ok {
+		tr.Criteria.LatencyMet = met
 	}
 	if ev := r.EarlyVerdict; ev != nil && ev.Stopped {
 		tr.EarlyVerdict = ev.Reason
 	}
+	figures(&tr, r)
 	return tr
 }
 
