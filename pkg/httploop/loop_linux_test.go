@@ -33,7 +33,7 @@ type testServer struct {
 	// closeHold, when set, is received from before each close that follows
 	// an answer, so that the connection is idle when it closes.
 	closeHold chan struct{}
-	wg       sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 func startServer(t *testing.T, answer func(n int64) (string, bool)) *testServer {
