@@ -228,7 +228,7 @@ func (l *Loop) handshake(c *conn) error {
 // leaves fd open (and the runtime takes the duplicate out of its epoll set
 // before closing it).
 func dupConn(fd int) (net.Conn, error) {
-	dfd, err := unix.Dup(fd)
+	dfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("dup: %w", err)
 	}
