@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,9 @@ func TestRunTLS(t *testing.T) {
 		// name checked: the certificate is the target host's.
 		{"https/Host header", "https://localhost:" + httpPort, append(server, "--header", "Host: m.default.example.com"), "localhost"},
 		{"grpcs/Host header", "grpcs://localhost:" + grpcPort, append(server, "--header", "Host: m.default.example.com"), "localhost"},
+		// Either HTTP client, named.
+		{"https/loop", "https://127.0.0.1:" + httpPort, append(server, "--http-client", "loop"), "127.0.0.1"},
+		{"https/pool", "https://127.0.0.1:" + httpPort, append(server, "--http-client", "pool"), "127.0.0.1"},
 		// The simulated server serves under any prefix? No: the prefix
 		// must reach it as /v2: sutproxy answers 404 under /prefix, so the
 		// prefix test is in kserve/httpclient (TestTLSPrefix).
@@ -68,7 +72,8 @@ func TestRunTLS(t *testing.T) {
 			}
 			// The run's log names the client that sent: the HTTP event
 			// loop over TLS, grpc-go for grpcs://.
-			if want := "http_loop=" + strconv.FormatBool(strings.HasPrefix(c.target, "https")); !strings.Contains(inv.stderr, want) {
+			loop := strings.HasPrefix(c.target, "https") && !slices.Contains(c.args, "pool")
+			if want := "http_loop=" + strconv.FormatBool(loop); !strings.Contains(inv.stderr, want) {
 				t.Errorf("run log %q: want %s", inv.stderr, want)
 			}
 		})
