@@ -13,7 +13,8 @@
 #                               # serving TLS (QPS=10000): netloadgen's HTTPS Server
 #                               # run against fortio -cacert, its grpcs Offline 32
 #                               # against ghz --cacert -c 32 (pairs.md); optional
-#                               # rows nlg-https-slack500, and nlg-https-before
+#                               # rows nlg-https-pool (--http-client pool),
+#                               # nlg-https-slack500, and nlg-https-before
 #                               # (LOADGEND_BEFORE=another loadgend build)
 #   bench/peers.sh llm          # issue 20: streaming Server at QPS=200 x 256 output
 #                               # tokens (128 in) against a simulated LLM far below
@@ -209,6 +210,8 @@ row() {
     hey-q) timed hey "$1" hey -z "${DURATION}s" -c "$CONNS" -q $((QPS / CONNS)) -m POST -D "$OUT/body.bin" \
       -T application/octet-stream -H "Inference-Header-Content-Length: $HLEN" "$url" ;;
     nlg-https) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" ;;
+    # The goroutine client over TLS: what HTTPS runs used before the loop spoke TLS.
+    nlg-https-pool) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" --http-client pool ;;
     # A before/after row: LOADGEND_BEFORE is another build of loadgend.
     nlg-https-before) LOADGEND=$LOADGEND_BEFORE nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" ;;
     nlg-https-slack500) nlg "$1" Server "https://$HTTP" --tls-ca "$PKI/ca.pem" --target-qps "$QPS" --issue-slack 500us ;;

@@ -177,6 +177,7 @@ PAIRS = [
     # Issue 19: the same comparisons over TLS (bench/peers.sh tls).
     ("HTTPS CPU/request, netloadgen / fortio (same rate)", "nlg-https", "fortio-https", "cpu"),
     ("HTTPS steady CPU/request, netloadgen / fortio", "nlg-https", "fortio-https", "steady"),
+    ("HTTPS steady CPU/request, goroutine pool / fortio", "nlg-https-pool", "fortio-https", "steady"),
     ("gRPC-TLS req/s, netloadgen Offline 32 / ghz -c 32", "nlg-grpcs-offline32", "ghz-tls-c32", "rate"),
 ]
 

@@ -3,6 +3,8 @@ package main
 import (
 	"net"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,8 +28,9 @@ var tlsShortRun = []string{"--model", "m", "--scenario", "SingleStream", "--min-
 // TestRunTLS: runs over https:// and grpcs:// reach a verdict in the Server
 // and Offline scenarios, by IP and by name (the URL's host checked, or
 // another name given with --tls-server-name), with a path prefix, and
-// result.json records the TLS settings. The event-loop clients, which speak
-// plain text only, are refused by name.
+// result.json records the TLS settings. HTTPS runs send with the HTTP
+// event loop (its TLS layer) unless the pool is named; the gRPC event loop,
+// which speaks plain text only, is refused by name.
 func TestRunTLS(t *testing.T) {
 	ca := testcert.NewCA(t, "test-ca")
 	p := tlsProxy(t, ca, "")
@@ -48,6 +51,9 @@ func TestRunTLS(t *testing.T) {
 		// name checked: the certificate is the target host's.
 		{"https/Host header", "https://localhost:" + httpPort, append(server, "--header", "Host: m.default.example.com"), "localhost"},
 		{"grpcs/Host header", "grpcs://localhost:" + grpcPort, append(server, "--header", "Host: m.default.example.com"), "localhost"},
+		// Either HTTP client, named.
+		{"https/loop", "https://127.0.0.1:" + httpPort, append(server, "--http-client", "loop"), "127.0.0.1"},
+		{"https/pool", "https://127.0.0.1:" + httpPort, append(server, "--http-client", "pool"), "127.0.0.1"},
 		// The simulated server serves under any prefix? No: the prefix
 		// must reach it as /v2: sutproxy answers 404 under /prefix, so the
 		// prefix test is in kserve/httpclient (TestTLSPrefix).
@@ -55,7 +61,7 @@ func TestRunTLS(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
-			args := append([]string{"--target", c.target, "--model", "m", "--tls-ca", ca.File, "--out", dir}, c.args...)
+			args := append([]string{"--target", c.target, "--model", "m", "--tls-ca", ca.File, "--out", dir, "--log-level", "info"}, c.args...)
 			inv := runArgs(args...)
 			res := completedRun(t, inv, dir)
 			if res.SamplesFailed != 0 || res.SamplesCompleted == 0 {
@@ -63,6 +69,12 @@ func TestRunTLS(t *testing.T) {
 			}
 			if res.TLS == nil || res.TLS.InsecureSkipVerify || !res.TLS.CustomCA || res.TLS.ClientCertificate || res.TLS.ServerName != c.serverName {
 				t.Errorf("result.json tls %+v: want the CA, server name %s, no client certificate", res.TLS, c.serverName)
+			}
+			// The run's log names the client that sent: the HTTP event
+			// loop over TLS, grpc-go for grpcs://.
+			loop := strings.HasPrefix(c.target, "https") && !slices.Contains(c.args, "pool")
+			if want := "http_loop=" + strconv.FormatBool(loop); !strings.Contains(inv.stderr, want) {
+				t.Errorf("run log %q: want %s", inv.stderr, want)
 			}
 		})
 	}
@@ -78,7 +90,6 @@ func TestRunTLS(t *testing.T) {
 		}
 	})
 	for _, c := range []struct{ target, flag, want string }{
-		{"https://127.0.0.1:" + httpPort, "--http-client", "--http-client: \"loop\" speaks plain text only"},
 		{"grpcs://127.0.0.1:" + grpcPort, "--grpc-client", "--grpc-client: \"loop\" speaks plain text only"},
 	} {
 		inv := runArgs(append([]string{"--target", c.target, "--tls-ca", ca.File, c.flag, "loop"}, tlsShortRun...)...)

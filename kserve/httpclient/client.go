@@ -148,6 +148,11 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// TLSConfig is the configuration of the client's TLS connections (nil
+// for an http:// base URL): the given one, with the URL's host as its
+// ServerName when it had none. Callers must not change it.
+func (c *Client) TLSConfig() *tls.Config { return c.pool.tls }
+
 // Retries is how many requests were sent on a fresh connection because
 // their pooled connection was found closed (or reset) by the server before
 // they were written: none of them had reached it.

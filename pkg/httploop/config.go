@@ -1,6 +1,7 @@
 package httploop
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -23,8 +24,14 @@ type Config struct {
 	// Timeout bounds a request from Send to its answer (0: none). Time
 	// spent waiting for a connection counts.
 	Timeout time.Duration
-	// DialTimeout bounds Preconnect (default 5 s).
+	// DialTimeout bounds Preconnect (default 5 s), and each TLS handshake.
 	DialTimeout time.Duration
+	// TLS, when set, is the client configuration of an https:// server's
+	// connections (its ServerName set: the loop does not derive it from
+	// Addr). The loop speaks HTTP/1.1 by ALPN and offers no session
+	// resumption (tls_linux.go says why). Handshakes run on goroutines of
+	// their own; records are encrypted and decrypted on the loop's.
+	TLS *tls.Config
 	// Slack is the timer slack of the loop's short sleeps until a due time
 	// (0: the thread's own, 50 µs by default): a larger one wakes the
 	// loop once for more due times, for less CPU and more issue lateness

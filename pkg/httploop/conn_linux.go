@@ -3,6 +3,7 @@
 package httploop
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -20,6 +21,7 @@ const (
 	stateConnecting
 	stateIdle
 	stateBusy
+	stateHandshaking // connected, its TLS handshake under way on a goroutine (tls_linux.go)
 )
 
 // conn is one keep-alive connection: at most one request in flight (no
@@ -35,6 +37,18 @@ type conn struct {
 	sent  int64 // when the request's first byte was written (loop's clock)
 	resp  response
 	rxNs  int64 // kernel receive time (CLOCK_REALTIME ns) of the latest bytes read; 0: none
+	// A TLS connection's (Config.TLS): nil for plain text.
+	tc   *tls.Conn
+	sock *tlsSock
+}
+
+// wire is what goes on the socket for c's request: the request itself, or
+// its TLS record.
+func (c *conn) wire() []byte {
+	if c.tc != nil {
+		return c.sock.out
+	}
+	return c.req.raw
 }
 
 const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
@@ -46,7 +60,7 @@ func (l *Loop) dial() error {
 		return err
 	}
 	c := l.freeSlot()
-	c.fd, c.state, c.out = fd, stateConnecting, false
+	c.fd, c.state, c.out, c.tc, c.sock = fd, stateConnecting, false, nil, nil
 	c.gen++
 	if err := l.poll.Ctl(unix.EPOLL_CTL_ADD, fd, connEvents|unix.EPOLLOUT, c.slot, c.gen); err != nil {
 		unix.Close(fd)
@@ -77,7 +91,11 @@ func (l *Loop) event(c *conn, ev uint32) {
 	case stateIdle:
 		// An idle connection has nothing to say: the server closed it or
 		// sent bytes nobody asked for. Either way it is done, found closed
-		// before a request was written on it.
+		// before a request was written on it. (Over TLS, a session ticket
+		// or key update is something to say, and is handled.)
+		if c.tc != nil && l.idleTLS(c) {
+			return
+		}
 		l.closeConn(c)
 		l.refill()
 	case stateBusy:
@@ -87,7 +105,11 @@ func (l *Loop) event(c *conn, ev uint32) {
 			}
 		}
 		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-			l.read(c)
+			if c.tc != nil {
+				l.readTLS(c)
+			} else {
+				l.read(c)
+			}
 		}
 	}
 }
@@ -96,6 +118,11 @@ func (l *Loop) connected(c *conn) {
 	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
 	if err == nil && soErr != 0 {
 		err = unix.Errno(soErr)
+	}
+	if err == nil && l.cfg.TLS != nil {
+		if err = l.handshake(c); err == nil {
+			return // handshaken goes on
+		}
 	}
 	if err == nil {
 		err = l.poll.Ctl(unix.EPOLL_CTL_MOD, c.fd, connEvents, c.slot, c.gen)
@@ -129,13 +156,20 @@ func (l *Loop) start(c *conn, p pending, now int64) {
 	c.state, c.req, c.wrote, c.rxNs, c.sent = stateBusy, p, 0, 0, now
 	c.resp.reset()
 	l.busy++
+	if c.tc != nil {
+		if err := l.encrypt(c); err != nil {
+			l.fail(c, err)
+			return
+		}
+	}
 	l.write(c)
 }
 
 // write sends what is left of c's request; false if c failed.
 func (l *Loop) write(c *conn) bool {
-	for c.wrote < len(c.req.raw) {
-		n, err := rawio.Write(c.fd, c.req.raw[c.wrote:])
+	wire := c.wire()
+	for c.wrote < len(wire) {
+		n, err := rawio.Write(c.fd, wire[c.wrote:])
 		switch {
 		case err == nil:
 			c.wrote += n
@@ -317,7 +351,7 @@ func (l *Loop) closeConn(c *conn) {
 	switch c.state {
 	case stateClosed:
 		return
-	case stateConnecting:
+	case stateConnecting, stateHandshaking:
 		l.connecting--
 	case stateIdle:
 		for i, ic := range l.idle {
@@ -328,6 +362,6 @@ func (l *Loop) closeConn(c *conn) {
 		}
 	}
 	unix.Close(c.fd) // also leaves the epoll set
-	c.fd, c.state, c.out = -1, stateClosed, false
+	c.fd, c.state, c.out, c.tc, c.sock = -1, stateClosed, false, nil, nil
 	l.open--
 }

@@ -4,6 +4,7 @@
 // and read the answers while it waits for the next one, with no goroutine
 // hand-offs through Go's netpoller. It sends pre-encoded requests and checks
 // the answers the way httpclient.Client.InferPreparedCheck does, keeping of
-// their bodies only the JSON, for Config.Check. Linux only; elsewhere New
+// their bodies only the JSON, for Config.Check. It speaks plain text or,
+// with Config.TLS, TLS (tls_linux.go). Linux only; elsewhere New
 // returns ErrUnsupported so the caller falls back to httpclient.Client.
 package httploop

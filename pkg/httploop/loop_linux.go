@@ -31,7 +31,11 @@ type Loop struct {
 
 	poll rawio.Poller // the epoll set, its timer and wake-up, the loop's clock
 	buf  []byte       // read buffer shared by every connection: one goroutine reads
-	rx   rawio.Receiver
+	// TLS (Config.TLS): the plaintext of what buf held, and the
+	// handshakes under way; nil for plain text.
+	plain []byte
+	hs    *handshakes
+	rx    rawio.Receiver
 
 	slots      []*conn // by epoll key
 	idle       []*conn // LIFO: the warmest connection first
@@ -73,6 +77,14 @@ func New(cfg Config) (*Loop, error) {
 		return nil, err
 	}
 	l.poll.Slack = cfg.Slack
+	if cfg.TLS != nil {
+		l.cfg.TLS = tlsConfig(cfg.TLS)
+		l.plain = make([]byte, readBufSize)
+		if err := l.openTLS(); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	return l, nil
 }
 
@@ -256,6 +268,10 @@ func (l *Loop) wait(wake int64, quiet bool) error {
 func (l *Loop) handle(n int) {
 	for i := range n {
 		ev := l.poll.Events[i]
+		if ev.Fd == wakeKey {
+			l.handshaken()
+			continue
+		}
 		if c := l.slots[ev.Fd]; c.gen == ev.Pad && c.state != stateClosed {
 			l.event(c, ev.Events)
 		}
@@ -330,6 +346,9 @@ func (l *Loop) Preconnect(ctx context.Context, n int) error {
 	}
 	for l.connecting > 0 {
 		if err := ctx.Err(); err != nil {
+			if l.handshaking() {
+				return fmt.Errorf("%w: preconnect: TLS handshake with %s unfinished: %w", kserve.ErrTransport, l.cfg.Addr, err)
+			}
 			return fmt.Errorf("%w: preconnect: %w", kserve.ErrTransport, err)
 		}
 		l.PollUntil(ctx, time.Now().Add(10*time.Millisecond))
@@ -348,6 +367,7 @@ func (l *Loop) Close() error {
 		return nil
 	}
 	l.closed = true
+	l.closeTLS()
 	for _, c := range l.slots {
 		if c.state != stateClosed {
 			unix.Close(c.fd)

@@ -61,12 +61,9 @@ func readSecret(field, ref string, env Env) ([]byte, error) {
 	return []byte(v), nil
 }
 
-// checkTLSClients refuses an event-loop client named for a TLS target:
-// the loops speak plain text only.
+// checkTLSClients refuses the gRPC event-loop client named for a grpcs://
+// target: it speaks plain text only. (The HTTP loop speaks TLS.)
 func checkTLSClients(t target.Target, s api.RunSpec) error {
-	if !t.GRPC() && sut.CheckTLS(true, s.HTTPClient, "") != nil {
-		return fieldErr("http_client", "%q speaks plain text only: an https:// target uses %q (leave it out)", s.HTTPClient, sut.HTTPClientPool)
-	}
 	if t.GRPC() && sut.CheckTLS(true, "", s.GRPCClient) != nil {
 		return fieldErr("grpc_client", "%q speaks plain text only: a grpcs:// target uses %q (leave it out)", s.GRPCClient, sut.GRPCClientGRPC)
 	}

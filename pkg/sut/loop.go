@@ -1,6 +1,7 @@
 package sut
 
 import (
+	"crypto/tls"
 	"fmt"
 	"time"
 
@@ -27,6 +28,9 @@ type LoopOptions struct {
 	// Slack is the timer slack of the sleeps until a due time (0: the
 	// thread's own; httploop.Config.Slack).
 	Slack time.Duration
+	// TLS, when set, makes the loop speak TLS with it (an https://
+	// target: httploop.Config.TLS).
+	TLS *tls.Config
 }
 
 // NewLoop builds a Loop SUT for a performance run: enc encodes the
@@ -44,7 +48,7 @@ func NewLoop(enc *httpclient.Client, lib qsl.Library, o Options, lo LoopOptions)
 	}
 	l := &Loop{enc: enc}
 	l.polled = newPolled(shape, l.encode)
-	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone}
+	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, TLS: lo.TLS, Timeout: o.Timeout, OnDone: l.onDone}
 	if o.Expect != nil {
 		cfg.Check = l.check
 	}

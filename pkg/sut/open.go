@@ -76,9 +76,10 @@ type Config struct {
 	HTTPClient, GRPCClient string
 	// MaxConns caps the HTTP loop's connections.
 	MaxConns int
-	// TLS says the target is https:// or grpcs://: the event loops speak
-	// plain text only (raw non-blocking sockets), so the pool or grpc-go
-	// sends, and a loop named is an error (ErrLoopTLS).
+	// TLS says the target is https:// or grpcs://. The HTTP loop speaks
+	// TLS (with HTTP's TLS configuration, httpclient.Client.TLSConfig);
+	// the gRPC loop speaks plain text only (its HTTP/2 over raw sockets),
+	// so grpc-go sends, and the gRPC loop named is an error (ErrLoopTLS).
 	TLS bool
 	// Slack is the timer slack of the event loops' sleeps until a due time
 	// (LoopOptions.Slack).
@@ -189,17 +190,16 @@ func openGenerative(cfg Config) (*Adapter, error) {
 	return a, nil
 }
 
-// ErrLoopTLS refuses an event-loop client named for a TLS target.
-var ErrLoopTLS = errors.New("the event-loop clients speak plain text only: a TLS target (https://, grpcs://) uses the goroutine clients")
+// ErrLoopTLS refuses the gRPC event-loop client named for a TLS target.
+var ErrLoopTLS = errors.New("the gRPC event-loop client speaks plain text only: a grpcs:// target uses grpc-go")
 
-// CheckTLS refuses the event-loop clients named for a TLS target, so that
-// a run fails before it dials anything; the caller passes the name of its
-// target's transport's client, "" for the other.
+// CheckTLS refuses the gRPC event-loop client named for a TLS target, so
+// that a run fails before it dials anything; the caller passes the name of
+// its target's transport's client, "" for the other. The HTTP loop speaks
+// TLS: httpClient is accepted either way.
 func CheckTLS(tls bool, httpClient, grpcClient string) error {
 	switch {
 	case !tls:
-	case httpClient == HTTPClientLoop:
-		return fmt.Errorf("HTTP client %q: %w (leave it out, or give %q)", HTTPClientLoop, ErrLoopTLS, HTTPClientPool)
 	case grpcClient == GRPCClientLoop:
 		return fmt.Errorf("gRPC client %q: %w (leave it out, or give %q)", GRPCClientLoop, ErrLoopTLS, GRPCClientGRPC)
 	}
@@ -218,13 +218,10 @@ func (a *Adapter) openLoop(cfg Config) error {
 	if err := CheckTLS(cfg.TLS, h, g); err != nil {
 		return err
 	}
-	if cfg.TLS {
-		return nil // the pool or grpc-go: TLS on the goroutine clients
-	}
 	capture := cfg.Options.Capture
 	var err error
 	if cfg.HTTP != nil && !capture && cfg.HTTPClient != HTTPClientPool {
-		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack})
+		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack, TLS: cfg.HTTP.TLSConfig()})
 		switch {
 		case errors.Is(err, httploop.ErrUnsupported) && cfg.HTTPClient == "":
 			a.loop = nil // the pool serves where the loop cannot run
@@ -232,7 +229,7 @@ func (a *Adapter) openLoop(cfg Config) error {
 			return fmt.Errorf("HTTP client %q: %w", HTTPClientLoop, err)
 		}
 	}
-	if cfg.GRPC != nil && !capture && cfg.GRPCClient != GRPCClientGRPC {
+	if cfg.GRPC != nil && !capture && !cfg.TLS && cfg.GRPCClient != GRPCClientGRPC {
 		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: cfg.GRPC.Conns(), Slack: cfg.Slack,
 			Authority: cfg.GRPC.Authority(), Metadata: cfg.GRPC.Metadata()})
 		switch {

@@ -18,18 +18,31 @@ func openClients(t *testing.T) (*httpclient.Client, *grpcclient.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { hc.Close() })
 	gc, err := grpcclient.New("127.0.0.1:1", grpcclient.WithConns(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { hc.Close(); gc.Close() })
+	t.Cleanup(func() { gc.Close() })
 	return hc, gc
+}
+
+// httpsClient is an https:// client of a port nothing listens on.
+func httpsClient(t *testing.T) *httpclient.Client {
+	t.Helper()
+	hs, err := httpclient.New("https://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hs.Close() })
+	return hs
 }
 
 // The engine drives the chosen SUT itself: a loop where one runs (here,
 // Linux) unless the pool or grpc-go is named or responses are captured.
 func TestOpenChoosesTheClient(t *testing.T) {
 	hc, gc := openClients(t)
+	hs := httpsClient(t)
 	capture := Options{Capture: true}
 	tests := []struct {
 		name string
@@ -44,10 +57,11 @@ func TestOpenChoosesTheClient(t *testing.T) {
 		{"gRPC loop", Config{GRPC: gc, GRPCClient: GRPCClientLoop}, "*sut.GRPCLoop"},
 		{"gRPC grpc-go", Config{GRPC: gc, GRPCClient: GRPCClientGRPC}, "*sut.Network"},
 		{"gRPC capture", Config{GRPC: gc, Options: capture}, "*sut.Network"},
-		// The loops speak plain text only: a TLS target's default is the
-		// goroutine client.
-		{"HTTPS default", Config{HTTP: hc, TLS: true}, "*sut.Network"},
-		{"HTTPS pool", Config{HTTP: hc, TLS: true, HTTPClient: HTTPClientPool}, "*sut.Network"},
+		// The HTTP loop speaks TLS; the gRPC loop plain text only: a
+		// grpcs:// target's default is grpc-go.
+		{"HTTPS default", Config{HTTP: hs, TLS: true}, "*sut.Loop"},
+		{"HTTPS loop", Config{HTTP: hs, TLS: true, HTTPClient: HTTPClientLoop}, "*sut.Loop"},
+		{"HTTPS pool", Config{HTTP: hs, TLS: true, HTTPClient: HTTPClientPool}, "*sut.Network"},
 		{"gRPC TLS default", Config{GRPC: gc, TLS: true}, "*sut.Network"},
 		{"gRPC TLS, the HTTP loop named", Config{GRPC: gc, TLS: true, HTTPClient: HTTPClientLoop}, "*sut.Network"},
 	}
@@ -81,8 +95,7 @@ func TestOpenRefuses(t *testing.T) {
 		{Config{GRPC: gc, GRPCClient: "fast"}, `gRPC client "fast": want "loop" or "grpc"`},
 		{Config{}, "exactly one"},
 		{Config{HTTP: hc, GRPC: gc}, "exactly one"},
-		{Config{HTTP: hc, TLS: true, HTTPClient: HTTPClientLoop}, `HTTP client "loop": the event-loop clients speak plain text only`},
-		{Config{GRPC: gc, TLS: true, GRPCClient: GRPCClientLoop}, `gRPC client "loop": the event-loop clients speak plain text only`},
+		{Config{GRPC: gc, TLS: true, GRPCClient: GRPCClientLoop}, `gRPC client "loop": the gRPC event-loop client speaks plain text only`},
 	}
 	for _, tc := range tests {
 		tc.cfg.Library, tc.cfg.Options.Model = library(t, true), "m"

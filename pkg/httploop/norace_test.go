@@ -1,0 +1,5 @@
+//go:build !race
+
+package httploop
+
+const raceEnabled = false
