@@ -394,6 +394,11 @@ func TestResponseTimedByArrivalNotByRead(t *testing.T) {
 	<-got0
 	close(write1)
 	wroteAt := <-written
+	// Let the arrival and the release lie far enough apart that the
+	// conversion of the kernel's stamp to a time.Time (microseconds of
+	// error) cannot order them the wrong way: what is tested is that the
+	// response is timed at its arrival, milliseconds before its read.
+	time.Sleep(5 * time.Millisecond)
 	released := time.Now()
 	close(go0)
 	r.wait(t)
