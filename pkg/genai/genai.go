@@ -157,6 +157,21 @@ type SLO struct {
 	E2E  time.Duration `json:"e2e_ns,omitempty"`
 }
 
+// String is the SLO as --slo takes it: "ttft=2s,tpot=200ms" (the bounds
+// that are set, in that order).
+func (s SLO) String() string {
+	var parts []string
+	for _, b := range []struct {
+		name string
+		d    time.Duration
+	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"e2e", s.E2E}} {
+		if b.d > 0 {
+			parts = append(parts, b.name+"="+b.d.String())
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
 // Set says whether any bound is set.
 func (s SLO) Set() bool { return s.TTFT > 0 || s.TPOT > 0 || s.E2E > 0 }
 

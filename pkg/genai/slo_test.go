@@ -43,3 +43,16 @@ func TestSLOMet(t *testing.T) {
 		t.Error("Set")
 	}
 }
+
+// String gives back what ParseSLO reads: --slo's own syntax.
+func TestSLOString(t *testing.T) {
+	for _, v := range []string{"ttft=500ms,tpot=50ms,e2e=10s", "tpot=40ms", "ttft=2s,e2e=1m0s"} {
+		s, err := ParseSLO(v)
+		if err != nil || s.String() != v {
+			t.Errorf("ParseSLO(%q).String() = %q, %v", v, s.String(), err)
+		}
+	}
+	if (SLO{}).String() != "" {
+		t.Errorf("an empty SLO prints %q", SLO{}.String())
+	}
+}

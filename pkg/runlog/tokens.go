@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
 	"github.com/netloadgen/netloadgen/pkg/stats"
@@ -32,7 +30,7 @@ func tokenLines(res *loadgen.Result) []mlperflog.Field {
 	}
 	if g := tk.GoodputSamplesPerSecond; g != nil {
 		f = append(f, mlperflog.Field{Key: "goodput_samples_per_second",
-			Value: fmt.Sprintf("%.2f (%d of %d samples met %s)", *g, *tk.SamplesMeetingSLO, tk.Samples, sloText(tk.SLO))})
+			Value: fmt.Sprintf("%.2f (%d of %d samples met %s)", *g, *tk.SamplesMeetingSLO, tk.Samples, tk.SLO)})
 	}
 	return append(f, mlperflog.Field{Key: "token_count_source", Value: tk.TokenCountSource})
 }
@@ -44,23 +42,6 @@ func tokenStatsText(s loadgen.TokenStats) string {
 	}
 	ms := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
 	return fmt.Sprintf("mean %s ms, p50 %s, p90 %s, p99 %s, max %s ms (%d)", ms(s.Mean), ms(s.P50), ms(s.P90), ms(s.P99), ms(s.Max), s.Count)
-}
-
-// sloText writes an SLO back in --slo's syntax.
-func sloText(s *genai.SLO) string {
-	if s == nil {
-		return ""
-	}
-	var parts []string
-	for _, b := range []struct {
-		name string
-		d    time.Duration
-	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"e2e", s.E2E}} {
-		if b.d > 0 {
-			parts = append(parts, b.name+"="+b.d.String())
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // tokenSummary is SummaryLine's clause for a generative run.

@@ -38,7 +38,7 @@ func criterionText(res *Result) string {
 	case JudgedByGoodput:
 		slo := ""
 		if res.SLO != nil {
-			slo = " (" + SLOText(*res.SLO) + ")"
+			slo = " (" + res.SLO.String() + ")"
 		}
 		return fmt.Sprintf("goodput: at least %s%% of the samples issued meeting the SLO%s", fmtNum(res.GoodputPercent), slo)
 	case JudgedByTokenLatency:

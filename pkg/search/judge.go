@@ -3,8 +3,6 @@ package search
 import (
 	"fmt"
 	"math"
-	"strings"
-	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -146,18 +144,4 @@ func tokenBoundText(res *Result) string {
 		}
 	}
 	return ""
-}
-
-// SLOText is an SLO as --slo takes it: "ttft=2s,tpot=200ms".
-func SLOText(s genai.SLO) string {
-	var parts []string
-	for _, b := range []struct {
-		name string
-		d    time.Duration
-	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"e2e", s.E2E}} {
-		if b.d > 0 {
-			parts = append(parts, b.name+"="+b.d.String())
-		}
-	}
-	return strings.Join(parts, ",")
 }
