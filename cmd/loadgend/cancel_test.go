@@ -82,19 +82,7 @@ func TestRunSignalEndsWithinDrain(t *testing.T) {
 				"--target-qps", "5000", "--target-latency-ms", "50", "--min-duration-ms", "3000", "--min-query-count", "100",
 				"--drain-timeout-ms", "500", "--out", dir})
 			waitBusy(t, arrived, code, out, errb)
-			sent := time.Now()
-			sigs <- tc.sig
-			var got int
-			select {
-			case got = <-code:
-			case <-time.After(drain + 10*time.Second):
-				t.Fatalf("the run still goes %v after the signal\nstderr: %s", time.Since(sent), errb)
-			}
-			took := time.Since(sent)
-			t.Logf("ended %v after the signal", took)
-			if took > drain+time.Second {
-				t.Errorf("the run ended %v after the signal; want at most the drain timeout %v + 1s", took, drain)
-			}
+			got := signalWithin(t, sigs, tc.sig, code, errb, drain)
 			if got != tc.want {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", got, tc.want, out, errb)
 			}
@@ -153,6 +141,27 @@ func TestRunSecondSignalExitsAtOnce(t *testing.T) {
 
 // waitBusy returns once the SUT has a request (arrived); the run ending
 // first, or no request in 30 s, fails the test.
+// signalWithin sends sig to a signalledRun and returns its exit code,
+// failing the test unless it ends within the drain timeout + 1 s (and
+// fatally if it still runs 10 s past the drain).
+func signalWithin(t *testing.T, sigs chan<- os.Signal, sig os.Signal, code <-chan int, errb *syncBuffer, drain time.Duration) int {
+	t.Helper()
+	sent := time.Now()
+	sigs <- sig
+	var got int
+	select {
+	case got = <-code:
+	case <-time.After(drain + 10*time.Second):
+		t.Fatalf("the run still goes %v after the signal\nstderr: %s", time.Since(sent), errb)
+	}
+	took := time.Since(sent)
+	t.Logf("ended %v after the signal", took)
+	if took > drain+time.Second {
+		t.Errorf("the run ended %v after the signal; want at most the drain timeout %v + 1s", took, drain)
+	}
+	return got
+}
+
 func waitBusy(t *testing.T, arrived <-chan struct{}, code <-chan int, out, errb *syncBuffer) {
 	t.Helper()
 	select {
