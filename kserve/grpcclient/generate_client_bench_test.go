@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
 
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/pkg/genai"
@@ -100,6 +101,29 @@ func BenchmarkGenerateClientOnly(b *testing.B) {
 	})
 }
 
+// tokenDelivery is one streamed token's response on the wire (request id
+// 7, not final) and a Generator's stream with that request pending, whose
+// handler counts what is delivered.
+func tokenDelivery(tb testing.TB) (grpcCodec, mem.BufferSlice, *genStream, *benchHandler) {
+	tb.Helper()
+	codec, err := newGRPCCodec()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wire, err := codec.Marshal(&inferencepb.ModelStreamInferResponse{InferResponse: &inferencepb.ModelInferResponse{ModelName: "llm", Id: "7",
+		Parameters: map[string]*inferencepb.InferParameter{genFinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: false}}},
+		Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: genTextOutput, Datatype: "BYTES", Shape: []int64{1},
+			Contents: &inferencepb.InferTensorContents{BytesContents: [][]byte{[]byte(" tok")}}}}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g := &Generator{slots: make([]genSlot, 1)}
+	h := &benchHandler{}
+	s := &genStream{g: g, pending: map[uint64]*genCall{7: {h: h}}}
+	g.slots[0].cur = s
+	return codec, wire, s, h
+}
+
 // BenchmarkGenerateDeliverToken is this package's share of a token's
 // cost: one streamed response's bytes through the codec (the walk) and
 // the Generator's delivery to the request's handler, as the stream's
@@ -107,21 +131,7 @@ func BenchmarkGenerateClientOnly(b *testing.B) {
 // receive path before it (BenchmarkGenerateClientOnly's difference) is
 // what allocates per message.
 func BenchmarkGenerateDeliverToken(b *testing.B) {
-	codec, err := newGRPCCodec()
-	if err != nil {
-		b.Fatal(err)
-	}
-	wire, err := codec.Marshal(&inferencepb.ModelStreamInferResponse{InferResponse: &inferencepb.ModelInferResponse{ModelName: "llm", Id: "7",
-		Parameters: map[string]*inferencepb.InferParameter{genFinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: false}}},
-		Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: genTextOutput, Datatype: "BYTES", Shape: []int64{1},
-			Contents: &inferencepb.InferTensorContents{BytesContents: [][]byte{[]byte(" tok")}}}}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	g := &Generator{slots: make([]genSlot, 1)}
-	h := &benchHandler{}
-	s := &genStream{g: g, pending: map[uint64]*genCall{7: {h: h}}}
-	g.slots[0].cur = s
+	codec, wire, s, h := tokenDelivery(b)
 	at := time.Now()
 	var w genWire
 	b.ReportAllocs()
@@ -142,21 +152,7 @@ func BenchmarkGenerateDeliverToken(b *testing.B) {
 // through the codec and the Generator's delivery to its handler, costs no
 // allocation (what grpc-go allocates before the codec is outside it).
 func TestGenerateDeliveryAllocatesNothing(t *testing.T) {
-	codec, err := newGRPCCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wire, err := codec.Marshal(&inferencepb.ModelStreamInferResponse{InferResponse: &inferencepb.ModelInferResponse{Id: "7",
-		Parameters: map[string]*inferencepb.InferParameter{genFinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: false}}},
-		Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: genTextOutput, Datatype: "BYTES", Shape: []int64{1},
-			Contents: &inferencepb.InferTensorContents{BytesContents: [][]byte{[]byte(" tok")}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &Generator{slots: make([]genSlot, 1)}
-	h := &benchHandler{}
-	s := &genStream{g: g, pending: map[uint64]*genCall{7: {h: h}}}
-	g.slots[0].cur = s
+	codec, wire, s, h := tokenDelivery(t)
 	at := time.Now()
 	var w genWire
 	n := testing.AllocsPerRun(100, func() {

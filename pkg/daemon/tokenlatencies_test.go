@@ -1,45 +1,22 @@
 package daemon
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"testing"
 
 	"github.com/netloadgen/netloadgen/api"
-	"github.com/netloadgen/netloadgen/pkg/runstore"
 )
 
 // A finished run's status carries its result's token_latencies: the TTFT
 // and TPOT verdict figures, as result.json has them.
 func TestRunStatusCarriesTokenLatencies(t *testing.T) {
-	s := newTestService(t, t.TempDir())
-	rec, err := s.store.Create(json.RawMessage(`{"target":"http://127.0.0.1:1","model":"m","scenario":"Server"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.store.SetState(rec.ID, runstore.Running, ""); err != nil {
-		t.Fatal(err)
-	}
 	result := `{"scenario":"Server","result_validity":"INVALID","token_latencies":{"percentile":0.99,
 		"ttft_bound_ns":450000000,"tpot_bound_ns":40000000,"ttft":{"count":1200},"tpot":{"count":1200},
 		"ttft_at_percentile_ns":480000000,"tpot_at_percentile_ns":30000000,"ttft_met":false,"tpot_met":true,
 		"ttft_over_bound":40,"tpot_over_bound":2,"samples_with_fewer_than_2_tokens":5,"early_stopping_met":false,
 		"tpot_early_stopping":{"met":true,"over_latency":2,"required":500},
 		"ttft_early_stopping":{"met":false,"over_latency":40,"required":4500}}}`
-	if err := s.store.WriteFile(rec.ID, runstore.ResultFile, []byte(result)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.store.SetState(rec.ID, runstore.Done, "completed"); err != nil {
-		t.Fatal(err)
-	}
-	w := httptest.NewRecorder()
-	s.handler().ServeHTTP(w, localRequest("GET", "/v1/runs/"+rec.ID))
-	var st api.RunStatus
-	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &st) != nil {
-		t.Fatalf("GET = %d %s", w.Code, w.Body)
-	}
+	st, w := finishedRunStatus(t, result)
 	no, yes := false, true
 	want := &api.TokenLatencies{Percentile: 0.99, Samples: 1200, SamplesUnderTwoTokens: 5, EarlyStoppingMet: &no,
 		TTFT: api.TokenBound{PercentileNs: 480_000_000, BoundNs: 450_000_000, OverBound: 40, EarlyStoppingMet: &no, EarlyStoppingRequired: 4500},

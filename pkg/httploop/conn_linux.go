@@ -213,11 +213,7 @@ func (l *Loop) read(c *conn) {
 			l.fail(c, err)
 			return
 		case n == 0:
-			if done, err := c.resp.eof(); !done {
-				l.fail(c, err)
-				return
-			}
-			l.finish(c, true)
+			l.ended(c)
 			return
 		}
 		used, done, err := c.resp.feed(l.buf[:n])

@@ -125,18 +125,9 @@ func TestDrainTimeoutIsATotalBound(t *testing.T) {
 			if tc.cancel != nil {
 				cancel(tc.cancel)
 			}
-			var o out
-			select {
-			case o = <-ended:
-			case <-time.After(drain + 3*time.Second):
-				t.Fatalf("the run still drains %v after issuing stopped (drain timeout %v)", time.Since(stopped), drain)
-			}
-			took := time.Since(stopped)
+			o := endedWithinDrain(t, ended, stopped, drain)
 			if o.err != nil {
 				t.Fatalf("Execute: %v", o.err)
-			}
-			if took > drain+time.Second {
-				t.Errorf("the run ended %v after issuing stopped; want at most the drain timeout %v + 1s", took, drain)
 			}
 			res := o.res
 			if res.EndReason != tc.want {
@@ -205,18 +196,9 @@ func TestAccuracyDrainTimeoutIsATotalBound(t *testing.T) {
 			if tc.cancel {
 				cancel()
 			}
-			var o out
-			select {
-			case o = <-ended:
-			case <-time.After(drain + 3*time.Second):
-				t.Fatalf("the accuracy run still waits %v after issuing stopped (drain timeout %v)", time.Since(stopped), drain)
-			}
-			took := time.Since(stopped)
+			o := endedWithinDrain(t, ended, stopped, drain)
 			if o.err != nil {
 				t.Fatalf("Execute: %v", o.err)
-			}
-			if took > drain+time.Second {
-				t.Errorf("the run ended %v after issuing stopped; want at most the drain timeout %v + 1s", took, drain)
 			}
 			res := o.res
 			if res.Stalled != tc.stalled || res.Cancelled != tc.canc {
@@ -312,4 +294,21 @@ func TestOfflineWaitsForItsQuery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endedWithinDrain waits for what a run's goroutine sends when Execute
+// returns, failing the test unless it comes within the drain timeout + 1 s
+// of stopped, when issuing stopped (and fatally 3 s past the drain).
+func endedWithinDrain[T any](t *testing.T, ended <-chan T, stopped time.Time, drain time.Duration) T {
+	t.Helper()
+	var o T
+	select {
+	case o = <-ended:
+	case <-time.After(drain + 3*time.Second):
+		t.Fatalf("the run still waits %v after issuing stopped (drain timeout %v)", time.Since(stopped), drain)
+	}
+	if took := time.Since(stopped); took > drain+time.Second {
+		t.Errorf("the run ended %v after issuing stopped; want at most the drain timeout %v + 1s", took, drain)
+	}
+	return o
 }
