@@ -50,18 +50,13 @@ func TestLLMPresetsAreOfficialConf(t *testing.T) {
 				t.Errorf("%s %s: preset %+v, mlperf.conf %+v", task, sc, g, w)
 			}
 			// The engine measures token latencies in Server and Offline
-			// and infers none: it refuses what mlperf.conf asks beyond.
+			// and infers them (gptj) as LoadGen does: it refuses what
+			// mlperf.conf asks beyond.
 			err = got.Validate()
-			switch refused := ""; {
-			case got.InferTokenLatencies:
-				refused = "infer_token_latencies"
-				fallthrough
+			switch {
 			case got.UseTokenLatencies && sc != trace.Server && sc != trace.Offline:
-				if refused == "" {
-					refused = "use_token_latencies"
-				}
-				if !errors.Is(err, trace.ErrInvalidSettings) || !strings.Contains(err.Error(), refused) {
-					t.Errorf("%s %s: %v, want a refusal naming %s", task, sc, err, refused)
+				if !errors.Is(err, trace.ErrInvalidSettings) || !strings.Contains(err.Error(), "use_token_latencies") {
+					t.Errorf("%s %s: %v, want a refusal naming use_token_latencies", task, sc, err)
 				}
 			case err != nil:
 				t.Errorf("%s %s: %v", task, sc, err)
@@ -144,8 +139,8 @@ func TestValidateTokenSettings(t *testing.T) {
 		{func(s *Settings) { s.ServerTTFTLatencyNs = 0 }, "server_ttft_latency"},
 		{func(s *Settings) { s.ServerTPOTLatencyNs = 1 << 63 }, "server_tpot_latency"},
 		{func(s *Settings) { s.UseTokenLatencies = false }, "server_target_latency_ns"},
-		// The engine measures token latencies; it does not infer them.
-		{func(s *Settings) { s.InferTokenLatencies, s.TokenLatencyScalingFactor = true, 69 }, "infer_token_latencies"},
+		// Inferred tokens need their factor (LoadGen leaves it uninitialized).
+		{func(s *Settings) { s.InferTokenLatencies, s.TokenLatencyScalingFactor = true, 0 }, "token_latency_scaling_factor"},
 	} {
 		s := base()
 		c.edit(&s)

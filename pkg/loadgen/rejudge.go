@@ -86,6 +86,7 @@ func Rejudge(s Settings, rec Recorded) (*Result, error) {
 	res.SampleLatency = latencyStats(samples, e.TargetLatencyPercentile)
 	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
 	throughputOf(s.Scenario, res, samples)
+	inferredTokensOf(s, res)
 	judgeRecorded(res, s, e, samples, queries, rec.Samples)
 	return res, nil
 }

@@ -312,14 +312,16 @@ func (s Settings) Validate() error {
 }
 
 // checkTokenLatencies: the engine judges token latencies as LoadGen's
-// Server and Offline do; it does not infer them.
+// Server and Offline do, and infers token rates from sample counts as
+// LoadGen does (results.cc: token_latency_scaling_factor tokens a sample).
 func (s Settings) checkTokenLatencies() error {
 	bad := func(name, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: "+format, append([]any{trace.ErrInvalidSettings, name}, args...)...)
 	}
 	switch {
-	case s.InferTokenLatencies:
-		return bad("infer_token_latencies", "not supported by the engine: it measures token latencies (use_token_latencies)")
+	case s.InferTokenLatencies && s.TokenLatencyScalingFactor == 0:
+		// LoadGen leaves the factor uninitialized; 0 would infer nothing.
+		return bad("token_latency_scaling_factor", "must be at least 1 with infer_token_latencies (the tokens a sample is counted as; gptj: 69), got 0")
 	case !s.UseTokenLatencies:
 		return nil
 	case s.Scenario != trace.Server && s.Scenario != trace.Offline:

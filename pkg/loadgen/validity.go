@@ -89,6 +89,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		res.OverLatencyCount = int64(samples.CountOver(r.bound))
 	}
 	r.throughput(res, samples)
+	inferredTokensOf(s, res)
 
 	var reasons, recs []string
 	fa := r.failureAdvice(res, samples, reason)

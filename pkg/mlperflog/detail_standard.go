@@ -296,6 +296,15 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 	if s.Tokens != nil {
 		kvs = append(kvs, tokenKVs(s)...)
 	}
+	if in := s.Inferred; in != nil {
+		// After the token keys, before num_errors (results.cc LogDetail).
+		switch s.Settings.Scenario {
+		case trace.Server:
+			kvs = append(kvs, kv{"result_inferred_completed_tokens_per_second", in.CompletedTokensPerSecond})
+		case trace.Offline:
+			kvs = append(kvs, kv{"result_inferred_tokens_per_second", in.TokensPerSecond})
+		}
+	}
 	if err := d.logAll(at, kvs); err != nil {
 		return err
 	}

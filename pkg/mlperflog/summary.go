@@ -158,6 +158,9 @@ type Summary struct {
 	// use_token_latencies (nil without): LoadGen then judges a Server run
 	// by TTFT and TPOT, and logs its token lines and keys.
 	Tokens *TokenLatencies
+	// Inferred holds the token rate of a run with infer_token_latencies
+	// (nil without): LoadGen prints it for Server and Offline only.
+	Inferred *InferredTokens
 
 	// Warnings and Errors are the counts of warning and error lines of the
 	// detail log (DetailLog.Warnings, DetailLog.Errors): the summary footer.
@@ -184,6 +187,16 @@ type TokenLatencies struct {
 	TokenThroughputWithLoadgenOverhead float64
 	TokenThroughput                    float64
 	TokensPerSecond                    float64
+}
+
+// InferredTokens is LoadGen 6.0.17's token rate inferred as
+// token_latency_scaling_factor tokens a sample (results.cc, the
+// infer_token_latencies blocks of LogSummary and LogDetail).
+type InferredTokens struct {
+	// Server: factor × (samples − 1) / final done time; Offline: factor ×
+	// samples / max latency.
+	CompletedTokensPerSecond float64
+	TokensPerSecond          float64
 }
 
 // EarlyStoppingMet reports LoadGen's early-stopping verdict for the scenario.

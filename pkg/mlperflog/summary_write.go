@@ -85,6 +85,16 @@ func writeResults(b *strings.Builder, s *Summary) {
 			line(b, "Tokens per second: ", formatDouble(t.TokensPerSecond))
 		}
 	}
+	if in := s.Inferred; in != nil {
+		// results.cc: Server through DoubleToString (2 decimals), Offline
+		// through the stream's default double format.
+		switch st.Scenario {
+		case trace.Server:
+			line(b, "Completed tokens per second (inferred): ", fixed(in.CompletedTokensPerSecond, 2))
+		case trace.Offline:
+			line(b, "Tokens per second (inferred): ", formatDouble(in.TokensPerSecond))
+		}
+	}
 
 	if s.Valid() {
 		line(b, "Result is : VALID")

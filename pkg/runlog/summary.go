@@ -80,6 +80,9 @@ func buildSummary(run *loadgen.Run, res *loadgen.Result, o *Options) (*mlperflog
 	} else if s.EarlyStopping, notes, err = earlyStopping(res, sc, samples); err != nil {
 		return nil, err
 	}
+	if in := res.InferredTokens; in != nil {
+		s.Inferred = &mlperflog.InferredTokens{CompletedTokensPerSecond: in.CompletedTokensPerSecond, TokensPerSecond: in.TokensPerSecond}
+	}
 	s.Network = network(res, o, notes)
 	// The engine's verdict is the run's verdict. Every condition it checks
 	// is mapped above; should it ever reject a run for a reason this mapping
