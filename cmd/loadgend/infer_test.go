@@ -144,3 +144,35 @@ func TestGPTJPresetRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestLLMPresetSingleStream: an LLM preset in SingleStream runs with
+// mlperf.conf's settings there (use_token_latencies on, p90, equal issue;
+// refused while the engine judged token latencies in Server and Offline
+// only) and is judged as LoadGen 6.0.17 judges it: by early stopping over
+// the TTFT and TPOT arrays, with its token lines in the summary. The
+// durations are overridden short: 64 prompts, the p90 early-stopping
+// minimum (equal issue makes it two passes: LoadGen's rounding adds a
+// whole pass even to a multiple).
+func TestLLMPresetSingleStream(t *testing.T) {
+	p := startProxy(t, "name=llm,kind=llm,max_seqs=64,step=2ms,per_seq=10us,prefill=1us")
+	dir := filepath.Join(t.TempDir(), "out")
+	res := completedRun(t, runArgs("--target", targetOf(p, "http"), "--model", "llm", "--out", dir,
+		"--input-tokens", strconv.Itoa(llmInput), "--output-tokens", strconv.Itoa(llmOutput),
+		"--preset", "llama2-70b-interactive", "--scenario", "SingleStream",
+		"--min-duration-ms", "100", "--min-query-count", "64", "--total-samples", "64", "--performance-samples", "64"), dir)
+	tl := res.TokenLatencies
+	if !res.Requested.UseTokenLatencies || res.Effective.TargetLatencyPercentile != 0.9 || tl == nil {
+		t.Fatalf("use_token_latencies %v, percentile %v, token_latencies %+v; want mlperf.conf's SingleStream", res.Requested.UseTokenLatencies,
+			res.Effective.TargetLatencyPercentile, tl)
+	}
+	if !res.Valid || !tl.EarlyStoppingMet || tl.TTFTEarlyStopping == nil || tl.OutputTokens != llmOutput*res.SamplesIssued {
+		t.Errorf("valid %v (%v), token verdict %+v; want VALID by early stopping with %d tokens", res.Valid, res.InvalidReasons, tl, llmOutput*res.SamplesIssued)
+	}
+	sum := strings.Join(loadgenSummary(t, filepath.Join(dir, runlog.SummaryFile)), "\n")
+	for _, want := range []string{"\n90.0th first token percentile latency (ns) : ", "\nTTFT Early Stopping Result:\n * Processed at least 64 queries (",
+		"\nTPS w/ loadgen overhead         : ", "\nMin Time per Output Token (ns)"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+}

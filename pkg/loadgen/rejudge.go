@@ -132,7 +132,7 @@ func judgeRecorded(res *Result, s Settings, e trace.Effective, samples, queries 
 	res.PerfConstraintsMet = true
 	var tl *TokenLatencies
 	if s.UseTokenLatencies {
-		tl = judgeTokenLatencies(tokenRunOf(s, res), rec)
+		tl = judgeTokenLatencies(tokenRunOf(s, res, queries), rec)
 		res.TokenLatencies = tl
 		tokenPerfConstraints(res, tl, invalid)
 	} else if s.Scenario == trace.Server {

@@ -181,6 +181,19 @@ type TokenLatencies struct {
 	// Early stopping (Server): TPOT is judged first; TTFT is nil when TPOT
 	// failed (LoadGen's && short-circuits: an empty text).
 	TPOTEarlyStopping, TTFTEarlyStopping *stats.ServerEarlyStopping
+	// Early stopping (SingleStream, MultiStream): the percentile estimates
+	// (Estimate, and SingleStream's Estimate99) of the TPOT and the TTFT
+	// arrays (MultiStream: of the query latencies, both), TPOT first; TTFT
+	// nil when TPOT failed. Its estimates are early_stopping_latency_ss
+	// and _ms.
+	TPOTEstimate, TTFTEstimate *EarlyStopping
+	// FirstTokenTarget (SingleStream, MultiStream) is the first-token
+	// latency at the target percentile, the summary's "th first token
+	// percentile latency" line.
+	FirstTokenTarget time.Duration
+	// TPSWithoutLoadgenOverhead (SingleStream): tokens / (mean latency s ×
+	// samples); "TPS w/" is TokenThroughputWithLoadgenOverhead.
+	TPSWithoutLoadgenOverhead float64
 	// Server: tokens / final done time, / final issued time, and / (mean
 	// latency ns × samples); Offline: tokens / max latency.
 	CompletedTokensPerSecond           float64
@@ -202,10 +215,14 @@ type InferredTokens struct {
 // EarlyStoppingMet reports LoadGen's early-stopping verdict for the scenario.
 func (s *Summary) EarlyStoppingMet() bool {
 	if t := s.Tokens; t != nil {
-		if s.Settings.Scenario != trace.Server {
-			return true
+		met := func(e *EarlyStopping) bool { return e != nil && e.Estimate != nil && e.Estimate.Met }
+		switch s.Settings.Scenario {
+		case trace.Server:
+			return t.TPOTEarlyStopping != nil && t.TPOTEarlyStopping.Met && t.TTFTEarlyStopping != nil && t.TTFTEarlyStopping.Met
+		case trace.SingleStream, trace.MultiStream:
+			return met(t.TPOTEstimate) && met(t.TTFTEstimate)
 		}
-		return t.TPOTEarlyStopping != nil && t.TPOTEarlyStopping.Met && t.TTFTEarlyStopping != nil && t.TTFTEarlyStopping.Met
+		return true
 	}
 	switch s.Settings.Scenario {
 	case trace.Server:
@@ -254,11 +271,14 @@ func (s *Summary) check() error {
 	}
 	es := s.EarlyStopping
 	if s.Tokens != nil {
+		t := s.Tokens
 		switch {
-		case sc != trace.Server && sc != trace.Offline:
-			return fmt.Errorf("%w: token latencies are LoadGen's Server and Offline only, not %v", ErrInvalidSummary, sc)
-		case sc == trace.Server && s.Tokens.TPOTEarlyStopping == nil:
+		case sc == trace.Server && t.TPOTEarlyStopping == nil:
 			return fmt.Errorf("%w: Server with token latencies needs Tokens.TPOTEarlyStopping", ErrInvalidSummary)
+		case (sc == trace.SingleStream || sc == trace.MultiStream) && (t.TPOTEstimate == nil || t.TPOTEstimate.Estimate == nil):
+			return fmt.Errorf("%w: %v with token latencies needs Tokens.TPOTEstimate", ErrInvalidSummary, sc)
+		case sc == trace.SingleStream && t.TPOTEstimate.Estimate.Met && t.TPOTEstimate.Estimate99 == nil:
+			return fmt.Errorf("%w: SingleStream with token latencies needs Tokens.TPOTEstimate.Estimate99", ErrInvalidSummary)
 		}
 		return nil
 	}

@@ -74,7 +74,7 @@ func buildSummary(run *loadgen.Run, res *loadgen.Result, o *Options) (*mlperflog
 	if tl := res.TokenLatencies; tl != nil {
 		// Judged by TTFT and TPOT: their early stopping replaces the
 		// latency one.
-		if s.Tokens, err = tokenLatencies(tl); err != nil {
+		if s.Tokens, err = tokenLatencies(tl, sc); err != nil {
 			return nil, err
 		}
 	} else if s.EarlyStopping, notes, err = earlyStopping(res, sc, samples); err != nil {
