@@ -115,6 +115,9 @@ func TestGPTJPresetRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if res.API != "" {
+				t.Errorf("result.json api %q for a tensor run, want none", res.API)
+			}
 			if !res.Requested.InferTokenLatencies || res.Requested.TokenLatencyScalingFactor != 69 || res.Requested.UseTokenLatencies {
 				t.Fatalf("requested: infer %v factor %d use %v, want gptj's", res.Requested.InferTokenLatencies, res.Requested.TokenLatencyScalingFactor, res.Requested.UseTokenLatencies)
 			}

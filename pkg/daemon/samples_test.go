@@ -12,7 +12,8 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 )
 
-// TestRunSamplesJSONL: a generative run keeps its per-sample export in its
+// TestRunSamplesJSONL: a generative run names its API in result.json and
+// keeps its per-sample export in its
 // directory, listed with its files and served at GET
 // /v1/runs/{id}/samples.jsonl (and files/samples.jsonl): a line for every
 // sample issued, with its tokens. A tensor run has none (404 saying why),
@@ -36,10 +37,15 @@ func TestRunSamplesJSONL(t *testing.T) {
 	}
 	_, b = do(t, "GET", base+"/v1/runs/"+run.ID+"/result", "")
 	var res struct {
-		SamplesIssued int64 `json:"samples_issued"`
+		SamplesIssued int64  `json:"samples_issued"`
+		API           string `json:"api"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
+	}
+	// sutproxy lists the generate extension: the probe finds the stream.
+	if res.API != "generate-stream" {
+		t.Errorf("result.json api %q, want generate-stream", res.API)
 	}
 	resp, samples := send(t, "GET", base+"/v1/runs/"+run.ID+"/samples.jsonl", "", nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {

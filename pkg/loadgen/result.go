@@ -121,6 +121,11 @@ type Result struct {
 	// TLS is the run's TLS settings, set by the network runner for an
 	// https:// or grpcs:// target; the engine itself knows no transport.
 	TLS *TLSInfo `json:"tls,omitempty"`
+	// API is the generative API the run spoke (genai's names: "generate",
+	// "generate-stream", "kserve-stream", "openai-chat",
+	// "openai-completions"), asked for or found by the probe; empty for a
+	// run of KServe tensor inference. pkg/runner sets it.
+	API string `json:"api,omitempty"`
 
 	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
 	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`

@@ -35,7 +35,7 @@ const (
 	// SamplesJSONLFile is a generative run's per-sample export
 	// (loadgen.Run.WriteSamples, the CLI's --samples-out): one JSON object
 	// a line with each sample's times, tokens and status. Only a
-	// generative run (Options.API) writes it: its rates are low enough
+	// generative run (Result.API) writes it: its rates are low enough
 	// that it stays small, where a 10-minute run at 10,000 queries/s
 	// would take about a gigabyte for what samples.txt already keeps.
 	SamplesJSONLFile = "samples.jsonl"
@@ -65,9 +65,6 @@ type Options struct {
 	// failures, the run-length warning) are not logged as this one's: the
 	// logs hold what LoadGen would log of those samples.
 	Rejudged bool
-	// API is the generative API the run used ("" for a tensor run); a
-	// generative run also writes SamplesJSONLFile.
-	API string
 	// Logger receives progress and inconsistencies (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -140,7 +137,7 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 		return err
 	}
 	if run != nil {
-		if err := writeRecordFiles(dir, run, res, o.API != ""); err != nil {
+		if err := writeRecordFiles(dir, run, res); err != nil {
 			return err
 		}
 	} else {
@@ -156,7 +153,7 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 // writeRecordFiles writes the files only the run's per-sample record can
 // give: latency.hlog, timeseries.csv and .json, samples.txt,
 // latency_spectrum.txt, and for a generative run samples.jsonl.
-func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result, generative bool) error {
+func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result) error {
 	if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
 		return err
 	}
@@ -173,7 +170,7 @@ func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result, generat
 	if err := atomicfile.Write(dir, SamplesFile, func(w io.Writer) error { return run.WriteSampleList(w, res) }); err != nil {
 		return err
 	}
-	if generative {
+	if res.API != "" {
 		if err := atomicfile.Write(dir, SamplesJSONLFile, run.WriteSamples); err != nil {
 			return err
 		}

@@ -269,6 +269,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	res.Headers = ShownHeaders(spec.Headers)
+	res.API = string(pr.API)
 	recordTLS(res, ss.tls)
 	out := &Outcome{Result: res, Probe: pr}
 	if run.LogsResponses() {
@@ -286,7 +287,6 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		}
 		if pr.API != "" {
 			o.Extra = append(o.Extra, mlperflog.Field{Key: "api", Value: string(pr.API)})
-			o.API = string(pr.API)
 		}
 		if err := runlog.Write(spec.OutDir, run, res, o); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
