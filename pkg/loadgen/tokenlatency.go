@@ -40,7 +40,7 @@ type TokenLatencies struct {
 	Percentile  float64 `json:"percentile"`
 	TTFTBoundNs uint64  `json:"ttft_bound_ns"`
 	TPOTBoundNs uint64  `json:"tpot_bound_ns"`
-	// TTFT and TPOT tables, per sample (Server; empty for Offline, where
+	// TTFT and TPOT tables, per sample (every scenario but Offline, where
 	// LoadGen has no first token). TPOT = (latency − TTFT)/(n − 1),
 	// truncated; a sample of n ≤ 1 tokens counts n = 0, so its TPOT is
 	// −(latency − TTFT), negative, and in min and mean, as in LoadGen.
@@ -56,9 +56,11 @@ type TokenLatencies struct {
 	// (early stopping's t; a failed sample is over both).
 	TTFTOverBound int64 `json:"ttft_over_bound"`
 	TPOTOverBound int64 `json:"tpot_over_bound"`
-	// Early stopping (Server): TPOT first, then TTFT, each with t = the
-	// samples over its bound. LoadGen's && short-circuits: when TPOT fails
-	// TTFT is not judged (nil, an empty text in the logs).
+	// Early stopping, TPOT first, then TTFT. Server: each with t = the
+	// samples over its bound. SingleStream: the percentile estimate of
+	// each token array; MultiStream: of the query latencies, both times
+	// (streamTokenEarlyStopping). LoadGen's && short-circuits: when TPOT
+	// fails TTFT is not judged (nil, an empty text in the logs).
 	TPOTEarlyStopping *EarlyStoppingResult `json:"tpot_early_stopping,omitempty"`
 	TTFTEarlyStopping *EarlyStoppingResult `json:"ttft_early_stopping,omitempty"`
 	EarlyStoppingMet  bool                 `json:"early_stopping_met"`
@@ -108,8 +110,8 @@ func tokenRunOf(s Settings, res *Result, queries stats.Latencies) tokenRun {
 }
 
 // judgeTokenLatencies applies LoadGen's token-latency rules to samples (any
-// order). Only Server has constraints and early stopping; Offline gets its
-// tokens per second.
+// order). Only Server has TTFT/TPOT constraints; SingleStream and
+// MultiStream have early stopping alone; Offline gets its tokens per second.
 func judgeTokenLatencies(in tokenRun, samples []TokenSample) *TokenLatencies {
 	t := &TokenLatencies{Percentile: in.percentile, TTFTBoundNs: in.ttftBound, TPOTBoundNs: in.tpotBound,
 		TTFTMet: true, TPOTMet: true, EarlyStoppingMet: true}

@@ -170,9 +170,10 @@ type Summary struct {
 }
 
 // TokenLatencies is what LoadGen 6.0.17 logs of a run with
-// use_token_latencies (results.cc): for Server the first-token (TTFT) and
-// time-per-output-token (TPOT) tables, their constraints and early
-// stopping, and the token rates; for Offline its tokens per second.
+// use_token_latencies (results.cc): but for Offline the first-token (TTFT)
+// and time-per-output-token (TPOT) tables, early stopping on both and the
+// token rates, and for Server their constraints; for Offline its tokens
+// per second.
 type TokenLatencies struct {
 	FirstToken, TPOT LatencyStats
 	// TTFTMet and TPOTMet: the percentiles within their bounds (Server);
