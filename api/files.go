@@ -24,6 +24,7 @@ var runFiles = []struct{ name, mediaType string }{
 	{runlog.TimeseriesJSONFile, "application/json"},
 	{runlog.SpectrumFile, "text/plain; charset=utf-8"},
 	{runlog.SamplesFile, "text/plain; charset=utf-8"},
+	{runlog.SamplesJSONLFile, "application/x-ndjson"},
 	{SearchFile, "application/json"},
 	{SearchSummaryFile, "text/plain; charset=utf-8"},
 	{EarlyVerdictFile, "application/json"},

@@ -20,6 +20,7 @@ var Routes = []Route{
 	{"GET", "/v1/runs/{id}/files/{name}"},
 	{"GET", "/v1/runs/{id}/trials/{trial}/files/{name}"},
 	{"GET", "/v1/runs/{id}/report.html"},
+	{"GET", "/v1/runs/{id}/samples.jsonl"},
 	{"POST", "/v1/runs/{id}/cancel"},
 	{"GET", "/v1/runs/{id}/events"},
 	{"POST", "/v1/probe"},

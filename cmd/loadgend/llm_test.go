@@ -183,8 +183,8 @@ func TestRunLLM(t *testing.T) {
 			if want == "" {
 				want = c.api
 			}
-			if api != want {
-				t.Errorf("the summary says api %q, want %q", api, want)
+			if api != want || res.API != want {
+				t.Errorf("the summary says api %q, result.json %q; want %q", api, res.API, want)
 			}
 			checkAnswered(t, res, samples, c.streamed, "server")
 		})

@@ -36,6 +36,8 @@ func rejudgeCommand(args []string, stdout, stderr io.Writer) int {
 	f.boolean(&tb.UseTokenLatencies, "use-token-latencies", "use_token_latencies", "judge a Server run by TTFT and TPOT (LoadGen's use_token_latencies)")
 	f.float(&tb.TTFTLatencyMs, "ttft-latency-ms", "ttft_latency_ms", "server_ttft_latency, in ms")
 	f.float(&tb.TPOTLatencyMs, "tpot-latency-ms", "tpot_latency_ms", "server_tpot_latency, in ms")
+	f.boolean(&o.InferTokenLatencies, "infer-token-latencies", "settings.infer_token_latencies", "infer_token_latencies: token rates inferred as --token-latency-scaling-factor tokens a sample (gptj)")
+	f.uint(&o.TokenLatencyScalingFactor, "token-latency-scaling-factor", "settings.token_latency_scaling_factor", "token_latency_scaling_factor: tokens a sample when inferred")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)

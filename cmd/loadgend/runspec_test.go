@@ -179,14 +179,3 @@ func TestTokenFlagErrorsNameTheFlag(t *testing.T) {
 func jsonString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }
-
-// TestInferTokenLatenciesRefused: the flags parse, but the engine measures
-// token latencies and infers none, so the run is refused naming the flag,
-// as the spec's field is.
-func TestInferTokenLatenciesRefused(t *testing.T) {
-	_, err := parseRunFlags([]string{"--target", "http://h:1", "--model", "llm", "--preset", "gptj", "--scenario", "Offline",
-		"--infer-token-latencies", "--token-latency-scaling-factor", "70", "--out", t.TempDir()}, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "--infer-token-latencies") || !strings.Contains(err.Error(), "not supported") {
-		t.Errorf("parseRunFlags: %v, want a refusal naming --infer-token-latencies", err)
-	}
-}

@@ -107,6 +107,7 @@ func (s *Service) routes() map[string]http.Handler {
 		"GET /v1/runs/{id}/files/{name}":                http.HandlerFunc(s.getFile),
 		"GET /v1/runs/{id}/trials/{trial}/files/{name}": http.HandlerFunc(s.getTrialFile),
 		"GET /v1/runs/{id}/report.html":                 http.HandlerFunc(s.getReport),
+		"GET /v1/runs/{id}/samples.jsonl":               http.HandlerFunc(s.getSamples),
 		"POST /v1/runs/{id}/cancel":                     http.HandlerFunc(s.cancelRun),
 		"GET /v1/runs/{id}/events":                      http.HandlerFunc(s.events),
 		"POST /v1/probe":                                http.HandlerFunc(s.probe),
@@ -325,6 +326,36 @@ func (s *Service) getFile(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		s.serveFile(w, r, rec.ID, r.PathValue("name"))
 	}
+}
+
+// getSamples serves a generative run's per-sample export. A run not yet
+// finished is 409, as its report is: the file is written when the run ends.
+func (s *Service) getSamples(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.run(w, r)
+	if !ok {
+		return
+	}
+	if !rec.State.Terminal() {
+		writeError(w, http.StatusConflict, api.CodeNotFinished, fmt.Sprintf("run %s is %s: its samples are written when it ends", rec.ID, rec.State), "")
+		return
+	}
+	f, err := s.store.OpenFile(rec.ID, runstore.SamplesJSONLFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("run %s (%s) has no %s: only a run of a generative API keeps one", rec.ID, rec.State, runstore.SamplesJSONLFile), "")
+		return
+	}
+	var st fs.FileInfo
+	if err == nil {
+		defer f.Close()
+		st, err = f.Stat()
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
+		return
+	}
+	mediaType, _ := api.FileMediaType(runstore.SamplesJSONLFile)
+	w.Header().Set("Content-Type", mediaType)
+	http.ServeContent(w, r, runstore.SamplesJSONLFile, st.ModTime(), f)
 }
 
 // getTrialFile serves a file of a search's trial, from its trial-NNN

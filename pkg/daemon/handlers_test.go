@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 )
@@ -201,8 +202,11 @@ func TestRunLifecycle(t *testing.T) {
 	}
 	for _, name := range api.RunFiles() {
 		want := 200
-		if name == api.SearchFile || name == api.SearchSummaryFile || name == api.EarlyVerdictFile {
+		switch name {
+		case api.SearchFile, api.SearchSummaryFile, api.EarlyVerdictFile:
 			want = 404 // a peak search's files; this run is none
+		case runlog.SamplesJSONLFile:
+			want = 404 // a generative run's; this run is a tensor run
 		}
 		if code, _ := do(t, "GET", base+"/v1/runs/"+created.ID+"/files/"+name, ""); code != want {
 			t.Errorf("file %s: %d, want %d", name, code, want)

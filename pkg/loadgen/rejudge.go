@@ -86,6 +86,7 @@ func Rejudge(s Settings, rec Recorded) (*Result, error) {
 	res.SampleLatency = latencyStats(samples, e.TargetLatencyPercentile)
 	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
 	throughputOf(s.Scenario, res, samples)
+	inferredTokensOf(s, res)
 	judgeRecorded(res, s, e, samples, queries, rec.Samples)
 	return res, nil
 }
@@ -131,7 +132,7 @@ func judgeRecorded(res *Result, s Settings, e trace.Effective, samples, queries 
 	res.PerfConstraintsMet = true
 	var tl *TokenLatencies
 	if s.UseTokenLatencies {
-		tl = judgeTokenLatencies(tokenRunOf(s, res), rec)
+		tl = judgeTokenLatencies(tokenRunOf(s, res, queries), rec)
 		res.TokenLatencies = tl
 		tokenPerfConstraints(res, tl, invalid)
 	} else if s.Scenario == trace.Server {

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/stats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -120,6 +121,11 @@ type Result struct {
 	// TLS is the run's TLS settings, set by the network runner for an
 	// https:// or grpcs:// target; the engine itself knows no transport.
 	TLS *TLSInfo `json:"tls,omitempty"`
+	// API is the generative API the run spoke (genai's names: "generate",
+	// "generate-stream", "kserve-stream", "openai-chat",
+	// "openai-completions"), asked for or found by the probe; empty for a
+	// run of KServe tensor inference. pkg/runner sets it.
+	API string `json:"api,omitempty"`
 
 	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
 	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`
@@ -136,6 +142,51 @@ type Result struct {
 	// TokenLatencies is the token-latency verdict of a run with
 	// use_token_latencies (LoadGen's TTFT/TPOT rules); nil without it.
 	TokenLatencies *TokenLatencies `json:"token_latencies,omitempty"`
+	// InferredTokens is the token rate a run with infer_token_latencies
+	// infers from its sample count (Server and Offline); nil without it.
+	InferredTokens *InferredTokens `json:"inferred_tokens,omitempty"`
+}
+
+// InferredTokens is LoadGen 6.0.17's token rate inferred as
+// token_latency_scaling_factor tokens a sample (results.cc LogSummary and
+// LogDetail, the infer_token_latencies blocks): gptj's throughput in
+// tokens, for a SUT that reports no token counts. LoadGen prints it for
+// Server and Offline only.
+type InferredTokens struct {
+	ScalingFactor uint64 `json:"token_latency_scaling_factor"`
+	// Server: factor × (samples − 1) / final_query_all_samples_done_time
+	// (LoadGen's result_inferred_completed_tokens_per_second).
+	CompletedTokensPerSecond float64 `json:"result_inferred_completed_tokens_per_second,omitempty"`
+	// Offline: factor × samples / max latency
+	// (result_inferred_tokens_per_second).
+	TokensPerSecond float64 `json:"result_inferred_tokens_per_second,omitempty"`
+}
+
+// inferredTokensOf computes res.InferredTokens as LoadGen does: the
+// integer product factor × count first (uint64, as in C++), then over the
+// time in seconds. A Server run counts its completed samples, as
+// CompletedSamplesPerSec does (in LoadGen every sample completes).
+func inferredTokensOf(s Settings, res *Result) {
+	if !s.InferTokenLatencies {
+		return
+	}
+	per := func(n int64, ns int64) float64 {
+		if n <= 0 || ns <= 0 {
+			return 0
+		}
+		return float64(s.TokenLatencyScalingFactor*uint64(n)) / (float64(ns) / 1e9)
+	}
+	switch s.Scenario {
+	case trace.Server:
+		res.InferredTokens = &InferredTokens{ScalingFactor: s.TokenLatencyScalingFactor,
+			CompletedTokensPerSecond: per(res.SamplesCompleted-1, res.FinalQueryAllSamplesDoneTimeNs)}
+	case trace.Offline:
+		it := &InferredTokens{ScalingFactor: s.TokenLatencyScalingFactor}
+		if res.SampleLatency.MaxNs != int64(stats.FailedLatency) {
+			it.TokensPerSecond = per(res.SamplesIssued, res.SampleLatency.MaxNs)
+		}
+		res.InferredTokens = it
+	}
 }
 
 // ValidityNA is the validity of a run that has no MLPerf verdict: a

@@ -311,19 +311,23 @@ func (s Settings) Validate() error {
 	return s.checkConcurrency()
 }
 
-// checkTokenLatencies: the engine judges token latencies as LoadGen's
-// Server and Offline do; it does not infer them.
+// checkTokenLatencies: the engine judges token latencies as LoadGen 6.0.17
+// does in every scenario, and infers token rates from sample counts as
+// LoadGen does (results.cc: token_latency_scaling_factor tokens a sample).
 func (s Settings) checkTokenLatencies() error {
 	bad := func(name, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: "+format, append([]any{trace.ErrInvalidSettings, name}, args...)...)
 	}
 	switch {
-	case s.InferTokenLatencies:
-		return bad("infer_token_latencies", "not supported by the engine: it measures token latencies (use_token_latencies)")
+	case s.InferTokenLatencies && s.TokenLatencyScalingFactor == 0:
+		// LoadGen leaves the factor uninitialized; 0 would infer nothing.
+		return bad("token_latency_scaling_factor", "must be at least 1 with infer_token_latencies (the tokens a sample is counted as; gptj: 69), got 0")
 	case !s.UseTokenLatencies:
 		return nil
-	case s.Scenario != trace.Server && s.Scenario != trace.Offline:
-		return bad("use_token_latencies", "supported for Server and Offline (LoadGen's LLM scenarios), not %s", s.Scenario)
+	case (s.Scenario == trace.SingleStream || s.Scenario == trace.MultiStream) && s.Ruleset != RulesetLoadGen6:
+		// There LoadGen judges token latencies by early stopping alone,
+		// which v0.5 does not have.
+		return bad("use_token_latencies", "in %s is LoadGen 6.0.17's (judged by early stopping); use the ruleset loadgen6", s.Scenario)
 	case s.Engine.Concurrency > 0:
 		return bad("engine.concurrency", "a closed loop has no MLPerf verdict; turn use_token_latencies off")
 	case s.Scenario == trace.Server && (s.ServerTTFTLatencyNs == 0 || s.ServerTTFTLatencyNs > math.MaxInt64):

@@ -40,7 +40,7 @@ type TokenLatencies struct {
 	Percentile  float64 `json:"percentile"`
 	TTFTBoundNs uint64  `json:"ttft_bound_ns"`
 	TPOTBoundNs uint64  `json:"tpot_bound_ns"`
-	// TTFT and TPOT tables, per sample (Server; empty for Offline, where
+	// TTFT and TPOT tables, per sample (every scenario but Offline, where
 	// LoadGen has no first token). TPOT = (latency − TTFT)/(n − 1),
 	// truncated; a sample of n ≤ 1 tokens counts n = 0, so its TPOT is
 	// −(latency − TTFT), negative, and in min and mean, as in LoadGen.
@@ -56,9 +56,11 @@ type TokenLatencies struct {
 	// (early stopping's t; a failed sample is over both).
 	TTFTOverBound int64 `json:"ttft_over_bound"`
 	TPOTOverBound int64 `json:"tpot_over_bound"`
-	// Early stopping (Server): TPOT first, then TTFT, each with t = the
-	// samples over its bound. LoadGen's && short-circuits: when TPOT fails
-	// TTFT is not judged (nil, an empty text in the logs).
+	// Early stopping, TPOT first, then TTFT. Server: each with t = the
+	// samples over its bound. SingleStream: the percentile estimate of
+	// each token array; MultiStream: of the query latencies, both times
+	// (streamTokenEarlyStopping). LoadGen's && short-circuits: when TPOT
+	// fails TTFT is not judged (nil, an empty text in the logs).
 	TPOTEarlyStopping *EarlyStoppingResult `json:"tpot_early_stopping,omitempty"`
 	TTFTEarlyStopping *EarlyStoppingResult `json:"ttft_early_stopping,omitempty"`
 	EarlyStoppingMet  bool                 `json:"early_stopping_met"`
@@ -74,6 +76,10 @@ type TokenLatencies struct {
 	TokenThroughputWithLoadgenOverhead float64 `json:"result_token_throughput_with_loadgen_overhead"`
 	TokenThroughput                    float64 `json:"result_token_throughput"`
 	TokensPerSecond                    float64 `json:"result_tokens_per_second"`
+	// TPSWithoutLoadgenOverhead (SingleStream): tokens / (mean latency in
+	// s × samples), the summary's "TPS w/o loadgen overhead"; its "TPS w/"
+	// is TokenThroughputWithLoadgenOverhead.
+	TPSWithoutLoadgenOverhead float64 `json:"tps_without_loadgen_overhead,omitempty"`
 }
 
 // Met is the token part of the verdict: both percentiles within their
@@ -88,10 +94,13 @@ type tokenRun struct {
 	queriesIssued             int64
 	finalIssuedNs, finalDone  int64
 	maxLatencyNs, meanLatency int64
+	// queries are the query latencies: MultiStream's early stopping
+	// judges them even with token latencies.
+	queries stats.Latencies
 }
 
-func tokenRunOf(s Settings, res *Result) tokenRun {
-	return tokenRun{
+func tokenRunOf(s Settings, res *Result, queries stats.Latencies) tokenRun {
+	return tokenRun{queries: queries,
 		scenario: s.Scenario, percentile: s.TargetPercentile(),
 		ttftBound: s.ServerTTFTLatencyNs, tpotBound: s.ServerTPOTLatencyNs,
 		queriesIssued: res.QueriesIssued, finalIssuedNs: res.FinalQueryIssuedTimeNs,
@@ -101,8 +110,8 @@ func tokenRunOf(s Settings, res *Result) tokenRun {
 }
 
 // judgeTokenLatencies applies LoadGen's token-latency rules to samples (any
-// order). Only Server has constraints and early stopping; Offline gets its
-// tokens per second.
+// order). Only Server has TTFT/TPOT constraints; SingleStream and
+// MultiStream have early stopping alone; Offline gets its tokens per second.
 func judgeTokenLatencies(in tokenRun, samples []TokenSample) *TokenLatencies {
 	t := &TokenLatencies{Percentile: in.percentile, TTFTBoundNs: in.ttftBound, TPOTBoundNs: in.tpotBound,
 		TTFTMet: true, TPOTMet: true, EarlyStoppingMet: true}
@@ -137,10 +146,19 @@ func judgeTokenLatencies(in tokenRun, samples []TokenSample) *TokenLatencies {
 	t.TokenThroughputWithLoadgenOverhead = rate(in.finalIssuedNs)
 	if d := in.meanLatency * int64(len(samples)); d > 0 {
 		t.TokenThroughput = float64(t.OutputTokens) / float64(d)
+		if in.scenario == trace.SingleStream {
+			// The summary's "TPS w/o loadgen overhead": tokens over the
+			// mean latency in seconds times the samples.
+			t.TPSWithoutLoadgenOverhead = float64(t.OutputTokens) / (float64(in.meanLatency) / 1e9 * float64(len(samples)))
+		}
 	}
 	t.TTFT, t.TTFTAtPercentileNs = exactStats(ttft, in.percentile)
 	t.TPOT, t.TPOTAtPercentileNs = exactStats(tpot, in.percentile)
-	if in.scenario != trace.Server || len(samples) == 0 {
+	if len(samples) == 0 {
+		return t
+	}
+	if in.scenario != trace.Server {
+		streamTokenEarlyStopping(t, in, ttft, tpot)
 		return t
 	}
 	t.TTFTMet = t.TTFTAtPercentileNs <= clampBound(in.ttftBound)
@@ -153,6 +171,30 @@ func judgeTokenLatencies(in tokenRun, samples []TokenSample) *TokenLatencies {
 		t.EarlyStoppingMet = t.TTFTEarlyStopping.Met
 	}
 	return t
+}
+
+// streamTokenEarlyStopping is LoadGen's SingleStream and MultiStream
+// verdict with token latencies (results.cc EarlyStopping, LogSummary): no
+// constraint on TTFT or TPOT (PerfConstraintsMet is Server's), early
+// stopping TPOT first, then TTFT (&&). SingleStream estimates each token
+// array's percentile (ttft and tpot ascending); MultiStream estimates its
+// query latencies both times, for LoadGen passes query_latencies to both
+// calls, so the two texts are the same.
+func streamTokenEarlyStopping(t *TokenLatencies, in tokenRun, ttft, tpot []int64) {
+	judge := func(v []int64) *EarlyStoppingResult {
+		return estimateEarlyStopping(in.scenario, in.percentile, func(f *stats.MinPassingFinder) stats.PercentileEstimate {
+			if in.scenario == trace.MultiStream {
+				return f.EstimatePercentile(in.queries)
+			}
+			return f.EstimateValues(v)
+		})
+	}
+	t.TPOTEarlyStopping = judge(tpot)
+	t.EarlyStoppingMet = t.TPOTEarlyStopping.Met
+	if t.EarlyStoppingMet {
+		t.TTFTEarlyStopping = judge(ttft)
+		t.EarlyStoppingMet = t.TTFTEarlyStopping.Met
+	}
 }
 
 func clampBound(b uint64) int64 { return int64(min(b, math.MaxInt64)) }

@@ -89,6 +89,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		res.OverLatencyCount = int64(samples.CountOver(r.bound))
 	}
 	r.throughput(res, samples)
+	inferredTokensOf(s, res)
 
 	var reasons, recs []string
 	fa := r.failureAdvice(res, samples, reason)
@@ -105,7 +106,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.PerfConstraintsMet = true
 	var tl *TokenLatencies
 	if s.UseTokenLatencies {
-		tl = judgeTokenLatencies(tokenRunOf(s, res), r.tokenSamples())
+		tl = judgeTokenLatencies(tokenRunOf(s, res, queries), r.tokenSamples())
 		res.TokenLatencies = tl
 	}
 	switch {
@@ -349,18 +350,29 @@ func earlyStoppingOf(sc trace.Scenario, p float64, bound time.Duration, samples,
 	if sc == trace.MultiStream {
 		l = queries
 	}
-	est := f.EstimatePercentile(l)
-	es := &EarlyStoppingResult{Met: est.Met, Queries: est.Queries, MinQueries: est.MinQueries, Percentile: p}
-	if !est.Met {
-		es.Text = fmt.Sprintf(" * Only processed %d queries.\n * Need to process at least %d queries for early stopping.", est.Queries, est.MinQueries)
+	return estimateEarlyStopping(sc, p, func(f *stats.MinPassingFinder) stats.PercentileEstimate { return f.EstimatePercentile(l) })
+}
+
+// estimateEarlyStopping is LoadGen's SingleStream and MultiStream early
+// stopping (results.cc EarlyStopping): est gives a finder's estimate over
+// the values judged; SingleStream adds their p99 estimate.
+func estimateEarlyStopping(sc trace.Scenario, p float64, est func(*stats.MinPassingFinder) stats.PercentileEstimate) *EarlyStoppingResult {
+	f, err := stats.NewMinPassingFinder(p, stats.EarlyStoppingConfidence)
+	if err != nil {
+		return &EarlyStoppingResult{Text: err.Error()}
+	}
+	e := est(f)
+	es := &EarlyStoppingResult{Met: e.Met, Queries: e.Queries, MinQueries: e.MinQueries, Percentile: p}
+	if !e.Met {
+		es.Text = fmt.Sprintf(" * Only processed %d queries.\n * Need to process at least %d queries for early stopping.", e.Queries, e.MinQueries)
 		return es
 	}
-	es.Discarded, es.EstimateNs = est.Discarded, int64(est.Latency)
+	es.Discarded, es.EstimateNs = e.Discarded, int64(e.Latency)
 	es.Text = fmt.Sprintf(" * Processed at least %d queries (%d).\n * Would discard %d highest latency queries.\n * Early stopping %s percentile estimate: %d",
-		est.MinQueries, est.Queries, est.Discarded, pctName(p), es.EstimateNs)
+		e.MinQueries, e.Queries, e.Discarded, pctName(p), es.EstimateNs)
 	if sc == trace.SingleStream {
 		if f99, err := stats.NewMinPassingFinder(0.99, stats.EarlyStoppingConfidence); err == nil {
-			e99 := f99.EstimatePercentile(l)
+			e99 := est(f99)
 			if e99.Met {
 				es.EstimateP99Ns = int64(e99.Latency)
 				es.Text += fmt.Sprintf("\n * Early stopping 99.0th percentile estimate: %d", es.EstimateP99Ns)

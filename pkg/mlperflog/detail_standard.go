@@ -256,6 +256,18 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 	}
 	kvs = append(kvs, kv{"result_query_count", s.QueryCount})
 	es := s.EarlyStopping
+	if t := s.Tokens; t != nil {
+		// early_stopping_latency_ss/_ms are the last estimates LoadGen
+		// made: TTFT's, after TPOT's (none when TPOT failed).
+		es = EarlyStopping{}
+		if t.TTFTEstimate != nil {
+			es = *t.TTFTEstimate
+		}
+	}
+	var estimate time.Duration
+	if es.Estimate != nil {
+		estimate = es.Estimate.Latency
+	}
 	switch s.Settings.Scenario {
 	case trace.Server:
 		kvs = append(kvs,
@@ -270,7 +282,7 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 		kvs = append(kvs,
 			kv{"result_qps_with_loadgen_overhead", s.QPSWithLoadgenOverhead},
 			kv{"result_qps_without_loadgen_overhead", s.QPSWithoutLoadgenOverhead},
-			kv{"early_stopping_latency_ss", es.Estimate.Latency},
+			kv{"early_stopping_latency_ss", estimate},
 			kv{"early_stopping_latency_ms", ms})
 	case trace.MultiStream:
 		q := &s.QueryLatencies
@@ -281,7 +293,7 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 		for i, p := range latencyPercentiles {
 			kvs = append(kvs, kv{"result_" + percentileLabel(p, 2) + "_percentile_per_query_latency_ns", q.P[i]})
 		}
-		kvs = append(kvs, kv{"early_stopping_latency_ms", es.Estimate.Latency})
+		kvs = append(kvs, kv{"early_stopping_latency_ms", estimate})
 	case trace.Offline:
 		kvs = append(kvs, kv{"result_samples_per_second", s.SamplesPerSecond})
 	}
@@ -296,6 +308,15 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 	if s.Tokens != nil {
 		kvs = append(kvs, tokenKVs(s)...)
 	}
+	if in := s.Inferred; in != nil {
+		// After the token keys, before num_errors (results.cc LogDetail).
+		switch s.Settings.Scenario {
+		case trace.Server:
+			kvs = append(kvs, kv{"result_inferred_completed_tokens_per_second", in.CompletedTokensPerSecond})
+		case trace.Offline:
+			kvs = append(kvs, kv{"result_inferred_tokens_per_second", in.TokensPerSecond})
+		}
+	}
 	if err := d.logAll(at, kvs); err != nil {
 		return err
 	}
@@ -308,7 +329,7 @@ func (d *DetailLog) LogResults(at time.Duration, s *Summary) error {
 // tokenKVs are LoadGen 6.0.17's token result keys, in its order.
 func tokenKVs(s *Summary) []kv {
 	t := s.Tokens
-	if s.Settings.Scenario != trace.Server {
+	if s.Settings.Scenario == trace.Offline {
 		return []kv{{"result_tokens_per_second", t.TokensPerSecond}}
 	}
 	kvs := []kv{

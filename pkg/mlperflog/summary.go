@@ -158,6 +158,9 @@ type Summary struct {
 	// use_token_latencies (nil without): LoadGen then judges a Server run
 	// by TTFT and TPOT, and logs its token lines and keys.
 	Tokens *TokenLatencies
+	// Inferred holds the token rate of a run with infer_token_latencies
+	// (nil without): LoadGen prints it for Server and Offline only.
+	Inferred *InferredTokens
 
 	// Warnings and Errors are the counts of warning and error lines of the
 	// detail log (DetailLog.Warnings, DetailLog.Errors): the summary footer.
@@ -167,9 +170,10 @@ type Summary struct {
 }
 
 // TokenLatencies is what LoadGen 6.0.17 logs of a run with
-// use_token_latencies (results.cc): for Server the first-token (TTFT) and
-// time-per-output-token (TPOT) tables, their constraints and early
-// stopping, and the token rates; for Offline its tokens per second.
+// use_token_latencies (results.cc): but for Offline the first-token (TTFT)
+// and time-per-output-token (TPOT) tables, early stopping on both and the
+// token rates, and for Server their constraints; for Offline its tokens
+// per second.
 type TokenLatencies struct {
 	FirstToken, TPOT LatencyStats
 	// TTFTMet and TPOTMet: the percentiles within their bounds (Server);
@@ -178,6 +182,19 @@ type TokenLatencies struct {
 	// Early stopping (Server): TPOT is judged first; TTFT is nil when TPOT
 	// failed (LoadGen's && short-circuits: an empty text).
 	TPOTEarlyStopping, TTFTEarlyStopping *stats.ServerEarlyStopping
+	// Early stopping (SingleStream, MultiStream): the percentile estimates
+	// (Estimate, and SingleStream's Estimate99) of the TPOT and the TTFT
+	// arrays (MultiStream: of the query latencies, both), TPOT first; TTFT
+	// nil when TPOT failed. Its estimates are early_stopping_latency_ss
+	// and _ms.
+	TPOTEstimate, TTFTEstimate *EarlyStopping
+	// FirstTokenTarget (SingleStream, MultiStream) is the first-token
+	// latency at the target percentile, the summary's "th first token
+	// percentile latency" line.
+	FirstTokenTarget time.Duration
+	// TPSWithoutLoadgenOverhead (SingleStream): tokens / (mean latency s ×
+	// samples); "TPS w/" is TokenThroughputWithLoadgenOverhead.
+	TPSWithoutLoadgenOverhead float64
 	// Server: tokens / final done time, / final issued time, and / (mean
 	// latency ns × samples); Offline: tokens / max latency.
 	CompletedTokensPerSecond           float64
@@ -186,13 +203,27 @@ type TokenLatencies struct {
 	TokensPerSecond                    float64
 }
 
+// InferredTokens is LoadGen 6.0.17's token rate inferred as
+// token_latency_scaling_factor tokens a sample (results.cc, the
+// infer_token_latencies blocks of LogSummary and LogDetail).
+type InferredTokens struct {
+	// Server: factor × (samples − 1) / final done time; Offline: factor ×
+	// samples / max latency.
+	CompletedTokensPerSecond float64
+	TokensPerSecond          float64
+}
+
 // EarlyStoppingMet reports LoadGen's early-stopping verdict for the scenario.
 func (s *Summary) EarlyStoppingMet() bool {
 	if t := s.Tokens; t != nil {
-		if s.Settings.Scenario != trace.Server {
-			return true
+		met := func(e *EarlyStopping) bool { return e != nil && e.Estimate != nil && e.Estimate.Met }
+		switch s.Settings.Scenario {
+		case trace.Server:
+			return t.TPOTEarlyStopping != nil && t.TPOTEarlyStopping.Met && t.TTFTEarlyStopping != nil && t.TTFTEarlyStopping.Met
+		case trace.SingleStream, trace.MultiStream:
+			return met(t.TPOTEstimate) && met(t.TTFTEstimate)
 		}
-		return t.TPOTEarlyStopping != nil && t.TPOTEarlyStopping.Met && t.TTFTEarlyStopping != nil && t.TTFTEarlyStopping.Met
+		return true
 	}
 	switch s.Settings.Scenario {
 	case trace.Server:
@@ -241,11 +272,14 @@ func (s *Summary) check() error {
 	}
 	es := s.EarlyStopping
 	if s.Tokens != nil {
+		t := s.Tokens
 		switch {
-		case sc != trace.Server && sc != trace.Offline:
-			return fmt.Errorf("%w: token latencies are LoadGen's Server and Offline only, not %v", ErrInvalidSummary, sc)
-		case sc == trace.Server && s.Tokens.TPOTEarlyStopping == nil:
+		case sc == trace.Server && t.TPOTEarlyStopping == nil:
 			return fmt.Errorf("%w: Server with token latencies needs Tokens.TPOTEarlyStopping", ErrInvalidSummary)
+		case (sc == trace.SingleStream || sc == trace.MultiStream) && (t.TPOTEstimate == nil || t.TPOTEstimate.Estimate == nil):
+			return fmt.Errorf("%w: %v with token latencies needs Tokens.TPOTEstimate", ErrInvalidSummary, sc)
+		case sc == trace.SingleStream && t.TPOTEstimate.Estimate.Met && t.TPOTEstimate.Estimate99 == nil:
+			return fmt.Errorf("%w: SingleStream with token latencies needs Tokens.TPOTEstimate.Estimate99", ErrInvalidSummary)
 		}
 		return nil
 	}

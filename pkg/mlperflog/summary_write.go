@@ -79,10 +79,22 @@ func writeResults(b *strings.Builder, s *Summary) {
 	}
 	if t := s.Tokens; t != nil {
 		switch st.Scenario {
+		case trace.SingleStream, trace.MultiStream:
+			line(b, percentileLabel(st.TargetLatencyPercentile, 1), "th first token percentile latency (ns) : ", ns(t.FirstTokenTarget))
 		case trace.Server:
 			line(b, "Completed tokens per second: ", fixed(t.CompletedTokensPerSecond, 2))
 		case trace.Offline:
 			line(b, "Tokens per second: ", formatDouble(t.TokensPerSecond))
+		}
+	}
+	if in := s.Inferred; in != nil {
+		// results.cc: Server through DoubleToString (2 decimals), Offline
+		// through the stream's default double format.
+		switch st.Scenario {
+		case trace.Server:
+			line(b, "Completed tokens per second (inferred): ", fixed(in.CompletedTokensPerSecond, 2))
+		case trace.Offline:
+			line(b, "Tokens per second (inferred): ", formatDouble(in.TokensPerSecond))
 		}
 	}
 
@@ -132,9 +144,11 @@ func writeAdditionalStats(b *strings.Builder, s *Summary) {
 	case trace.MultiStream:
 		line(b, "Per-query latency:  ")
 		writeLatencyTable(b, &s.QueryLatencies)
-		return // LoadGen prints no per-sample table for MultiStream.
 	}
-	writeLatencyTable(b, &s.SampleLatencies)
+	if s.Settings.Scenario != trace.MultiStream {
+		// LoadGen prints no per-sample table for MultiStream.
+		writeLatencyTable(b, &s.SampleLatencies)
+	}
 	if s.Tokens != nil {
 		writeTokenTables(b, s)
 	}
@@ -146,10 +160,15 @@ func writeAdditionalStats(b *strings.Builder, s *Summary) {
 func writeTokenTables(b *strings.Builder, s *Summary) {
 	t := s.Tokens
 	line(b)
-	if s.Settings.Scenario != trace.Server {
+	switch s.Settings.Scenario {
+	case trace.Offline:
 		return
+	case trace.SingleStream:
+		line(b, "TPS w/ loadgen overhead         : ", fixed(t.TokenThroughputWithLoadgenOverhead, 2))
+		line(b, "TPS w/o loadgen overhead        : ", fixed(t.TPSWithoutLoadgenOverhead, 2))
+	case trace.Server:
+		line(b, "Completed tokens per second                 : ", fixed(t.CompletedTokensPerSecond, 2))
 	}
-	line(b, "Completed tokens per second                 : ", fixed(t.CompletedTokensPerSecond, 2))
 	line(b, "Min First Token latency (ns)                : ", ns(t.FirstToken.Min))
 	line(b, "Max First Token latency (ns)                : ", ns(t.FirstToken.Max))
 	line(b, "Mean First Token latency (ns)               : ", ns(t.FirstToken.Mean))

@@ -34,34 +34,43 @@ func minDurationRecommendation(sc trace.Scenario) string {
 // earlyStoppingText is the block under "Early Stopping Result:" (lines joined
 // by '\n'); empty for Offline, which has none.
 func earlyStoppingText(s *Summary) string {
-	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
 	es := s.EarlyStopping
 	switch s.Settings.Scenario {
 	case trace.Server:
 		return serverEarlyStoppingText(es.Server)
 	case trace.SingleStream, trace.MultiStream:
-		e := es.Estimate
-		if !e.Met {
-			return " * Only processed " + itoa(e.Queries) + " queries.\n" +
-				" * Need to process at least " + itoa(e.MinQueries) + " queries for early stopping."
-		}
-		text := " * Processed at least " + itoa(e.MinQueries) + " queries (" + itoa(e.Queries) + ").\n" +
-			" * Would discard " + itoa(e.Discarded) + " highest latency queries.\n" +
-			" * Early stopping " + percentileLabel(s.Settings.TargetLatencyPercentile, 1) +
-			"th percentile estimate: " + itoa(int64(e.Latency))
-		if s.Settings.Scenario == trace.MultiStream {
-			return text
-		}
-		// SingleStream also estimates p99, to infer MultiStream from it.
-		e99 := es.Estimate99
-		if !e99.Met {
-			return text + "\n * Not enough queries processed for 99.0th percentile\n" +
-				" early stopping estimate (would need to process at\n least " +
-				itoa(e99.MinQueries) + " total queries)."
-		}
-		return text + "\n * Early stopping 99.0th percentile estimate: " + itoa(int64(e99.Latency))
+		return estimateText(s.Settings.Scenario, s.Settings.TargetLatencyPercentile, &es)
 	}
 	return ""
+}
+
+// estimateText is a SingleStream or MultiStream early-stopping block at
+// percentile p; empty for a verdict not judged (nil).
+func estimateText(sc trace.Scenario, p float64, es *EarlyStopping) string {
+	if es == nil || es.Estimate == nil {
+		return ""
+	}
+	itoa := func(v int64) string { return strconv.FormatInt(v, 10) }
+	e := es.Estimate
+	if !e.Met {
+		return " * Only processed " + itoa(e.Queries) + " queries.\n" +
+			" * Need to process at least " + itoa(e.MinQueries) + " queries for early stopping."
+	}
+	text := " * Processed at least " + itoa(e.MinQueries) + " queries (" + itoa(e.Queries) + ").\n" +
+		" * Would discard " + itoa(e.Discarded) + " highest latency queries.\n" +
+		" * Early stopping " + percentileLabel(p, 1) +
+		"th percentile estimate: " + itoa(int64(e.Latency))
+	if sc == trace.MultiStream {
+		return text
+	}
+	// SingleStream also estimates p99, to infer MultiStream from it.
+	e99 := es.Estimate99
+	if !e99.Met {
+		return text + "\n * Not enough queries processed for 99.0th percentile\n" +
+			" early stopping estimate (would need to process at\n least " +
+			itoa(e99.MinQueries) + " total queries)."
+	}
+	return text + "\n * Early stopping 99.0th percentile estimate: " + itoa(int64(e99.Latency))
 }
 
 // serverEarlyStoppingText is a Server early-stopping block; empty for a
@@ -82,10 +91,15 @@ func serverEarlyStoppingText(es *stats.ServerEarlyStopping) string {
 // tokenEarlyStoppingTexts are the TTFT and TPOT blocks of a run with token
 // latencies; both empty for Offline, which has none.
 func tokenEarlyStoppingTexts(s *Summary) (ttft, tpot string) {
-	if s.Settings.Scenario != trace.Server {
-		return "", ""
+	t, st := s.Tokens, &s.Settings
+	switch st.Scenario {
+	case trace.Server:
+		return serverEarlyStoppingText(t.TTFTEarlyStopping), serverEarlyStoppingText(t.TPOTEarlyStopping)
+	case trace.SingleStream, trace.MultiStream:
+		p := st.TargetLatencyPercentile
+		return estimateText(st.Scenario, p, t.TTFTEstimate), estimateText(st.Scenario, p, t.TPOTEstimate)
 	}
-	return serverEarlyStoppingText(s.Tokens.TTFTEarlyStopping), serverEarlyStoppingText(s.Tokens.TPOTEarlyStopping)
+	return "", ""
 }
 
 // perfRecommendations are LoadGen's perf-constraint texts: the latency

@@ -58,6 +58,30 @@ func sameVerdict(t *testing.T, got, want *loadgen.Result) {
 	}
 }
 
+// streamTokens: TTFT 50 µs to 80 µs, 8 tokens, one sample in 40 of one.
+func streamTokens(id int) (time.Duration, int) {
+	if id%40 == 3 {
+		return time.Duration(50+id%31) * time.Microsecond, 1
+	}
+	return time.Duration(50+id%31) * time.Microsecond, 8
+}
+
+// sameTokenVerdict compares the token verdicts of two results: present,
+// the same tables, early-stopping texts and verdict.
+func sameTokenVerdict(t *testing.T, got, want *loadgen.Result) {
+	t.Helper()
+	g, w := got.TokenLatencies, want.TokenLatencies
+	if g == nil || w == nil {
+		t.Fatalf("token_latencies %+v, want %+v (both present)", g, w)
+	}
+	if w.FewTokenSamples == 0 || w.TPOTEarlyStopping == nil || !w.EarlyStoppingMet {
+		t.Errorf("the run's token verdict %+v: want samples of one token and early stopping passed", w)
+	}
+	if resultJSON(t, &loadgen.Result{TokenLatencies: g}) != resultJSON(t, &loadgen.Result{TokenLatencies: w}) {
+		t.Errorf("token latencies differ:\n got %+v\nwant %+v", g, w)
+	}
+}
+
 // Every run writes samples.txt; judged again under its own settings it
 // gives the run's own verdict, tables and rates, in every loadgen6
 // scenario, with failed samples too. A run without tokens writes
@@ -76,6 +100,14 @@ func TestSampleListRejudgesToTheRunsVerdict(t *testing.T) {
 				}
 				return nil
 			}},
+		// With use_token_latencies, as LoadGen 6.0.17 judges SingleStream
+		// and MultiStream: by early stopping over the token arrays
+		// (MultiStream: over its query latencies), with a sample of one
+		// token among them.
+		{name: "SingleStream tokens", ruleset: loadgen.RulesetLoadGen6, scenario: trace.SingleStream, latency: spread,
+			tokens: streamTokens, tweak: func(s *loadgen.Settings) { s.UseTokenLatencies = true }},
+		{name: "MultiStream tokens", ruleset: loadgen.RulesetLoadGen6, scenario: trace.MultiStream, latency: spread,
+			tokens: streamTokens, tweak: func(s *loadgen.Settings) { s.UseTokenLatencies = true }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,6 +120,10 @@ func TestSampleListRejudgesToTheRunsVerdict(t *testing.T) {
 			sameVerdict(t, again, res)
 			if int64(len(rec.Samples)) != res.SamplesIssued {
 				t.Fatalf("%d sample lines, want %d", len(rec.Samples), res.SamplesIssued)
+			}
+			if c.tokens != nil {
+				sameTokenVerdict(t, again, res)
+				return
 			}
 			for i, s := range rec.Samples {
 				if !s.Failed && (s.FirstTokenNs != 0 || s.Tokens != 0) {

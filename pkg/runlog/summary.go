@@ -74,11 +74,14 @@ func buildSummary(run *loadgen.Run, res *loadgen.Result, o *Options) (*mlperflog
 	if tl := res.TokenLatencies; tl != nil {
 		// Judged by TTFT and TPOT: their early stopping replaces the
 		// latency one.
-		if s.Tokens, err = tokenLatencies(tl); err != nil {
+		if s.Tokens, err = tokenLatencies(tl, sc); err != nil {
 			return nil, err
 		}
 	} else if s.EarlyStopping, notes, err = earlyStopping(res, sc, samples); err != nil {
 		return nil, err
+	}
+	if in := res.InferredTokens; in != nil {
+		s.Inferred = &mlperflog.InferredTokens{CompletedTokensPerSecond: in.CompletedTokensPerSecond, TokensPerSecond: in.TokensPerSecond}
 	}
 	s.Network = network(res, o, notes)
 	// The engine's verdict is the run's verdict. Every condition it checks

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/mlperflog"
 	"github.com/netloadgen/netloadgen/pkg/stats"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // tokenLines are netloadgen's summary lines (and netloadgen_ detail keys)
@@ -62,7 +64,7 @@ func tokenSummary(res *loadgen.Result) string {
 
 // tokenLatencies maps the engine's token-latency verdict onto LoadGen's
 // token lines and keys.
-func tokenLatencies(tl *loadgen.TokenLatencies) (*mlperflog.TokenLatencies, error) {
+func tokenLatencies(tl *loadgen.TokenLatencies, sc trace.Scenario) (*mlperflog.TokenLatencies, error) {
 	ttft, err := tableOf(tl.TTFT)
 	if err != nil {
 		return nil, fmt.Errorf("%w: first-token latencies: %w", ErrInvalidResult, err)
@@ -77,14 +79,49 @@ func tokenLatencies(tl *loadgen.TokenLatencies) (*mlperflog.TokenLatencies, erro
 		}
 		return &stats.ServerEarlyStopping{Met: r.Met, Queries: r.Queries, OverLatency: r.OverLatency, Required: r.Required}
 	}
-	return &mlperflog.TokenLatencies{
+	out := &mlperflog.TokenLatencies{
 		FirstToken: ttft, TPOT: tpot, TTFTMet: tl.TTFTMet, TPOTMet: tl.TPOTMet,
-		TPOTEarlyStopping: es(tl.TPOTEarlyStopping), TTFTEarlyStopping: es(tl.TTFTEarlyStopping),
 		CompletedTokensPerSecond:           tl.CompletedTokensPerSecond,
 		TokenThroughputWithLoadgenOverhead: tl.TokenThroughputWithLoadgenOverhead,
 		TokenThroughput:                    tl.TokenThroughput,
 		TokensPerSecond:                    tl.TokensPerSecond,
-	}, nil
+		TPSWithoutLoadgenOverhead:          tl.TPSWithoutLoadgenOverhead,
+		FirstTokenTarget:                   time.Duration(tl.TTFTAtPercentileNs),
+	}
+	switch sc {
+	case trace.Server:
+		out.TPOTEarlyStopping, out.TTFTEarlyStopping = es(tl.TPOTEarlyStopping), es(tl.TTFTEarlyStopping)
+	case trace.SingleStream, trace.MultiStream:
+		var err error
+		if out.TPOTEstimate, err = tokenEstimate(tl.TPOTEarlyStopping, sc); err == nil {
+			out.TTFTEstimate, err = tokenEstimate(tl.TTFTEarlyStopping, sc)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// tokenEstimate maps a SingleStream or MultiStream token early-stopping
+// verdict onto LoadGen's estimate block; SingleStream's p99 part from its
+// value and the count it needs.
+func tokenEstimate(r *loadgen.EarlyStoppingResult, sc trace.Scenario) (*mlperflog.EarlyStopping, error) {
+	if r == nil {
+		return nil, nil
+	}
+	es := &mlperflog.EarlyStopping{Estimate: &stats.PercentileEstimate{
+		Met: r.Met, Queries: r.Queries, MinQueries: r.MinQueries, Discarded: r.Discarded, Latency: time.Duration(r.EstimateNs)}}
+	if sc != trace.SingleStream || !r.Met {
+		return es, nil
+	}
+	f99, err := stats.NewMinPassingFinder(0.99, stats.EarlyStoppingConfidence)
+	if err != nil {
+		return nil, fmt.Errorf("p99 early stopping: %w", err)
+	}
+	minQ := f99.MinPassing(1) + 1 // PercentileEstimate.MinQueries: h(1)+1
+	es.Estimate99 = &stats.PercentileEstimate{Met: r.Queries >= minQ, Queries: r.Queries, MinQueries: minQ, Latency: time.Duration(r.EstimateP99Ns)}
+	return es, nil
 }
 
 // tokenLatencySummary is SummaryLine's clause for a run judged by TTFT and
@@ -95,10 +132,15 @@ func tokenLatencySummary(res *loadgen.Result) string {
 		return ""
 	}
 	ms := func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }
-	if res.Scenario != "Server" {
-		return fmt.Sprintf("; %.2f tokens/s", tl.TokensPerSecond)
-	}
 	p := fmt.Sprintf("p%s", strconv.FormatFloat(tl.Percentile*100, 'f', -1, 64))
+	switch res.Scenario {
+	case "Offline":
+		return fmt.Sprintf("; %.2f tokens/s", tl.TokensPerSecond)
+	case "SingleStream", "MultiStream":
+		// No bound: LoadGen judges them by early stopping alone.
+		return fmt.Sprintf("; token latencies: TTFT %s %s, TPOT %s %s, %.2f tokens/s completed",
+			p, ms(tl.TTFTAtPercentileNs), p, ms(tl.TPOTAtPercentileNs), tl.CompletedTokensPerSecond)
+	}
 	return fmt.Sprintf("; judged by token latencies: TTFT %s %s (bound %s), TPOT %s %s (bound %s), %.2f tokens/s completed",
 		p, ms(tl.TTFTAtPercentileNs), ms(int64(tl.TTFTBoundNs)), p, ms(tl.TPOTAtPercentileNs), ms(int64(tl.TPOTBoundNs)), tl.CompletedTokensPerSecond)
 }

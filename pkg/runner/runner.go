@@ -269,6 +269,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	res.Headers = ShownHeaders(spec.Headers)
+	res.API = string(pr.API)
 	recordTLS(res, ss.tls)
 	out := &Outcome{Result: res, Probe: pr}
 	if run.LogsResponses() {

@@ -22,7 +22,9 @@ const (
 	TimeseriesJSONFile = "timeseries.json"
 	SpectrumFile       = "latency_spectrum.txt"
 	// SamplesFile is the run's sample list, what `loadgend rejudge` reads.
-	SamplesFile       = "samples.txt"
+	SamplesFile = "samples.txt"
+	// SamplesJSONLFile is a generative run's per-sample export.
+	SamplesJSONLFile  = "samples.jsonl"
 	ProgressFile      = "progress.json"
 	SearchFile        = "search.json"
 	SearchSummaryFile = "search_summary.txt"
@@ -34,7 +36,7 @@ const (
 // runFiles is the allowlist of OpenFile, WriteFile and Files. A name must
 // match exactly, which is what keeps a name from an URL from reaching any
 // other file ("../x", "result.json/../../x" and absolute paths match none).
-var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, TimeseriesCSVFile, TimeseriesJSONFile, SpectrumFile, SamplesFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
+var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, TimeseriesCSVFile, TimeseriesJSONFile, SpectrumFile, SamplesFile, SamplesJSONLFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
 
 // FileNames returns the names of the files a run may hold, in a fixed order.
 func FileNames() []string { return slices.Clone(runFiles) }

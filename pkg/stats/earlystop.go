@@ -31,10 +31,31 @@ type PercentileEstimate struct {
 // n < h(i)+i, t = i−1. That is one search per i, each a few odds wide; f
 // keeps the loop's h, so a later call on f for a larger n continues it.
 func (f *MinPassingFinder) EstimatePercentile(l Latencies) PercentileEstimate {
-	n := int64(l.Len())
+	est, at := f.estimate(int64(l.Len()))
+	if est.Met {
+		est.Latency = l.sorted[at]
+	}
+	return est
+}
+
+// EstimateValues is EstimatePercentile over ascending values that need not
+// be latencies: LoadGen runs the same estimate over its per-sample token
+// arrays, whose time per output token is negative for a sample of fewer
+// than two tokens (results.cc EarlyStopping with use_token_latencies).
+func (f *MinPassingFinder) EstimateValues(sorted []int64) PercentileEstimate {
+	est, at := f.estimate(int64(len(sorted)))
+	if est.Met {
+		est.Latency = time.Duration(sorted[at])
+	}
+	return est
+}
+
+// estimate is the estimate of n values but its value, and the index of
+// the value in ascending order (n − t).
+func (f *MinPassingFinder) estimate(n int64) (PercentileEstimate, int64) {
 	est := PercentileEstimate{Queries: n, MinQueries: f.loopMinPassing(1) + 1}
 	if n < est.MinQueries {
-		return est
+		return est, 0
 	}
 	t := int64(1)
 	for i := int64(2); i <= n; i++ {
@@ -45,8 +66,7 @@ func (f *MinPassingFinder) EstimatePercentile(l Latencies) PercentileEstimate {
 	}
 	est.Met = true
 	est.Discarded = t - 1
-	est.Latency = l.sorted[n-t]
-	return est
+	return est, n - t
 }
 
 // ServerEarlyStopping is LoadGen's Server early-stopping verdict.
