@@ -92,6 +92,8 @@ type Run struct {
 	planned      int64
 	allowedPerf  int64
 	allowedES    int64
+	overTTFT     atomic.Int64 // token latencies: samples over each bound
+	overTPOT     atomic.Int64
 	verdictWon   atomic.Bool
 	verdict      EarlyVerdict
 	issueCancel  context.CancelFunc
@@ -156,9 +158,9 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if p := AccuracyLogProbability(s, tr.Settings); p > 0 {
 		r.acc = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples)
 	}
-	// The early verdict counts samples over the latency bound; a run with
-	// token latencies is judged by TTFT and TPOT, so it runs its length.
-	if s.Engine.EarlyVerdict && !s.UseTokenLatencies {
+	// The early verdict counts samples over the latency bound, or, with
+	// token latencies, over the TTFT and the TPOT bound.
+	if s.Engine.EarlyVerdict {
 		if err := r.planEarlyVerdict(); err != nil {
 			return nil, err
 		}
@@ -173,9 +175,8 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 func (r *Run) planEarlyVerdict() error {
 	r.earlyOn = true
 	r.allowedPerf, r.allowedES = math.MaxInt64, math.MaxInt64
-	if r.settings.Scenario != trace.Server || r.settings.UseTokenLatencies {
-		// Only failed samples settle the other scenarios early; with token
-		// latencies query latency decides nothing.
+	if r.settings.Scenario != trace.Server {
+		// Only failed samples settle the other scenarios early.
 		return nil
 	}
 	r.planned = int64(r.n)
@@ -497,6 +498,16 @@ func (r *Run) complete(c Completion) {
 func (r *Run) completeTokens(c *Completion, q, base int, off int64) {
 	sched := r.scheduled[q]
 	ttft, tpot := r.recordTokens(c, base+c.First, base+c.First+c.Count, off, sched)
+	if r.earlyOn && r.settings.UseTokenLatencies {
+		// As judgeTokenLatencies counts them: a sample of fewer than two
+		// tokens has LoadGen's TPOT of −(E2E − TTFT), never over the bound.
+		if ttft > time.Duration(r.settings.ServerTTFTLatencyNs) {
+			r.overTTFT.Add(int64(c.Count))
+		}
+		if c.Tokens >= 2 && tpot > time.Duration(r.settings.ServerTPOTLatencyNs) {
+			r.overTPOT.Add(int64(c.Count))
+		}
+	}
 	if r.tokObs != nil {
 		r.tokObs.Tokens(q, c.Tokens, c.InputTokens, ttft, tpot, c.Gaps)
 	}
@@ -521,15 +532,23 @@ func (r *Run) finishQuery(q int) {
 
 func (r *Run) checkEarlyVerdict(off int64) {
 	failed := r.failedS.Load()
-	over := r.samples.Over()
+	over, bound := r.samples.Over(), "latency"
+	if r.settings.UseTokenLatencies {
+		// Query latency decides nothing; each token bound has the
+		// percentile's and early stopping's allowance on its own.
+		over, bound = r.overTTFT.Load(), "TTFT"
+		if tpot := r.overTPOT.Load(); tpot > over {
+			over, bound = tpot, "TPOT"
+		}
+	}
 	var why string
 	switch {
 	case failed > 0:
 		why = "failed samples make the run INVALID"
 	case over > r.allowedPerf:
-		why = fmt.Sprintf("%d samples over the latency bound exceed the %d the percentile allows for %d planned samples", over, r.allowedPerf, r.planned)
+		why = fmt.Sprintf("%d samples over the %s bound exceed the %d the percentile allows for %d planned samples", over, bound, r.allowedPerf, r.planned)
 	case over > r.allowedES:
-		why = fmt.Sprintf("%d samples over the latency bound exceed the %d early stopping allows for %d planned samples", over, r.allowedES, r.planned)
+		why = fmt.Sprintf("%d samples over the %s bound exceed the %d early stopping allows for %d planned samples", over, bound, r.allowedES, r.planned)
 	default:
 		return
 	}

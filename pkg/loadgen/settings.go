@@ -115,8 +115,8 @@ type EngineSettings struct {
 	DrainTimeoutMs uint64 `json:"drain_timeout_ms"`
 	// EarlyVerdict stops a run as soon as its verdict is INVALID whatever
 	// the remaining samples do (see Result.EarlyVerdict). It counts
-	// samples over the latency bound, so a run with use_token_latencies,
-	// judged by TTFT and TPOT, ignores it and runs its length.
+	// samples over the latency bound or, with use_token_latencies, over
+	// the TTFT and the TPOT bound, each against its own allowance.
 	EarlyVerdict bool `json:"early_verdict"`
 	// MaxErrorMessages is how many failure messages the result keeps.
 	MaxErrorMessages int `json:"max_error_messages"`

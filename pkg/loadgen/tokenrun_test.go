@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,5 +157,74 @@ func TestNoTokenLatenciesBlock(t *testing.T) {
 	_, res := genRun(t, s, &genSUT{law: lawOf, generative: true})
 	if tl := res.TokenLatencies; tl == nil || tl.TTFT.Count != 0 || tl.TPOTEarlyStopping != nil || tl.TTFTEarlyStopping != nil || !tl.TTFTMet || !tl.TPOTMet {
 		t.Errorf("Offline token_latencies: %+v, want no constraint", tl)
+	}
+}
+
+// TestTokenEarlyVerdictMatchesFullRun: with token latencies the early
+// verdict counts samples over the TTFT and the TPOT bound, each against the
+// percentile's and early stopping's allowance for the planned queries: a
+// run doomed by either stops sooner with the full run's verdict and names
+// the bound; a run within both is never stopped, though every sample is
+// over the query-latency bound, which judges nothing here.
+func TestTokenEarlyVerdictMatchesFullRun(t *testing.T) {
+	within := func(id int) genLaw {
+		return genLaw{ttft: 5 * time.Millisecond, gap: time.Millisecond, tokens: 4, input: 10}
+	}
+	for _, c := range []struct {
+		name  string
+		law   func(id int) genLaw
+		bound string // the bound named by the early verdict; "" for a passing run
+	}{
+		{"TTFT tail from query 100", func(id int) genLaw {
+			l := within(id)
+			if id >= 100 && id%5 == 0 {
+				l.ttft = 50 * time.Millisecond
+			}
+			return l
+		}, "TTFT"},
+		{"TPOT tail from query 100", func(id int) genLaw {
+			l := within(id)
+			if id >= 100 && id%5 == 0 {
+				l.gap = 30 * time.Millisecond
+			}
+			return l
+		}, "TPOT"},
+		{"passing run", within, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := testSettings(t, RulesetLoadGen6, trace.Server)
+			s.MinDurationMs = 600
+			s.UseTokenLatencies, s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = true, uint64(20*time.Millisecond), uint64(10*time.Millisecond)
+			s.ServerTargetLatencyNs = 1 // every sample over it
+			run := func(early bool) *Result {
+				s.Engine.EarlyVerdict = early
+				r, err := NewRun(s, &genSUT{law: c.law, generative: true}, &fakeQSL{total: 1000, perf: 256}, WithClock(newFakeClock()), quiet)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := r.Execute(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			whole, early := run(false), run(true)
+			if whole.Valid != early.Valid || whole.Valid != (c.bound == "") {
+				t.Fatalf("full run %s, early verdict run %s (%v); want valid %v", whole.Validity, early.Validity, early.InvalidReasons, c.bound == "")
+			}
+			if c.bound == "" {
+				if early.EarlyVerdict != nil || early.QueriesIssued != whole.QueriesIssued {
+					t.Errorf("a run within its token bounds was stopped: %+v", early.EarlyVerdict)
+				}
+				return
+			}
+			ev := early.EarlyVerdict
+			if ev == nil || !ev.Stopped || early.EndReason != StopEarlyVerdict || !strings.Contains(ev.Reason, "over the "+c.bound+" bound") {
+				t.Fatalf("not stopped early on the %s bound: %s %+v", c.bound, early.EndReason, ev)
+			}
+			if early.QueriesIssued >= whole.QueriesIssued {
+				t.Errorf("early run issued %d, full run %d", early.QueriesIssued, whole.QueriesIssued)
+			}
+		})
 	}
 }

@@ -159,8 +159,8 @@ func TestGenerativeRunJudgedByTokenLatencies(t *testing.T) {
 					s.ServerTargetLatencyNs = 0 // LoadGen's LLM settings: judged by TTFT and TPOT only
 					s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = 5_000_000, tc.tpotBound
 					s.ServerTargetQPS = 2_000
-					// netloadgen's default; it does not apply to a run
-					// judged by TTFT and TPOT, which runs its length.
+					// netloadgen's default: with token latencies it
+					// counts samples over the TTFT and TPOT bounds.
 					s.Engine.EarlyVerdict = true
 				}}
 			run, res := execute(t, c)
