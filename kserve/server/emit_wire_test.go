@@ -1,15 +1,24 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 )
 
 // captureConn is a connection that takes every write.
@@ -238,5 +247,213 @@ func TestEmitConnGRPC(t *testing.T) {
 	_, _ = c.Write(s)
 	if len(c.h2.streams) != 1 || c.h2.streams[3] == nil {
 		t.Errorf("streams followed after stream 1's trailers: %v, want stream 3 only", c.h2.streams)
+	}
+}
+
+// chanGen is a generative backend whose one answer's tokens a test hands
+// over one by one (toks; closed: the answer ends); asked receives a value
+// each time the front end asks for the next token.
+type chanGen struct {
+	Backend
+	toks  chan GenToken
+	asked chan struct{}
+}
+
+func (g *chanGen) GenerativeModels(context.Context) []string   { return []string{"m"} }
+func (g *chanGen) Generative(_ context.Context, m string) bool { return m == "m" }
+func (g *chanGen) Generate(context.Context, *GenRequest) (GenStream, error) {
+	return g, nil
+}
+func (g *chanGen) Next(ctx context.Context) (GenToken, bool, error) {
+	g.asked <- struct{}{}
+	tok, ok := <-g.toks
+	return tok, ok, nil
+}
+func (g *chanGen) InputTokens() int { return 1 }
+func (g *chanGen) Fault() string    { return "" }
+func (g *chanGen) Close()           {}
+
+// gateListener's connections hold their first write until gate is
+// closed, telling reached when it comes.
+type gateListener struct {
+	net.Listener
+	reached, gate chan struct{}
+}
+
+func (l gateListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	return &gateConn{Conn: nc, l: l}, err
+}
+
+type gateConn struct {
+	net.Conn
+	l    gateListener
+	once sync.Once
+}
+
+func (c *gateConn) Write(p []byte) (int, error) {
+	c.once.Do(func() {
+		close(c.l.reached)
+		<-c.l.gate
+	})
+	return c.Conn.Write(p)
+}
+
+// TestEmitListenerHTTPStream: served on an EmitListener, a streamed
+// answer's tokens are recorded when the connection writes them, not when
+// the handler hands them over: while the connection's first write (the
+// header and token 0) is held, tokens 1 and 2, already handed over, are
+// not recorded; once it goes, all are, in order, under the request's id.
+func TestEmitListenerHTTPStream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []int
+	rec := func(e Emission) {
+		mu.Lock()
+		got = append(got, e.Index)
+		mu.Unlock()
+		if e.ID != "r1" || e.Model != "m" {
+			t.Errorf("emission %+v: want model m, id r1", e)
+		}
+	}
+	recorded := func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(got) }
+	reached, gate := make(chan struct{}), make(chan struct{})
+	g := &chanGen{toks: make(chan GenToken), asked: make(chan struct{})}
+	srv := &fasthttp.Server{Handler: NewHTTPHandler(g, WithEmit(rec)).ServeFastHTTP}
+	go func() { _ = srv.Serve(NewEmitListener(gateListener{ln, reached, gate}, rec, false)) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true}`
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Request-Id: r1\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+	for i := range 3 {
+		<-g.asked
+		g.toks <- GenToken{Text: "t", Index: i}
+		if i == 0 {
+			<-reached // the connection writes token 0
+		}
+	}
+	<-g.asked // tokens 1 and 2 handed over too
+	if r := recorded(); !slices.Equal(r, []int{0}) {
+		t.Errorf("with the first write held, recorded %v: want token 0 only (its write has begun)", r)
+	}
+	close(gate)
+	close(g.toks)
+	resp, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(resp), `"content":"t"`); n != 3 {
+		t.Fatalf("answer %q: %d tokens, want 3", resp, n)
+	}
+	if r := recorded(); !slices.Equal(r, []int{0, 1, 2}) {
+		t.Errorf("recorded %v, want tokens 0, 1, 2", r)
+	}
+}
+
+// markListener's connections hold their first write holding mark until
+// gate is closed, telling reached when it comes.
+type markListener struct {
+	net.Listener
+	mark          []byte
+	reached, gate chan struct{}
+}
+
+func (l *markListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	return &markConn{Conn: nc, l: l}, err
+}
+
+type markConn struct {
+	net.Conn
+	l *markListener
+}
+
+func (c *markConn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, c.l.mark) {
+		select {
+		case <-c.l.reached:
+		default:
+			close(c.l.reached)
+			<-c.l.gate
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// TestEmitListenerGRPCStream: served with GRPCHooks.Wire, a streamed
+// answer's tokens are recorded when the connection writes their
+// responses, not when Send queues them: while the write of token 0's
+// response is held, tokens 1 and 2, already sent, are not recorded; once
+// it goes, all are.
+func TestEmitListenerGRPCStream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []int
+	rec := func(e Emission) {
+		mu.Lock()
+		got = append(got, e.Index)
+		mu.Unlock()
+	}
+	recorded := func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(got) }
+	ml := &markListener{Listener: ln, mark: []byte("tok-0"), reached: make(chan struct{}), gate: make(chan struct{})}
+	wire := NewEmitListener(ml, rec, true)
+	g := &chanGen{toks: make(chan GenToken), asked: make(chan struct{})}
+	srv := NewHookedGRPCServer(g, GRPCHooks{Emit: rec, Wire: wire})
+	go func() { _ = srv.Serve(wire) }()
+	t.Cleanup(srv.Stop)
+
+	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	st, err := inferencepb.NewGRPCInferenceServiceClient(cc).ModelStreamInfer(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := binary.LittleEndian.AppendUint32(nil, 1)
+	if err := st.Send(&inferencepb.ModelInferRequest{ModelName: "m", Id: "g1",
+		Inputs: []*inferencepb.ModelInferRequest_InferInputTensor{
+			{Name: "text_input", Datatype: "BYTES", Shape: []int64{1}},
+			{Name: "stream", Datatype: "BOOL", Shape: []int64{1}},
+		},
+		RawInputContents: [][]byte{append(text, 'x'), {1}}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		<-g.asked
+		g.toks <- GenToken{Text: fmt.Sprintf("tok-%d", i), Index: i, Last: i == 2}
+		if i == 0 {
+			<-ml.reached // the connection writes token 0's response
+		}
+	}
+	<-g.asked // tokens 1 and 2 sent too
+	if r := recorded(); !slices.Equal(r, []int{0}) {
+		t.Errorf("with token 0's write held, recorded %v: want token 0 only (its write has begun)", r)
+	}
+	close(ml.gate)
+	close(g.toks)
+	for i := range 3 {
+		m, err := st.Recv()
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		if id := m.GetInferResponse().GetId(); id != "g1" {
+			t.Fatalf("response %d: id %q", i, id)
+		}
+	}
+	if r := recorded(); !slices.Equal(r, []int{0, 1, 2}) {
+		t.Errorf("recorded %v, want tokens 0, 1, 2", r)
 	}
 }
