@@ -118,11 +118,12 @@ func (c *EmitConn) Close() error {
 
 // Write writes p, recording the tokens whose bytes p completes. The time
 // is taken just before the write system call: on loopback the receiver's
-// kernel normally stamps the data inside the sender's write, so the record
-// precedes the client's arrival by the syscall's own few µs; a time taken
-// after it would also include whatever the write's wake-up of the
-// receiver costs the sender (on two cores the scheduler may run the woken
-// reader first), and could follow the arrival. The records are handed
+// kernel stamps the data on delivery, in the receive softirq that normally
+// runs inside the sender's write, so the record precedes the client's
+// arrival by the syscall's own few µs; a time taken after it would also
+// include whatever the write's wake-up of the receiver costs the sender
+// (on two cores the scheduler may run the woken reader first), and could
+// follow the arrival. The records are handed
 // over before the write too (their cost, well under a µs each when emit
 // is quick, lies between the time and the write), so that a client that
 // has read the bytes finds them.
