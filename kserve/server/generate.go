@@ -89,7 +89,9 @@ const (
 
 // Emission is one token as a front end sent it: the model, the request's
 // id (GenRequest.ID, else the id the front end gave the answer), the
-// token's index and when its bytes were handed to the connection.
+// token's index and when it was sent: just before the socket write of the
+// bytes that complete it when the server is served on an EmitListener,
+// else when its bytes were handed to the connection's writer.
 type Emission struct {
 	Model string
 	ID    string

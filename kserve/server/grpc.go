@@ -53,6 +53,10 @@ type GRPCHooks struct {
 	Observe GRPCObserver
 	// Emit is told of every generated token sent.
 	Emit EmitFunc
+	// Wire, when set, is the EmitListener the server is served on: tokens
+	// are then recorded (to its EmitFunc) when the write carrying their
+	// response goes to the socket, not when grpc-go's Send queues it.
+	Wire *EmitListener
 	// Arrival, when set, says when the stream message being handled (its
 	// context's) reached the host: a generative request's time starts there.
 	Arrival func(ctx context.Context) time.Time
@@ -64,7 +68,7 @@ func NewHookedGRPCServer(b Backend, h GRPCHooks, opts ...grpc.ServerOption) *grp
 		grpc.MaxRecvMsgSize(grpcMaxMessage),
 		grpc.MaxSendMsgSize(grpcMaxMessage),
 	}, opts...)...)
-	inferencepb.RegisterGRPCInferenceServiceServer(s, &grpcService{b: b, obs: h.Observe, emit: h.Emit, arrival: h.Arrival})
+	inferencepb.RegisterGRPCInferenceServiceServer(s, &grpcService{b: b, obs: h.Observe, emit: h.Emit, wire: h.Wire, arrival: h.Arrival})
 	hs := health.NewServer() // "" (the whole server) is SERVING from the start
 	hs.SetServingStatus(inferencepb.GRPCInferenceService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s, hs)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/netloadgen/netloadgen/kserve"
@@ -159,10 +160,15 @@ func (s *grpcService) genTokens(ctx context.Context, st GenStream, x *streamStat
 		}
 		text = append(text[:0], tok.Text...)
 		ids[0] = tok.ID
+		if x.wire != nil {
+			x.wire.expect(id, Emission{Model: model, ID: id, Index: tok.Index, Last: tok.Last})
+		}
 		if !x.send(genResponse(model, version, id, text, ids[:], tok.Last)) {
 			return nil // the stream is over
 		}
-		s.emitToken(model, id, tok)
+		if x.wire == nil {
+			s.emitToken(model, id, tok)
+		}
 		if tok.Index == 0 && st.Fault() != "" && s.streamFault(x, st.Fault(), model, version, &id) {
 			return nil
 		}
@@ -213,12 +219,33 @@ func (s *grpcService) genWhole(ctx context.Context, st GenStream, x *streamState
 	case FaultUnknownID:
 		id = "sutproxy-unknown-" + id
 	}
-	if x.send(genResponse(model, version, id, text, ids, true)) {
+	if x.wire != nil {
+		ems := make([]Emission, len(toks))
+		for i, tok := range toks {
+			ems[i] = Emission{Model: model, ID: id, Index: tok.Index, Last: tok.Last}
+		}
+		x.wire.expect(id, ems...)
+	}
+	if x.send(genResponse(model, version, id, text, ids, true)) && x.wire == nil {
 		for _, tok := range toks {
 			s.emitToken(model, id, tok)
 		}
 	}
 	return nil
+}
+
+// wireConn is the connection that records the stream's tokens when their
+// bytes are written (GRPCHooks.Wire's, found by the peer's address), or
+// nil when emissions are not recorded there.
+func (s *grpcService) wireConn(ctx context.Context) *EmitConn {
+	if s.wire == nil {
+		return nil
+	}
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	return s.wire.conn(p.Addr)
 }
 
 func (s *grpcService) emitToken(model, id string, tok GenToken) {

@@ -21,6 +21,7 @@ type grpcService struct {
 	b       Backend
 	obs     GRPCObserver
 	emit    EmitFunc
+	wire    *EmitListener
 	arrival func(context.Context) time.Time
 }
 

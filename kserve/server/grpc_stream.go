@@ -33,6 +33,10 @@ type streamState struct {
 	sendErr error
 	over    bool          // finish was called: nothing more is sent
 	end     chan struct{} // closed by finish
+
+	// wire records the stream's tokens at the socket write (nil: when
+	// Send returns).
+	wire *EmitConn
 }
 
 // send sends m unless the stream is over or failed; false then.
@@ -61,7 +65,7 @@ func (x *streamState) finish() {
 // match responses to requests by id, as with Triton.
 func (s *grpcService) ModelStreamInfer(st inferencepb.GRPCInferenceService_ModelStreamInferServer) error {
 	ctx := st.Context()
-	x := &streamState{st: st, slots: make(chan struct{}, grpcStreamInflight), end: make(chan struct{})}
+	x := &streamState{st: st, slots: make(chan struct{}, grpcStreamInflight), end: make(chan struct{}), wire: s.wireConn(ctx)}
 	recvDone := make(chan error, 1)
 	// Reading runs beside the handler so that a finish can end the call
 	// while a Recv is blocked; once the call returns, grpc-go ends that

@@ -50,6 +50,9 @@ type genCall struct {
 	format        genFormat
 	openai        bool   // errors in OpenAI's shape
 	emitID        string // the id emissions carry
+	// wire records the streamed tokens at the socket write (nil: at the
+	// hand-over)
+	wire *EmitConn
 }
 
 // openAIRoute serves the OpenAI paths (any prefix before /v1/...) when the
@@ -321,14 +324,35 @@ func (h *HTTPHandler) serveGen(ctx *fasthttp.RequestCtx, g Generator, c *genCall
 	ctx.SetContentType("text/event-stream")
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	conn := ctx.Conn()
+	if wire := h.wire(ctx); wire != nil {
+		wire.beginSSE()
+		c.wire = wire
+	}
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) { h.genSSE(w, conn, st, c) })
+}
+
+// wire is the connection that records the answer's tokens when their bytes
+// are written, when emissions are recorded and it can (an EmitListener's
+// connection, HTTP/1.1: a chunked or known-length body); else nil, and
+// tokens are recorded when handed over.
+func (h *HTTPHandler) wire(ctx *fasthttp.RequestCtx) *EmitConn {
+	if h.emit == nil || !ctx.Request.Header.IsHTTP11() {
+		return nil
+	}
+	wc, _ := ctx.Conn().(*EmitConn)
+	if wc == nil || wc.sse == nil {
+		return nil
+	}
+	return wc
 }
 
 // faultMessage is the error a fault error_mid gives.
 const faultMessage = "sutproxy: simulated error in the middle of the answer (test fault error_mid)"
 
 // genSSE writes the answer's events as its tokens come, each flushed: the
-// emission time is when the flush handed it to the connection's writer.
+// emission time is when the bytes ending the token's event are written to
+// the socket (c.wire), else when the flush handed it to the connection's
+// writer.
 func (h *HTTPHandler) genSSE(w *bufio.Writer, conn net.Conn, st GenStream, c *genCall) {
 	defer st.Close()
 	b := make([]byte, 0, 512)
@@ -351,11 +375,20 @@ func (h *HTTPHandler) genSSE(w *bufio.Writer, conn net.Conn, st GenStream, c *ge
 		default:
 			b = c.format.token(b, tok, tok.Index == 0)
 		}
+		if c.wire != nil {
+			var e *Emission
+			if ok && err == nil {
+				e = &Emission{Model: c.req.Model, ID: c.emitID, Index: tok.Index, Last: tok.Last}
+			}
+			c.wire.queueSSE(b, e)
+		}
 		if _, werr := w.Write(b); werr != nil || w.Flush() != nil || !ok || err != nil {
 			return // done, or the client left
 		}
 		n++
-		h.emitToken(c, tok)
+		if c.wire == nil {
+			h.emitToken(c, tok)
+		}
 		if tok.Index == 0 && st.Fault() != "" {
 			var stop bool
 			if stop, cut = sseFault(w, c, st.Fault()); stop {
@@ -375,7 +408,11 @@ func sseFault(w *bufio.Writer, c *genCall, fault string) (stop, cut bool) {
 		_, _ = w.WriteString(`data: {"cut off":`)
 		_ = w.Flush()
 	case FaultErrorMid:
-		_, _ = w.Write(c.format.errorEvent(nil, faultMessage))
+		b := c.format.errorEvent(nil, faultMessage)
+		if c.wire != nil {
+			c.wire.queueSSE(b, nil)
+		}
+		_, _ = w.Write(b)
 		_ = w.Flush()
 	case FaultNoFinal:
 		if _, triton := c.format.(*tritonFormat); triton {
@@ -425,6 +462,15 @@ func (h *HTTPHandler) genWhole(ctx *fasthttp.RequestCtx, st GenStream, c *genCal
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(body)
+	if wire := h.wire(ctx); wire != nil {
+		// Recorded at the body's last byte.
+		ems := make([]Emission, len(toks))
+		for i, tok := range toks {
+			ems[i] = Emission{Model: c.req.Model, ID: c.emitID, Index: tok.Index, Last: tok.Last}
+		}
+		wire.wholeBody(len(body), ems)
+		return
+	}
 	for _, tok := range toks {
 		h.emitToken(c, tok)
 	}

@@ -125,9 +125,9 @@ func (f truthFigures) tpotErr() float64 { return float64(f.tpot)/float64(f.tpotT
 // sutproxy's emission of it, and the figures logged. With
 // NETLOADGEN_LLM_TRUTH_BENCH=1 (bench/llm-truth.sh; an idle machine: these
 // are timing claims) the runs are longer and issue 20's bounds asserted:
-// mean TTFT and TPOT within 5% of the truth, and over HTTP every token
-// within 0.2 ms of its emission (over gRPC sutproxy's record precedes the
-// write; see the comment at the check).
+// mean TTFT and TPOT within 5% of the truth, and every token within
+// 0.2 ms of its emission (sutproxy records a token just before the socket
+// write of the bytes completing it: kserve/server.EmitConn).
 func TestLLMTruth(t *testing.T) {
 	bench := os.Getenv(llmTruthEnv) != ""
 	spec, err := sim.ParseModelFlag(truthLaw)
@@ -157,17 +157,6 @@ func TestLLMTruth(t *testing.T) {
 				}
 				if e := f.tpotErr(); e > 0.05 || e < -0.05 {
 					t.Errorf("mean TPOT %v is %+.2f%% from the truth %v", f.tpot, 100*e, f.tpotTruth)
-				}
-				if api.GRPC() {
-					// sutproxy records a gRPC token when grpc-go's Send
-					// returns, but grpc-go writes a step's burst of responses
-					// (one per sequence decoding) in one write at the burst's
-					// end: the burst's first tokens leave the server up to the
-					// burst's length (0.3–1 ms) after their record, whatever
-					// the client does (bench/RESULTS.md, "Generative truth").
-					// The distribution is in the FIGURE line; the bound is
-					// HTTP's, where each answer has its own connection.
-					return
 				}
 				if f.over > 0 {
 					t.Errorf("%d of %d token arrivals are more than %v from sutproxy's emissions (%v to %v; p50 %v, p99 %v)", f.over, f.tokens, tokenBound, f.offMin, f.offMax, f.offP50, f.offP99)

@@ -3,6 +3,7 @@ package sutproxy
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -27,6 +28,9 @@ func setHTTPArrival(ctx *fasthttp.RequestCtx) {
 	nc := ctx.Conn()
 	if tc, ok := nc.(*tls.Conn); ok {
 		nc = tc.NetConn() // TLS over the timestamped socket
+	}
+	if wc, ok := nc.(interface{ Unwrap() net.Conn }); ok {
+		nc = wc.Unwrap() // recording emissions (server.EmitConn) over it
 	}
 	if rc, ok := nc.(*rxstamp.Conn); ok {
 		if at, ok := rc.Arrival(time.Now()); ok {

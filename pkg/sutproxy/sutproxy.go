@@ -61,9 +61,12 @@ type Config struct {
 	// requires a client certificate signed by one of them (mutual TLS).
 	TLSCert, TLSKey, TLSClientCA string
 	// Emit, when set, is told of every token a generative model's answer
-	// sends, on both fronts, after its bytes went to the connection's
-	// writer: sutproxy's own record of emission times, for tests that
-	// check a client's token timing (sutproxytest.StartRecording).
+	// sends, on both fronts: sutproxy's own record of emission times, for
+	// tests that check a client's token timing
+	// (sutproxytest.StartRecording). The time is taken just before the
+	// write to the socket of the bytes that complete the token (its SSE
+	// event, its gRPC response, a whole answer's last byte); under TLS,
+	// when the handler hands it to the connection's writer.
 	Emit server.EmitFunc
 }
 
@@ -131,6 +134,10 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	// latency starts when the request arrived, not when this process woke
 	// up to read it (pkg/rxstamp); TLS goes over the timestamped socket.
 	p.httpLn = rxstamp.NewListener(p.httpLn)
+	if cfg.Emit != nil && tlsCfg == nil {
+		// Recording: tokens are recorded when their bytes are written.
+		p.httpLn = server.NewEmitListener(p.httpLn, cfg.Emit, false)
+	}
 	if tlsCfg != nil {
 		h := tlsCfg.Clone()
 		h.NextProtos = []string{"http/1.1"}
@@ -154,9 +161,15 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		if tlsCfg != nil {
 			opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg.Clone()))) // adds h2 to ALPN
 		}
-		p.grpcSrv = server.NewHookedGRPCServer(backend, server.GRPCHooks{Observe: m.observeGRPC, Emit: cfg.Emit, Arrival: streamArrival(rx)}, opts...)
+		hooks := server.GRPCHooks{Observe: m.observeGRPC, Emit: cfg.Emit, Arrival: streamArrival(rx)}
+		var gl net.Listener = rx
+		if cfg.Emit != nil && tlsCfg == nil {
+			hooks.Wire = server.NewEmitListener(rx, cfg.Emit, true)
+			gl = hooks.Wire
+		}
+		p.grpcSrv = server.NewHookedGRPCServer(backend, hooks, opts...)
 		gs := p.grpcSrv
-		go func() { p.done <- gs.Serve(rx) }()
+		go func() { p.done <- gs.Serve(gl) }()
 	}
 	log.Info("sutproxy listening", "http", p.HTTPAddr(), "grpc", p.GRPCAddr())
 	go func() {
