@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -489,5 +490,36 @@ func TestGeneratorRefuses(t *testing.T) {
 	}
 	if _, err := NewGenerator(GenConfig{Addr: "no port"}); err == nil {
 		t.Error("an address without a port was accepted")
+	}
+}
+
+// A request larger than the server's flow-control window (grpc-go's 64 KiB)
+// waits in part for its WINDOW_UPDATEs and arrives whole, in DATA frames of
+// at most the server's frame size; a response larger than a frame arrives
+// in several and is read as one message.
+func TestGeneratorLargeMessages(t *testing.T) {
+	big := strings.Repeat("x", 40<<10)
+	ls, addr := startLLM(t, func(req *inferencepb.ModelInferRequest, send func(*inferencepb.ModelStreamInferResponse), _ func([]byte)) error {
+		r := tokenResp(req.GetId(), 0, true)
+		r.InferResponse.Outputs[0].Contents.BytesContents[0] = []byte(big)
+		send(r)
+		return nil
+	})
+	g := newGen(t, addr, 1, genwire.Options{})
+	prompts := []string{strings.Repeat("a", 300<<10), strings.Repeat("b", 200<<10)}
+	rs := []*recorder{newRecorder(), newRecorder()}
+	for i, p := range prompts {
+		g.Generate(t.Context(), &genai.Request{Model: "llm", Prompt: prompt(p, 1), Stream: true, ID: uint64(i + 1), Capture: true}, capturer{rs[i]})
+	}
+	for i, r := range rs {
+		r.wait(t)
+		if r.err != nil || len(r.tokens) != 1 || len(r.content) != 1 || r.content[0] != big+"[]" {
+			t.Fatalf("request %d: tokens %v err %v, content of %d bytes", i, r.tokens, r.err, len(strings.Join(r.content, "")))
+		}
+	}
+	for i, req := range ls.requests() {
+		if got := string(req.GetInputs()[0].GetContents().GetBytesContents()[0]); got != prompts[i] {
+			t.Errorf("request %d: the server read a prompt of %d bytes, want %d", i, len(got), len(prompts[i]))
+		}
 	}
 }
