@@ -61,9 +61,9 @@ func (w *Response) Walk(b []byte) {
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
-			if len(v) > 0 {
-				w.ErrMsg = string(v)
-			}
+			// The last occurrence wins, as protobuf decodes it; an
+			// empty one converts without allocating.
+			w.ErrMsg = string(v)
 		case num == 2 && typ == protowire.BytesType:
 			w.Infer = true
 			return w.response(v)
