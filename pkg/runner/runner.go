@@ -45,7 +45,9 @@ type Spec struct {
 	HTTPClient string
 	// GRPCClient chooses the gRPC performance client: sut.GRPCClientLoop
 	// (the default where it runs: Linux) or sut.GRPCClientGRPC. Runs that
-	// capture responses always use grpc-go.
+	// capture responses always use grpc-go, but for a generative
+	// kserve-stream run over grpc:// the loop choice is grpcloop's
+	// Generator, everywhere and capturing too (genClient).
 	GRPCClient string
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
