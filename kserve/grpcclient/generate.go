@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,21 +73,7 @@ type genStream struct {
 	slot    int
 	st      inferencepb.GRPCInferenceService_ModelStreamInferClient
 	cancel  context.CancelFunc
-	pending map[uint64]*genCall // by request id; under the slot's mu
-}
-
-// genCall is one request in flight. Its handler is called under mu, so
-// that a cancellation's End never runs beside the receiver's Tokens, and
-// never after End.
-type genCall struct {
-	mu      sync.Mutex
-	h       genai.Handler
-	capture genai.ContentHandler // the handler, when the request captures its content
-	ended   bool
-	tokens  bool // a token-bearing response arrived
-	ids     int  // output_ids counted over the responses
-	idsSeen bool
-	stop    func() bool // the ctx watch; nil without one
+	pending map[uint64]*genwire.Call // by request id; under the slot's mu
 }
 
 // NewGenerator builds a generative client on c's connections.
@@ -133,13 +118,9 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 		h.End(time.Now(), genai.Usage{}, err)
 		return
 	}
-	call := &genCall{h: h}
-	if ch, ok := h.(genai.ContentHandler); ok && req.Capture {
-		call.capture = ch
+	call := genwire.NewCall(ctx, req, h)
+	if call.Captures() {
 		g.capturing.Store(true)
-	}
-	if ctx.Done() != nil {
-		call.stop = context.AfterFunc(ctx, func() { call.end(time.Now(), genai.Usage{}, ctx.Err()) })
 	}
 	i := int((g.next.Add(1) - 1) % uint64(len(g.slots)))
 	sl := &g.slots[i]
@@ -158,7 +139,7 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 	}
 	sl.mu.Unlock()
 	if err != nil {
-		call.end(time.Now(), genai.Usage{}, err)
+		call.End(time.Now(), genai.Usage{}, err)
 	}
 }
 
@@ -187,7 +168,7 @@ func (g *Generator) streamLocked(i int) (*genStream, error) {
 		cancel()
 		return nil, grpcFail(ctx, err, false)
 	}
-	s := &genStream{g: g, slot: i, st: st, cancel: cancel, pending: make(map[uint64]*genCall)}
+	s := &genStream{g: g, slot: i, st: st, cancel: cancel, pending: make(map[uint64]*genwire.Call)}
 	sl.cur = s
 	g.wg.Add(1)
 	go s.recv()
@@ -239,8 +220,7 @@ func (s *genStream) recv() {
 // streamFail is the error that ends the stream's requests in flight.
 func (s *genStream) streamFail(err error) error {
 	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %w: ModelStreamInfer stream ended before the request's final response (%s)",
-			genai.ErrStream, kserve.ErrMalformed, genwire.FinalParam)
+		return genwire.ErrStreamEnded
 	}
 	answered := false
 	if h, _ := s.st.Header(); len(h) > 0 {
@@ -249,109 +229,20 @@ func (s *genStream) streamFail(err error) error {
 	return grpcFail(s.g.ctx, err, answered)
 }
 
-// errUnknownID is a response for no request in flight: the stream no
-// longer says which answer is whose, so every request on it fails.
-func errUnknownID(w *genWire) error {
-	id := w.IDText
-	if w.IDOK {
-		id = strconv.FormatUint(w.ID, 10)
-	}
-	return fmt.Errorf("%w: %w: ModelStreamInfer response for request id %q, which is not in flight", genai.ErrStream, kserve.ErrMalformed, id)
-}
-
 // deliver hands one response to its request; an error ends the stream.
 func (s *genStream) deliver(at time.Time, w *genWire) error {
-	if w.Err != nil {
-		return fmt.Errorf("%w: %w", genai.ErrStream, w.Err)
-	}
+	final := genwire.Final(&w.Response, s.g.opts.OneResponse)
 	sl := &s.g.slots[s.slot]
 	sl.mu.Lock()
 	call := s.pending[w.ID]
-	if !w.IDOK {
+	if !w.IDOK || w.Err != nil {
 		call = nil
 	}
-	final := w.Final || s.g.opts.OneResponse || w.ErrMsg != "" || !w.Infer
 	if call != nil && final {
 		delete(s.pending, w.ID)
 	}
 	sl.mu.Unlock()
-	switch {
-	case call == nil && w.ErrMsg != "":
-		// The server's error, for no request it names: it is about one
-		// of them, but which is unknown.
-		return &kserve.Error{Code: codes.Unknown, Message: w.ErrMsg}
-	case call == nil:
-		return errUnknownID(w)
-	case w.ErrMsg != "":
-		call.fail(at, &kserve.Error{Code: codes.Unknown, Message: w.ErrMsg})
-	case !w.Infer:
-		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with neither infer_response nor error_message",
-			genai.ErrStream, kserve.ErrMalformed))
-	case !final && w.Outputs == 0:
-		// Not the end, and nothing in it: a server that broke its answer
-		// (and may never send the rest). Waiting for a final response
-		// would hold the sample to the run's drain timeout.
-		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with no output that is not the final one",
-			genai.ErrStream, kserve.ErrMalformed))
-	default:
-		call.response(at, w, final)
-	}
-	return nil
-}
-
-// response hands a response's tokens to the handler, and ends the request
-// on its last.
-func (c *genCall) response(at time.Time, w *genWire, final bool) {
-	c.mu.Lock()
-	if !c.ended {
-		if w.IDsSeen {
-			c.ids += w.IDs
-			c.idsSeen = true
-		}
-		if n := w.Tokens(); n > 0 {
-			c.tokens = true
-			if c.capture != nil {
-				text, ids := genwire.Content(w.raw)
-				c.capture.Content(text, ids)
-			}
-			c.h.Tokens(at, n)
-		}
-	}
-	c.mu.Unlock()
-	if final {
-		var u genai.Usage
-		if c.idsSeen {
-			u.OutputTokens = c.ids
-		}
-		c.end(at, u, nil)
-	}
-}
-
-// fail ends the request with the server's error; after tokens it is a
-// broken answer, malformed as well.
-func (c *genCall) fail(at time.Time, ke *kserve.Error) {
-	c.mu.Lock()
-	mid := c.tokens
-	c.mu.Unlock()
-	var err error = ke
-	if mid {
-		err = fmt.Errorf("%w: %w: error in the middle of the answer: %w", genai.ErrStream, kserve.ErrMalformed, ke)
-	}
-	c.end(at, genai.Usage{}, err)
-}
-
-// end calls End once: later calls, and responses after it, do nothing.
-func (c *genCall) end(at time.Time, u genai.Usage, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ended {
-		return
-	}
-	c.ended = true
-	if c.stop != nil {
-		c.stop()
-	}
-	c.h.End(at, u, err)
+	return genwire.Deliver(at, &w.Response, w.raw, call, final)
 }
 
 // endAll ends the stream: every request in flight on it fails with err,
@@ -372,6 +263,6 @@ func (s *genStream) endAll(at time.Time, err error) {
 	}
 	slices.Sort(ids) // in sending order: a handler may care
 	for _, id := range ids {
-		pending[id].end(at, genai.Usage{}, err)
+		pending[id].End(at, genai.Usage{}, err)
 	}
 }

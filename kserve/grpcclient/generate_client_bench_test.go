@@ -11,6 +11,7 @@ package grpcclient
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -120,7 +121,7 @@ func tokenDelivery(tb testing.TB) (grpcCodec, mem.BufferSlice, *genStream, *benc
 	}
 	g := &Generator{slots: make([]genSlot, 1)}
 	h := &benchHandler{}
-	s := &genStream{g: g, pending: map[uint64]*genCall{7: {h: h}}}
+	s := &genStream{g: g, pending: map[uint64]*genwire.Call{7: genwire.NewCall(context.Background(), &genai.Request{}, h)}}
 	g.slots[0].cur = s
 	return codec, wire, s, h
 }

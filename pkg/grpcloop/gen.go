@@ -66,9 +66,6 @@ type Generator struct {
 	closed atomic.Bool
 	wg     sync.WaitGroup // the readers
 	dialer net.Dialer
-	// capturing: a request asked for its content (genai.Request.Capture),
-	// so the readers decode its responses' content.
-	capturing atomic.Bool
 }
 
 var _ genai.Client = (*Generator)(nil)
@@ -139,25 +136,16 @@ func (g *Generator) Close() error {
 // fit waits in the connection's buffer for a WINDOW_UPDATE, and goes from
 // the reader): it does not wait for the network.
 //
-// A ctx that can end is watched with context.AfterFunc, which starts no
-// goroutine until it ends: a watching goroutine per request would cost
-// more than the request, and a check by the reader would leave a request
-// whose server went silent waiting for a read that never comes.
+// A ctx that can end is watched with context.AfterFunc (genwire.NewCall),
+// which starts no goroutine until it ends: a watching goroutine per request
+// would cost more than the request, and a check by the reader would leave a
+// request whose server went silent waiting for a read that never comes.
 func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Handler) {
 	if err := genwire.CheckRequest(req); err != nil {
 		h.End(time.Now(), genai.Usage{}, err)
 		return
 	}
-	call := &genCall{h: h, ctx: ctx}
-	if ch, ok := h.(genai.ContentHandler); ok && req.Capture {
-		call.capture = ch
-		g.capturing.Store(true)
-	}
-	if ctx.Done() != nil {
-		call.mu.Lock() // a cancellation's End waits for stop to be set
-		call.stop = context.AfterFunc(ctx, call.cancelled)
-		call.mu.Unlock()
-	}
+	call := genwire.NewCall(ctx, req, h)
 	c := &g.conns[(g.next.Add(1)-1)%uint64(len(g.conns))]
 	c.mu.Lock()
 	s, err := c.sessionLocked(ctx)
@@ -166,7 +154,7 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 	}
 	c.mu.Unlock()
 	if err != nil {
-		call.end(time.Now(), genai.Usage{}, err)
+		call.End(time.Now(), genai.Usage{}, err)
 	}
 }
 
@@ -205,85 +193,6 @@ func (c *genConn) sessionLocked(ctx context.Context) (*genSession, error) {
 	}
 	return s, nil
 }
-
-// genCall is one request in flight. Its handler is called under mu, so
-// that a cancellation's End never runs beside the reader's Tokens, and
-// never after End.
-type genCall struct {
-	mu      sync.Mutex
-	h       genai.Handler
-	ctx     context.Context
-	capture genai.ContentHandler // the handler, when the request captures its content
-	ended   bool
-	tokens  bool // a token-bearing response arrived
-	ids     int  // output_ids counted over the responses
-	idsSeen bool
-	stop    func() bool // the ctx watch; nil without one
-}
-
-// cancelled ends the call when its context ends.
-func (c *genCall) cancelled() { c.end(time.Now(), genai.Usage{}, c.ctx.Err()) }
-
-// response hands a response's tokens to the handler (and its content, when
-// captured: raw is the message, valid during the call), and ends the
-// request on its last.
-func (c *genCall) response(at time.Time, w *genwire.Response, raw []byte, final bool) {
-	c.mu.Lock()
-	if !c.ended {
-		if w.IDsSeen {
-			c.ids += w.IDs
-			c.idsSeen = true
-		}
-		if n := w.Tokens(); n > 0 {
-			c.tokens = true
-			if c.capture != nil {
-				text, ids := genwire.Content(raw)
-				c.capture.Content(text, ids)
-			}
-			c.h.Tokens(at, n)
-		}
-	}
-	c.mu.Unlock()
-	if final {
-		var u genai.Usage
-		if c.idsSeen {
-			u.OutputTokens = c.ids
-		}
-		c.end(at, u, nil)
-	}
-}
-
-// fail ends the request with the server's error; after tokens it is a
-// broken answer, malformed as well.
-func (c *genCall) fail(at time.Time, ke *kserve.Error) {
-	c.mu.Lock()
-	mid := c.tokens
-	c.mu.Unlock()
-	var err error = ke
-	if mid {
-		err = fmt.Errorf("%w: %w: error in the middle of the answer: %w", genai.ErrStream, kserve.ErrMalformed, ke)
-	}
-	c.end(at, genai.Usage{}, err)
-}
-
-// end calls End once: later calls, and responses after it, do nothing.
-func (c *genCall) end(at time.Time, u genai.Usage, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ended {
-		return
-	}
-	c.ended = true
-	if c.stop != nil {
-		c.stop()
-	}
-	c.h.End(at, u, err)
-}
-
-// errStreamEnded is a stream that ended (cleanly: grpc-status 0) before the
-// final responses of the requests in flight on it.
-var errStreamEnded = fmt.Errorf("%w: %w: ModelStreamInfer stream ended before the request's final response (%s)",
-	genai.ErrStream, kserve.ErrMalformed, genwire.FinalParam)
 
 // connClosed is the error of requests in flight on a connection that
 // failed: they were written, and may have reached the server.

@@ -334,7 +334,7 @@ func (r *genReader) streamEnd() error {
 	case r.resp.status != 0:
 		return &kserve.Error{Code: codes.Code(r.resp.status), Message: r.resp.message}
 	}
-	return errStreamEnded
+	return genwire.ErrStreamEnded
 }
 
 // peerSettings applies the server's SETTINGS and acknowledges them.

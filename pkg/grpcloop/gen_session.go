@@ -39,21 +39,21 @@ type genSession struct {
 
 	// Under c.mu: the writer's side, the requests in flight, the end.
 	dead      bool
-	pending   map[uint64]*genCall // by request id
-	out       []byte              // frames being written
-	backlog   []byte              // gRPC messages not yet framed: the send window is short
-	backOff   int                 // backlog's first unsent byte
-	sendWin   int64               // the connection's send window
-	streamWin int64               // the stream's
-	peerInit  int64               // the server's SETTINGS_INITIAL_WINDOW_SIZE
-	maxFrame  int                 // the server's SETTINGS_MAX_FRAME_SIZE
+	pending   map[uint64]*genwire.Call // by request id
+	out       []byte                   // frames being written
+	backlog   []byte                   // gRPC messages not yet framed: the send window is short
+	backOff   int                      // backlog's first unsent byte
+	sendWin   int64                    // the connection's send window
+	streamWin int64                    // the stream's
+	peerInit  int64                    // the server's SETTINGS_INITIAL_WINDOW_SIZE
+	maxFrame  int                      // the server's SETTINGS_MAX_FRAME_SIZE
 
 	// The reader's alone.
 	rd genReader
 }
 
 func newSession(c *genConn, nc net.Conn) *genSession {
-	s := &genSession{c: c, nc: nc, pending: make(map[uint64]*genCall),
+	s := &genSession{c: c, nc: nc, pending: make(map[uint64]*genwire.Call),
 		sendWin: defaultWindow, streamWin: defaultWindow, peerInit: defaultWindow, maxFrame: defaultMaxFrame}
 	if rc, ok := nc.(*rxstamp.Conn); ok && rc.Stamped() {
 		s.rx = rc
@@ -93,7 +93,7 @@ func (s *genSession) writeOut() error {
 
 // sendLocked encodes req as one more message on the stream and sends what
 // the windows allow; c.mu is held. The call is in flight from here.
-func (s *genSession) sendLocked(req *genai.Request, o *genwire.Options, call *genCall) error {
+func (s *genSession) sendLocked(req *genai.Request, o *genwire.Options, call *genwire.Call) error {
 	if _, dup := s.pending[req.ID]; dup {
 		return &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("request id %d is already in flight", req.ID)}
 	}
@@ -171,57 +171,23 @@ func (s *genSession) endAll(at time.Time, err error) {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		pending[id].end(at, genai.Usage{}, err)
+		pending[id].End(at, genai.Usage{}, err)
 	}
 }
 
 // deliver hands one response to its request; an error ends the session.
 // raw is the message, valid during the call.
 func (s *genSession) deliver(at time.Time, w *genwire.Response, raw []byte) error {
-	if w.Err != nil {
-		return fmt.Errorf("%w: %w", genai.ErrStream, w.Err)
-	}
-	final := w.Final || s.c.g.cfg.Options.OneResponse || w.ErrMsg != "" || !w.Infer
+	final := genwire.Final(w, s.c.g.cfg.Options.OneResponse)
 	c := s.c
 	c.mu.Lock()
 	call := s.pending[w.ID]
-	if !w.IDOK {
+	if !w.IDOK || w.Err != nil {
 		call = nil
 	}
 	if call != nil && final {
 		delete(s.pending, w.ID)
 	}
 	c.mu.Unlock()
-	switch {
-	case call == nil && w.ErrMsg != "":
-		// The server's error, for no request it names: it is about one
-		// of them, but which is unknown.
-		return &kserve.Error{Code: codes.Unknown, Message: w.ErrMsg}
-	case call == nil:
-		return errUnknownID(w)
-	case w.ErrMsg != "":
-		call.fail(at, &kserve.Error{Code: codes.Unknown, Message: w.ErrMsg})
-	case !w.Infer:
-		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with neither infer_response nor error_message",
-			genai.ErrStream, kserve.ErrMalformed))
-	case !final && w.Outputs == 0:
-		// Not the end, and nothing in it: a server that broke its answer
-		// (and may never send the rest). Waiting for a final response
-		// would hold the sample to the run's drain timeout.
-		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with no output that is not the final one",
-			genai.ErrStream, kserve.ErrMalformed))
-	default:
-		call.response(at, w, raw, final)
-	}
-	return nil
-}
-
-// errUnknownID is a response for no request in flight: the stream no
-// longer says which answer is whose, so every request on it fails.
-func errUnknownID(w *genwire.Response) error {
-	id := w.IDText
-	if w.IDOK {
-		id = fmt.Sprint(w.ID)
-	}
-	return fmt.Errorf("%w: %w: ModelStreamInfer response for request id %q, which is not in flight", genai.ErrStream, kserve.ErrMalformed, id)
+	return genwire.Deliver(at, w, raw, call, final)
 }
