@@ -36,7 +36,16 @@ type genRawServer struct {
 	// "close", "goaway", "reset".
 	cut   string
 	conns atomic.Int64
-	wg    sync.WaitGroup
+	// hold, when set, is received from between the first token's frames
+	// and the rest of each answer; wrote then gets when the rest's write
+	// returned.
+	hold  chan struct{}
+	wrote chan time.Time
+	// ping: a PING goes before each answer; acks gets each ACK that came
+	// back with its payload.
+	ping bool
+	acks chan struct{}
+	wg   sync.WaitGroup
 }
 
 const idWidth = 8
@@ -132,6 +141,8 @@ func (s *genRawServer) serve(c net.Conn) {
 			p := b[frameHeaderLen : frameHeaderLen+h.length]
 			b = b[frameHeaderLen+h.length:]
 			switch {
+			case h.typ == framePing && h.flags&flagAck != 0 && string(p) == "genping!":
+				s.acks <- struct{}{}
 			case h.typ == frameHeaders && h.stream == genStreamID:
 				out := appendFrameHeader(nil, hb.Len(), frameHeaders, flagEndHeaders, genStreamID)
 				if _, err := c.Write(append(out, hb.Bytes()...)); err != nil {
@@ -151,7 +162,7 @@ func (s *genRawServer) serve(c net.Conn) {
 						s.cutAnswer(c, answer[:firstEnd])
 						return
 					}
-					if _, err := c.Write(answer); err != nil {
+					if err := s.answer(c, answer, firstEnd); err != nil {
 						return
 					}
 				}
@@ -159,6 +170,28 @@ func (s *genRawServer) serve(c net.Conn) {
 		}
 		have = copy(buf, b)
 	}
+}
+
+// answer writes one answer: a PING first when s.ping, the first token and
+// the rest apart when s.hold.
+func (s *genRawServer) answer(c net.Conn, answer []byte, firstEnd int) error {
+	if s.ping {
+		ping := appendFrameHeader(nil, 8, framePing, 0, 0)
+		if _, err := c.Write(append(ping, "genping!"...)); err != nil {
+			return err
+		}
+	}
+	if s.hold == nil {
+		_, err := c.Write(answer)
+		return err
+	}
+	if _, err := c.Write(answer[:firstEnd]); err != nil {
+		return err
+	}
+	<-s.hold
+	_, err := c.Write(answer[firstEnd:])
+	s.wrote <- time.Now()
+	return err
 }
 
 // cutAnswer sends the first token, then breaks the answer as s.cut says,
@@ -242,4 +275,85 @@ func (h *doneHandler) Tokens(_ time.Time, n int) { h.tokens += n }
 func (h *doneHandler) End(_ time.Time, _ genai.Usage, err error) {
 	h.err = err
 	h.done <- struct{}{}
+}
+
+// A server's PING is acknowledged with its payload, while the stream goes
+// on.
+func TestGeneratorAcknowledgesPing(t *testing.T) {
+	s := startGenRaw(t, 2, "")
+	s.ping, s.acks = true, make(chan struct{}, 2)
+	g := newGen(t, s.addr(), 1, genwire.Options{})
+	for id := uint64(10000001); id <= 10000002; id++ {
+		r := newRecorder()
+		g.Generate(t.Context(), &genai.Request{Model: "llm", Prompt: prompt("p", 2), Stream: true, ID: id}, r)
+		r.wait(t)
+		if r.err != nil || len(r.tokens) != 2 {
+			t.Fatalf("tokens %v err %v", r.tokens, r.err)
+		}
+	}
+	for i := range 2 {
+		select {
+		case <-s.acks:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d PING ACKs with the payload, want 2", i)
+		}
+	}
+}
+
+// stampHandler records each token's time and when it was handed over,
+// and holds the reader on the first token until released.
+type stampHandler struct {
+	got1     chan struct{}
+	block    time.Duration
+	at, seen []time.Time
+	done     chan struct{}
+}
+
+func (h *stampHandler) Tokens(at time.Time, _ int) {
+	h.at, h.seen = append(h.at, at), append(h.seen, time.Now())
+	if len(h.at) == 1 {
+		close(h.got1)
+		time.Sleep(h.block) // the reader is late: what the stamp is for
+	}
+}
+func (h *stampHandler) End(time.Time, genai.Usage, error) { close(h.done) }
+
+// A token's time is when its bytes reached the host (the kernel's receive
+// stamp), not when the reader got round to them: a token that arrived
+// while the reader was busy keeps its arrival time.
+func TestGeneratorStampsArrival(t *testing.T) {
+	s := startGenRaw(t, 2, "")
+	s.hold, s.wrote = make(chan struct{}), make(chan time.Time, 1)
+	g := newGen(t, s.addr(), 1, genwire.Options{})
+	if err := g.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g.conns[0].mu.Lock()
+	stamped := g.conns[0].s.rx != nil
+	g.conns[0].mu.Unlock()
+	if !stamped {
+		t.Skip("no kernel receive timestamps here")
+	}
+	const block = 50 * time.Millisecond
+	h := &stampHandler{got1: make(chan struct{}), block: block, done: make(chan struct{})}
+	g.Generate(t.Context(), &genai.Request{Model: "llm", Prompt: prompt("p", 2), Stream: true, ID: 10000001}, h)
+	<-h.got1
+	sent := time.Now()
+	close(s.hold) // the second token and the final go while the reader sleeps
+	wrote := <-s.wrote
+	<-h.done
+	if len(h.at) != 2 {
+		t.Fatalf("%d tokens, want 2", len(h.at))
+	}
+	if h.seen[1].Sub(wrote) < 5*time.Millisecond {
+		t.Skipf("the server wrote %v before the token was read: the host was too slow to show a late read", h.seen[1].Sub(wrote))
+	}
+	// On loopback the bytes reach the client's socket within the
+	// server's write: the stamp lies between its start and its return
+	// (give or take the stamp conversion's microseconds), well before
+	// the reader took them.
+	if h.at[1].Before(sent.Add(-time.Millisecond)) || h.at[1].After(wrote.Add(time.Millisecond)) {
+		t.Errorf("the second token's time is %v after the write began and %v before it returned; it was read %v after: want the arrival, not the read",
+			h.at[1].Sub(sent), wrote.Sub(h.at[1]), h.seen[1].Sub(h.at[1]))
+	}
 }
