@@ -184,13 +184,12 @@ func (c *genConn) sessionLocked(ctx context.Context) (*genSession, error) {
 		nc.Close()
 		return nil, fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 	}
+	// Close sets closed before it takes each connection's mu in turn:
+	// with mu held and closed unset, it has not passed c yet, and will
+	// see s (so the reader is added before its Wait).
 	c.s = s
 	g.wg.Add(1)
 	go s.read()
-	if g.closed.Load() {
-		// Close ran between the check and c.s: it did not see s.
-		nc.Close()
-	}
 	return s, nil
 }
 
