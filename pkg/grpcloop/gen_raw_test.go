@@ -206,8 +206,14 @@ func (s *genRawServer) cutAnswer(c net.Conn, first []byte) {
 	case "reset":
 		out = appendRSTStream(out, genStreamID, 2) // INTERNAL_ERROR
 	}
-	if _, err := c.Write(out); err != nil || s.cut == "close" {
+	if _, err := c.Write(out); err != nil {
 		return
+	}
+	if s.cut == "close" {
+		// A FIN after the token, not a reset: closing with the client's
+		// later requests unread would send RST, which may drop the token
+		// from the client's receive queue before it reads it.
+		_ = c.(*net.TCPConn).CloseWrite()
 	}
 	_, _ = io.Copy(io.Discard, c)
 }
