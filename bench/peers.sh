@@ -19,7 +19,8 @@
 #   bench/peers.sh llm          # issue 20: streaming Server at QPS=200 x 256 output
 #                               # tokens (128 in) against a simulated LLM far below
 #                               # its capacity (LLM_MODEL): OpenAI chat over HTTP SSE
-#                               # and ModelStreamInfer over gRPC, rows alternated;
+#                               # and ModelStreamInfer over gRPC (grpcloop's Generator;
+#                               # nlg-llm-grpc-go: grpc-go's), rows alternated;
 #                               # then tokens.md: tokens/s, TTFT/TPOT, CPU per token
 #
 # Client CPU is measured twice: the whole process (/usr/bin/time: start-up,
@@ -74,7 +75,7 @@ fi
 if [ "$MODE" = llm ]; then
   QPS=${QPS:-200}
   TARGETS=${TARGETS:-sutproxy-llm}
-  ROWS=${ROWS:-"nlg-llm-sse nlg-llm-grpc"}
+  ROWS=${ROWS:-"nlg-llm-sse nlg-llm-grpc nlg-llm-grpc-go"}
   NLG_MODEL=llmbench
   LATENCY_MS=${LATENCY_MS:-1000}
   LLM_MODEL=${LLM_MODEL:-name=llmbench,kind=llm,max_seqs=1024,step=2ms,per_seq=1us,prefill=1us}
@@ -230,6 +231,8 @@ row() {
       --input-tokens 128 --output-tokens 256 ;;
     nlg-llm-grpc) nlg "$1" Server "grpc://$GRPC" --api kserve-stream --target-qps "$QPS" \
       --input-tokens 128 --output-tokens 256 ;;
+    nlg-llm-grpc-go) nlg "$1" Server "grpc://$GRPC" --api kserve-stream --target-qps "$QPS" \
+      --input-tokens 128 --output-tokens 256 --grpc-client grpc ;;
     *) echo "unknown row $1" >&2; return 1 ;;
   esac
 }

@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -47,9 +49,16 @@ var llmOffline = []string{"--scenario", "Offline", "--target-qps", "100", "--min
 // summary names and the samples file.
 func llmRun(t *testing.T, target, model, api string, args ...string) (*loadgen.Result, string, string) {
 	t.Helper()
+	res, api, samples, _ := llmRunLog(t, target, model, api, args...)
+	return res, api, samples
+}
+
+// llmRunLog is llmRun, with the run's log (level info) as well.
+func llmRunLog(t *testing.T, target, model, api string, args ...string) (*loadgen.Result, string, string, string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out")
 	samples := filepath.Join(t.TempDir(), "samples.jsonl")
-	all := []string{"--target", target, "--model", model, "--out", dir, "--samples-out", samples,
+	all := []string{"--target", target, "--model", model, "--out", dir, "--samples-out", samples, "--log-level", "info",
 		"--input-tokens", strconv.Itoa(llmInput), "--output-tokens", strconv.Itoa(llmOutput), "--drain-timeout-ms", "2000"}
 	if api != "" {
 		all = append(all, "--api", api)
@@ -64,7 +73,7 @@ func llmRun(t *testing.T, target, model, api string, args ...string) (*loadgen.R
 	if m := regexp.MustCompile(`(?m)^  api : (\S+)$`).FindSubmatch(summary); m != nil {
 		got = string(m[1])
 	}
-	return res, got, samples
+	return res, got, samples, inv.stderr
 }
 
 // sampleLine is one line of --samples-out.
@@ -167,6 +176,7 @@ func TestRunLLM(t *testing.T) {
 		{name: "generate", target: httpT, api: "generate", args: llmServer},
 		{name: "generate-stream", target: httpT, api: "generate-stream", args: llmServer, streamed: true},
 		{name: "kserve-stream", target: grpcT, api: "kserve-stream", args: llmServer, streamed: true},
+		{name: "kserve-stream on grpc-go", target: grpcT, api: "kserve-stream", args: append([]string{"--grpc-client", "grpc"}, llmServer...), streamed: true},
 		// sutproxy is a KServe server listing the generate extension, and
 		// lists its LLMs at /v1/models too: the KServe probe comes first.
 		{name: "found over HTTP", target: httpT, want: "generate-stream", args: llmServer, streamed: true},
@@ -178,7 +188,13 @@ func TestRunLLM(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, api, samples := llmRun(t, c.target, "llm", c.api, c.args...)
+			res, api, samples, log := llmRunLog(t, c.target, "llm", c.api, c.args...)
+			// The run's log names the gRPC client: grpcloop's Generator
+			// for grpc:// unless --grpc-client grpc; grpc-go for grpcs://.
+			loop := strings.HasPrefix(c.target, "grpc://") && !slices.Contains(c.args, "grpc")
+			if want := "grpc_loop=" + strconv.FormatBool(loop); !strings.Contains(log, want) {
+				t.Errorf("run log %q: want %s", log, want)
+			}
 			want := c.want
 			if want == "" {
 				want = c.api
@@ -230,8 +246,11 @@ func TestRunLLMMalformed(t *testing.T) {
 				target = grpcT
 			}
 			start := time.Now()
-			res, _, samples := llmRun(t, target, c.fault, c.api, llmServer...)
+			res, _, samples, log := llmRunLog(t, target, c.fault, c.api, llmServer...)
 			took := time.Since(start)
+			if c.api == "kserve-stream" && !strings.Contains(log, "grpc_loop=true") {
+				t.Errorf("run log %q: want grpc_loop=true (grpcloop's Generator)", log)
+			}
 			if took > 10*time.Second {
 				t.Errorf("the run took %v: a malformed answer held it", took)
 			}

@@ -382,7 +382,7 @@ func newRunFlags() *runFlags {
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
 	f.integer(&spec.Conns, "conns", "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
 	f.str(&f.httpClient, "http-client", "http_client", sut.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
-	f.str(&f.grpcClient, "grpc-client", "grpc_client", sut.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc")
+	f.str(&f.grpcClient, "grpc-client", "grpc_client", sut.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc. For kserve-stream over grpc://, loop is grpcloop's own ModelStreamInfer client (any platform, accuracy runs too)")
 	f.str(&spec.API, "api", "api", "", "a generative (LLM) endpoint's protocol: kserve-stream (gRPC ModelStreamInfer), generate or generate-stream (Triton's HTTP generate extension), openai-completions or openai-chat (default: what the probe finds; tensors when it finds no LLM)")
 	f.duration(&f.requestTimeout, "request-timeout", "request_timeout_ms", "bound on one request (0 = none)")
 	f.duration(&f.issueSlack, "issue-slack", "issue_slack_ns", "how late the kernel may wake the issuer for a due query, to wake once for several (Server, event-loop clients; 0 = 2% of the latency bound, at most 200µs; the lateness is measured and counts in latency)")

@@ -56,6 +56,10 @@ func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 		// nothing, so no call can release the bytes under another.
 		return p.wire, nil
 	}
+	if r, ok := v.(*genRequest); ok {
+		// Encoded by genwire.AppendRequest, fresh for each request.
+		return mem.BufferSlice{mem.SliceBuffer(*r)}, nil
+	}
 	return c.proto.Marshal(v)
 }
 
@@ -70,7 +74,7 @@ func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		// Read in place, not decoded; the verdict in v.err, as grpcCheck's.
 		b := joined(data)
 		keep, raw := v.keepRaw, v.raw
-		v.walk(b)
+		v.Walk(b)
 		if v.keepRaw = keep; keep {
 			v.raw = append(raw[:0], b...) // data is recycled once Unmarshal returns
 		}

@@ -1,13 +1,8 @@
 package grpcclient
 
 // This file is the generative client over ModelStreamInfer (genai.Client,
-// API kserve-stream), with Triton's LLM conventions: inputs text_input
-// (BYTES), max_tokens (INT32), stream (BOOL) and, where the model declares
-// them, ignore_eos and sampling_parameters; outputs text_output and
-// output_ids; the last response of a request carries the parameter
-// triton_final_response = true, which the request asks for with
-// triton_enable_empty_final_response (without it a decoupled model may end
-// a request with no response at all, and the client could not tell).
+// API kserve-stream) on grpc-go, with Triton's LLM conventions (package
+// kserve/genwire encodes the requests and reads the responses).
 //
 // One stream per pooled connection carries many requests at once, told
 // apart by request id, as Triton's own clients and perf_analyzer do: a
@@ -17,14 +12,10 @@ package grpcclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,39 +23,23 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/genwire"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 )
 
-// Triton's LLM input names.
+// Triton's LLM input names (genwire's).
 const (
-	GenTextInput          = "text_input"
-	GenMaxTokens          = "max_tokens"
-	GenStream             = "stream"
-	GenIgnoreEOS          = "ignore_eos"
-	GenSamplingParameters = "sampling_parameters"
-	// genEmptyFinal asks a decoupled model's server for a response
-	// carrying triton_final_response even when the model ends a request
-	// without one.
-	genEmptyFinal = "triton_enable_empty_final_response"
+	GenTextInput          = genwire.TextInput
+	GenMaxTokens          = genwire.MaxTokens
+	GenStream             = genwire.Stream
+	GenIgnoreEOS          = genwire.IgnoreEOS
+	GenSamplingParameters = genwire.SamplingParameters
 )
 
 // GenerateOptions shape a Generator's requests to the model (read from its
 // configuration by the caller).
-type GenerateOptions struct {
-	// Batched: the model has a batch dimension (max_batch_size > 0), so
-	// every input has shape [1, 1] rather than [1].
-	Batched bool
-	// Inputs are the names of the model's inputs (its configuration's);
-	// the optional ones (max_tokens, stream, ignore_eos,
-	// sampling_parameters) are sent only when named, as Triton refuses an
-	// input a model does not declare. Nil sends max_tokens and stream,
-	// TensorRT-LLM's ensemble's.
-	Inputs []string
-	// OneResponse: the model is not decoupled; its one response to a
-	// request is the last.
-	OneResponse bool
-}
+type GenerateOptions = genwire.Options
 
 // Generator sends generative requests over ModelStreamInfer on a Client's
 // connections; it implements genai.Client. It is safe for concurrent use.
@@ -98,21 +73,7 @@ type genStream struct {
 	slot    int
 	st      inferencepb.GRPCInferenceService_ModelStreamInferClient
 	cancel  context.CancelFunc
-	pending map[uint64]*genCall // by request id; under the slot's mu
-}
-
-// genCall is one request in flight. Its handler is called under mu, so
-// that a cancellation's End never runs beside the receiver's Tokens, and
-// never after End.
-type genCall struct {
-	mu      sync.Mutex
-	h       genai.Handler
-	capture genai.ContentHandler // the handler, when the request captures its content
-	ended   bool
-	tokens  bool // a token-bearing response arrived
-	ids     int  // output_ids counted over the responses
-	idsSeen bool
-	stop    func() bool // the ctx watch; nil without one
+	pending map[uint64]*genwire.Call // by request id; under the slot's mu
 }
 
 // NewGenerator builds a generative client on c's connections.
@@ -157,13 +118,9 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 		h.End(time.Now(), genai.Usage{}, err)
 		return
 	}
-	call := &genCall{h: h}
-	if ch, ok := h.(genai.ContentHandler); ok && req.Capture {
-		call.capture = ch
+	call := genwire.NewCall(ctx, req, h)
+	if call.Captures() {
 		g.capturing.Store(true)
-	}
-	if ctx.Done() != nil {
-		call.stop = context.AfterFunc(ctx, func() { call.end(time.Now(), genai.Usage{}, ctx.Err()) })
 	}
 	i := int((g.next.Add(1) - 1) % uint64(len(g.slots)))
 	sl := &g.slots[i]
@@ -174,7 +131,7 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 			err = &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("request id %d is already in flight", req.ID)}
 		} else {
 			s.pending[req.ID] = call
-			if err = s.st.SendMsg(msg); err != nil {
+			if err = s.st.SendMsg(&msg); err != nil {
 				delete(s.pending, req.ID)
 				err = s.sendFail(err)
 			}
@@ -182,7 +139,7 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 	}
 	sl.mu.Unlock()
 	if err != nil {
-		call.end(time.Now(), genai.Usage{}, err)
+		call.End(time.Now(), genai.Usage{}, err)
 	}
 }
 
@@ -211,75 +168,29 @@ func (g *Generator) streamLocked(i int) (*genStream, error) {
 		cancel()
 		return nil, grpcFail(ctx, err, false)
 	}
-	s := &genStream{g: g, slot: i, st: st, cancel: cancel, pending: make(map[uint64]*genCall)}
+	s := &genStream{g: g, slot: i, st: st, cancel: cancel, pending: make(map[uint64]*genwire.Call)}
 	sl.cur = s
 	g.wg.Add(1)
 	go s.recv()
 	return s, nil
 }
 
-// request is req as a ModelInferRequest.
-func (g *Generator) request(req *genai.Request) (*inferencepb.ModelInferRequest, error) {
-	if req.Prompt == nil {
-		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: "generative request without a prompt"}
-	}
-	if req.Prompt.MaxTokens < 0 || req.Prompt.MaxTokens > math.MaxInt32 {
-		return nil, &kserve.Error{Code: codes.InvalidArgument, Message: fmt.Sprintf("max_tokens %d out of INT32's range", req.Prompt.MaxTokens)}
-	}
-	shape := []int64{1}
-	if g.opts.Batched {
-		shape = []int64{1, 1}
-	}
-	m := &inferencepb.ModelInferRequest{ModelName: req.Model, ModelVersion: req.Version, Id: strconv.FormatUint(req.ID, 10)}
-	if !g.opts.OneResponse {
-		m.Parameters = map[string]*inferencepb.InferParameter{
-			genEmptyFinal: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: true}}}
-	}
-	in := func(name, dt string, c *inferencepb.InferTensorContents) {
-		m.Inputs = append(m.Inputs, &inferencepb.ModelInferRequest_InferInputTensor{Name: name, Datatype: dt, Shape: shape, Contents: c})
-	}
-	in(GenTextInput, "BYTES", &inferencepb.InferTensorContents{BytesContents: [][]byte{[]byte(PromptText(req.Prompt))}})
-	if g.declares(GenMaxTokens) && req.Prompt.MaxTokens > 0 {
-		in(GenMaxTokens, "INT32", &inferencepb.InferTensorContents{IntContents: []int32{int32(req.Prompt.MaxTokens)}})
-	}
-	if g.declares(GenStream) {
-		in(GenStream, "BOOL", &inferencepb.InferTensorContents{BoolContents: []bool{req.Stream}})
-	}
-	if g.declares(GenIgnoreEOS) {
-		// The answer is as long as asked: output lengths are the run's.
-		in(GenIgnoreEOS, "BOOL", &inferencepb.InferTensorContents{BoolContents: []bool{true}})
-	}
-	if g.declares(GenSamplingParameters) {
-		// vLLM's backend takes its sampling settings as one JSON string.
-		p := map[string]any{"ignore_eos": true}
-		if req.Prompt.MaxTokens > 0 {
-			p["max_tokens"], p["min_tokens"] = req.Prompt.MaxTokens, req.Prompt.MaxTokens
-		}
-		b, _ := json.Marshal(p) // a map of numbers and a bool always encodes
-		in(GenSamplingParameters, "BYTES", &inferencepb.InferTensorContents{BytesContents: [][]byte{b}})
-	}
-	return m, nil
+// request is req as a ModelInferRequest, encoded.
+func (g *Generator) request(req *genai.Request) (genRequest, error) {
+	return genwire.AppendRequest(nil, &g.opts, req)
 }
 
-// declares says whether the optional input name is sent.
-func (g *Generator) declares(name string) bool {
-	if g.opts.Inputs == nil {
-		return name == GenMaxTokens || name == GenStream
-	}
-	return slices.Contains(g.opts.Inputs, name)
-}
+// genRequest is an encoded ModelInferRequest, which the codec sends as it
+// is.
+type genRequest []byte
 
-// PromptText is what a completion-style API sends of p: its text, or its
-// messages' contents one per line.
-func PromptText(p *genai.Prompt) string {
-	if p.Messages == nil {
-		return p.Text
-	}
-	parts := make([]string, len(p.Messages))
-	for i, m := range p.Messages {
-		parts[i] = m.Content
-	}
-	return strings.Join(parts, "\n")
+// genWire is a response as the codec reads it (genwire.Response), with
+// its bytes kept for a request that captures its content.
+type genWire struct {
+	genwire.Response
+	// keepRaw asks the codec to keep the message's bytes in raw.
+	keepRaw bool
+	raw     []byte
 }
 
 // recv reads the stream's responses until it ends, then fails whatever is
@@ -309,8 +220,7 @@ func (s *genStream) recv() {
 // streamFail is the error that ends the stream's requests in flight.
 func (s *genStream) streamFail(err error) error {
 	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %w: ModelStreamInfer stream ended before the request's final response (%s)",
-			genai.ErrStream, kserve.ErrMalformed, genFinalParam)
+		return genwire.ErrStreamEnded
 	}
 	answered := false
 	if h, _ := s.st.Header(); len(h) > 0 {
@@ -319,109 +229,20 @@ func (s *genStream) streamFail(err error) error {
 	return grpcFail(s.g.ctx, err, answered)
 }
 
-// errUnknownID is a response for no request in flight: the stream no
-// longer says which answer is whose, so every request on it fails.
-func errUnknownID(w *genWire) error {
-	id := w.idText
-	if w.idOK {
-		id = strconv.FormatUint(w.id, 10)
-	}
-	return fmt.Errorf("%w: %w: ModelStreamInfer response for request id %q, which is not in flight", genai.ErrStream, kserve.ErrMalformed, id)
-}
-
 // deliver hands one response to its request; an error ends the stream.
 func (s *genStream) deliver(at time.Time, w *genWire) error {
-	if w.err != nil {
-		return fmt.Errorf("%w: %w", genai.ErrStream, w.err)
-	}
+	final := genwire.Final(&w.Response, s.g.opts.OneResponse)
 	sl := &s.g.slots[s.slot]
 	sl.mu.Lock()
-	call := s.pending[w.id]
-	if !w.idOK {
+	call := s.pending[w.ID]
+	if !w.IDOK || w.Err != nil {
 		call = nil
 	}
-	final := w.final || s.g.opts.OneResponse || w.errMsg != "" || !w.infer
 	if call != nil && final {
-		delete(s.pending, w.id)
+		delete(s.pending, w.ID)
 	}
 	sl.mu.Unlock()
-	switch {
-	case call == nil && w.errMsg != "":
-		// The server's error, for no request it names: it is about one
-		// of them, but which is unknown.
-		return &kserve.Error{Code: codes.Unknown, Message: w.errMsg}
-	case call == nil:
-		return errUnknownID(w)
-	case w.errMsg != "":
-		call.fail(at, &kserve.Error{Code: codes.Unknown, Message: w.errMsg})
-	case !w.infer:
-		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with neither infer_response nor error_message",
-			genai.ErrStream, kserve.ErrMalformed))
-	case !final && w.outputs == 0:
-		// Not the end, and nothing in it: a server that broke its answer
-		// (and may never send the rest). Waiting for a final response
-		// would hold the sample to the run's drain timeout.
-		call.end(at, genai.Usage{}, fmt.Errorf("%w: %w: ModelStreamInfer response with no output that is not the final one",
-			genai.ErrStream, kserve.ErrMalformed))
-	default:
-		call.response(at, w, final)
-	}
-	return nil
-}
-
-// response hands a response's tokens to the handler, and ends the request
-// on its last.
-func (c *genCall) response(at time.Time, w *genWire, final bool) {
-	c.mu.Lock()
-	if !c.ended {
-		if w.idsSeen {
-			c.ids += w.ids
-			c.idsSeen = true
-		}
-		if n := w.tokens(); n > 0 {
-			c.tokens = true
-			if c.capture != nil {
-				text, ids := responseContent(w.raw)
-				c.capture.Content(text, ids)
-			}
-			c.h.Tokens(at, n)
-		}
-	}
-	c.mu.Unlock()
-	if final {
-		var u genai.Usage
-		if c.idsSeen {
-			u.OutputTokens = c.ids
-		}
-		c.end(at, u, nil)
-	}
-}
-
-// fail ends the request with the server's error; after tokens it is a
-// broken answer, malformed as well.
-func (c *genCall) fail(at time.Time, ke *kserve.Error) {
-	c.mu.Lock()
-	mid := c.tokens
-	c.mu.Unlock()
-	var err error = ke
-	if mid {
-		err = fmt.Errorf("%w: %w: error in the middle of the answer: %w", genai.ErrStream, kserve.ErrMalformed, ke)
-	}
-	c.end(at, genai.Usage{}, err)
-}
-
-// end calls End once: later calls, and responses after it, do nothing.
-func (c *genCall) end(at time.Time, u genai.Usage, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ended {
-		return
-	}
-	c.ended = true
-	if c.stop != nil {
-		c.stop()
-	}
-	c.h.End(at, u, err)
+	return genwire.Deliver(at, &w.Response, w.raw, call, final)
 }
 
 // endAll ends the stream: every request in flight on it fails with err,
@@ -442,6 +263,6 @@ func (s *genStream) endAll(at time.Time, err error) {
 	}
 	slices.Sort(ids) // in sending order: a handler may care
 	for _, id := range ids {
-		pending[id].end(at, genai.Usage{}, err)
+		pending[id].End(at, genai.Usage{}, err)
 	}
 }

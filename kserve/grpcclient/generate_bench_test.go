@@ -21,6 +21,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/netloadgen/netloadgen/kserve/genwire"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 )
@@ -35,9 +36,9 @@ type benchLLM struct {
 }
 
 func (benchLLM) ModelStreamInfer(st inferencepb.GRPCInferenceService_ModelStreamInferServer) error {
-	final := map[string]*inferencepb.InferParameter{genFinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: true}}}
-	notFinal := map[string]*inferencepb.InferParameter{genFinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: false}}}
-	out := []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: genTextOutput, Datatype: "BYTES", Shape: []int64{1},
+	final := map[string]*inferencepb.InferParameter{genwire.FinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: true}}}
+	notFinal := map[string]*inferencepb.InferParameter{genwire.FinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: false}}}
+	out := []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: genwire.TextOutput, Datatype: "BYTES", Shape: []int64{1},
 		Contents: &inferencepb.InferTensorContents{BytesContents: [][]byte{[]byte("tok ")}}}}
 	for {
 		req, err := st.Recv()
@@ -161,10 +162,10 @@ func BenchmarkGenerateStreamPerRequest(b *testing.B) {
 					h.End(time.Now(), genai.Usage{}, err)
 					return
 				}
-				if n := w.tokens(); n > 0 {
+				if n := w.Tokens(); n > 0 {
 					h.Tokens(time.Now(), n)
 				}
-				if w.final {
+				if w.Final {
 					_ = st.CloseSend()
 					h.End(time.Now(), genai.Usage{}, nil)
 					return

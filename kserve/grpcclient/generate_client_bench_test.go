@@ -11,6 +11,7 @@ package grpcclient
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
 
+	"github.com/netloadgen/netloadgen/kserve/genwire"
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 )
@@ -111,15 +113,15 @@ func tokenDelivery(tb testing.TB) (grpcCodec, mem.BufferSlice, *genStream, *benc
 		tb.Fatal(err)
 	}
 	wire, err := codec.Marshal(&inferencepb.ModelStreamInferResponse{InferResponse: &inferencepb.ModelInferResponse{ModelName: "llm", Id: "7",
-		Parameters: map[string]*inferencepb.InferParameter{genFinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: false}}},
-		Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: genTextOutput, Datatype: "BYTES", Shape: []int64{1},
+		Parameters: map[string]*inferencepb.InferParameter{genwire.FinalParam: {ParameterChoice: &inferencepb.InferParameter_BoolParam{BoolParam: false}}},
+		Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{{Name: genwire.TextOutput, Datatype: "BYTES", Shape: []int64{1},
 			Contents: &inferencepb.InferTensorContents{BytesContents: [][]byte{[]byte(" tok")}}}}}})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	g := &Generator{slots: make([]genSlot, 1)}
 	h := &benchHandler{}
-	s := &genStream{g: g, pending: map[uint64]*genCall{7: {h: h}}}
+	s := &genStream{g: g, pending: map[uint64]*genwire.Call{7: genwire.NewCall(context.Background(), &genai.Request{}, h)}}
 	g.slots[0].cur = s
 	return codec, wire, s, h
 }

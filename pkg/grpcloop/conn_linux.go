@@ -22,10 +22,6 @@ const (
 	stateReady
 )
 
-// maxHeaderBlock bounds one header block: a server that sends more (an
-// endless run of CONTINUATION frames) is not answering a unary call.
-const maxHeaderBlock = 1 << 20
-
 // maxStreamID is the last client stream id (odd, below 2^31).
 const maxStreamID = 1<<31 - 1
 

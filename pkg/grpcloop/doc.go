@@ -13,4 +13,14 @@
 // Config.Check, for their message without its tensor bytes (skipped as they
 // arrive, never kept). Linux only; elsewhere New returns ErrUnsupported so
 // the caller falls back to grpcclient.Client.
+//
+// The package also has a generative client, Generator (genai.Client, API
+// kserve-stream), on the same frames and header encoding: one long-lived
+// ModelStreamInfer stream per connection carrying every request sent on it,
+// a reader goroutine per connection blocked in a read of a timestamped
+// socket (pkg/rxstamp), the responses read in place (kserve/genwire). A
+// streamed answer outlives its send by seconds, so its reading is not tied
+// to the issuer's polls as the Loop's is. It allocates once per request and
+// never per token, where grpc-go's receive path allocates about 4.6 times
+// per token; it needs no epoll, so it runs on every platform.
 package grpcloop

@@ -1,6 +1,9 @@
 package grpcloop
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // HTTP/2 wire constants (RFC 7540 §6, §11).
 const (
@@ -50,6 +53,10 @@ const (
 	// a WINDOW_UPDATE, and replenished at half.
 	recvWindow = 1 << 30
 )
+
+// maxHeaderBlock bounds one header block: a server that sends more (an
+// endless run of CONTINUATION frames) is not answering a call.
+const maxHeaderBlock = 1 << 20
 
 // clientPreface starts every connection (RFC 7540 §3.5).
 const clientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -124,4 +131,15 @@ func stripPadding(p []byte, flags byte, headers bool) ([]byte, bool) {
 		p = p[5:]
 	}
 	return p, true
+}
+
+// errCodeName is an HTTP/2 error code's name (RFC 7540 §7).
+func errCodeName(code uint32) string {
+	names := [...]string{"NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
+		"STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR",
+		"ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"}
+	if int(code) < len(names) {
+		return names[code]
+	}
+	return fmt.Sprintf("0x%x", code)
 }

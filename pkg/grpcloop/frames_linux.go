@@ -247,13 +247,3 @@ func (l *Loop) reset(c *conn, s *stream, code uint32) {
 	}
 	l.streamEnded(c)
 }
-
-func errCodeName(code uint32) string {
-	names := [...]string{"NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
-		"STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR",
-		"ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"}
-	if int(code) < len(names) {
-		return names[code]
-	}
-	return fmt.Sprintf("0x%x", code)
-}

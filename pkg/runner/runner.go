@@ -45,7 +45,9 @@ type Spec struct {
 	HTTPClient string
 	// GRPCClient chooses the gRPC performance client: sut.GRPCClientLoop
 	// (the default where it runs: Linux) or sut.GRPCClientGRPC. Runs that
-	// capture responses always use grpc-go.
+	// capture responses always use grpc-go, but for a generative
+	// kserve-stream run over grpc:// the loop choice is grpcloop's
+	// Generator, everywhere and capturing too (genClient).
 	GRPCClient string
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
@@ -142,6 +144,8 @@ type session struct {
 	sut   *sut.Adapter
 	conns int
 	tls   *tlsconf.Summary // nil: plain text
+	// genLoop: a generative run's requests go by grpcloop's Generator.
+	genLoop bool
 }
 
 // open parses and probes the target, builds the library and the SUT.
@@ -193,12 +197,12 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
 	}
 	if pr.API != "" {
-		ad, ps, err := openGenerative(spec, conn, pr, name, capture)
+		ad, ps, loop, err := openGenerative(spec, t, conn, pr, name, capture)
 		if err != nil {
 			return nil, err
 		}
 		ok = true
-		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname())}, nil
+		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), genLoop: loop}, nil
 	}
 	if spec.BatchSize > 1 && !pr.Batched {
 		// sut.New would quietly send one sample per request instead.
@@ -261,7 +265,7 @@ func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if o.Started != nil {
 		o.Started(run)
 	}
-	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop(), "scenario", run.Trace().Settings.Scenario.String(),
+	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop() || ss.genLoop, "scenario", run.Trace().Settings.Scenario.String(),
 		"queries", run.Trace().Len(), "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
 	res, err := run.Execute(ctx)

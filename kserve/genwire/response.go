@@ -1,4 +1,4 @@
-package grpcclient
+package genwire
 
 // This file reads a ModelStreamInferResponse of a generative model straight
 // from its wire bytes: the few facts a token timer needs (the request id,
@@ -17,70 +17,66 @@ import (
 
 // Triton's LLM conventions on the wire.
 const (
-	// genFinalParam is the response parameter, true on the last response
+	// FinalParam is the response parameter, true on the last response
 	// of a request to a decoupled model.
-	genFinalParam = "triton_final_response"
-	// genTextOutput is the generated text; one response holds one step.
-	genTextOutput = "text_output"
-	// genOutputIDs are the generated token ids, when the model returns
+	FinalParam = "triton_final_response"
+	// TextOutput is the generated text; one response holds one step.
+	TextOutput = "text_output"
+	// OutputIDs are the generated token ids, when the model returns
 	// them: their count is the server's token count.
-	genOutputIDs = "output_ids"
+	OutputIDs = "output_ids"
 )
 
-// genWire is what genWalk read of one response. It is reused for every
-// response of a stream: walk resets it.
-type genWire struct {
-	id      uint64
-	idOK    bool   // the id is a decimal number (ours always are)
-	idText  string // the id as sent, only when it is not (for the message)
-	errMsg  string // error_message; "" when none (allocates only then)
-	final   bool   // triton_final_response = true
-	infer   bool   // an infer_response was present
-	ids     int    // elements of output_ids
-	idsSeen bool   // output_ids was present
-	text    int    // elements of text_output
-	outputs int    // output tensors of any name
-	err     error  // the response is not a ModelStreamInferResponse
-	// keepRaw asks Unmarshal to keep the message's bytes in raw, for a
-	// request that captures its content.
-	keepRaw bool
-	raw     []byte
+// Response is what Walk read of one ModelStreamInferResponse. It is reused
+// for every response of a stream: Walk resets it.
+type Response struct {
+	ID      uint64
+	IDOK    bool   // the id is a decimal number (ours always are)
+	IDText  string // the id as sent, only when it is not (for the message)
+	ErrMsg  string // error_message; "" when none (allocates only then)
+	Final   bool   // triton_final_response = true
+	Infer   bool   // an infer_response was present
+	IDs     int    // elements of output_ids
+	IDsSeen bool   // output_ids was present
+	Text    int    // elements of text_output
+	Outputs int    // output tensors of any name
+	Err     error  // the bytes are not a ModelStreamInferResponse (kserve.ErrMalformed)
 }
 
-// tokens is the number of tokens the response carries: output_ids' count
+// Tokens is the number of tokens the response carries: output_ids' count
 // when the server sent them, else one for a response with text.
-func (w *genWire) tokens() int {
-	if w.idsSeen {
-		return w.ids
+func (w *Response) Tokens() int {
+	if w.IDsSeen {
+		return w.IDs
 	}
-	if w.text > 0 {
+	if w.Text > 0 {
 		return 1
 	}
 	return 0
 }
 
-// walk reads b, a ModelStreamInferResponse.
-func (w *genWire) walk(b []byte) {
-	*w = genWire{}
+// Walk reads b, a ModelStreamInferResponse.
+func (w *Response) Walk(b []byte) {
+	*w = Response{}
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
-			if len(v) > 0 {
-				w.errMsg = string(v)
-			}
+			// The last occurrence wins, as protobuf decodes it; an
+			// empty one converts without allocating.
+			w.ErrMsg = string(v)
 		case num == 2 && typ == protowire.BytesType:
-			w.infer = true
+			w.Infer = true
 			return w.response(v)
 		}
 		return nil
 	})
 	if err != nil {
-		w.err = fmt.Errorf("%w: ModelStreamInferResponse: %v", kserve.ErrMalformed, err)
+		w.Err = fmt.Errorf("%w: ModelStreamInferResponse: %v", kserve.ErrMalformed, err)
 	}
 }
 
 // response reads a ModelInferResponse.
-func (w *genWire) response(b []byte) error {
+func (w *Response) response(b []byte) error {
 	return eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		if typ != protowire.BytesType {
 			return nil
@@ -97,7 +93,7 @@ func (w *genWire) response(b []byte) error {
 	})
 }
 
-func (w *genWire) readID(v []byte) {
+func (w *Response) readID(v []byte) {
 	var n uint64
 	ok := len(v) > 0 && len(v) <= 19
 	for _, c := range v {
@@ -107,14 +103,14 @@ func (w *genWire) readID(v []byte) {
 		}
 		n = n*10 + uint64(c-'0')
 	}
-	w.id, w.idOK = n, ok
+	w.ID, w.IDOK = n, ok
 	if !ok {
-		w.idText = string(v)
+		w.IDText = string(v)
 	}
 }
 
 // param reads one entry of the parameters map (key 1, InferParameter 2).
-func (w *genWire) param(b []byte) error {
+func (w *Response) param(b []byte) error {
 	var key, val []byte
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		if typ == protowire.BytesType {
@@ -127,20 +123,20 @@ func (w *genWire) param(b []byte) error {
 		}
 		return nil
 	})
-	if err != nil || string(key) != genFinalParam {
+	if err != nil || string(key) != FinalParam {
 		return err
 	}
 	return eachField(val, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		if num == 1 && typ == protowire.VarintType { // bool_param
 			x, _ := protowire.ConsumeVarint(v)
-			w.final = x != 0
+			w.Final = x != 0
 		}
 		return nil
 	})
 }
 
 // output reads one InferOutputTensor: its name and element count.
-func (w *genWire) output(b []byte) error {
+func (w *Response) output(b []byte) error {
 	var name []byte
 	elems := 1 // an unshaped tensor is a scalar: one element
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
@@ -169,13 +165,13 @@ func (w *genWire) output(b []byte) error {
 	if err != nil {
 		return err
 	}
-	w.outputs++
+	w.Outputs++
 	switch string(name) {
-	case genOutputIDs:
-		w.ids += elems
-		w.idsSeen = true
-	case genTextOutput:
-		w.text += elems
+	case OutputIDs:
+		w.IDs += elems
+		w.IDsSeen = true
+	case TextOutput:
+		w.Text += elems
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package grpcclient
+package genwire
 
 import (
 	"encoding/binary"
@@ -9,10 +9,10 @@ import (
 	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 )
 
-// responseContent is a ModelStreamInferResponse's text_output (its
+// Content is a ModelStreamInferResponse's text_output (its
 // elements' bytes, joined) and output_ids, decoded only for a request that
 // captures its content (accuracy mode): nil where it has none.
-func responseContent(raw []byte) (text []byte, ids []int64) {
+func Content(raw []byte) (text []byte, ids []int64) {
 	var m inferencepb.ModelStreamInferResponse
 	if proto.Unmarshal(raw, &m) != nil || m.InferResponse == nil {
 		return nil, nil
@@ -23,7 +23,7 @@ func responseContent(raw []byte) (text []byte, ids []int64) {
 	}
 	for _, t := range resp.Outputs {
 		switch {
-		case t.Name == genTextOutput && t.Datatype == kserve.Bytes:
+		case t.Name == TextOutput && t.Datatype == kserve.Bytes:
 			for b := t.Data; len(b) >= 4; {
 				n := int(binary.LittleEndian.Uint32(b))
 				if n > len(b)-4 {
@@ -31,11 +31,11 @@ func responseContent(raw []byte) (text []byte, ids []int64) {
 				}
 				text, b = append(text, b[4:4+n]...), b[4+n:]
 			}
-		case t.Name == genOutputIDs && t.Datatype == kserve.Int32:
+		case t.Name == OutputIDs && t.Datatype == kserve.Int32:
 			for b := t.Data; len(b) >= 4; b = b[4:] {
 				ids = append(ids, int64(int32(binary.LittleEndian.Uint32(b))))
 			}
-		case t.Name == genOutputIDs && t.Datatype == kserve.Int64:
+		case t.Name == OutputIDs && t.Datatype == kserve.Int64:
 			for b := t.Data; len(b) >= 8; b = b[8:] {
 				ids = append(ids, int64(binary.LittleEndian.Uint64(b)))
 			}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package grpcloop
+
+const raceEnabled = false
