@@ -18,7 +18,9 @@
 // kserve-stream), on the same frames and header encoding: one long-lived
 // ModelStreamInfer stream per connection carrying every request sent on it,
 // a reader goroutine per connection blocked in a read of a timestamped
-// socket (pkg/rxstamp), the responses read in place (kserve/genwire). A
+// socket (pkg/rxstamp), each read ending where a frame ends so that a
+// token's frame takes its own segment's stamp, not a later one's, the
+// responses read in place (kserve/genwire). A
 // streamed answer outlives its send by seconds, so its reading is not tied
 // to the issuer's polls as the Loop's is. It allocates once per request and
 // never per token, where grpc-go's receive path allocates about 4.6 times

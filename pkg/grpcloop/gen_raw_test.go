@@ -363,3 +363,37 @@ func TestGeneratorStampsArrival(t *testing.T) {
 			h.at[1].Sub(sent), wrote.Sub(h.at[1]), h.seen[1].Sub(h.at[1]))
 	}
 }
+
+// TestReadEndsWhereAFrameEnds: the reader asks the socket for no more than
+// the rest of the frame in hand, so that a read never runs on into frames
+// written later and takes their arrival stamp; before the next frame's
+// header is in, for a frame as long as the last DATA one (token frames are
+// alike); on a new connection, for all the buffer holds.
+func TestReadEndsWhereAFrameEnds(t *testing.T) {
+	r := &genReader{buf: make([]byte, genReadBuf)}
+	if got := r.want(0); got != genReadBuf {
+		t.Errorf("first read asks for %d, want the whole buffer %d", got, genReadBuf)
+	}
+	frame := appendFrameHeader(nil, 70, frameData, 0, genStreamID)
+	copy(r.buf, frame)
+	for _, c := range []struct {
+		have, last, want int
+	}{
+		{have: frameHeaderLen, want: 70},         // the header in hand: its payload
+		{have: frameHeaderLen + 30, want: 40},    // part of the payload: the rest
+		{have: 4, last: 79, want: 75},            // part of a header: a frame like the last
+		{have: 0, last: 79, want: 79},            // nothing: a whole frame like the last
+		{have: 0, last: 3, want: frameHeaderLen}, // never less than a header
+	} {
+		r.lastData = c.last
+		if got := r.want(c.have); got != c.want {
+			t.Errorf("%d bytes in hand, last DATA frame %d: read asks for %d, want %d", c.have, c.last, got, c.want)
+		}
+	}
+	// A header naming a frame over the size we accept: the read takes what
+	// the buffer holds, and the frame parser ends the session.
+	copy(r.buf, appendFrameHeader(nil, defaultMaxFrame+1, frameData, 0, genStreamID))
+	if got := r.want(frameHeaderLen); got != genReadBuf-frameHeaderLen {
+		t.Errorf("read asks for %d after an oversized frame's header, want %d", got, genReadBuf-frameHeaderLen)
+	}
+}

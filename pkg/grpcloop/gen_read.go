@@ -40,6 +40,29 @@ type genReader struct {
 
 	recvConn, recvStream int64 // DATA bytes since our last WINDOW_UPDATEs
 	ctl                  []byte
+	lastData             int // the last DATA frame's size, header included
+}
+
+// want is how many bytes the next read asks for, have bytes of a frame in
+// hand: up to the end of that frame, so that the read ends where the frame
+// ends. The kernel's stamp is the last segment's a read takes from, so a
+// read that ran on into frames written later would give this one their
+// later arrival (a server writes a decode step's tokens as a burst of
+// frames, each its own write). With the next frame's header still to come,
+// a frame as long as the last DATA one: token frames are alike, and one
+// that is longer takes a second read.
+func (r *genReader) want(have int) int {
+	room := len(r.buf) - have
+	if have >= frameHeaderLen {
+		if h := parseFrameHeader(r.buf[:have]); h.length <= defaultMaxFrame {
+			return min(max(frameHeaderLen+h.length-have, 1), room)
+		}
+		return room // frames fails it
+	}
+	if r.lastData == 0 {
+		return room // the connection's first frames: SETTINGS and such
+	}
+	return min(max(r.lastData, frameHeaderLen)-have, room)
 }
 
 // field takes a decoded header field of our stream's block.
@@ -57,7 +80,7 @@ func (s *genSession) read() {
 	r.buf = make([]byte, genReadBuf)
 	have := 0
 	for {
-		n, err := s.nc.Read(r.buf[have:])
+		n, err := s.nc.Read(r.buf[have : have+r.want(have)])
 		at := s.arrival()
 		if n > 0 {
 			have += n
@@ -133,6 +156,7 @@ func (r *genReader) frame(at time.Time, h frameHeader, p []byte) error {
 	}
 	switch h.typ {
 	case frameData:
+		r.lastData = frameHeaderLen + h.length
 		return r.data(at, h, p)
 	case frameHeaders:
 		return r.headers(h, p)
