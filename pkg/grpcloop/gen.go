@@ -17,6 +17,16 @@ package grpcloop
 // request id, as Triton's own clients do (and grpcclient's Generator).
 // When the stream ends, for whatever reason, the connection ends with it
 // and the requests in flight on it fail; the next request dials again.
+//
+// A request goes to a connection with nothing in flight, as perf_analyzer
+// gives each of its concurrent streams its own connection: a server
+// answers every sequence of a decode step at once, and the tokens of many
+// requests on one connection arrive as a burst that the kernel, when the
+// reader is a moment behind, merges into one segment stamped with the
+// burst's last arrival (the first tokens' times would be late by the
+// burst). Connections open as the requests in flight outgrow them, up to
+// Conns, dialled off the sender's goroutine; until one is open, or past
+// Conns, the least busy open one takes the request.
 
 import (
 	"context"
@@ -44,8 +54,9 @@ type GenConfig struct {
 	// Metadata are further header fields, name/value pairs, names
 	// lowercased (as NewRequest's md).
 	Metadata []string
-	// Conns is the number of connections, each with one stream (default
-	// 1); requests go round them in turn.
+	// Conns is the most connections, each with one stream (default 1):
+	// each request goes to one with nothing in flight while there is
+	// one, else to the least busy (see the file's comment).
 	Conns int
 	// Options shape the requests to the model.
 	Options genwire.Options
@@ -60,7 +71,6 @@ type Generator struct {
 	cfg   GenConfig
 	hdr   []byte // the stream's header block (literal fields, no HPACK table)
 	conns []genConn
-	next  atomic.Uint64
 	// closed: Close was called; sends fail, and the readers' errors are
 	// ErrClosed.
 	closed atomic.Bool
@@ -99,10 +109,14 @@ func NewGenerator(cfg GenConfig) (*Generator, error) {
 	return g, nil
 }
 
-// Connect opens every connection and its stream, so that a run's first
-// requests pay for neither.
+// genPreopen is how many connections Connect opens; the rest open as the
+// requests in flight need them.
+const genPreopen = 32
+
+// Connect opens the first connections and their streams, so that a run's
+// first requests pay for neither.
 func (g *Generator) Connect(ctx context.Context) error {
-	for i := range g.conns {
+	for i := range min(len(g.conns), genPreopen) {
 		c := &g.conns[i]
 		c.mu.Lock()
 		_, err := c.sessionLocked(ctx)
@@ -130,7 +144,7 @@ func (g *Generator) Close() error {
 	return nil
 }
 
-// Generate sends req on the next connection's stream; h hears its responses
+// Generate sends req on the stream of the connection pick chooses; h hears its responses
 // from that connection's reader. The send is an encoding and a write of the
 // request's frames, within the server's flow-control window (what does not
 // fit waits in the connection's buffer for a WINDOW_UPDATE, and goes from
@@ -146,7 +160,7 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 		return
 	}
 	call := genwire.NewCall(ctx, req, h)
-	c := &g.conns[(g.next.Add(1)-1)%uint64(len(g.conns))]
+	c := g.pick()
 	c.mu.Lock()
 	s, err := c.sessionLocked(ctx)
 	if err == nil {
@@ -158,12 +172,76 @@ func (g *Generator) Generate(ctx context.Context, req *genai.Request, h genai.Ha
 	}
 }
 
+// pick is the connection for the next request: the first open one with
+// nothing in flight; else the least busy open one, with the next unopened
+// one dialled meanwhile; the first one, dialled by the sender, when none is
+// open (a run's start without Connect, or after a failure).
+func (g *Generator) pick() *genConn {
+	var best, idle *genConn
+	for i := range g.conns {
+		c := &g.conns[i]
+		if !c.open.Load() {
+			if idle == nil && !c.dialing.Load() {
+				idle = c
+			}
+			continue
+		}
+		n := c.inflight.Load()
+		if n == 0 {
+			return c
+		}
+		if best == nil || n < best.inflight.Load() {
+			best = c
+		}
+	}
+	if best == nil {
+		return &g.conns[0]
+	}
+	if idle != nil {
+		idle.dialAhead()
+	}
+	return best
+}
+
 // genConn is one of the Generator's connections: its current session, if
 // any.
 type genConn struct {
 	g  *Generator
 	mu sync.Mutex // guards s and its writer's state, and serialises writes
 	s  *genSession
+	// open: s is a live session; inflight: the requests sent on it not
+	// yet ended; dialing: dialAhead is opening it. For pick, which reads
+	// them without mu.
+	open     atomic.Bool
+	inflight atomic.Int64
+	dialing  atomic.Bool
+}
+
+// dialAhead opens c on a goroutine of its own, so that the sender that
+// found every open connection busy does not wait for a dial.
+func (c *genConn) dialAhead() {
+	if !c.dialing.CompareAndSwap(false, true) {
+		return
+	}
+	g := c.g
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Close sets closed before it takes each connection's mu: with mu
+	// held and closed unset, the Add comes before its Wait.
+	if g.closed.Load() {
+		c.dialing.Store(false)
+		return
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer c.dialing.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), g.cfg.DialTimeout)
+		defer cancel()
+		c.mu.Lock()
+		_, _ = c.sessionLocked(ctx) // a failure leaves it for the next pick
+		c.mu.Unlock()
+	}()
 }
 
 // sessionLocked is c's session, dialled if it has none; c.mu is held.
@@ -188,6 +266,7 @@ func (c *genConn) sessionLocked(ctx context.Context) (*genSession, error) {
 	// with mu held and closed unset, it has not passed c yet, and will
 	// see s (so the reader is added before its Wait).
 	c.s = s
+	c.open.Store(true)
 	g.wg.Add(1)
 	go s.read()
 	return s, nil

@@ -111,8 +111,10 @@ func (s *genSession) sendLocked(req *genai.Request, o *genwire.Options, call *ge
 	binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-5))
 	s.backlog = b
 	s.pending[req.ID] = call
+	s.c.inflight.Add(1)
 	if err := s.flushLocked(); err != nil {
 		delete(s.pending, req.ID)
+		s.c.inflight.Add(-1)
 		s.kill()
 		return fmt.Errorf("%w: sending on the ModelStreamInfer stream: %w", kserve.ErrTransport, err)
 	}
@@ -148,6 +150,7 @@ func (s *genSession) flushLocked() error {
 // ends it; c.mu is held.
 func (s *genSession) kill() {
 	s.dead = true
+	s.c.open.Store(false)
 	s.nc.Close()
 }
 
@@ -160,7 +163,9 @@ func (s *genSession) endAll(at time.Time, err error) {
 	s.dead = true
 	if c.s == s {
 		c.s = nil
+		c.open.Store(false)
 	}
+	c.inflight.Add(-int64(len(s.pending)))
 	pending := s.pending
 	s.pending = nil
 	c.mu.Unlock()
@@ -187,6 +192,7 @@ func (s *genSession) deliver(at time.Time, w *genwire.Response, raw []byte) erro
 	}
 	if call != nil && final {
 		delete(s.pending, w.ID)
+		c.inflight.Add(-1)
 	}
 	c.mu.Unlock()
 	return genwire.Deliver(at, w, raw, call, final)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,8 +31,11 @@ import (
 // writes one response, raw one message's bytes; returning an error ends
 // the stream with it, errEndStream ends it cleanly).
 type llmServer struct {
-	mu   sync.Mutex
-	reqs []*inferencepb.ModelInferRequest
+	mu       sync.Mutex
+	reqs     []*inferencepb.ModelInferRequest
+	streamOf []int // by request, the stream (1, 2, ...) it came on
+	streams  int
+	opened   chan int // each stream's number as it opens (the first 64)
 }
 
 var errEndStream = errors.New("end the stream")
@@ -56,8 +60,16 @@ var _ encoding.CodecV2 = genRawCodec{}
 
 func startLLM(t *testing.T, answer llmAnswer) (*llmServer, string) {
 	t.Helper()
-	ls := &llmServer{}
+	ls := &llmServer{opened: make(chan int, 64)}
 	s := grpc.NewServer(grpc.ForceServerCodecV2(genRawCodec{}), grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
+		ls.mu.Lock()
+		ls.streams++
+		stream := ls.streams
+		ls.mu.Unlock()
+		select {
+		case ls.opened <- stream:
+		default:
+		}
 		var mu sync.Mutex // sends of concurrent answers
 		raw := func(b []byte) {
 			mu.Lock()
@@ -82,6 +94,7 @@ func startLLM(t *testing.T, answer llmAnswer) (*llmServer, string) {
 			}
 			ls.mu.Lock()
 			ls.reqs = append(ls.reqs, req)
+			ls.streamOf = append(ls.streamOf, stream)
 			ls.mu.Unlock()
 			if err := answer(req, send, raw); err != nil {
 				if errors.Is(err, errEndStream) {
@@ -202,6 +215,123 @@ func newGen(t *testing.T, addr string, conns int, opts genwire.Options) *Generat
 	}
 	t.Cleanup(func() { g.Close() })
 	return g
+}
+
+// TestGeneratorSpreadsRequests: a request goes to a connection with
+// nothing in flight while there is one, so that the tokens of concurrent
+// answers never share a socket's receive stamps (turn by turn would put the
+// fifth request beside the first, still answering, on a connection of
+// four), and past Conns to the least busy.
+func TestGeneratorSpreadsRequests(t *testing.T) {
+	release := make(chan struct{})
+	ls, addr := startLLM(t, func(req *inferencepb.ModelInferRequest, send func(*inferencepb.ModelStreamInferResponse), raw func([]byte)) error {
+		if id, _ := strconv.Atoi(req.GetId()); id == 0 || id >= 5 {
+			<-release // held in flight
+		}
+		return streamTokens(req, send, raw)
+	})
+	g := newGen(t, addr, 4, genwire.Options{})
+	if err := g.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rs := make([]*recorder, 10)
+	send := func(i int) {
+		rs[i] = newRecorder()
+		g.Generate(t.Context(), &genai.Request{Model: "llm", Prompt: prompt("p", 2), Stream: true, ID: uint64(i)}, rs[i])
+	}
+	send(0)
+	for i := 1; i <= 4; i++ { // one at a time, each answered at once
+		send(i)
+		rs[i].wait(t)
+	}
+	for i := 5; i < len(rs); i++ { // held: with request 0, 6 on 4 connections
+		send(i)
+	}
+	close(release)
+	for i, r := range rs {
+		r.wait(t)
+		if r.err != nil || len(r.tokens) != 2 {
+			t.Fatalf("request %d: tokens %v, %v", i, r.tokens, r.err)
+		}
+	}
+	ls.mu.Lock()
+	stream := map[int]int{}
+	for i, r := range ls.reqs {
+		id, _ := strconv.Atoi(r.GetId())
+		stream[id] = ls.streamOf[i]
+	}
+	ls.mu.Unlock()
+	for i := 1; i <= 4; i++ {
+		if stream[i] == stream[0] {
+			t.Errorf("request %d went beside request 0, still in flight, on stream %d, with three connections idle (streams %v)", i, stream[0], stream)
+		}
+	}
+	held := map[int]int{stream[0]: 1}
+	for i := 5; i < len(rs); i++ {
+		held[stream[i]]++
+	}
+	for st, k := range held {
+		if len(held) != 4 || k > 2 {
+			t.Errorf("6 requests in flight on 4 connections: stream %d carried %d (streams %v); want each connection used, none with more than 2", st, k, stream)
+		}
+	}
+}
+
+// TestGeneratorOpensConnectionsAsNeeded: without Connect, the first
+// request dials; one that finds every open connection busy goes to the
+// least busy while the next connection is dialled off its goroutine, and
+// the request after the dial has that connection to itself.
+func TestGeneratorOpensConnectionsAsNeeded(t *testing.T) {
+	release := make(chan struct{})
+	ls, addr := startLLM(t, func(req *inferencepb.ModelInferRequest, send func(*inferencepb.ModelStreamInferResponse), raw func([]byte)) error {
+		<-release
+		return streamTokens(req, send, raw)
+	})
+	g := newGen(t, addr, 4, genwire.Options{})
+	rs := make([]*recorder, 3)
+	send := func(i int) {
+		rs[i] = newRecorder()
+		g.Generate(t.Context(), &genai.Request{Model: "llm", Prompt: prompt("p", 1), Stream: true, ID: uint64(i)}, rs[i])
+	}
+	waitStream := func(want int) {
+		t.Helper()
+		select {
+		case got := <-ls.opened:
+			if got != want {
+				t.Fatalf("stream %d opened, want %d", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("stream %d never opened", want)
+		}
+	}
+	send(0)
+	waitStream(1)
+	send(1) // the one connection is busy: beside it, and a second one dials
+	waitStream(2)
+	// The dialler marks the connection open after writing its stream's
+	// headers, so a moment after the server has them; nothing signals it.
+	for deadline := time.Now().Add(10 * time.Second); !g.conns[1].open.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second connection never opened")
+		}
+	}
+	send(2)
+	close(release)
+	for i, r := range rs {
+		r.wait(t)
+		if r.err != nil || len(r.tokens) != 1 {
+			t.Fatalf("request %d: tokens %v, %v", i, r.tokens, r.err)
+		}
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	stream := map[string]int{}
+	for i, r := range ls.reqs {
+		stream[r.GetId()] = ls.streamOf[i]
+	}
+	if ls.streams != 2 || stream["0"] != 1 || stream["1"] != 1 || stream["2"] != 2 {
+		t.Errorf("%d streams, requests on %v: want 0 and 1 on the first, 2 on the second (dialled when 1 found the first busy)", ls.streams, stream)
+	}
 }
 
 func prompt(text string, max int) *genai.Prompt {

@@ -147,7 +147,7 @@ func genClient(spec Spec, t target.Target, conn *connection, pr *Probe) (c genai
 			return conn.grpc.NewGenerator(generateOptions(pr)), false, nil
 		}
 		g, err := grpcloop.NewGenerator(grpcloop.GenConfig{Addr: t.Host, Authority: conn.grpc.Authority(), Metadata: conn.grpc.Metadata(),
-			Conns: conn.grpc.Conns(), Options: generateOptions(pr)})
+			Conns: genConns(conn.conns), Options: generateOptions(pr)})
 		if err != nil {
 			return nil, false, fmt.Errorf("gRPC client %q: %w", sut.GRPCClientLoop, err)
 		}
@@ -167,6 +167,13 @@ func genClient(spec Spec, t target.Target, conn *connection, pr *Probe) (c genai
 	}
 	return hc, false, nil
 }
+
+// genConns is how many connections grpcloop's Generator may open for a run
+// whose connection budget is conns: one per request in flight, as the HTTP
+// generative client has, so that the tokens of concurrent answers do not
+// share a socket and its receive stamps (grpcloop's gen.go); at most 256,
+// as HTTP/2 multiplexes what goes beyond.
+func genConns(conns int) int { return min(max(conns, 1), 256) }
 
 // declares says whether the probed model takes an input of that name.
 func declares(pr *Probe, input string) bool {

@@ -48,6 +48,9 @@ type connection struct {
 	// connections, headers and TLS.
 	url      string
 	httpOpts []httpclient.Option
+	// conns is the run's connection budget (the HTTP pool's size); a
+	// generative gRPC run's Generator opens up to genConns of it.
+	conns int
 }
 
 // connect builds the client of t's transport, which sends headers on every
@@ -61,7 +64,7 @@ func connect(ctx context.Context, t target.Target, conns int, binary bool, heade
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.HTTP(c), http: c, url: t.URL, httpOpts: opts}, nil
+		return &connection{probe: c, sut: sut.HTTP(c), http: c, url: t.URL, httpOpts: opts, conns: conns}, nil
 	case "grpc", "grpcs":
 		n := min(max(conns/16, 1), 8)
 		opts := []grpcclient.Option{grpcclient.WithConns(n), grpcclient.WithHeaders(headers)}
@@ -72,7 +75,7 @@ func connect(ctx context.Context, t target.Target, conns int, binary bool, heade
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)
 		}
-		return &connection{probe: c, sut: sut.GRPC(c), grpc: c}, nil
+		return &connection{probe: c, sut: sut.GRPC(c), grpc: c, conns: conns}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown scheme %q", target.ErrTarget, t.Scheme)
 }
