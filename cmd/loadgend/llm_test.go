@@ -44,6 +44,14 @@ var llmServer = []string{"--scenario", "Server", "--target-qps", "50", "--target
 // llmOffline is a short Offline run: one query of 64 prompts.
 var llmOffline = []string{"--scenario", "Offline", "--target-qps", "100", "--min-duration-ms", "100", "--min-query-count", "64"}
 
+// llmSingleStream and llmMultiStream are short runs of the closed-loop
+// scenarios: 16 queries, one prompt each and 8 each (too few for early
+// stopping's verdict, which is not what they check).
+var (
+	llmSingleStream = []string{"--scenario", "SingleStream", "--min-duration-ms", "100", "--min-query-count", "16"}
+	llmMultiStream  = []string{"--scenario", "MultiStream", "--min-duration-ms", "100", "--min-query-count", "16"}
+)
+
 // llmRun runs `loadgend run` against a generative model with llmInput and
 // llmOutput tokens and --samples-out; it returns the result, the API the
 // summary names and the samples file.
@@ -150,8 +158,9 @@ func checkAnswered(t *testing.T, res *loadgen.Result, samples string, streamed b
 }
 
 // TestRunLLM runs each generative API against sutproxy's simulated llm, in
-// the Server scenario (and one Offline), the API given or found by the
-// probe, and over TLS: every sample answered, the tokens counted as asked.
+// the Server scenario (and the other three, over one API or two), the API
+// given or found by the probe, and over TLS: every sample answered, the
+// tokens counted as asked.
 func TestRunLLM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs take about 10 s")
@@ -183,6 +192,10 @@ func TestRunLLM(t *testing.T) {
 		{name: "found over gRPC", target: grpcT, want: "kserve-stream", args: llmServer, streamed: true},
 		{name: "found over gRPC, Offline", target: grpcT, want: "kserve-stream", args: llmOffline, streamed: true},
 		{name: "openai-chat, Offline", target: httpT, api: "openai-chat", args: llmOffline, streamed: true},
+		// The other two scenarios take generative samples as well.
+		{name: "kserve-stream, SingleStream", target: grpcT, api: "kserve-stream", args: llmSingleStream, streamed: true},
+		{name: "openai-chat, MultiStream", target: httpT, api: "openai-chat", args: llmMultiStream, streamed: true},
+		{name: "kserve-stream, MultiStream", target: grpcT, api: "kserve-stream", args: llmMultiStream, streamed: true},
 		{name: "https openai-chat", target: "https://localhost:" + httpsPort, api: "openai-chat", args: append(tlsArgs, llmServer...), streamed: true},
 		{name: "grpcs found", target: "grpcs://localhost:" + grpcsPort, want: "kserve-stream", args: append(tlsArgs, llmServer...), streamed: true},
 	}
