@@ -63,6 +63,14 @@ if [ "${1:-}" = install ]; then
   exit 0
 fi
 
+# The harness itself (its subshells, pgrep, the sampler's awk, cat and date)
+# runs on CPU 1, the target's, and so does all it starts but the client,
+# which taskset puts on CPU 0: on CPU 0, the sampler's forks at its window's
+# two ends took the client's core for milliseconds, and every row's issue
+# lateness p99 spiked in those two seconds (1.7–3.8 ms, where the others
+# stayed under 0.3; bench/RESULTS.md, 2026-11-28).
+taskset -pc 1 $$ >/dev/null
+
 MODE=${1:-table}
 if [ "$MODE" = tls ]; then
   QPS=${QPS:-10000}
@@ -175,11 +183,8 @@ timed() {
   rm -f "$f.steady"
   sp=
   # The sampler's subshell must not run the EXIT trap (it would stop the
-  # target). It runs on CPU 1, the target's: its forks (awk, cat, date) at
-  # the window's two ends took CPU 0 from the client for milliseconds, and
-  # every row's issue lateness p99 spiked in those two seconds (1.7–3.8 ms,
-  # where the others stayed under 0.3).
-  if [ -n "$cp" ] && [ "${DURATION}" -ge 5 ]; then (trap - EXIT; taskset -pc 1 $BASHPID >/dev/null; steady "$cp" "$DURATION" "$f.steady") & sp=$!; fi
+  # target).
+  if [ -n "$cp" ] && [ "${DURATION}" -ge 5 ]; then (trap - EXIT; steady "$cp" "$DURATION" "$f.steady") & sp=$!; fi
   wait "$tp" || true
   if [ -n "$sp" ]; then wait "$sp" || true; fi
   set -e
