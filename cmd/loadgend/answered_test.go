@@ -225,7 +225,7 @@ func TestSearchWithFailedSamplesShowsAnsweredPercentiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs")
 	}
-	common := []string{ "--model", "m", "--min-duration-ms", "200", "--min-query-count", "20",
+	common := []string{"--model", "m", "--min-duration-ms", "200", "--min-query-count", "20",
 		"--target-latency-ms", "50"}
 	for _, c := range []struct {
 		name      string

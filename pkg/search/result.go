@@ -68,9 +68,9 @@ type Trial struct {
 	// TailLatencyMs is LoadGen's, 9223372036854.775 when the percentile
 	// lands on a failed sample.
 	TailLatencyAnsweredMs *float64 `json:"tail_latency_answered_ms,omitempty"`
-	Percentile    float64 `json:"percentile"`
-	DurationS     float64 `json:"duration_s"`
-	EarlyVerdict  string  `json:"early_verdict,omitempty"`
+	Percentile            float64  `json:"percentile"`
+	DurationS             float64  `json:"duration_s"`
+	EarlyVerdict          string   `json:"early_verdict,omitempty"`
 	// LatencyBoundMs is the latency constraint's bound at Percentile
 	// (Server).
 	LatencyBoundMs float64 `json:"latency_bound_ms,omitempty"`
