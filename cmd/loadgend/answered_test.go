@@ -175,7 +175,44 @@ func TestRunWithFailedSamplesShowsAnsweredPercentiles(t *testing.T) {
 			if !strings.Contains(spectrum, nFailed) {
 				t.Errorf("%s does not say %q:\n%s", runlog.SpectrumFile, nFailed, spectrum)
 			}
+			checkReport(t, dir, nFailed)
+			checkRejudge(t, dir, nFailed)
 		})
+	}
+}
+
+// checkReport: the HTML report of run directory dir, its figures table,
+// trial tables and plots, shows no INT64_MAX (not even in a data-value)
+// and says want.
+func checkReport(t *testing.T, dir, want string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.html")
+	if inv := mainArgs("report", dir, "-o", out); inv.code != 0 {
+		t.Fatalf("report: %v", inv)
+	}
+	page := readFile(t, filepath.Dir(out), filepath.Base(out))
+	if i := strings.Index(page, failedNs); i >= 0 {
+		t.Errorf("the report shows a failed sample's INT64_MAX: …%s…", page[max(i-300, 0):min(i+100, len(page))])
+	}
+	if !strings.Contains(page, want) {
+		t.Errorf("the report does not say %q", want)
+	}
+}
+
+// checkRejudge: `loadgend rejudge` of the run's samples.txt prints and
+// writes the answered percentiles as the run did.
+func checkRejudge(t *testing.T, dir, nFailed string) {
+	t.Helper()
+	out := t.TempDir()
+	inv := mainArgs("rejudge", "--samples", filepath.Join(dir, runlog.SamplesFile), "--out", out)
+	if inv.code != exitValid && inv.code != exitInvalid {
+		t.Fatalf("rejudge: %v", inv)
+	}
+	if strings.Contains(inv.stdout, failedNs) || !answeredP99.MatchString(inv.stdout) || !strings.Contains(inv.stdout, nFailed) {
+		t.Errorf("rejudge's line %q: want the answered p99 with %q", inv.stdout, nFailed)
+	}
+	if !strings.Contains(readFile(t, out, runlog.ResultFile), "sample_latency_answered") {
+		t.Errorf("rejudge's result.json has no sample_latency_answered")
 	}
 }
 
@@ -274,6 +311,7 @@ func TestSearchWithFailedSamplesShowsAnsweredPercentiles(t *testing.T) {
 					t.Errorf("the table does not say trial %d's %d failed:\n%s", tr.Index, tr.FailedSamples, table)
 				}
 			}
+			checkReport(t, dir, fmt.Sprintf("%d failed", res.Trials[1].FailedSamples))
 		})
 	}
 }
