@@ -315,3 +315,100 @@ func TestSearchWithFailedSamplesShowsAnsweredPercentiles(t *testing.T) {
 		})
 	}
 }
+
+// everyTenthStreamFails is an OpenAI chat server over HTTP/1.1 on a raw
+// net.Listener: GET /v1/models lists model "llm", and of the POST
+// /v1/chat/completions (counted over every connection) each tenth gets
+// failAnswer (HTTP 500), the others a stream of four tokens, its usage
+// and [DONE], each event its own chunk. It returns its target URL.
+func everyTenthStreamFails(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+	chunk := func(s string) { fmt.Fprintf(&b, "%x\r\n%s\r\n", len(s), s) }
+	chunk(`data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n")
+	for _, tok := range []string{"a", " b", " c", " d"} {
+		chunk(`data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + tok + `"}}]}` + "\n\n")
+	}
+	chunk(`data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":16,"completion_tokens":4,"total_tokens":20}}` + "\n\n")
+	chunk("data: [DONE]\n\n")
+	b.WriteString("0\r\n\r\n")
+	stream := b.String()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var posts atomic.Int64
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	serve := func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			a := rawAnswer("404 Not Found", `{"error":"not found"}`)
+			switch {
+			case req.URL.Path == "/v1/models":
+				a = rawAnswer("200 OK", `{"object":"list","data":[{"id":"llm","object":"model"}]}`)
+			case req.URL.Path == "/v1/chat/completions" && posts.Add(1)%10 == 0:
+				a = failAnswer
+			case req.URL.Path == "/v1/chat/completions":
+				a = stream
+			}
+			if _, err := io.WriteString(c, a); err != nil {
+				return
+			}
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); serve(c) }()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestTokenLatenciesWithFailedSamplesShowAnswered: a Server run judged by
+// token latencies against a streaming server that answers every tenth
+// request with HTTP 500. result.json's token_latencies keep LoadGen's
+// ttft and tpot tables and add ttft_answered and tpot_answered; the
+// verdict line shows the answered TTFT and TPOT with the failures beside
+// them, never INT64_MAX.
+func TestTokenLatenciesWithFailedSamplesShowAnswered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end runs")
+	}
+	dir := t.TempDir()
+	inv := runArgs("--target", everyTenthStreamFails(t), "--model", "llm", "--api", "openai-chat", "--scenario", "Server",
+		"--target-qps", "100", "--min-duration-ms", "300", "--min-query-count", "40", "--use-token-latencies",
+		"--ttft-latency-ms", "500", "--tpot-latency-ms", "100", "--no-early-verdict", "--out", dir)
+	res := completedRun(t, inv, dir)
+	tl := res.TokenLatencies
+	if res.SamplesFailed == 0 || tl == nil {
+		t.Fatalf("%d failed, token_latencies %+v: want failures judged by token latencies", res.SamplesFailed, tl)
+	}
+	if tl.TTFTAtPercentileNs != 9223372036854775807 || tl.TTFT.MaxNs != 9223372036854775807 {
+		t.Errorf("token_latencies ttft at the percentile %d, max %d: want LoadGen's INT64_MAX for the failed samples", tl.TTFTAtPercentileNs, tl.TTFT.MaxNs)
+	}
+	for name, a := range map[string]*loadgen.LatencyStats{"ttft_answered": tl.TTFTAnswered, "tpot_answered": tl.TPOTAnswered} {
+		if a == nil || int64(a.Count) != res.SamplesCompleted || int64(a.Failed) != res.SamplesFailed || a.MaxNs >= 9223372036854775807 {
+			t.Errorf("token_latencies %s %+v: want the %d answered samples' table, %d failed", name, a, res.SamplesCompleted, res.SamplesFailed)
+		}
+	}
+	verdict := inv.stdout[:strings.Index(inv.stdout, "\n")]
+	if strings.Contains(verdict, failedNs) || !regexp.MustCompile(`TTFT p99 [0-9.]+ ms \(bound`).MatchString(verdict) ||
+		!strings.Contains(verdict, fmt.Sprintf("%d failed", res.SamplesFailed)) {
+		t.Errorf("verdict line %q: want the answered TTFT and TPOT with %d failed", verdict, res.SamplesFailed)
+	}
+}
