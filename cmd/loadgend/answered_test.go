@@ -148,6 +148,7 @@ func TestRunWithFailedSamplesShowsAnsweredPercentiles(t *testing.T) {
 			}
 
 			checkAnsweredStats(t, res)
+			checkNetloadgenSection(t, summary)
 
 			// The summary's own lines: netloadgen's, after LoadGen's.
 			readable := summary[strings.Index(summary, "In readable units:"):]
@@ -213,6 +214,22 @@ func checkRejudge(t *testing.T, dir, nFailed string) {
 	}
 	if !strings.Contains(readFile(t, out, runlog.ResultFile), "sample_latency_answered") {
 		t.Errorf("rejudge's result.json has no sample_latency_answered")
+	}
+}
+
+// checkNetloadgenSection: the summary's section netloadgen adds after
+// LoadGen's shows no INT64_MAX but in the line that explains LoadGen's
+// convention.
+func checkNetloadgenSection(t *testing.T, summary string) {
+	t.Helper()
+	i := strings.Index(summary, "netloadgen Network Stats")
+	if i < 0 {
+		t.Fatalf("no netloadgen section:\n%s", summary)
+	}
+	for _, l := range strings.Split(summary[i:], "\n") {
+		if strings.Contains(l, failedNs) && !strings.Contains(l, "their latency is") {
+			t.Errorf("netloadgen's summary line %q shows a failed sample's INT64_MAX", l)
+		}
 	}
 }
 
@@ -406,6 +423,7 @@ func TestTokenLatenciesWithFailedSamplesShowAnswered(t *testing.T) {
 			t.Errorf("token_latencies %s %+v: want the %d answered samples' table, %d failed", name, a, res.SamplesCompleted, res.SamplesFailed)
 		}
 	}
+	checkNetloadgenSection(t, readFile(t, dir, runlog.SummaryFile))
 	verdict := inv.stdout[:strings.Index(inv.stdout, "\n")]
 	if strings.Contains(verdict, failedNs) || !regexp.MustCompile(`TTFT p99 [0-9.]+ ms \(bound`).MatchString(verdict) ||
 		!strings.Contains(verdict, fmt.Sprintf("%d failed", res.SamplesFailed)) {
