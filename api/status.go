@@ -47,6 +47,11 @@ type RunStatus struct {
 	// TokenLatencies are result.json's token_latencies: a Server run with
 	// use_token_latencies judged by TTFT and TPOT.
 	TokenLatencies *TokenLatencies `json:"token_latencies,omitempty"`
+	// AnsweredLatencyMs is result.json's sample_latency_answered in ms
+	// (a search's: its peak trial's): the finished run's sample latencies
+	// over its answered samples, with the failed ones counted beside them
+	// (absent before the run ends and for a result.json without it).
+	AnsweredLatencyMs *AnsweredLatency `json:"answered_latency_ms,omitempty"`
 	// QueuePosition is set while queued: runs ahead of this one.
 	QueuePosition *int `json:"queue_position,omitempty"`
 	// Progress is live while running and the last snapshot afterwards
@@ -59,6 +64,36 @@ type RunStatus struct {
 	Search *SearchStatus `json:"search,omitempty"`
 	// Files are the names under /v1/runs/{id}/files/ that exist.
 	Files []string `json:"files,omitempty"`
+}
+
+// AnsweredLatency are a run's sample latencies in ms over the answered
+// samples only (Count of them), and the Failed samples left out: a failed
+// sample has no latency (result.json's sample_latency gives it LoadGen's
+// INT64_MAX). The percentiles are 0 when none was answered.
+type AnsweredLatency struct {
+	Count  int     `json:"count"`
+	Failed int     `json:"failed"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	Max    float64 `json:"max"`
+}
+
+// AnsweredLatencyOf converts result.json's sample_latency_answered (nil
+// stays nil).
+func AnsweredLatencyOf(s *loadgen.LatencyStats) *AnsweredLatency {
+	if s == nil {
+		return nil
+	}
+	at := func(p float64) float64 {
+		d, _ := s.At(p)
+		return float64(d) / float64(time.Millisecond)
+	}
+	a := &AnsweredLatency{Count: s.Count, Failed: s.Failed, P50: at(0.50), P90: at(0.90), P99: at(0.99)}
+	if s.Count > 0 {
+		a.Max = float64(s.MaxNs) / float64(time.Millisecond)
+	}
+	return a
 }
 
 // Failure is one kind of failure a run saw (result.json's failures[]):
@@ -106,6 +141,11 @@ type TokenBound struct {
 	OverBound             int64  `json:"over_bound"`
 	EarlyStoppingMet      *bool  `json:"early_stopping_met,omitempty"`
 	EarlyStoppingRequired int64  `json:"early_stopping_required,omitempty"`
+	// AnsweredPercentileNs is the percentile over the answered samples
+	// only (absent when none was answered, and for older results):
+	// PercentileNs is LoadGen's, INT64_MAX when it lands on a failed
+	// sample.
+	AnsweredPercentileNs *int64 `json:"answered_percentile_ns,omitempty"`
 }
 
 // TokenLatenciesOf converts a result's token_latencies to the wire's (nil
@@ -123,11 +163,26 @@ func TokenLatenciesOf(t *loadgen.TokenLatencies) *TokenLatencies {
 		TPOT: tokenBoundOf(t.TPOTAtPercentileNs, t.TPOTBoundNs, t.TPOTMet, t.TPOTOverBound, t.TPOTEarlyStopping),
 		Met:  t.TTFTMet && t.TPOTMet,
 	}
+	out.TTFT.AnsweredPercentileNs = answeredAt(t.TTFTAnswered, t.Percentile)
+	out.TPOT.AnsweredPercentileNs = answeredAt(t.TPOTAnswered, t.Percentile)
 	if t.TPOTEarlyStopping != nil {
 		met := t.EarlyStoppingMet
 		out.EarlyStoppingMet = &met
 	}
 	return out
+}
+
+// answeredAt is an answered table's value at p, nil without one.
+func answeredAt(s *loadgen.LatencyStats, p float64) *int64 {
+	if s == nil {
+		return nil
+	}
+	d, ok := s.At(p)
+	if !ok {
+		return nil
+	}
+	ns := int64(d)
+	return &ns
 }
 
 func tokenBoundOf(at int64, bound uint64, met bool, over int64, es *loadgen.EarlyStoppingResult) TokenBound {
@@ -197,7 +252,8 @@ type Trial struct {
 	Target   float64 `json:"target"`
 	Achieved float64 `json:"achieved"`
 	// TailLatencyMs is the latency at Percentile (the scenario's target
-	// percentile).
+	// percentile); -1 where it lands on a failed sample, as in LatencyMs
+	// (search.json keeps LoadGen's INT64_MAX ns there: 9223372036854.775).
 	TailLatencyMs float64 `json:"tail_latency_ms"`
 	Percentile    float64 `json:"percentile"`
 	// Verdict is "VALID" or "INVALID", or "" while the trial runs.
@@ -218,6 +274,14 @@ type Trial struct {
 	// sweep's latency-vs-load figures.
 	LatencyMs        *TrialLatency `json:"latency_ms,omitempty"`
 	OverBoundSamples int64         `json:"over_bound_samples"`
+	// TailLatencyAnsweredMs and LatencyAnsweredMs are TailLatencyMs and
+	// LatencyMs over the answered samples only (absent when none was
+	// answered, and for older records), FailedSamples the samples that
+	// failed: TailLatencyMs is LoadGen's, 9223372036854.775 when the
+	// percentile lands on a failed sample.
+	TailLatencyAnsweredMs *float64      `json:"tail_latency_answered_ms,omitempty"`
+	LatencyAnsweredMs     *TrialLatency `json:"latency_answered_ms,omitempty"`
+	FailedSamples         int64         `json:"failed_samples"`
 	// TokenLatencies are a token-latency trial's TTFT and TPOT at
 	// Percentile against their bounds; Goodput its samples meeting the
 	// SLO (search.json's, absent otherwise).
@@ -234,6 +298,11 @@ type TrialTokenLatencies struct {
 	TPOTMs      float64 `json:"tpot_ms"`
 	TPOTBoundMs float64 `json:"tpot_bound_ms"`
 	TPOTMet     bool    `json:"tpot_met"`
+	// TTFTAnsweredMs and TPOTAnsweredMs are TTFT and TPOT at the
+	// percentile over the answered samples only (absent when none was
+	// answered, and for older records).
+	TTFTAnsweredMs *float64 `json:"ttft_answered_ms,omitempty"`
+	TPOTAnsweredMs *float64 `json:"tpot_answered_ms,omitempty"`
 }
 
 // TrialGoodput are a trial's samples meeting the SLO among those issued.

@@ -301,6 +301,7 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 		st.Validity = sum.validity
 		st.InvalidReasons, st.Warnings, st.Failures = sum.invalidReasons, sum.warnings, sum.failures
 		st.TokenLatencies = sum.tokenLatencies
+		st.AnsweredLatencyMs = sum.answered
 	}
 	if detail {
 		files, _ := s.store.Files(rec.ID)

@@ -57,6 +57,10 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 	return &runner.Outcome{Result: r}, err
 }
 
+// failedTailMs is where a tail latency in ms is a failed sample's
+// (stats.FailedLatency: 9223372036854.775 ms), with float slack.
+const failedTailMs = 9.2e12
+
 // searchStatus is a search's trials so far and its answer (or its state
 // while it runs) for the run's status.
 func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus) {
@@ -70,6 +74,14 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 		if l := t.Latency; l != nil {
 			tr.LatencyMs = &api.TrialLatency{P50: l.P50, P90: l.P90, P99: l.P99}
 		}
+		if tr.TailLatencyMs >= failedTailMs {
+			// A failed sample's INT64_MAX ns: -1, as LatencyMs says it.
+			tr.TailLatencyMs = search.FailedPercentile
+		}
+		if l := t.LatencyAnswered; l != nil {
+			tr.LatencyAnsweredMs = &api.TrialLatency{P50: l.P50, P90: l.P90, P99: l.P99}
+		}
+		tr.TailLatencyAnsweredMs, tr.FailedSamples = t.TailLatencyAnsweredMs, t.FailedSamples
 		tr.OverBoundSamples = t.OverBound
 		if c := t.Criteria; c != nil {
 			tr.Criteria = &api.TrialCriteria{LatencyMet: c.LatencyMet, EarlyStoppingMet: c.EarlyStoppingMet,
@@ -97,7 +109,8 @@ func trialTokens(t search.Trial) (*api.TrialTokenLatencies, *api.TrialGoodput) {
 	var g *api.TrialGoodput
 	if k := t.TokenLatencies; k != nil {
 		tl = &api.TrialTokenLatencies{TTFTMs: k.TTFTMs, TTFTBoundMs: k.TTFTBoundMs, TTFTMet: k.TTFTMet,
-			TPOTMs: k.TPOTMs, TPOTBoundMs: k.TPOTBoundMs, TPOTMet: k.TPOTMet}
+			TPOTMs: k.TPOTMs, TPOTBoundMs: k.TPOTBoundMs, TPOTMet: k.TPOTMet,
+			TTFTAnsweredMs: k.TTFTAnsweredMs, TPOTAnsweredMs: k.TPOTAnsweredMs}
 	}
 	if k := t.Goodput; k != nil {
 		g = &api.TrialGoodput{SamplesIssued: k.SamplesIssued, SamplesMeetingSLO: k.SamplesMeetingSLO, Percent: k.Percent}

@@ -25,6 +25,7 @@ type runSummary struct {
 	invalidReasons, warnings []string
 	failures                 []api.Failure
 	tokenLatencies           *api.TokenLatencies
+	answered                 *api.AnsweredLatency
 	trials                   []api.Trial
 	search                   *api.SearchStatus
 }
@@ -110,6 +111,7 @@ func (c *summaries) read(rec runstore.Record) *runSummary {
 			sum.invalidReasons, sum.warnings = res.InvalidReasons, res.Warnings
 			sum.failures = api.FailuresOf(res.Failures)
 			sum.tokenLatencies = api.TokenLatenciesOf(res.TokenLatencies)
+			sum.answered = api.AnsweredLatencyOf(res.SampleLatencyAnswered)
 		}
 		f.Close()
 	}

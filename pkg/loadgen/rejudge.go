@@ -85,6 +85,8 @@ func Rejudge(s Settings, rec Recorded) (*Result, error) {
 	}
 	res.SampleLatency = latencyStats(samples, e.TargetLatencyPercentile)
 	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
+	res.SampleLatencyAnswered = answeredStats(samples, e.TargetLatencyPercentile)
+	res.QueryLatencyAnswered = answeredStats(queries, e.TargetLatencyPercentile)
 	throughputOf(s.Scenario, res, samples)
 	inferredTokensOf(s, res)
 	judgeRecorded(res, s, e, samples, queries, rec.Samples)

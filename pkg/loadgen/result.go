@@ -105,6 +105,16 @@ type Result struct {
 
 	SampleLatency LatencyStats `json:"sample_latency"`
 	QueryLatency  LatencyStats `json:"query_latency"`
+	// SampleLatencyAnswered and QueryLatencyAnswered are the same tables
+	// over the answered samples (queries) only: count the answered ones,
+	// failed the failed ones left out, no INT64_MAX anywhere. What a
+	// person reads (the summary's own lines, the tables of a search, the
+	// report) shows these with "N failed" beside them; the tables above
+	// keep LoadGen's convention, which LoadGen's logs need. Nil in a
+	// result.json written before they existed, and for a run with no
+	// samples.
+	SampleLatencyAnswered *LatencyStats `json:"sample_latency_answered,omitempty"`
+	QueryLatencyAnswered  *LatencyStats `json:"query_latency_answered,omitempty"`
 	// IssueLateness is actual issue − scheduled time per query; it is
 	// already inside the Server latencies (charged to the SUT).
 	IssueLateness LatencyStats `json:"issue_lateness"`
@@ -260,6 +270,19 @@ type LatencyStats struct {
 	// Percentiles: 50, 90, 95, 97, 99, 99.9 and the target percentile, as
 	// sorted[floor(n·p)].
 	Percentiles []Percentile `json:"percentiles,omitempty"`
+}
+
+// Answered is the table a person reads: answered (count the answered
+// samples, failed the others) when the result has it; else LoadGen's s
+// with failed 0, for a result.json written before answered tables: its
+// failed samples are then inside count and percentiles, which read
+// "failed" where they land on one.
+func Answered(s LatencyStats, answered *LatencyStats) LatencyStats {
+	if answered != nil {
+		return *answered
+	}
+	s.Failed = 0
+	return s
 }
 
 // Percentile is one exact percentile.

@@ -46,6 +46,13 @@ type TokenLatencies struct {
 	// −(latency − TTFT), negative, and in min and mean, as in LoadGen.
 	TTFT LatencyStats `json:"ttft"`
 	TPOT LatencyStats `json:"tpot"`
+	// TTFTAnswered and TPOTAnswered are the same tables over the answered
+	// samples only (failed: the failed ones left out), what a person
+	// reads; TTFT and TPOT keep LoadGen's INT64_MAX for a failed sample.
+	// Nil without samples and in a result.json written before they
+	// existed.
+	TTFTAnswered *LatencyStats `json:"ttft_answered,omitempty"`
+	TPOTAnswered *LatencyStats `json:"tpot_answered,omitempty"`
 	// TTFTAtPercentileNs / TPOTAtPercentileNs are the tables at
 	// Percentile; TTFTMet / TPOTMet whether each is within its bound.
 	TTFTAtPercentileNs int64 `json:"ttft_at_percentile_ns"`
@@ -117,9 +124,11 @@ func judgeTokenLatencies(in tokenRun, samples []TokenSample) *TokenLatencies {
 		TTFTMet: true, TPOTMet: true, EarlyStoppingMet: true}
 	ttft := make([]int64, 0, len(samples))
 	tpot := make([]int64, 0, len(samples))
+	failed := 0
 	for _, s := range samples {
 		n := s.Tokens
 		if s.Failed {
+			failed++
 			ttft, tpot = append(ttft, math.MaxInt64), append(tpot, math.MaxInt64)
 			continue
 		}
@@ -154,6 +163,7 @@ func judgeTokenLatencies(in tokenRun, samples []TokenSample) *TokenLatencies {
 	}
 	t.TTFT, t.TTFTAtPercentileNs = exactStats(ttft, in.percentile)
 	t.TPOT, t.TPOTAtPercentileNs = exactStats(tpot, in.percentile)
+	t.TTFTAnswered, t.TPOTAnswered = answeredExact(ttft, failed, in.percentile), answeredExact(tpot, failed, in.percentile)
 	if len(samples) == 0 {
 		return t
 	}
@@ -230,6 +240,18 @@ func exactStats(v []int64, target float64) (LatencyStats, int64) {
 		st.Percentiles = append(st.Percentiles, Percentile{P: p, LatencyNs: at(p)})
 	}
 	return st, at(target)
+}
+
+// answeredExact is exactStats over the answered samples of v, sorted by
+// exactStats with the failed ones (INT64_MAX) last: its first len − failed
+// values. Nil for no samples.
+func answeredExact(v []int64, failed int, target float64) *LatencyStats {
+	if len(v) == 0 {
+		return nil
+	}
+	st, _ := exactStats(v[:len(v)-failed], target)
+	st.Failed = failed
+	return &st
 }
 
 // serverEarlyStopping is LoadGen's Server early stopping with t samples

@@ -73,6 +73,8 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	}
 	res.SampleLatency = latencyStats(samples, e.TargetLatencyPercentile)
 	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
+	res.SampleLatencyAnswered = answeredStats(samples, e.TargetLatencyPercentile)
+	res.QueryLatencyAnswered = answeredStats(queries, e.TargetLatencyPercentile)
 	lateness := make([]time.Duration, issued)
 	for i := range lateness {
 		lateness[i] = time.Duration(max(r.issued[i]-r.scheduled[i], 0))
@@ -449,6 +451,19 @@ func latencyStats(l stats.Latencies, target float64) LatencyStats {
 		}
 	}
 	return st
+}
+
+// answeredStats is latencyStats over the answered samples of l only, with
+// Failed the samples left out; nil for no samples. The answered ones are
+// the sorted record's first Len − Failed values (a failed sample sorts
+// last): no second sort.
+func answeredStats(l stats.Latencies, target float64) *LatencyStats {
+	if l.Len() == 0 {
+		return nil
+	}
+	st := latencyStats(l.Completed(), target)
+	st.Failed = l.Failed()
+	return &st
 }
 
 // pctName formats a percentile as LoadGen's labels do: 0.9 → "90.0th".

@@ -95,6 +95,12 @@ type Network struct {
 	// IssueLateness is actual issue time minus scheduled time over all
 	// queries, when measured (nil otherwise).
 	IssueLateness *LatencyStats
+	// AnsweredSampleLatencies is the sample latency table over the
+	// answered samples only, when any failed (nil otherwise): the "In
+	// readable units:" line shows it, with FailedSamples beside it, in
+	// place of LoadGen's table whose tail is the failed samples'
+	// INT64_MAX. LoadGen's lines above keep LoadGen's table.
+	AnsweredSampleLatencies *LatencyStats
 	// Constraints are further validity conditions of ours.
 	Constraints []Constraint
 	// Extra are further lines of ours (protocol, target, batching, ...).

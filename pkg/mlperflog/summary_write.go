@@ -308,7 +308,14 @@ func writeNetwork(b *strings.Builder, s *Summary) {
 // stay as they are above).
 func writeReadable(b *strings.Builder, s *Summary) {
 	line(b, "In readable units:")
-	line(b, "  sample latency : ", readableTable(s.SampleLatencies))
+	if a := s.Network.AnsweredSampleLatencies; a != nil && s.Network.FailedSamples > 0 {
+		// A failed sample's latency is LoadGen's INT64_MAX: the tail a
+		// person reads is the answered samples', the failures counted
+		// beside it.
+		line(b, "  sample latency : ", readableTable(*a), " (answered samples; ", strconv.FormatInt(s.Network.FailedSamples, 10), " failed)")
+	} else {
+		line(b, "  sample latency : ", readableTable(s.SampleLatencies))
+	}
 	if l := s.Network.IssueLateness; l != nil {
 		line(b, "  issue lateness : ", readableTable(*l))
 	}

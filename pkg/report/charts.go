@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/search"
 )
@@ -35,7 +36,9 @@ func spectrumChart(runs []*Run) *chart {
 		}
 		c.Lines = append(c.Lines, l)
 		exact := line{Label: r.Name + " (result.json)", Color: colorOf(i), Marker: true, NoLine: true}
-		for _, q := range r.Result.SampleLatency.Percentiles {
+		// The answered samples' percentiles, as latency.hlog holds only
+		// theirs (LoadGen's table lands on a failed sample's INT64_MAX).
+		for _, q := range loadgen.Answered(r.Result.SampleLatency, r.Result.SampleLatencyAnswered).Percentiles {
 			if q.P < 1 && q.LatencyNs < math.MaxInt64 {
 				exact.Points = append(exact.Points, pt{X: spectrumX(q.P), Y: ms(q.LatencyNs), Note: fmt.Sprintf("%s %.3f ms", pctLabel(q.P), ms(q.LatencyNs))})
 			}
@@ -173,12 +176,12 @@ func trialCharts(runs []*Run) []*chart {
 			if tr.Pass {
 				verdict = "pass"
 			}
-			note := fmt.Sprintf("trial %d, target %s: achieved %.1f, %s %.3f ms, %s", tr.Index, fmtNum(tr.Target), tr.Achieved, pctLabel(tr.Percentile), tr.TailLatencyMs, verdict)
-			a.Points = append(a.Points, pt{X: tr.Target, Y: tr.Achieved, Note: note, Empty: !tr.Pass})
-			tailMs := tr.TailLatencyMs
-			if tailMs >= failedMs {
-				tailMs = math.NaN() // the percentile fell on a failed sample: no latency
+			tailMs, tailText := trialTail(tr) // NaN: no answered latency to draw
+			if !math.IsNaN(tailMs) {
+				tailText = fmt.Sprintf("%.3f ms%s", tailMs, failedNote(tr))
 			}
+			note := fmt.Sprintf("trial %d, target %s: achieved %.1f, %s %s, %s", tr.Index, fmtNum(tr.Target), tr.Achieved, pctLabel(tr.Percentile), tailText, verdict)
+			a.Points = append(a.Points, pt{X: tr.Target, Y: tr.Achieved, Note: note, Empty: !tr.Pass})
 			t.Points = append(t.Points, pt{X: tr.Target, Y: tailMs, Note: note, Empty: !tr.Pass})
 			if b := tr.LatencyBoundMs; b > 0 && !bounds[b] {
 				bounds[b] = true
@@ -207,7 +210,11 @@ func sweepLines(name, color string, trials []search.Trial) []line {
 	p90 := line{Label: name + " p90", Color: color, Dash: dotted}
 	for _, tr := range trials {
 		y50, y90 := math.NaN(), math.NaN()
-		if l := tr.Latency; l != nil {
+		l := tr.Latency
+		if tr.FailedSamples > 0 && tr.LatencyAnswered != nil {
+			l = tr.LatencyAnswered // the answered samples': a failed one's latency is no latency
+		}
+		if l != nil {
 			y50, y90 = sweepMs(l.P50), sweepMs(l.P90)
 		}
 		p50.Points = append(p50.Points, pt{X: tr.Target, Y: y50, Note: fmt.Sprintf("rate %s: p50 %.3f ms", fmtNum(tr.Target), y50)})

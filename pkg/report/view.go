@@ -60,8 +60,13 @@ type searchView struct {
 type trialView struct {
 	search.Trial
 	Target, Achieved, Tail, Bound string
-	// P50, P90, P99 are the trial's latencies in ms as shown ("-" in a
-	// record without them).
+	// TailValue is the tail latency's data-value: the answered samples'
+	// when some failed (never a failed sample's INT64_MAX).
+	TailValue float64
+	// Lat are the latencies shown, the answered samples' when some
+	// failed; P50, P90, P99 them in ms as shown ("-" in a record without
+	// them), with the failures counted beside p99.
+	Lat           *search.Percentiles
 	P50, P90, P99 string
 }
 
@@ -116,7 +121,13 @@ func figuresOf(res *loadgen.Result) []figure {
 		f = append(f, countFigure("closed_loop.concurrency", "outstanding (closed loop)", int64(cl.Concurrency)),
 			countFigure("closed_loop.max_outstanding", "most outstanding seen", int64(cl.MaxOutstanding)))
 	}
-	f = append(f, latencyFigures("sample_latency", "latency", res.SampleLatency)...)
+	if a := res.SampleLatencyAnswered; a != nil && res.SamplesFailed > 0 {
+		// A failed sample's latency is LoadGen's INT64_MAX: show the
+		// answered samples' percentiles, the failures counted beside.
+		f = append(f, latencyFigures("sample_latency_answered", fmt.Sprintf("latency (answered; %d failed)", res.SamplesFailed), *a)...)
+	} else {
+		f = append(f, latencyFigures("sample_latency", "latency", res.SampleLatency)...)
+	}
 	if res.ClosedLoop == nil { // a closed loop has no schedule to be late for
 		f = append(f, latencyFigures("issue_lateness", "issue lateness", res.IssueLateness)...)
 	}
@@ -182,18 +193,47 @@ func fmtFloat(v float64, dec int) string { return strconv.FormatFloat(v, 'f', de
 func newSearchView(s *search.Result) *searchView {
 	v := &searchView{Result: s, Sweep: s.Mode == search.ModeSweep}
 	for _, t := range s.Trials {
-		tv := trialView{Trial: t, Target: fmtNum(t.Target), Achieved: fmtFloat(t.Achieved, 1), Tail: fmtFloat(t.TailLatencyMs, 3), Bound: "-",
+		tv := trialView{Trial: t, Target: fmtNum(t.Target), Achieved: fmtFloat(t.Achieved, 1), Bound: "-",
 			P50: "-", P90: "-", P99: "-"}
+		tv.TailValue, tv.Tail = trialTail(t)
 		if t.LatencyBoundMs > 0 {
 			tv.Bound = fmtNum(t.LatencyBoundMs)
 		}
-		if l := t.Latency; l != nil {
+		tv.Lat = t.Latency
+		if t.FailedSamples > 0 && t.LatencyAnswered != nil {
+			tv.Lat = t.LatencyAnswered
+		}
+		if l := tv.Lat; l != nil {
 			v.Latencies = true
-			tv.P50, tv.P90, tv.P99 = trialMs(l.P50), trialMs(l.P90), trialMs(l.P99)
+			tv.P50, tv.P90, tv.P99 = trialMs(l.P50), trialMs(l.P90), trialMs(l.P99)+failedNote(t)
 		}
 		v.Trials = append(v.Trials, tv)
 	}
 	return v
+}
+
+// trialTail is a trial's tail latency in ms, as a value (NaN: none) and as
+// shown: the answered samples' with the failures beside it when some
+// failed, "failed" for an older record's failed sample.
+func trialTail(t search.Trial) (float64, string) {
+	switch {
+	case t.FailedSamples > 0 && t.TailLatencyAnsweredMs != nil:
+		return *t.TailLatencyAnsweredMs, fmtFloat(*t.TailLatencyAnsweredMs, 3) + failedNote(t)
+	case t.FailedSamples > 0:
+		return math.NaN(), "-" + failedNote(t)
+	case t.TailLatencyMs >= failedMs:
+		return math.NaN(), "failed"
+	}
+	return t.TailLatencyMs, fmtFloat(t.TailLatencyMs, 3)
+}
+
+// failedNote is " (N failed)" beside a trial's answered latency, "" when
+// none failed.
+func failedNote(t search.Trial) string {
+	if t.FailedSamples == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d failed)", t.FailedSamples)
 }
 
 // trialMs is a trial's latency in ms to the µs, "failed" where the

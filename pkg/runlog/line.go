@@ -38,11 +38,11 @@ func SummaryLine(res *loadgen.Result) string {
 		}
 		b.WriteString(rateText(res))
 	}
-	latency, what := res.SampleLatency, "latency"
+	latency, what := loadgen.Answered(res.SampleLatency, res.SampleLatencyAnswered), "latency"
 	if res.Scenario == "MultiStream" {
-		latency, what = res.QueryLatency, "query latency"
+		latency, what = loadgen.Answered(res.QueryLatency, res.QueryLatencyAnswered), "query latency"
 	}
-	fmt.Fprintf(&b, "; %s p50 %s, p90 %s, p99 %s", what, msAt(latency, 0.50), msAt(latency, 0.90), msAt(latency, 0.99))
+	fmt.Fprintf(&b, "; %s p50 %s, p90 %s, p99 %s%s", what, msAt(latency, 0.50), msAt(latency, 0.90), msAt(latency, 0.99), answeredNote(latency))
 	b.WriteString(tokenSummary(res))
 	b.WriteString(tokenLatencySummary(res))
 	fmt.Fprintf(&b, "; %d of %d samples failed%s", res.SamplesFailed, res.SamplesIssued, failureKinds(res.Failures))
@@ -80,6 +80,20 @@ func rateText(res *loadgen.Result) string {
 		qps = float64(res.QueriesIssued) / time.Duration(res.DurationNs).Seconds()
 	}
 	return fmt.Sprintf("%.2f QPS vs %.6g expected", qps, target)
+}
+
+// answeredNote says, beside the percentiles of an answered table
+// (loadgen.Answered: count the answered samples, failed the others), how
+// many failed; "" when none did, or for LoadGen's own table of a result
+// written before answered tables, whose failed are among its count.
+func answeredNote(ls loadgen.LatencyStats) string {
+	if ls.Failed == 0 {
+		return ""
+	}
+	if ls.Count == 0 {
+		return fmt.Sprintf(" (none answered, %d failed)", ls.Failed)
+	}
+	return fmt.Sprintf(" over the %d answered, %d failed", ls.Count, ls.Failed)
 }
 
 // msAt formats a percentile in milliseconds; a failed sample at that rank

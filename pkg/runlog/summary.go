@@ -84,6 +84,9 @@ func buildSummary(run *loadgen.Run, res *loadgen.Result, o *Options) (*mlperflog
 		s.Inferred = &mlperflog.InferredTokens{CompletedTokensPerSecond: in.CompletedTokensPerSecond, TokensPerSecond: in.TokensPerSecond}
 	}
 	s.Network = network(res, o, notes)
+	if s.Network.AnsweredSampleLatencies, err = answeredTable(samples, res); err != nil {
+		return nil, err
+	}
 	// The engine's verdict is the run's verdict. Every condition it checks
 	// is mapped above; should it ever reject a run for a reason this mapping
 	// misses, say so in the summary rather than print VALID next to an
@@ -165,6 +168,30 @@ func tableOf(ls loadgen.LatencyStats) (mlperflog.LatencyStats, error) {
 		t.P[i] = v
 	}
 	return t, nil
+}
+
+// answeredTable is the sample latency table over the answered samples,
+// when any failed: from the record when there is one (its first n − failed
+// sorted values), else from result.json's sample_latency_answered; nil
+// when none failed or a result.json written before it has none.
+func answeredTable(samples *stats.Latencies, res *loadgen.Result) (*mlperflog.LatencyStats, error) {
+	if res.SamplesFailed == 0 {
+		return nil, nil
+	}
+	var t mlperflog.LatencyStats
+	var err error
+	switch {
+	case samples != nil && samples.Len() > samples.Failed():
+		t, err = mlperflog.NewLatencyStats(samples.Completed())
+	case res.SampleLatencyAnswered != nil && res.SampleLatencyAnswered.Count > 0:
+		t, err = tableOf(*res.SampleLatencyAnswered)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: answered sample latencies: %w", ErrInvalidResult, err)
+	}
+	return &t, nil
 }
 
 // percentileOf is the exact latency at p: from the record when there is one,

@@ -133,14 +133,32 @@ func tokenLatencySummary(res *loadgen.Result) string {
 	}
 	ms := func(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }
 	p := fmt.Sprintf("p%s", strconv.FormatFloat(tl.Percentile*100, 'f', -1, 64))
+	// The answered samples' TTFT and TPOT: a failed sample's are LoadGen's
+	// INT64_MAX (the verdict counts them, a reader wants the latency).
+	ttft := answeredTokenAt(tl.TTFTAtPercentileNs, tl.TTFTAnswered, tl.Percentile)
+	tpot := answeredTokenAt(tl.TPOTAtPercentileNs, tl.TPOTAnswered, tl.Percentile)
 	switch res.Scenario {
 	case "Offline":
 		return fmt.Sprintf("; %.2f tokens/s", tl.TokensPerSecond)
 	case "SingleStream", "MultiStream":
 		// No bound: LoadGen judges them by early stopping alone.
-		return fmt.Sprintf("; token latencies: TTFT %s %s, TPOT %s %s, %.2f tokens/s completed",
-			p, ms(tl.TTFTAtPercentileNs), p, ms(tl.TPOTAtPercentileNs), tl.CompletedTokensPerSecond)
+		return fmt.Sprintf("; token latencies: TTFT %s %s, TPOT %s %s%s, %.2f tokens/s completed",
+			p, ttft, p, tpot, answeredNote(loadgen.Answered(tl.TTFT, tl.TTFTAnswered)), tl.CompletedTokensPerSecond)
 	}
-	return fmt.Sprintf("; judged by token latencies: TTFT %s %s (bound %s), TPOT %s %s (bound %s), %.2f tokens/s completed",
-		p, ms(tl.TTFTAtPercentileNs), ms(int64(tl.TTFTBoundNs)), p, ms(tl.TPOTAtPercentileNs), ms(int64(tl.TPOTBoundNs)), tl.CompletedTokensPerSecond)
+	return fmt.Sprintf("; judged by token latencies: TTFT %s %s (bound %s), TPOT %s %s (bound %s)%s, %.2f tokens/s completed",
+		p, ttft, ms(int64(tl.TTFTBoundNs)), p, tpot, ms(int64(tl.TPOTBoundNs)), answeredNote(loadgen.Answered(tl.TTFT, tl.TTFTAnswered)),
+		tl.CompletedTokensPerSecond)
+}
+
+// answeredTokenAt is a token latency at percentile p over the answered
+// samples (answered, when the result has it; else LoadGen's value at),
+// in ms; "failed" for a value that is a failed sample's.
+func answeredTokenAt(at int64, answered *loadgen.LatencyStats, p float64) string {
+	if answered != nil {
+		return msAt(*answered, p)
+	}
+	if at == int64(stats.FailedLatency) {
+		return "failed"
+	}
+	return fmt.Sprintf("%.3f ms", float64(at)/1e6)
 }

@@ -590,7 +590,10 @@ func TestSummaryLine(t *testing.T) {
 				}},
 			want: func(res *loadgen.Result) []string {
 				return []string{"Server (loadgen6): INVALID (", "samples failed (first:", "connection reset", "early stopping not met",
-					fmt.Sprintf("%d of %d samples failed", res.SamplesFailed, res.SamplesIssued), "p99 failed"}
+					fmt.Sprintf("%d of %d samples failed", res.SamplesFailed, res.SamplesIssued),
+					// The answered samples' p99, not the failed ones' INT64_MAX (issue 26 #13).
+					"p99 " + ms(*res.SampleLatencyAnswered, 0.99) + " over the " + fmt.Sprint(res.SamplesCompleted) + " answered, " +
+						fmt.Sprint(res.SamplesFailed) + " failed"}
 			},
 		},
 		{

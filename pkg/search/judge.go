@@ -85,6 +85,25 @@ type TokenFigures struct {
 	TPOTMs      float64 `json:"tpot_ms"`
 	TPOTBoundMs float64 `json:"tpot_bound_ms"`
 	TPOTMet     bool    `json:"tpot_met"`
+	// TTFTAnsweredMs and TPOTAnsweredMs are TTFT and TPOT at the
+	// percentile over the answered samples only (absent when none was
+	// answered, and from older records): TTFTMs and TPOTMs are -1 when
+	// the percentile lands on a failed sample.
+	TTFTAnsweredMs *float64 `json:"ttft_answered_ms,omitempty"`
+	TPOTAnsweredMs *float64 `json:"tpot_answered_ms,omitempty"`
+}
+
+// answeredAtMs is an answered table's latency at p in ms, nil without one.
+func answeredAtMs(s *loadgen.LatencyStats, p float64) *float64 {
+	if s == nil {
+		return nil
+	}
+	at, ok := s.At(p)
+	if !ok {
+		return nil
+	}
+	v := float64(at) / 1e6
+	return &v
 }
 
 // GoodputFigures are a goodput trial's samples meeting the SLO among those
@@ -118,7 +137,8 @@ func figures(tr *TrialResult, r *loadgen.Result) {
 			return float64(ns) / 1e6
 		}
 		tr.Tokens = &TokenFigures{TTFTMs: ms(tl.TTFTAtPercentileNs), TTFTBoundMs: ms(clampNs(tl.TTFTBoundNs)), TTFTMet: tl.TTFTMet,
-			TPOTMs: ms(tl.TPOTAtPercentileNs), TPOTBoundMs: ms(clampNs(tl.TPOTBoundNs)), TPOTMet: tl.TPOTMet}
+			TPOTMs: ms(tl.TPOTAtPercentileNs), TPOTBoundMs: ms(clampNs(tl.TPOTBoundNs)), TPOTMet: tl.TPOTMet,
+			TTFTAnsweredMs: answeredAtMs(tl.TTFTAnswered, tl.Percentile), TPOTAnsweredMs: answeredAtMs(tl.TPOTAnswered, tl.Percentile)}
 		if tr.Percentile == 0 {
 			tr.Percentile = tl.Percentile
 		}

@@ -98,10 +98,31 @@ func writeTable(w io.Writer, res *Result) {
 		if t.EarlyVerdict != "" {
 			ev = "stopped"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%.3f\t%s\t%s%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
-			t.Achieved, t.TailLatencyMs, criteriaCells(res, t.Criteria), extraCells(res, t), t.Verdict, yesNo(t.Pass), t.DurationS, ev)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%s\t%s\t%s%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
+			t.Achieved, tailCell(t), criteriaCells(res, t.Criteria), extraCells(res, t), t.Verdict, yesNo(t.Pass), t.DurationS, ev)
 	}
 	tw.Flush()
+}
+
+// failedTailMs is where a tail latency in ms is a failed sample's
+// (LoadGen's INT64_MAX ns is 9223372036854.775 ms), with float slack.
+const failedTailMs = 9.2e12
+
+// tailCell is a trial's tail latency in ms as the table shows it: over the
+// answered samples with the failures counted beside it when any failed
+// ("12.345 (8 failed)"), never a failed sample's INT64_MAX.
+func tailCell(t Trial) string {
+	if t.FailedSamples > 0 {
+		v := "-"
+		if a := t.TailLatencyAnsweredMs; a != nil {
+			v = fmt.Sprintf("%.3f", *a)
+		}
+		return fmt.Sprintf("%s (%d failed)", v, t.FailedSamples)
+	}
+	if t.TailLatencyMs >= failedTailMs { // a record from before failed_samples
+		return "failed"
+	}
+	return fmt.Sprintf("%.3f", t.TailLatencyMs)
 }
 
 // criteriaCells are a trial's criteria as table cells: "?" for a record
@@ -134,7 +155,7 @@ func extraCells(res *Result, t Trial) string {
 	c := ""
 	if hasTokens(res) {
 		if tk := t.TokenLatencies; tk != nil {
-			c += fmt.Sprintf("%.3f\t%.3f\t", tk.TTFTMs, tk.TPOTMs)
+			c += tokenCell(t, tk.TTFTMs, tk.TTFTAnsweredMs) + "\t" + tokenCell(t, tk.TPOTMs, tk.TPOTAnsweredMs) + "\t"
 		} else {
 			c += "-\t-\t"
 		}
@@ -147,6 +168,22 @@ func extraCells(res *Result, t Trial) string {
 		}
 	}
 	return c
+}
+
+// tokenCell is a TTFT or TPOT in ms as the table shows it: over the
+// answered samples with the failures beside it when any failed, never -1.
+func tokenCell(t Trial, ms float64, answered *float64) string {
+	if t.FailedSamples > 0 && (answered != nil || ms == FailedPercentile) {
+		v := "-"
+		if answered != nil {
+			v = fmt.Sprintf("%.3f", *answered)
+		}
+		return fmt.Sprintf("%s (%d failed)", v, t.FailedSamples)
+	}
+	if ms == FailedPercentile {
+		return "failed"
+	}
+	return fmt.Sprintf("%.3f", ms)
 }
 
 func hasTokens(res *Result) bool {

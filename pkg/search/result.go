@@ -63,9 +63,14 @@ type Trial struct {
 	Achieved      float64 `json:"achieved"`
 	Metric        float64 `json:"metric"`
 	TailLatencyMs float64 `json:"tail_latency_ms"`
-	Percentile    float64 `json:"percentile"`
-	DurationS     float64 `json:"duration_s"`
-	EarlyVerdict  string  `json:"early_verdict,omitempty"`
+	// TailLatencyAnsweredMs is TailLatencyMs over the answered samples
+	// only (absent when none was answered, and from older records):
+	// TailLatencyMs is LoadGen's, 9223372036854.775 when the percentile
+	// lands on a failed sample.
+	TailLatencyAnsweredMs *float64 `json:"tail_latency_answered_ms,omitempty"`
+	Percentile            float64  `json:"percentile"`
+	DurationS             float64  `json:"duration_s"`
+	EarlyVerdict          string   `json:"early_verdict,omitempty"`
 	// LatencyBoundMs is the latency constraint's bound at Percentile
 	// (Server).
 	LatencyBoundMs float64 `json:"latency_bound_ms,omitempty"`
@@ -77,6 +82,13 @@ type Trial struct {
 	// latency-vs-load table (absent from older records).
 	Latency   *Percentiles `json:"latency_ms,omitempty"`
 	OverBound int64        `json:"over_bound_samples"`
+	// LatencyAnswered is the trial's latency at p50, p90 and p99 over its
+	// answered samples only, and FailedSamples how many failed: what the
+	// tables show, where Latency (LoadGen's convention) has "failed" for
+	// a percentile that lands on a failed sample (absent from older
+	// records, and when no sample was answered).
+	LatencyAnswered *Percentiles `json:"latency_answered_ms,omitempty"`
+	FailedSamples   int64        `json:"failed_samples"`
 	// TokenLatencies are a token-latency trial's TTFT and TPOT at the
 	// percentile against their bounds; Goodput a trial's samples meeting
 	// the SLO (with --slo). Absent otherwise.

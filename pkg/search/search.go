@@ -160,7 +160,17 @@ func trialRecord(req TrialRequest, tr TrialResult) Trial {
 		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
 		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria, Latency: tr.Latency, OverBound: tr.OverBound,
 		TokenLatencies: tr.Tokens, Goodput: tr.Goodput,
+		LatencyAnswered: tr.LatencyAnswered, FailedSamples: tr.FailedSamples, TailLatencyAnsweredMs: answeredMs(tr.TailAnswered),
 	}
+}
+
+// answeredMs is an answered latency in ms, nil for none (negative).
+func answeredMs(d time.Duration) *float64 {
+	if d < 0 {
+		return nil
+	}
+	v := float64(d) / 1e6
+	return &v
 }
 
 // conclude fills the peak from the planner's outcome, and checks it against

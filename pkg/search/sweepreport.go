@@ -33,9 +33,10 @@ func writeSweepTable(w io.Writer, res *Result) {
 	fmt.Fprintf(tw, "trial\trate asked/s\tcompleted/s\tp50\tp90\tp99\tover bound\tverdict\tduration s\t\n")
 	for _, t := range res.Trials {
 		p50, p90, p99 := "-", "-", "-"
-		if l := t.Latency; l != nil {
+		if l := shownLatency(t); l != nil {
 			p50, p90, p99 = fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99)
 		}
+		p99 += failedNote(t)
 		verdict := t.Verdict
 		if t.EarlyVerdict != "" {
 			verdict += " (stopped early)"
@@ -44,6 +45,25 @@ func writeSweepTable(w io.Writer, res *Result) {
 			t.OverBound, verdict, t.DurationS)
 	}
 	tw.Flush()
+}
+
+// shownLatency is the latencies a person reads of trial t: over its
+// answered samples when some failed and the record has them (Latency, as
+// LoadGen counts, lands on a failed sample's INT64_MAX, shown "failed").
+func shownLatency(t Trial) *Percentiles {
+	if t.FailedSamples > 0 && t.LatencyAnswered != nil {
+		return t.LatencyAnswered
+	}
+	return t.Latency
+}
+
+// failedNote is " (N failed)" beside trial t's answered latency, "" when
+// none failed.
+func failedNote(t Trial) string {
+	if t.FailedSamples == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d failed)", t.FailedSamples)
 }
 
 // plotWidth is the longest bar of the p99 plot, in characters.
@@ -55,8 +75,8 @@ const plotWidth = 40
 func writeSweepPlot(w io.Writer, res *Result, width int) {
 	top, bound := 0.0, 0.0
 	for _, t := range res.Trials {
-		if t.Latency != nil {
-			top = max(top, t.Latency.P99)
+		if l := shownLatency(t); l != nil {
+			top = max(top, l.P99)
 		}
 		bound = max(bound, t.LatencyBoundMs)
 	}
@@ -80,12 +100,13 @@ func writeSweepPlot(w io.Writer, res *Result, width int) {
 
 // plotRow is one trial's bar and its value.
 func plotRow(t Trial, top, bound float64, width int) string {
-	if t.Latency == nil {
-		return "│ -"
+	l := shownLatency(t)
+	if l == nil {
+		return "│ -" + failedNote(t)
 	}
-	v := t.Latency.P99
+	v := l.P99
 	if v == FailedPercentile {
-		return "│ failed"
+		return "│ failed" + failedNote(t)
 	}
 	n := int(v/top*float64(width) + 0.5)
 	row := []rune(strings.Repeat("█", n) + strings.Repeat(" ", width-n))
@@ -94,7 +115,7 @@ func plotRow(t Trial, top, bound float64, width int) string {
 			row[at] = '|'
 		}
 	}
-	return "│" + strings.TrimRight(string(row), " ") + " " + fmtMs(v)
+	return "│" + strings.TrimRight(string(row), " ") + " " + fmtMs(v) + failedNote(t)
 }
 
 // fmtMs is a latency in ms in a readable unit, to three significant

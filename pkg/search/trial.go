@@ -45,6 +45,14 @@ type TrialResult struct {
 	// OverBound the samples over the bound.
 	Latency   *Percentiles
 	OverBound int64
+	// TailAnswered, LatencyAnswered are TailLatency and Latency over the
+	// answered samples only (TailAnswered < 0, LatencyAnswered nil: none
+	// answered, or not known); FailedSamples the samples that failed.
+	// The tables show these: a failed sample's latency is LoadGen's
+	// INT64_MAX, which TailLatency and Latency keep.
+	TailAnswered    time.Duration
+	LatencyAnswered *Percentiles
+	FailedSamples   int64
 	// Tokens are a Server trial's TTFT and TPOT at Percentile against
 	// their bounds with use_token_latencies (the latency constraint then);
 	// Goodput its samples meeting the SLO (nil: none).
@@ -139,6 +147,7 @@ func TrialResultOf(r *loadgen.Result, d time.Duration, j Judge) TrialResult {
 		}
 	}
 	tr.Latency, tr.OverBound = percentilesOf(r.SampleLatency), r.OverLatencyCount
+	answeredFigures(&tr, r)
 	if met, ok := tokenConstraintMet(r); ok {
 		tr.Criteria.LatencyMet = met
 	}
@@ -147,6 +156,24 @@ func TrialResultOf(r *loadgen.Result, d time.Duration, j Judge) TrialResult {
 	}
 	figures(&tr, r)
 	return tr
+}
+
+// answeredFigures fills tr's answered-only latencies from r's answered
+// tables (the query latency's for MultiStream's tail, as TailLatency).
+func answeredFigures(tr *TrialResult, r *loadgen.Result) {
+	tr.FailedSamples, tr.TailAnswered = r.SamplesFailed, -1
+	tail := r.SampleLatencyAnswered
+	if r.Scenario == trace.MultiStream.String() {
+		tail = r.QueryLatencyAnswered
+	}
+	if tail != nil {
+		if at, ok := tail.At(tr.Percentile); ok {
+			tr.TailAnswered = at
+		}
+	}
+	if a := r.SampleLatencyAnswered; a != nil {
+		tr.LatencyAnswered = percentilesOf(*a)
+	}
 }
 
 // FailedPercentile stands for a percentile that lands on a failed sample.

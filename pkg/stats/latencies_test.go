@@ -3,6 +3,7 @@ package stats
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -133,5 +134,35 @@ func TestCompleted(t *testing.T) {
 	}
 	if e := (Latencies{}).Completed(); e.Len() != 0 {
 		t.Errorf("empty Completed has %d", e.Len())
+	}
+}
+
+// The answered percentiles of a record with failures (issue 26 #13) are
+// Completed's: the same as the percentiles of the answered latencies
+// alone, read from the record's sorted slice without a copy or a sort.
+func TestCompletedIsTheAnsweredPercentiles(t *testing.T) {
+	answered := []time.Duration{7, 3, 9, 1, 5, 8, 2, 6, 4, 10}
+	all := append(slices.Clone(answered), FailedLatency, FailedLatency)
+	l, err := NewLatencies(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, err := NewLatencies(answered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.Completed()
+	if &c.Sorted()[0] != &l.Sorted()[0] {
+		t.Error("Completed copied the record")
+	}
+	for _, p := range []float64{0, 0.5, 0.9, 0.99, 1} {
+		got, err1 := c.Percentile(p)
+		want, err2 := only.Percentile(p)
+		if err1 != nil || err2 != nil || got != want || got == FailedLatency {
+			t.Errorf("p%v: answered %v (%v), want %v (%v)", p*100, got, err1, want, err2)
+		}
+	}
+	if p99, _ := l.Percentile(0.99); p99 != FailedLatency {
+		t.Errorf("LoadGen's p99 %v: want the failed sample's FailedLatency", p99)
 	}
 }
