@@ -35,6 +35,17 @@ type EndpointReport struct {
 // URL, unreachable, refused, no model); a failed inference is reported in
 // the result.
 func ProbeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.Config, headers ...Header) (*EndpointReport, error) {
+	// The server's answers are quoted in the errors: scrubbed of the
+	// headers' values, as a run's are (scrubbing).
+	_, scr := scrubbing(Spec{Headers: headers}, Options{})
+	rep, err := probeEndpoint(ctx, url, model, version, tlsCfg, headers)
+	if rep != nil {
+		rep.InferenceError = scr.String(rep.InferenceError)
+	}
+	return rep, scr.Error(err)
+}
+
+func probeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.Config, headers []Header) (*EndpointReport, error) {
 	t, err := target.Parse(url)
 	if err != nil {
 		return nil, err
