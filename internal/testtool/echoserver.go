@@ -17,7 +17,8 @@ import (
 // repeats the credentials it is sent: servers and proxies quote a request's
 // Authorization or x-api-key in their error bodies. It is a raw
 // net.Listener writing each answer byte for byte: the probe's requests get
-// a model "m" (one FP32 input and output of shape [4]) unless FailAll;
+// a model "m" (one FP32 input and output of shape [4]) from a server whose
+// name repeats the first echoed header, unless FailAll;
 // every inference (and, with FailAll, every request) gets Status with
 // EchoBody of the request's headers; GET /v1/models, an OpenAI model
 // list, lists the echoed credentials as its models.
@@ -85,8 +86,7 @@ func (s *EchoServer) serve(c net.Conn) {
 }
 
 const (
-	echoServerMeta = `{"name":"echo","version":"1","extensions":[]}`
-	echoModelMeta  = `{"name":"m","versions":["1"],"platform":"echo","inputs":[{"name":"IN","datatype":"FP32","shape":[4]}],"outputs":[{"name":"OUT","datatype":"FP32","shape":[4]}]}`
+	echoModelMeta = `{"name":"m","versions":["1"],"platform":"echo","inputs":[{"name":"IN","datatype":"FP32","shape":[4]}],"outputs":[{"name":"OUT","datatype":"FP32","shape":[4]}]}`
 )
 
 // answer is the raw response to req.
@@ -104,7 +104,12 @@ func (s *EchoServer) answer(req *http.Request) string {
 	case p == "/v2/health/live" || p == "/v2/health/ready" || p == "/v2/models/m/ready":
 		return rawAnswer(200, "text/plain", "")
 	case p == "/v2":
-		return rawAnswer(200, "application/json", echoServerMeta)
+		// A server's name may quote what it was sent too.
+		name := "echo"
+		if len(s.Echoed) > 0 {
+			name += " " + req.Header.Get(s.Echoed[0])
+		}
+		return rawAnswer(200, "application/json", fmt.Sprintf(`{"name":%q,"version":"1","extensions":[]}`, name))
 	case p == "/v2/models/m":
 		return rawAnswer(200, "application/json", echoModelMeta)
 	}

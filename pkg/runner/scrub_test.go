@@ -44,7 +44,8 @@ func noForms(t *testing.T, where, text string) {
 // answering 401 with a body that repeats Authorization and x-api-key
 // (verbatim, base64, JSON-escaped) is refused with an error that quotes the
 // body, scrubbed, for ProbeEndpoint and a run's KServe probe; the probe's
-// timed inference answered 500 likewise; the OpenAI probe's error, which
+// timed inference answered 500 likewise, and the server's name, which
+// repeats the header; the OpenAI probe's error, which
 // lists the server's models, likewise when the list echoes the headers.
 func TestProbeScrubsEchoedCredentials(t *testing.T) {
 	refusing := testtool.StartEchoServer(t, 401, true, "Authorization", "X-Api-Key")
@@ -74,6 +75,13 @@ func TestProbeScrubsEchoedCredentials(t *testing.T) {
 		t.Fatalf("ProbeEndpoint: %+v, %v: want the inference's error reported", rep, err)
 	}
 	noForms(t, "the probe's inference error", rep.InferenceError)
+	noForms(t, "the server's name", rep.Server.Name)
+	noForms(t, "the server's name (model probe)", rep.Model.Server.Name)
+	rep, err = ProbeEndpoint(t.Context(), "http://"+failing.Addr, "", "", nil, scrubHeaders...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noForms(t, "the server's name (no model)", rep.Server.Name)
 
 	spec.API = genai.APIOpenAIChat
 	_, err = Run(t.Context(), spec, Options{})
