@@ -121,3 +121,21 @@ func FuzzScrubber(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkScrubber: what scrubbing a failure's text costs (once per
+// failure kind and per kept message, never per answered sample): a
+// 512-byte server error without a secret and one quoting two.
+func BenchmarkScrubber(b *testing.B) {
+	const bearer, key = "Bearer tok/3+9<x>Z&q=7", "key+1/2<3>_Q-w9"
+	s := NewScrubber(bearer, key)
+	clean := strings.Repeat(`{"error":"model m: input IN: shape [1,4] \/ want [4]: 100% of 8"} `, 8)[:512]
+	dirty := (`credentials rejected: ` + bearer + " | " + key + " " + base64.StdEncoding.EncodeToString([]byte(bearer)) + " " + clean)[:512]
+	for _, c := range []struct{ name, text string }{{"clean", clean}, {"echoed", dirty}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = s.String(c.text)
+			}
+		})
+	}
+}
