@@ -29,9 +29,10 @@ const maxMatchPaths = 16
 // Basic, ...) alone; for Basic, the decoded user:password and the password;
 // the value and the credential in standard and URL-safe base64, padded or
 // not. Each byte of a form is also found escaped as JSON encoders write it
-// (\/, \", \\, \u00XX in either case) or percent-encoded (%XX), so a server
-// quoting the header inside JSON or a URL is caught however much of it it
-// escaped. Forms shorter than MinScrubBytes are not replaced.
+// (\/, \", \\, \u00XX in either case) or URL-encoded (%XX, + for a
+// space), so a server quoting the header inside JSON or a URL is caught
+// however much of it it escaped. Forms shorter than MinScrubBytes are not
+// replaced.
 //
 // A nil *Scrubber (no secrets) returns every text as it is, at no cost.
 // Scrubbing is for failures' text only: a few kinds and messages a run.
@@ -79,6 +80,9 @@ func NewScrubber(values ...string) *Scrubber {
 	s.starts['\\'], s.starts['%'] = true, true
 	for _, f := range forms {
 		s.starts[f[0]] = true
+		if f[0] == ' ' {
+			s.starts['+'] = true
+		}
 	}
 	return s
 }
@@ -179,7 +183,7 @@ func addPath(paths []int, p int) []int {
 }
 
 // escapedAt is the length of c escaped at text[p:] (JSON's \/ \" \\ and
-// \u00XX, or a URL's %XX); 0 when it is not there.
+// \u00XX, a URL's %XX, a form's + for a space); 0 when it is not there.
 func escapedAt(c byte, text string, p int) int {
 	rest := text[p:]
 	switch {
@@ -189,6 +193,8 @@ func escapedAt(c byte, text string, p int) int {
 		return 3
 	case len(rest) >= 2 && rest[0] == '\\' && rest[1] == c && (c == '/' || c == '"' || c == '\\'):
 		return 2
+	case c == ' ' && rest[0] == '+': // a form-encoded query's space
+		return 1
 	}
 	return 0
 }

@@ -29,6 +29,7 @@ func TestScrubberForms(t *testing.T) {
 		{"slash escaped", `{"k":"key+1\/2<3>_Q-w9"}`, `{"k":"` + Redacted + `"}`},
 		{"\\u00XX upper and lower, mixed", `tok\u002F3\u002b9\u003Cx\u003eZ\u0026q\u003d7`, Redacted},
 		{"percent-encoded", "q=key%2B1%2f2%3C3%3E_Q-w9&", "q=" + Redacted + "&"},
+		{"form-encoded", "auth=Bearer+tok%2F3%2B9%3Cx%3EZ%26q%3D7&", "auth=" + Redacted + "&"},
 		{"basic decoded", "user alice:pa55/w+rd refused", "user " + Redacted + " refused"},
 		{"basic password", "password pa55/w+rd", "password " + Redacted},
 		{"basic header", "Authorization: " + basic, "Authorization: " + Redacted},
