@@ -29,7 +29,8 @@ func scrubbedForms() []string {
 // Authorization and x-api-key, verbatim, in base64 and JSON-escaped. Given
 // inline, by @env: and by @file:, no form of either value is in any file
 // the run leaves, nor in what it prints; the failures' example shows the
-// marker where they were.
+// marker where they were. A server answering the probe so stops the run
+// at exit 2 with its text, scrubbed.
 func TestRunScrubsEchoedCredentials(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end runs")
@@ -46,6 +47,15 @@ func TestRunScrubsEchoedCredentials(t *testing.T) {
 		"inline": {scrubAuth, scrubKey},
 		"env":    {"@env:NETLOADGEN_TEST_SCRUB_AUTH", "@env:NETLOADGEN_TEST_SCRUB_KEY"},
 		"file":   {"@file:" + filepath.Join(files, "auth"), "@file:" + filepath.Join(files, "key")},
+	}
+	refusing := testtool.StartEchoServer(t, 401, true, "Authorization", "X-Api-Key")
+	for how, hs := range given {
+		inv := runArgs(shortRun("http://"+refusing.Addr, filepath.Join(t.TempDir(), "out"), "--header", "Authorization: "+hs[0], "--header", "x-api-key: "+hs[1])...)
+		wantExit2(t, inv, "the endpoint refused the credentials: HTTP 401")
+		if !strings.Contains(inv.stderr, secret.Redacted) {
+			t.Errorf("%s: the probe's refusal does not show the server's text with %s: %s", how, secret.Redacted, inv.stderr)
+		}
+		assertNoForms(t, map[string]string{how + ": stdout": inv.stdout, how + ": stderr": inv.stderr}, scrubbedForms())
 	}
 	for _, status := range []int{500, 401} {
 		srv := testtool.StartEchoServer(t, status, false, "Authorization", "X-Api-Key")
