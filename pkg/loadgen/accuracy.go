@@ -159,6 +159,7 @@ type AccuracyRun struct {
 	qsl      QSL
 	clock    Clock
 	log      *slog.Logger
+	scrub    func(string) string // WithTextScrubber; nil: none
 
 	mu       sync.Mutex
 	entries  []AccuracyEntry
@@ -203,7 +204,7 @@ func NewAccuracyRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*AccuracyRun,
 	for _, o := range opts {
 		o(&scratch)
 	}
-	a := &AccuracyRun{settings: s, sets: sets, sut: sut, qsl: qsl, clock: scratch.clock, log: scratch.log, progress: make(chan struct{}, 1)}
+	a := &AccuracyRun{settings: s, sets: sets, sut: sut, qsl: qsl, clock: scratch.clock, log: scratch.log, scrub: scratch.scrub, progress: make(chan struct{}, 1)}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -371,6 +372,9 @@ func (a *AccuracyRun) complete(c Completion) {
 
 func (a *AccuracyRun) note(msg string) {
 	if len(a.errs) < max(a.settings.Engine.MaxErrorMessages, 1) {
+		if a.scrub != nil {
+			msg = a.scrub(msg)
+		}
 		a.errs = append(a.errs, msg)
 	}
 }

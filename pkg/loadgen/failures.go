@@ -53,6 +53,24 @@ func defaultClassifier(err error) (outcome, status string) {
 	return "other", ""
 }
 
+// WithTextScrubber makes the run keep a failure's text (its kind's
+// Example, Result.Errors) only as scrub returns it: the runner takes the
+// run's credentials out of what the server said (secret.Scrubber), before
+// the engine keeps it, so nothing written or shown from the result holds
+// them. scrub is called only for the texts kept, under the run's error
+// lock, and must be safe for concurrent use.
+func WithTextScrubber(scrub func(string) string) Option {
+	return func(r *Run) { r.scrub = scrub }
+}
+
+// scrubbed is text as the run keeps it.
+func (r *Run) scrubbed(text string) string {
+	if r.scrub == nil {
+		return text
+	}
+	return r.scrub(text)
+}
+
 type failureKey struct{ outcome, status string }
 
 // failureTally counts failures by kind; the run's errMu guards it.
@@ -61,8 +79,10 @@ type failureTally struct {
 	kinds []Failure
 }
 
-// add counts n failed samples of kind k, err the failure.
-func (f *failureTally) add(k failureKey, err error, n int64) {
+// add counts n failed samples of kind k, err the failure; the text of a
+// new kind's example is scrub(err.Error()), scrubbed before it is clipped
+// so that a cut cannot leave part of a secret behind.
+func (f *failureTally) add(k failureKey, err error, n int64, scrub func(string) string) {
 	i, ok := f.index[k]
 	if !ok && len(f.kinds) >= MaxFailureKinds-1 {
 		k = failureKey{OverflowOutcome, ""}
@@ -74,7 +94,7 @@ func (f *failureTally) add(k failureKey, err error, n int64) {
 		}
 		i = len(f.kinds)
 		f.index[k] = i
-		f.kinds = append(f.kinds, Failure{Outcome: k.outcome, Status: k.status, Example: clip(err.Error())})
+		f.kinds = append(f.kinds, Failure{Outcome: k.outcome, Status: k.status, Example: clip(scrub(err.Error()))})
 	}
 	f.kinds[i].Count += n
 }

@@ -86,6 +86,7 @@ type Run struct {
 	failedBySec []int64      // samples failed by a completion, per FailureSecond (see Timeline)
 	failures    failureTally // by kind; under errMu
 	classify    FailureClassifier
+	scrub       func(string) string // WithTextScrubber; nil: none
 
 	// Early verdict: settled by a completion, acted on by the issuer.
 	earlyOn      bool
@@ -385,12 +386,12 @@ func (r *Run) noteFailure(err error, n, off int64, msg func() string) (outcome s
 	}
 	o, s := classify(err)
 	r.errMu.Lock()
-	r.failures.add(failureKey{o, s}, err, n)
+	r.failures.add(failureKey{o, s}, err, n, r.scrubbed)
 	if off >= 0 {
 		r.countFailedAt(off, n)
 	}
 	if len(r.errs) < r.settings.Engine.MaxErrorMessages {
-		r.errs = append(r.errs, msg())
+		r.errs = append(r.errs, r.scrubbed(msg()))
 	}
 	r.errMu.Unlock()
 	return o

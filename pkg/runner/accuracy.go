@@ -39,6 +39,12 @@ type AccuracyOutcome struct {
 // mlperf_log_accuracy.json, accuracy_outputs.json and accuracy_result.json.
 // An error means the run could not start or its files could not be written.
 func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, error) {
+	o, scr := scrubbing(spec, o)
+	out, err := executeAccuracy(ctx, spec, o)
+	return out, scr.Error(err)
+}
+
+func executeAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

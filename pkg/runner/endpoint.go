@@ -10,6 +10,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 )
 
@@ -35,6 +36,49 @@ type EndpointReport struct {
 // URL, unreachable, refused, no model); a failed inference is reported in
 // the result.
 func ProbeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.Config, headers ...Header) (*EndpointReport, error) {
+	// The server's answers are quoted in the errors: scrubbed of the
+	// headers' values, as a run's are (scrubbing).
+	_, scr := scrubbing(Spec{Headers: headers}, Options{})
+	rep, err := probeEndpoint(ctx, url, model, version, tlsCfg, headers)
+	if rep != nil && scr != nil {
+		scrubReport(rep, scr)
+	}
+	return rep, scr.Error(err)
+}
+
+// scrubReport scrubs what the server said of itself in words a person
+// reads (its name, version and extensions, the model's name, platform and
+// versions) and the inference's error. The tensors' names and the model's
+// configuration are left: a run sends them back as they are.
+func scrubReport(rep *EndpointReport, scr *secret.Scrubber) {
+	rep.InferenceError = scr.String(rep.InferenceError)
+	server := func(m *kserve.ServerMetadata) {
+		m.Name, m.Version = scr.String(m.Name), scr.String(m.Version)
+		m.Extensions = scrubAll(scr, m.Extensions)
+	}
+	server(&rep.Server)
+	rep.Extensions = scrubAll(scr, rep.Extensions)
+	if p := rep.Model; p != nil {
+		server(&p.Server)
+		p.Model.Name, p.Model.Platform = scr.String(p.Model.Name), scr.String(p.Model.Platform)
+		p.Model.Versions = scrubAll(scr, p.Model.Versions)
+	}
+}
+
+// scrubAll is ss scrubbed, in a new slice (the report's slices may be
+// shared with the probe's).
+func scrubAll(scr *secret.Scrubber, ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = scr.String(s)
+	}
+	return out
+}
+
+func probeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.Config, headers []Header) (*EndpointReport, error) {
 	t, err := target.Parse(url)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/outcome"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/target"
 	"github.com/netloadgen/netloadgen/pkg/tlsconf"
@@ -112,6 +114,27 @@ func ShownHeaders(hs []Header) []string {
 		out[i] = h.Name + ": " + h.Shown
 	}
 	return out
+}
+
+// scrubbing is o with the run's text scrubbed of its secrets, and the
+// scrubber (nil when there are none) for what the run returns: every
+// header's value is a secret (a literal one is shown as <redacted>,
+// secret.Shown), and a server may quote it back in an error body. The
+// engine keeps the failures' text scrubbed and the log lines are, so the
+// result, the run's files, its logs and the errors returned (a probe's
+// included) never hold what a header sent, in any form the scrubber knows.
+func scrubbing(spec Spec, o Options) (Options, *secret.Scrubber) {
+	vals := make([]string, len(spec.Headers))
+	for i, h := range spec.Headers {
+		vals[i] = h.Value
+	}
+	scr := secret.NewScrubber(vals...)
+	if scr == nil {
+		return o, nil
+	}
+	o.Logger = scr.Logger(o.Logger)
+	o.Engine = append(slices.Clip(o.Engine), loadgen.WithTextScrubber(scr.String))
+	return o, scr
 }
 
 // Options observe a run.
@@ -239,6 +262,13 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 // responses are decoded and the sampled ones are logged: Outcome.Accuracy
 // and the run's mlperf_log_accuracy.json hold them.
 func Run(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
+	o, scr := scrubbing(spec, o)
+	out, err := execute(ctx, spec, o)
+	return out, scr.Error(err)
+}
+
+// execute is Run once the run's text is scrubbed (scrubbing).
+func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -69,8 +69,11 @@ func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*searc
 			return nil, err
 		}
 	}
+	// Each trial is a Run, which scrubs its own text; the search's own log
+	// lines quote the trials' errors.
+	_, scr := scrubbing(base, Options{})
 	c := search.Config{
-		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: o.Logger,
+		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: scr.Logger(o.Logger),
 		Trials:  &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict, Judge: judge},
 		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
 		Finished: o.Finished, Mode: mode, Judge: judge,
