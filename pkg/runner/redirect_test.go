@@ -2,10 +2,12 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -19,6 +21,7 @@ import (
 	"github.com/netloadgen/netloadgen/internal/testcert"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/target"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // rawHTTP is a hostile HTTP/1.1 server on loopback: every request it
@@ -39,13 +42,19 @@ func startRaw(t *testing.T, answer func(head string) string) *rawHTTP {
 	}
 	s := &rawHTTP{ln: ln}
 	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	var conns sync.Map // net.Conn: closed at cleanup, as clients may keep theirs idle
+	t.Cleanup(func() {
+		ln.Close()
+		conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
+		wg.Wait()
+	})
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			conns.Store(c, nil)
 			wg.Go(func() { s.serve(c, answer) })
 		}
 	})
@@ -294,5 +303,92 @@ func TestProbeHTTPSToSilentPlainPort(t *testing.T) {
 	const want = "no TLS handshake from the server in 0.2 s: is it plain HTTP?"
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrTLS) {
 		t.Errorf("error %v: want ErrTLS, containing %q", err, want)
+	}
+}
+
+// rawKServe answers the KServe probe of model "m" (one FP32 [1,4] input
+// and output) with fixed bytes, and every inference request with infer.
+func rawKServe(infer func(head string) string) func(string) string {
+	ok := func(body string) string {
+		return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	}
+	return func(head string) string {
+		line, _, _ := strings.Cut(head, "\n")
+		switch {
+		case strings.HasPrefix(line, "GET /v2/health/live "), strings.HasPrefix(line, "GET /v2/models/m/ready "):
+			return ok("")
+		case strings.HasPrefix(line, "GET /v2 "):
+			return ok(`{"name":"raw","version":"1","extensions":[]}`)
+		case strings.HasPrefix(line, "GET /v2/models/m "):
+			return ok(`{"name":"m","platform":"raw","inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,4]}],` +
+				`"outputs":[{"name":"OUTPUT0","datatype":"FP32","shape":[1,4]}]}`)
+		case strings.HasPrefix(line, "POST /v2/models/m/infer "):
+			return infer(head)
+		}
+		return "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+	}
+}
+
+// TestRunDoesNotFollowRedirects: a run whose target answers every
+// inference request with a 302 to another host, or a 307 to another port
+// of the same host with the run's Authorization set, fails every sample
+// with outcome error and its status, on both HTTP tensor clients (pool and
+// event loop) and on the generative client (an OpenAI chat run), and the
+// Location hears nothing.
+func TestRunDoesNotFollowRedirects(t *testing.T) {
+	witness := startRaw(t, func(string) string {
+		return "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 7\r\n\r\nwitness"
+	})
+	w := "http://" + witness.addr()
+	auth := []Header{{Name: "Authorization", Value: "Bearer sk-run-secret"}}
+	models := `{"object":"list","data":[{"id":"m"}]}`
+	openai := func(status int) func(string) string {
+		return func(head string) string {
+			if strings.HasPrefix(head, "GET /v1/models ") {
+				return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(models)) + "\r\n\r\n" + models
+			}
+			return redirectTo(status, w+"/v1/chat/completions")(head)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		status int
+		answer func(string) string
+		client string
+		api    genai.API
+	}{
+		{"pool/302", http.StatusFound, rawKServe(redirectTo(http.StatusFound, w+"/v2/models/m/infer")), "pool", ""},
+		{"loop/302", http.StatusFound, rawKServe(redirectTo(http.StatusFound, w+"/v2/models/m/infer")), "loop", ""},
+		{"pool/307", http.StatusTemporaryRedirect, rawKServe(redirectTo(http.StatusTemporaryRedirect, w+"/v2/models/m/infer")), "pool", ""},
+		{"loop/307", http.StatusTemporaryRedirect, rawKServe(redirectTo(http.StatusTemporaryRedirect, w+"/v2/models/m/infer")), "loop", ""},
+		{"openai-chat/307", http.StatusTemporaryRedirect, openai(http.StatusTemporaryRedirect), "", genai.APIOpenAIChat},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := witness.requests.Load()
+			srv := startRaw(t, c.answer)
+			spec := Spec{Target: "http://" + srv.addr(), Model: "m", Settings: shortSettings(t, trace.SingleStream), TotalSamples: 8, PerformanceSamples: 8,
+				HTTPClient: c.client, API: c.api, Headers: auth}
+			spec.Settings.MinQueryCount, spec.Settings.MaxQueryCount = 4, 4
+			var logged bytes.Buffer
+			out, err := Run(t.Context(), spec, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			if got := witness.requests.Load() - before; got != 0 {
+				t.Errorf("the redirect's target got %d requests, want none", got)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loop := strings.Contains(logged.String(), "http_loop=true"); loop != (c.client == "loop") {
+				t.Fatalf("client %q: the run says http_loop=%v", c.client, loop)
+			}
+			res := out.Result
+			want := "HTTP " + strconv.Itoa(c.status)
+			if res.SamplesFailed == 0 || res.SamplesFailed != res.SamplesIssued || len(res.Failures) != 1 ||
+				res.Failures[0].Outcome != "error" || res.Failures[0].Status != want {
+				t.Fatalf("issued %d, failed %d, failures %+v: want every sample failed, outcome error, status %s", res.SamplesIssued, res.SamplesFailed, res.Failures, want)
+			}
+			if strings.Contains(res.Failures[0].Example, "witness") {
+				t.Errorf("failure example %q quotes the redirect's target", res.Failures[0].Example)
+			}
+		})
 	}
 }
