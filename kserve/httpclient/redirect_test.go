@@ -90,7 +90,9 @@ func TestRedirectIsAnAnswer(t *testing.T) {
 			defer cl.Close()
 			want := c.want
 			if want == nil {
-				want = func(path string) string { return "http://" + addr + "/p" + path[:len(path)-len(lastSegment(path))] + "moved" }
+				want = func(path string) string {
+					return "http://" + addr + "/p" + path[:len(path)-len(lastSegment(path))] + "moved"
+				}
 			}
 			p, err := cl.PrepareInfer(&kserve.InferRequest{Model: "m", Inputs: []kserve.Tensor{{Name: "I", Datatype: kserve.FP32, Shape: []int64{1}, Data: make([]byte, 4)}}})
 			if err != nil {
