@@ -521,14 +521,15 @@ func (c *Client) statusError(resp *fasthttp.Response, path string) error {
 }
 
 // ResolveLocation is a redirect's Location resolved against the URL of
-// the request it answered, as a URL's String spells it (no control
-// characters); the Location as sent, clipped, when either does not parse.
+// the request it answered, as a URL's Redacted spells it (no control
+// characters, a password in it replaced: the text is shown and kept); the
+// Location as sent, quoted and clipped, when either does not parse.
 func ResolveLocation(requestURL, loc string) string {
 	base, err := url.Parse(requestURL)
 	if err == nil {
 		var u *url.URL
 		if u, err = base.Parse(loc); err == nil {
-			return u.String()
+			return u.Redacted()
 		}
 	}
 	return strconv.Quote(loc[:min(len(loc), 512)])

@@ -68,7 +68,8 @@ func rawAnswers(t *testing.T, answer string) (addr string, requests *atomic.Int6
 
 // TestRedirectIsAnAnswer: a 3xx to any request (health, metadata, config,
 // inference) is an error carrying the status and the Location resolved
-// against the request's URL (prefix included), and the client sends
+// against the request's URL (prefix included; a password in it
+// redacted), and the client sends
 // nothing to the Location, with the run's Authorization set or not.
 func TestRedirectIsAnAnswer(t *testing.T) {
 	witness, heard := rawAnswers(t, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
@@ -80,6 +81,7 @@ func TestRedirectIsAnAnswer(t *testing.T) {
 		{"302 Found", "http://" + witness + "/v2/x", 302, func(string) string { return "http://" + witness + "/v2/x" }},
 		{"307 Temporary Redirect", "http://" + witness + "/v2/x", 307, func(string) string { return "http://" + witness + "/v2/x" }},
 		{"301 Moved Permanently", "moved", 301, nil},
+		{"303 See Other", "http://u:pw@" + witness + "/v2/x", 303, func(string) string { return "http://u:xxxxx@" + witness + "/v2/x" }},
 	} {
 		t.Run(c.status, func(t *testing.T) {
 			addr, _ := rawAnswers(t, "HTTP/1.1 "+c.status+"\r\nLocation: "+c.loc+"\r\nContent-Length: 0\r\n\r\n")
