@@ -111,3 +111,26 @@ func TestSearchGoodputPercent(t *testing.T) {
 		}
 	}
 }
+
+// A duration given as text to a field that counts a unit (request_timeout_ms,
+// issue_slack_ns, a setting's _ms) is refused naming the field and the
+// whole number it wants, with an example; the CLI's flags say the
+// converse for a bare number.
+func TestDurationFieldGivenAsText(t *testing.T) {
+	for _, c := range []struct{ body, field, want string }{
+		{`{"target":"http://h:1","model":"m","request_timeout_ms":"2s"}`, "request_timeout_ms",
+			`expected a non-negative integer, got the string "2s": a whole number of milliseconds is expected, e.g. 2000 for 2s`},
+		{`{"target":"http://h:1","model":"m","issue_slack_ns":"50us"}`, "issue_slack_ns",
+			`a whole number of nanoseconds is expected, e.g. 2000000 for 2ms`},
+		{`{"target":"http://h:1","model":"m","settings":{"min_duration_ms":"10s"}}`, "settings.min_duration_ms",
+			`a whole number of milliseconds is expected, e.g. 2000 for 2s`},
+		{`{"target":"http://h:1","model":"m","settings":{"target_latency_ms":"10ms"}}`, "settings.target_latency_ms",
+			`expected a number, got the string "10ms": a number of milliseconds is expected, e.g. 2000 for 2s`},
+	} {
+		_, err := DecodeRunSpec(strings.NewReader(c.body), Limits{})
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v: want a FieldError on %s containing %q", c.body, err, c.field, c.want)
+		}
+	}
+}

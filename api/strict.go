@@ -297,7 +297,33 @@ func jsonFields(t reflect.Type) map[string]int {
 }
 
 func wrongType(path, want string, tok json.Token) error {
+	if _, text := tok.(string); text {
+		if hint := unitHint(path, want); hint != "" {
+			return fieldErr(path, "expected %s, got %s: %s", want, describe(tok), hint)
+		}
+	}
 	return fieldErr(path, "expected %s, got %s", want, describe(tok))
+}
+
+// unitHint is what to write in a field whose name carries its unit
+// (request_timeout_ms) when it was given text, likely a duration ("2s") as
+// the CLI's flags take: "" for other fields. want is what the field takes
+// ("a number" for a float, an integer otherwise).
+func unitHint(path, want string) string {
+	noun := "a whole number"
+	if want == "a number" {
+		noun = "a number"
+	}
+	for _, u := range []struct{ suffix, unit, example string }{
+		{"_ms", "milliseconds", "2000 for 2s"},
+		{"_us", "microseconds", "2000 for 2ms"},
+		{"_ns", "nanoseconds", "2000000 for 2ms"},
+	} {
+		if strings.HasSuffix(path, u.suffix) {
+			return noun + " of " + u.unit + " is expected, e.g. " + u.example
+		}
+	}
+	return ""
 }
 
 // describe names a token's JSON type for a message, quoting short strings

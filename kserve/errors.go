@@ -14,6 +14,9 @@ type Error struct {
 	Code       codes.Code // the gRPC status, also derived for HTTP answers
 	HTTPStatus int        // the HTTP status; 0 when the answer came over gRPC
 	Message    string
+	// Location is a 3xx answer's Location header, resolved against the
+	// request's URL: clients follow no redirect, and the probe names it.
+	Location string
 }
 
 func (e *Error) Error() string {

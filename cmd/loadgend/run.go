@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -527,8 +528,29 @@ func (f *specFlags) integer(dst *int, name, field string, def int, usage string)
 }
 
 func (f *specFlags) duration(dst *time.Duration, name, field, usage string) {
-	f.fs.DurationVar(dst, name, 0, usage)
+	// The backquoted word names the value in -help, as flag.Duration's
+	// "duration" does.
+	f.fs.Var((*durationFlag)(dst), name, usage+"; a `duration` like 2s or 500ms")
 	f.flagOf[field] = name
+}
+
+// durationFlag is flag.Duration with an error that says what to type:
+// flag's own says only "parse error", and a bare number (the API's fields
+// count milliseconds) is the likely mistake.
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string { return time.Duration(*d).String() }
+
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return errors.New("a duration like 2s or 500ms is expected (a bare number has no unit)")
+		}
+		return errors.New("a duration like 2s or 500ms is expected")
+	}
+	*d = durationFlag(v)
+	return nil
 }
 
 // float, uint and boolean register a flag for an optional field, set only

@@ -82,6 +82,7 @@ func MaxResponseBytes(n int) Option { return func(c *config) { c.maxBody = n } }
 type Client struct {
 	cfg     config
 	host    string // Host header
+	origin  string // scheme://host[:port] of the base URL, to resolve a redirect's Location
 	extra   []byte // the Headers' lines, "Name: value\r\n" each
 	prefix  string // path prefix of the base URL, without a trailing slash
 	pool    *connPool
@@ -134,6 +135,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c := &Client{
 		cfg:    cfg,
 		host:   u.Host,
+		origin: u.Scheme + "://" + u.Host,
 		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
 		pool:   newConnPool(addr, cfg.maxConns, cfg.dialTimeout, cfg.idleTimeout, tlsCfg),
 	}
@@ -213,7 +215,7 @@ func (c *Client) health(ctx context.Context, path string) (bool, error) {
 	case st == fasthttp.StatusBadRequest || st == fasthttp.StatusServiceUnavailable:
 		return false, nil
 	}
-	return false, statusError(resp)
+	return false, c.statusError(resp, c.prefix+path)
 }
 
 // ServerMetadata asks GET /v2.
@@ -270,7 +272,7 @@ func (c *Client) RepositoryIndex(ctx context.Context) ([]triton.RepositoryModel,
 		return nil, err
 	}
 	if st := resp.StatusCode(); st < 200 || st >= 300 {
-		return nil, statusError(resp)
+		return nil, c.statusError(resp, c.prefix+path)
 	}
 	var models []triton.RepositoryModel
 	if err := json.Unmarshal(resp.Body(), &models); err != nil {
@@ -286,7 +288,7 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 		return err
 	}
 	if st := resp.StatusCode(); st < 200 || st >= 300 {
-		return statusError(resp)
+		return c.statusError(resp, c.prefix+path)
 	}
 	if err := json.Unmarshal(resp.Body(), v); err != nil {
 		return kserve.Malformedf("GET %s: %v", path, err)
@@ -500,10 +502,37 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 }
 
-// statusError builds the *kserve.Error for a non-2xx answer: the message from
-// {"error": "..."} when the body is that, else the raw body.
-func statusError(resp *fasthttp.Response) error {
-	return StatusError(resp.StatusCode(), resp.Body())
+// statusError builds the *kserve.Error for a non-2xx answer to the request
+// for path (the base URL's prefix included): the message from {"error":
+// "..."} when the body is that, else the raw body. A 3xx answer is an
+// answer like any other: this client follows no redirect (a redirect to
+// another host would carry the run's headers, credentials included, where
+// the user did not send them), but it keeps the Location, resolved against
+// the request's URL, so that the probe can say where the target points.
+func (c *Client) statusError(resp *fasthttp.Response, path string) error {
+	st := resp.StatusCode()
+	err := StatusError(st, resp.Body())
+	if st >= 300 && st < 400 {
+		if ke, ok := err.(*kserve.Error); ok {
+			ke.Location = ResolveLocation(c.origin+path, string(resp.Header.Peek("Location")))
+		}
+	}
+	return err
+}
+
+// ResolveLocation is a redirect's Location resolved against the URL of
+// the request it answered, as a URL's Redacted spells it (no control
+// characters, a password in it replaced: the text is shown and kept); the
+// Location as sent, quoted and clipped, when either does not parse.
+func ResolveLocation(requestURL, loc string) string {
+	base, err := url.Parse(requestURL)
+	if err == nil {
+		var u *url.URL
+		if u, err = base.Parse(loc); err == nil {
+			return u.Redacted()
+		}
+	}
+	return strconv.Quote(loc[:min(len(loc), 512)])
 }
 
 // StatusError builds the *kserve.Error for a non-2xx answer of status st

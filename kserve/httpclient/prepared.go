@@ -15,6 +15,7 @@ import (
 // number of times, concurrently.
 type Prepared struct {
 	raw     []byte // the whole HTTP request
+	path    string // its path, the base URL's prefix included
 	bodyLen int
 	want    *kserve.Expect // the answer check; nil: none
 	batch   int            // the request's batch size, for want
@@ -43,7 +44,7 @@ func (c *Client) PrepareInfer(req *kserve.InferRequest) (*Prepared, error) {
 	}
 	path := c.prefix + c.modelPath(req.Model, req.Version) + "/infer"
 	raw := c.appendRequest(make([]byte, 0, len(body)+len(path)+len(c.host)+len(c.extra)+160), "POST", path, ct, jsonLen, body)
-	return &Prepared{raw: raw, bodyLen: len(body)}, nil
+	return &Prepared{raw: raw, path: path, bodyLen: len(body)}, nil
 }
 
 // PrepareInferExpect is PrepareInfer with the check of every answer to the
@@ -68,7 +69,7 @@ func (c *Client) InferPrepared(ctx context.Context, p *Prepared) (*kserve.InferR
 		return nil, err
 	}
 	if st := resp.StatusCode(); st < 200 || st >= 300 {
-		return nil, statusError(resp)
+		return nil, c.statusError(resp, p.path)
 	}
 	jsonLen, err := kserve.ParseInferenceHeaderLength(resp.Header.Peek(kserve.HeaderInferenceContentLength))
 	if err != nil {
@@ -105,7 +106,7 @@ func (c *Client) inferPreparedCheck(ctx context.Context, p *Prepared, at *time.T
 		return err
 	}
 	if st := resp.StatusCode(); st < 200 || st >= 300 {
-		return statusError(resp)
+		return c.statusError(resp, p.path)
 	}
 	jsonLen, err := kserve.ParseInferenceHeaderLength(resp.Header.Peek(kserve.HeaderInferenceContentLength))
 	if err != nil {

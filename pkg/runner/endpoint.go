@@ -102,8 +102,8 @@ func probeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if rep.Live, err = conn.probe.ServerLive(pctx); err != nil {
-			if msg := refused(err, t.Scheme); msg != "" {
-				return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+			if rerr := refusal(t, err); rerr != nil {
+				return nil, rerr
 			}
 			return nil, fmt.Errorf("%w: %s is not reachable as a KServe v2 server: %v", target.ErrTarget, t.URL, err)
 		}
@@ -113,6 +113,9 @@ func probeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.
 			rep.Ready, _ = r.ServerReady(pctx)
 		}
 		if rep.Server, err = conn.probe.ServerMetadata(pctx); err != nil {
+			if rerr := redirected(t, err); rerr != nil {
+				return nil, rerr
+			}
 			return nil, fmt.Errorf("%w: %s server metadata: %v", target.ErrTarget, t.URL, err)
 		}
 	}

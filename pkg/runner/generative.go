@@ -19,6 +19,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/genclient"
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/grpcloop"
 	"github.com/netloadgen/netloadgen/pkg/sut"
@@ -60,7 +61,9 @@ func probeRun(ctx context.Context, c probeClient, t target.Target, spec Spec, tl
 	}
 	pr, err := probe(ctx, c, t, spec.Model, spec.ModelVersion, tlsCfg)
 	if err != nil {
-		if spec.API == "" && !t.GRPC() && probeOpenAI(ctx, t, spec, tlsCfg) == nil {
+		// A TLS failure is the port's, not the API's: asking /v1/models
+		// over the same handshake would only wait out its own timeout.
+		if spec.API == "" && !t.GRPC() && !errors.Is(err, ErrTLS) && probeOpenAI(ctx, t, spec, tlsCfg) == nil {
 			return &Probe{API: genai.APIOpenAIChat}, nil
 		}
 		return nil, err
@@ -111,11 +114,14 @@ func probeOpenAI(ctx context.Context, t target.Target, spec Spec, tlsCfg *tls.Co
 	}
 	tr := &http.Transport{TLSClientConfig: tlsCfg}
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
+	resp, err := noRedirects(tr).Do(req)
 	if err != nil {
 		return fmt.Errorf("%w: %s: GET /v1/models: %v", target.ErrTarget, t.URL, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return redirectError(t, httpclient.ResolveLocation(url, resp.Header.Get("Location")))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%w: %s: GET /v1/models: HTTP %d", target.ErrTarget, t.URL, resp.StatusCode)
 	}
@@ -135,6 +141,15 @@ func probeOpenAI(ctx context.Context, t target.Target, spec Spec, tlsCfg *tls.Co
 		return fmt.Errorf("%w: %s has no model %q (GET /v1/models lists %s)", target.ErrTarget, t.URL, spec.Model, strings.Join(ids, ", "))
 	}
 	return nil
+}
+
+// noRedirects is a net/http client over tr that follows no redirect: a
+// 3xx is the answer. Go's default follows up to ten, to any host, with
+// every header of the run (Authorization too when only the port differs):
+// the run's credentials would reach a server the user never named, and in
+// the daemon a target outside LOADGEND_ALLOWED_TARGETS would be asked.
+func noRedirects(tr http.RoundTripper) *http.Client {
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // genClient is the client of the run's generative API; loop says it is

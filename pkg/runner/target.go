@@ -131,8 +131,8 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 	}
 	live, err := c.ServerLive(ctx)
 	if err != nil {
-		if msg := refused(err, t.Scheme); msg != "" {
-			return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+		if rerr := refusal(t, err); rerr != nil {
+			return nil, rerr
 		}
 		if terr := tlsFailure(t, err, tlsCfg != nil && len(tlsCfg.Certificates) > 0); terr != nil {
 			return nil, terr
@@ -147,18 +147,23 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 		return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %v", target.ErrTarget, t.URL, protocolName(t.Scheme), err)
 	}
 	if !live {
+		// Go's TLS server answers plain HTTP with a 400, which reads as
+		// "not live" (Triton's way).
+		if hint := tlsHint(ctx, t); hint != "" {
+			return nil, fmt.Errorf("%w: %s does not answer as a KServe v2 %s server: %s", ErrTLS, t.URL, protocolName(t.Scheme), hint)
+		}
 		return nil, fmt.Errorf("%w: %s answers but says it is not live", target.ErrTarget, t.URL)
 	}
 	p := &Probe{}
 	if p.Server, err = c.ServerMetadata(ctx); err != nil {
-		if msg := refused(err, t.Scheme); msg != "" {
-			return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+		if rerr := refusal(t, err); rerr != nil {
+			return nil, rerr
 		}
 		return nil, fmt.Errorf("%w: %s server metadata: %v", target.ErrTarget, t.URL, err)
 	}
 	if p.Model, err = c.ModelMetadata(ctx, model, version); err != nil {
-		if msg := refused(err, t.Scheme); msg != "" && !errors.Is(err, kserve.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+		if rerr := refusal(t, err); rerr != nil && !errors.Is(err, kserve.ErrNotFound) {
+			return nil, rerr
 		}
 		if errors.Is(err, kserve.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s has no model %q%s", target.ErrTarget, t.URL, model, modelHint(ctx, c, p.Server, model))
@@ -166,6 +171,9 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 		return nil, fmt.Errorf("%w: %s model metadata for %q: %v", target.ErrTarget, t.URL, model, err)
 	}
 	ready, err := c.ModelReady(ctx, model, version)
+	if rerr := redirected(t, err); rerr != nil {
+		return nil, rerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: model %q on %s: readiness: %v", target.ErrTarget, model, t.URL, err)
 	}
@@ -200,6 +208,38 @@ func probe(ctx context.Context, c probeClient, t target.Target, model, version s
 		p.MaxBatch = unknownMaxBatch
 	}
 	return p, nil
+}
+
+// ErrRedirect marks a target that answered the probe with a redirect
+// (3xx), which no client of a run follows. It wraps target.ErrTarget.
+var ErrRedirect = fmt.Errorf("%w: redirect", target.ErrTarget)
+
+// redirectError says where a target that redirects points, loc being the
+// Location resolved against the request's URL.
+func redirectError(t target.Target, loc string) error {
+	return fmt.Errorf("%w: %s: the target redirects to %s: point --target there", ErrRedirect, t.URL, loc)
+}
+
+// refusal is the probe's error for an answer that redirected or refused
+// its request, nil for any other error.
+func refusal(t target.Target, err error) error {
+	if rerr := redirected(t, err); rerr != nil {
+		return rerr
+	}
+	if msg := refused(err, t.Scheme); msg != "" {
+		return fmt.Errorf("%w: %s: %s", target.ErrTarget, t.URL, msg)
+	}
+	return nil
+}
+
+// redirected is redirectError for a probe request answered with a 3xx,
+// nil for any other error.
+func redirected(t target.Target, err error) error {
+	ke, ok := errors.AsType[*kserve.Error](err)
+	if !ok || ke.HTTPStatus < 300 || ke.HTTPStatus > 399 {
+		return nil
+	}
+	return redirectError(t, ke.Location)
 }
 
 // refused says what a user can do about an answer that refused the

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,10 +61,15 @@ func checkHandshake(ctx context.Context, nc net.Conn, t target.Target, cfg *tls.
 		return &tls.Certificate{}, nil
 	}
 	tc := tls.Client(nc, c)
-	if d, ok := ctx.Deadline(); ok {
+	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	if d, ok := hctx.Deadline(); ok {
 		_ = nc.SetDeadline(d)
 	}
-	if err := tc.HandshakeContext(ctx); err != nil {
+	if err := tc.HandshakeContext(hctx); err != nil {
+		if ctx.Err() == nil && isTimeout(err) {
+			return fmt.Errorf("%w: %s: no TLS handshake from the server in %s s: is it plain HTTP?", ErrTLS, t.URL, strconv.FormatFloat(handshakeTimeout.Seconds(), 'g', -1, 64))
+		}
 		return handshakeError(t, err, mine)
 	}
 	if !asked {
@@ -158,4 +165,17 @@ func recordTLS(res *loadgen.Result, s *tlsconf.Summary) {
 	if s.InsecureSkipVerify {
 		res.Warnings = append(res.Warnings, insecureWarning)
 	}
+}
+
+// handshakeTimeout bounds the probe's TLS handshake: a plain-text server
+// that waits for a request never answers a ClientHello, and the probe would
+// otherwise spend its whole time on it and report only its deadline. A
+// variable so that a test can shorten it.
+var handshakeTimeout = 5 * time.Second
+
+// isTimeout says whether err is a deadline met: the context's, or the
+// socket's deadline set from it.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
