@@ -147,6 +147,13 @@ type Client interface {
 // malformed).
 var ErrStream = errors.New("genai: malformed stream")
 
+// ErrNoOutputTokens is an answer that ended without one token-bearing
+// response (a 200 event stream closed at once, only empty deltas before
+// [DONE], a final response with no output): the server answered nothing,
+// so the sample fails (outcome malformed) rather than completing with 0
+// tokens. It wraps ErrStream; a client wraps it with its malformed kind.
+var ErrNoOutputTokens = fmt.Errorf("%w: no output tokens", ErrStream)
+
 // SLO is a user's service-level objectives for one sample (`--slo
 // ttft=500ms,tpot=50ms,e2e=10s`, the spec's `slo`): a sample meets them
 // when each bound that is set holds. Zero: not set. Goodput is the rate of
