@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/kserve/genwire"
+	"github.com/netloadgen/netloadgen/kserve/inferencepb"
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	outcomes "github.com/netloadgen/netloadgen/pkg/outcome"
 )
