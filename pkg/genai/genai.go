@@ -111,6 +111,35 @@ type Usage struct {
 	InputTokens int
 }
 
+// MaxTokensPerResponse is the most output tokens one token-bearing
+// response of a streamed answer is believed to carry. A stream's events
+// may carry several tokens each (speculative decoding accepts a few at a
+// step; a server's stream interval batches steps; a detokenizer holds back
+// an incomplete character), so fewer events than claimed tokens is normal;
+// 64 leaves room for all of these, while a claim beyond it is no longer a
+// count of what was streamed.
+const MaxTokensPerResponse = 64
+
+// BelievedTokens is an answer's output token count given what the server
+// claimed (usage.completion_tokens or output_ids summed; 0: no claim),
+// the token-bearing responses received, and the max_tokens asked (0: not
+// asked). The claim is believed (ok) unless it is more than max_tokens
+// (no server may generate more), fewer than the responses (each carried
+// at least one token), or, for a streamed answer (two responses or more),
+// more than MaxTokensPerResponse per response; otherwise the count is the
+// responses, one token each, as for a server that claims nothing.
+func BelievedTokens(claimed, responses, maxTokens int) (n int, ok bool) {
+	switch {
+	case claimed <= 0:
+		return responses, true
+	case maxTokens > 0 && claimed > maxTokens,
+		claimed < responses,
+		responses >= 2 && claimed > responses*MaxTokensPerResponse:
+		return responses, false
+	}
+	return claimed, true
+}
+
 // Handler receives one request's answer as it arrives, from the client's
 // goroutine. Times are when the response's bytes arrived (the kernel's
 // receive time where the client has it), on the wall clock. A client calls
