@@ -280,4 +280,3 @@ func TestRunLLMStillStreamingAtDrain(t *testing.T) {
 		t.Errorf("end message %q: want it to say the SUT was still streaming", res.EndMessage)
 	}
 }
-

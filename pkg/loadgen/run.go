@@ -79,9 +79,9 @@ type Run struct {
 	// the drain ended (StreamingSUT); written and read by Execute's
 	// goroutine only.
 	streamingAtDrain int64
-	active                         atomic.Int64
-	closed                         atomic.Bool
-	notify                         chan struct{}
+	active           atomic.Int64
+	closed           atomic.Bool
+	notify           chan struct{}
 	// done is r.complete bound once: a method value made per call allocates.
 	done func(Completion)
 

@@ -116,17 +116,17 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 type genSample struct {
 	pool      *sync.Pool
 	streaming *atomic.Int64 // the SUT's count of samples streaming
-	req    genai.Request
-	query  int
-	index  int // into the query's samples
-	done   func(loadgen.Completion)
-	cancel context.CancelFunc // the request's timeout; nil without one
-	input  int
-	first  time.Time // the first token-bearing response; zero: none yet
-	last   time.Time
-	tokens int // counted one per response unit the client reported
-	resps  int // token-bearing responses
-	gaps   []time.Duration
+	req       genai.Request
+	query     int
+	index     int // into the query's samples
+	done      func(loadgen.Completion)
+	cancel    context.CancelFunc // the request's timeout; nil without one
+	input     int
+	first     time.Time // the first token-bearing response; zero: none yet
+	last      time.Time
+	tokens    int // counted one per response unit the client reported
+	resps     int // token-bearing responses
+	gaps      []time.Duration
 	// The answer's content, when captured: its ids (int32 LE) and text so
 	// far, and the first token-bearing response's. Fresh for each
 	// sample: the engine keeps them.
