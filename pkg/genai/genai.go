@@ -144,7 +144,8 @@ func BelievedTokens(claimed, responses, maxTokens int) (n int, ok bool) {
 // goroutine. Times are when the response's bytes arrived (the kernel's
 // receive time where the client has it), on the wall clock. A client calls
 // Tokens for every response that carries output (n ≥ 1: the tokens it
-// holds when the server says, else 1), then End exactly once.
+// holds when the server says, else 1), then End exactly once; an answer
+// that ends without one such response ends with ErrNoOutputTokens.
 type Handler interface {
 	Tokens(at time.Time, n int)
 	// End: the answer is complete (err nil) or failed (err wraps one of the
