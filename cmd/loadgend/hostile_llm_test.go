@@ -272,6 +272,9 @@ func TestRunLLMStillStreamingAtDrain(t *testing.T) {
 		t.Fatalf("%s, %d unanswered: want the streaming samples unanswered", res.Validity, res.Unanswered)
 	}
 	msgs := append([]string{res.EndMessage}, res.Errors...)
+	for _, f := range res.Failures {
+		msgs = append(msgs, f.Example)
+	}
 	joined := strings.Join(msgs, "\n")
 	if !strings.Contains(joined, "still streaming at the drain timeout") || strings.Contains(joined, "sent no response") {
 		t.Errorf("end message and errors %q: want \"still streaming at the drain timeout\", never \"sent no response\"", msgs)

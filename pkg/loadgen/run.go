@@ -368,7 +368,12 @@ func (r *Run) close() int64 {
 	if unanswered > 0 {
 		// Counted apart from FailedBySecond: Timeline puts them in the
 		// last second.
-		r.noteFailure(ErrUnanswered, unanswered, -1, func() string {
+		err := ErrUnanswered
+		if s := min(r.streamingAtDrain, unanswered); s > 0 {
+			// The failures' example says so too, still classified unanswered.
+			err = fmt.Errorf("%w: %d of them still streaming at the drain timeout (tokens had come, the end had not)", ErrUnanswered, s)
+		}
+		r.noteFailure(err, unanswered, -1, func() string {
 			if s := min(r.streamingAtDrain, unanswered); s > 0 {
 				return fmt.Sprintf("%d samples got no complete answer before the drain timeout: %d of them still streaming at the drain timeout (tokens had come, the end had not)",
 					unanswered, s)
