@@ -5,6 +5,7 @@ package genclient
 // request's genai.Handler.
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"time"
@@ -60,8 +61,7 @@ func (k *call) ReadStream(a *httpclient.Answer) (keep bool, err error) {
 
 func (k *call) readAnswer(a *httpclient.Answer) (keep bool, err error) {
 	br := a.Reader()
-	k.hdr.Reset()
-	if err := k.hdr.Read(br); err != nil {
+	if err := k.readHead(br); err != nil {
 		return false, err
 	}
 	k.body.init(br, k.hdr.ContentLength())
@@ -73,6 +73,12 @@ func (k *call) readAnswer(a *httpclient.Answer) (keep bool, err error) {
 		}
 		return keep, httpclient.StatusError(st, body)
 	}
+	if ce := k.hdr.Peek("Content-Encoding"); len(ce) > 0 && !bytes.EqualFold(ce, []byte("identity")) {
+		// Every request asks for identity (Accept-Encoding): a compressed
+		// answer would only fail later as garbled events.
+		return false, streamErrorf("the server compressed its answer (Content-Encoding: %s) although loadgend asks for identity (Accept-Encoding: identity): "+
+			"turn compression off on the server or the proxy in front of it", clip(ce))
+	}
 	// Events when the server says so, or, to a streamed request, unless it
 	// says JSON (some servers label their events text/plain).
 	ct := k.hdr.ContentType()
@@ -80,6 +86,30 @@ func (k *call) readAnswer(a *httpclient.Answer) (keep bool, err error) {
 		return k.readEvents(a)
 	}
 	return k.readOne(a)
+}
+
+// maxInterimHeads bounds the interim (1xx) heads skipped before an answer,
+// as fasthttp, under the tensor client, bounds them.
+const maxInterimHeads = 100
+
+// readHead reads the answer's head, skipping interim ones (100 Continue,
+// 103 Early Hints: the answer follows them on the same connection, as the
+// tensor clients skip them). 101 is no interim head but a switch to
+// another protocol: the answer will never come.
+func (k *call) readHead(br *bufio.Reader) error {
+	for range maxInterimHeads {
+		k.hdr.Reset()
+		if err := k.hdr.Read(br); err != nil {
+			return err
+		}
+		switch st := k.hdr.StatusCode(); {
+		case st == 101:
+			return streamErrorf("the server answered 101 Switching Protocols: it speaks another protocol on this connection, not an HTTP answer")
+		case st < 100 || st >= 200:
+			return nil
+		}
+	}
+	return streamErrorf("more than %d interim (1xx) heads before the answer", maxInterimHeads)
 }
 
 // arrival is when the latest bytes read arrived, never before the send
@@ -179,6 +209,9 @@ func (k *call) streamEnd(at time.Time) (bool, error) {
 		return false, err
 	}
 	if !k.ended {
+		if k.wantDone && k.resps == 0 {
+			return false, noOutputTokens("the stream ended without data: [DONE]")
+		}
 		if k.wantDone {
 			return false, streamErrorf("the stream ended without data: [DONE] (after %d token responses)", k.resps)
 		}
@@ -228,9 +261,13 @@ func (k *call) readAll(a *httpclient.Answer, limit int) (body []byte, keep bool,
 }
 
 // end delivers the answer's end once, with the server's count: usage, or
-// else the output_ids received.
+// else the output_ids received. An answer that ends well without one
+// token-bearing response fails: the server answered nothing.
 func (k *call) end(at time.Time, err error) {
 	k.ended = true
+	if err == nil && k.resps == 0 {
+		err = noOutputTokens("no response carried output text or output_ids")
+	}
 	if k.usage.OutputTokens == 0 {
 		k.usage.OutputTokens = k.ids
 	}

@@ -96,7 +96,10 @@ func New(baseURL string, api genai.API, o Options, hopts ...httpclient.Option) (
 	if o.StallTimeout < 0 {
 		return nil, fmt.Errorf("genclient: stall timeout %v: must be positive, or 0 for none", o.StallTimeout)
 	}
-	hopts = append([]httpclient.Option{httpclient.MaxConns(DefaultMaxConns)}, hopts...)
+	// identity: the answer is read as it comes, token by token; a
+	// compressed stream would hold tokens back in the compressor.
+	hopts = append([]httpclient.Option{httpclient.MaxConns(DefaultMaxConns),
+		httpclient.Headers([]kserve.Header{{Name: "Accept-Encoding", Value: "identity"}})}, hopts...)
 	hc, err := httpclient.New(baseURL, hopts...)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,11 @@
 // own count (usage.completion_tokens, or output_ids summed) is reported in
 // End's genai.Usage.
 //
+// An answer without one token-bearing response fails (genai.ErrNoOutputTokens,
+// malformed). Interim heads (100, 103) before the answer are skipped; 101
+// fails. Requests ask for Accept-Encoding: identity, and an answer with
+// another Content-Encoding fails, naming it.
+//
 // Failures: an HTTP error status is a *kserve.Error; a malformed stream
 // (bad SSE or chunk framing, an error event, an OpenAI stream without its
 // `data: [DONE]`, an answer that is not JSON) wraps genai.ErrStream and

@@ -13,3 +13,9 @@ import (
 func streamErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: %w: %s", genai.ErrStream, kserve.ErrMalformed, fmt.Sprintf(format, args...))
 }
+
+// noOutputTokens is an answer with no token-bearing response: it matches
+// genai.ErrNoOutputTokens and kserve.ErrMalformed (outcome "malformed").
+func noOutputTokens(why string) error {
+	return fmt.Errorf("%w: %w (%s)", genai.ErrNoOutputTokens, kserve.ErrMalformed, why)
+}

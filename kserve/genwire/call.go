@@ -125,13 +125,20 @@ func (c *Call) response(at time.Time, w *Response, raw []byte, final bool) {
 			c.h.Tokens(at, n)
 		}
 	}
+	tokens := c.tokens
 	c.mu.Unlock()
 	if final {
 		var u genai.Usage
 		if c.idsSeen {
 			u.OutputTokens = c.ids
 		}
-		c.End(at, u, nil)
+		var err error
+		if !tokens {
+			// The final response, and not one token before it: the server
+			// answered nothing, which must not count as a completion.
+			err = fmt.Errorf("%w: %w (the final response came without a token-bearing one before it)", genai.ErrNoOutputTokens, kserve.ErrMalformed)
+		}
+		c.End(at, u, err)
 	}
 }
 

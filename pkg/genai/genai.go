@@ -111,11 +111,41 @@ type Usage struct {
 	InputTokens int
 }
 
+// MaxTokensPerResponse is the most output tokens one token-bearing
+// response of a streamed answer is believed to carry. A stream's events
+// may carry several tokens each (speculative decoding accepts a few at a
+// step; a server's stream interval batches steps; a detokenizer holds back
+// an incomplete character), so fewer events than claimed tokens is normal;
+// 64 leaves room for all of these, while a claim beyond it is no longer a
+// count of what was streamed.
+const MaxTokensPerResponse = 64
+
+// BelievedTokens is an answer's output token count given what the server
+// claimed (usage.completion_tokens or output_ids summed; 0: no claim),
+// the token-bearing responses received, and the max_tokens asked (0: not
+// asked). The claim is believed (ok) unless it is more than max_tokens
+// (no server may generate more), fewer than the responses (each carried
+// at least one token), or, for a streamed answer (two responses or more),
+// more than MaxTokensPerResponse per response; otherwise the count is the
+// responses, one token each, as for a server that claims nothing.
+func BelievedTokens(claimed, responses, maxTokens int) (n int, ok bool) {
+	switch {
+	case claimed <= 0:
+		return responses, true
+	case maxTokens > 0 && claimed > maxTokens,
+		claimed < responses,
+		responses >= 2 && claimed > responses*MaxTokensPerResponse:
+		return responses, false
+	}
+	return claimed, true
+}
+
 // Handler receives one request's answer as it arrives, from the client's
 // goroutine. Times are when the response's bytes arrived (the kernel's
 // receive time where the client has it), on the wall clock. A client calls
 // Tokens for every response that carries output (n ≥ 1: the tokens it
-// holds when the server says, else 1), then End exactly once.
+// holds when the server says, else 1), then End exactly once; an answer
+// that ends without one such response ends with ErrNoOutputTokens.
 type Handler interface {
 	Tokens(at time.Time, n int)
 	// End: the answer is complete (err nil) or failed (err wraps one of the
@@ -146,6 +176,13 @@ type Client interface {
 // response for a request that was not sent. The sample fails (outcome
 // malformed).
 var ErrStream = errors.New("genai: malformed stream")
+
+// ErrNoOutputTokens is an answer that ended without one token-bearing
+// response (a 200 event stream closed at once, only empty deltas before
+// [DONE], a final response with no output): the server answered nothing,
+// so the sample fails (outcome malformed) rather than completing with 0
+// tokens. It wraps ErrStream; a client wraps it with its malformed kind.
+var ErrNoOutputTokens = fmt.Errorf("%w: no output tokens", ErrStream)
 
 // SLO is a user's service-level objectives for one sample (`--slo
 // ttft=500ms,tpot=50ms,e2e=10s`, the spec's `slo`): a sample meets them

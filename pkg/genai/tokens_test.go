@@ -96,3 +96,31 @@ func BenchmarkSyntheticText(b *testing.B) {
 		SyntheticText(i, 1024)
 	}
 }
+
+// TestBelievedTokens: a server's output token count is believed within
+// the slack the APIs allow, and set aside for the responses counted
+// beyond it (issue 26: 1000 completion tokens for max_tokens 8; 100,000
+// output ids).
+func TestBelievedTokens(t *testing.T) {
+	cases := []struct {
+		claimed, responses, max, want int
+		ok                            bool
+	}{
+		{0, 7, 8, 7, true},           // no claim: the responses
+		{8, 8, 8, 8, true},           // one token an event
+		{8, 3, 8, 8, true},           // several tokens an event
+		{128, 1, 128, 128, true},     // one answer, not streamed
+		{1000, 8, 8, 8, false},       // over max_tokens
+		{100000, 1, 8, 1, false},     // output_ids over max_tokens
+		{3, 8, 8, 8, false},          // fewer than the events
+		{2000, 10, 0, 10, false},     // 200 tokens an event
+		{640, 10, 0, 640, true},      // 64 an event: believed
+		{100000, 1, 0, 100000, true}, // one answer, nothing to weigh it against
+	}
+	for _, c := range cases {
+		n, ok := BelievedTokens(c.claimed, c.responses, c.max)
+		if n != c.want || ok != c.ok {
+			t.Errorf("BelievedTokens(%d, %d, %d) = %d, %v; want %d, %v", c.claimed, c.responses, c.max, n, ok, c.want, c.ok)
+		}
+	}
+}

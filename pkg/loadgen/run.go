@@ -75,9 +75,13 @@ type Run struct {
 	lastDone, maxLateness          atomic.Int64
 	maxOutstanding                 int64 // closed loop: the most queries outstanding after an issue
 	protocolErrs, lateCompletions  atomic.Int64
-	active                         atomic.Int64
-	closed                         atomic.Bool
-	notify                         chan struct{}
+	// streamingAtDrain is the SUT's count of answers still streaming when
+	// the drain ended (StreamingSUT); written and read by Execute's
+	// goroutine only.
+	streamingAtDrain int64
+	active           atomic.Int64
+	closed           atomic.Bool
+	notify           chan struct{}
 	// done is r.complete bound once: a method value made per call allocates.
 	done func(Completion)
 
@@ -265,6 +269,10 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	drained := reason != StopStalled && w.drain(deadline)
 	reason = r.cancelReason(ctx, reason)
 	end := r.clock.Now()
+	if ss, ok := r.sut.(StreamingSUT); ok {
+		// Before the cancel: the cancelled answers end at once.
+		r.streamingAtDrain = int64(ss.Streaming())
+	}
 	sutCancel()
 	unanswered := r.close()
 	r.finished.Store(true)
@@ -361,7 +369,16 @@ func (r *Run) close() int64 {
 	if unanswered > 0 {
 		// Counted apart from FailedBySecond: Timeline puts them in the
 		// last second.
-		r.noteFailure(ErrUnanswered, unanswered, -1, func() string {
+		err := ErrUnanswered
+		if s := min(r.streamingAtDrain, unanswered); s > 0 {
+			// The failures' example says so too, still classified unanswered.
+			err = fmt.Errorf("%w: %d of them still streaming at the drain timeout (tokens had come, the end had not)", ErrUnanswered, s)
+		}
+		r.noteFailure(err, unanswered, -1, func() string {
+			if s := min(r.streamingAtDrain, unanswered); s > 0 {
+				return fmt.Sprintf("%d samples got no complete answer before the drain timeout: %d of them still streaming at the drain timeout (tokens had come, the end had not)",
+					unanswered, s)
+			}
 			return fmt.Sprintf("%d samples got no response before the drain timeout", unanswered)
 		})
 	}
@@ -481,6 +498,9 @@ func (r *Run) complete(c Completion) {
 		o := r.noteFailure(c.Err, n, max(off, 0), func() string {
 			return fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err)
 		})
+		if c.Tokens > 0 || c.InputTokens > 0 {
+			r.recordFailedTokens(&c, base+c.First, base+c.First+c.Count, off, r.scheduled[q])
+		}
 		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}
 	r.doneS.Add(n)

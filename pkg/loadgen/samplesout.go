@@ -23,9 +23,10 @@ const (
 // query's scheduled time, when it was handed to the SUT (sent), the first
 // token-bearing response and the last response (null when there was none:
 // a failed sample has no last_token, a sample without tokens no
-// first_token). status is "ok", or a failed sample's outcome ("timeout",
-// "malformed", "unanswered", ...; "failed" when the run knew of no tokens
-// yet). Call it after Execute has returned.
+// first_token). A failed sample keeps what was measured: its first token,
+// the tokens it received, its input tokens. status is "ok", or a failed
+// sample's outcome ("timeout", "malformed", "unanswered", ...; "failed"
+// when the run knew of no tokens yet). Call it after Execute has returned.
 func (r *Run) WriteSamples(w io.Writer) error {
 	t := r.tok.Load()
 	buf := make([]byte, 0, 64<<10)

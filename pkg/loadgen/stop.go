@@ -1,6 +1,9 @@
 package loadgen
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // StopReason says why the engine stopped issuing queries.
 type StopReason string
@@ -43,6 +46,15 @@ func (r StopReason) message() string {
 		return "Ending early: the SUT sent no response within the drain timeout."
 	}
 	return string(r)
+}
+
+// endMessage is reason's message for this run: a stall while answers were
+// still streaming (StreamingSUT) is not a SUT that sent no response.
+func (r *Run) endMessage(reason StopReason) string {
+	if reason == StopStalled && r.streamingAtDrain > 0 {
+		return fmt.Sprintf("Ending early: the SUT was still streaming at the drain timeout (%d answers had tokens but no end).", r.streamingAtDrain)
+	}
+	return reason.message()
 }
 
 // ErrInterrupted, as the cause of the cancel of Execute's context

@@ -55,6 +55,14 @@ type Resender interface {
 	Resends() uint64
 }
 
+// A StreamingSUT is a SUT that can say how many of its samples in
+// flight have received tokens but not their answer's end. The engine asks
+// at the drain timeout, so that answers still streaming then are named as
+// such rather than as samples the SUT sent no response for.
+type StreamingSUT interface {
+	Streaming() int
+}
+
 // QSL is the query sample library: the data set the SUT's samples come from.
 type QSL interface {
 	TotalSampleCount() int
@@ -129,6 +137,12 @@ type Completion struct {
 	// TokensFromServer: Tokens is the server's count (usage, output_ids),
 	// else one per token-bearing response.
 	TokensFromServer bool
+	// TokensClaimed is the server's own count when it was not believed
+	// (genai.BelievedTokens: more than max_tokens, fewer than the
+	// token-bearing responses, far more than they can carry); Tokens is
+	// then the responses counted. 0: believed, or no claim. The result's
+	// warnings say how many samples' claims were set aside.
+	TokensClaimed int
 	// Gaps are the sample's inter-token gaps, in order. The engine folds
 	// them in before done returns: the SUT may reuse the slice.
 	Gaps []time.Duration

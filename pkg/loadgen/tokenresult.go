@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/genai"
@@ -41,7 +42,9 @@ type TokenResult struct {
 	OutputTokensPerSecond float64 `json:"output_tokens_per_second"`
 	// OutputTokensPerSecondPerUser is the mean over samples of n ≥ 2
 	// tokens of (n − 1)/(E2E − TTFT), i.e. of 1/TPOT: the decode speed one
-	// user sees once the first token has come.
+	// user sees once the first token has come. A sample whose tokens all
+	// arrived in one read is left out (its quotient is no rate), and a
+	// warning counts them.
 	OutputTokensPerSecondPerUser float64 `json:"output_tokens_per_second_per_user"`
 
 	// With an SLO (engine.slo, --slo): the objectives, the samples meeting
@@ -81,6 +84,7 @@ func tokenStatsOf(ds []time.Duration) TokenStats {
 type tokenSample struct {
 	ttft, e2e     time.Duration
 	tokens, input int64
+	burst         bool // its tokens all arrived at one instant
 }
 
 // tokenResult computes the run's TokenResult (nil when no sample carried
@@ -96,7 +100,7 @@ func (r *Run) tokenResult(res *Result) *TokenResult {
 		out.TokenCountSource = TokensFromResponses
 	}
 	slo := r.settings.Engine.SLO
-	var met int64
+	var met, perUserN, burst int64
 	var perUser float64
 	r.eachTokenSample(t, func(s tokenSample) {
 		out.Samples++
@@ -106,8 +110,15 @@ func (r *Run) tokenResult(res *Result) *TokenResult {
 		pot := samplePOT(int64(s.e2e), int64(s.ttft), s.tokens)
 		if s.tokens >= 2 {
 			tpot = append(tpot, pot)
-			if s.e2e > s.ttft {
+			switch {
+			case s.e2e <= s.ttft:
+			case s.burst:
+				// Every token in one read, the end a moment later: the
+				// quotient is a read's spacing, not a decode rate.
+				burst++
+			default:
 				perUser += float64(s.tokens-1) / (s.e2e - s.ttft).Seconds()
+				perUserN++
 			}
 		}
 		if slo.Met(s.ttft, pot, s.e2e, int(s.tokens)) {
@@ -116,9 +127,10 @@ func (r *Run) tokenResult(res *Result) *TokenResult {
 	})
 	out.TTFT, out.TPOT, out.E2E = tokenStatsOf(ttft), tokenStatsOf(tpot), tokenStatsOf(e2e)
 	out.ITL = histogramStats(t.itl)
-	if len(tpot) > 0 {
-		out.OutputTokensPerSecondPerUser = perUser / float64(len(tpot))
+	if perUserN > 0 {
+		out.OutputTokensPerSecondPerUser = perUser / float64(perUserN)
 	}
+	res.Warnings = append(res.Warnings, tokenWarnings(t, burst)...)
 	secs := float64(res.FinalQueryAllSamplesDoneTimeNs) / 1e9
 	if secs > 0 {
 		out.OutputTokensPerSecond = float64(out.OutputTokens) / secs
@@ -142,8 +154,26 @@ func (r *Run) eachTokenSample(t *tokenRecord, fn func(tokenSample)) {
 			return
 		}
 		ttft := time.Duration(t.first[seq] - r.scheduled[seq/r.spq])
-		fn(tokenSample{ttft: min(max(ttft, 0), d), e2e: d, tokens: int64(t.tokens[seq]), input: int64(t.input[seq])})
+		fn(tokenSample{ttft: min(max(ttft, 0), d), e2e: d, tokens: int64(t.tokens[seq]), input: int64(t.input[seq]), burst: t.burst[seq]})
 	})
+}
+
+// tokenWarnings are the run's warnings about its token counts and rates,
+// one each, with counts: the server's claims set aside
+// (Completion.TokensClaimed) and the samples left out of the per-user rate
+// because their tokens all came at once.
+func tokenWarnings(t *tokenRecord, burst int64) []string {
+	var w []string
+	if n := t.claimsSetAside.Load(); n > 0 {
+		w = append(w, fmt.Sprintf("the server's output token counts were not believed for %d samples: it claimed %d tokens where %d token-bearing responses came "+
+			"(a claim over max_tokens, under the responses or over %d per response); the responses were counted instead (docs/genai.md, token counts)",
+			n, t.claimedTokens.Load(), t.countedTokens.Load(), genai.MaxTokensPerResponse))
+	}
+	if burst > 0 {
+		w = append(w, fmt.Sprintf("%d samples' tokens all arrived in one read, with no time between the first and the last: "+
+			"left out of output_tokens_per_second_per_user (their TPOT, LoadGen's, measures no decoding)", burst))
+	}
+	return w
 }
 
 // histogramStats summarises a live histogram (the inter-token gaps).

@@ -38,6 +38,13 @@ type tokenRecord struct {
 	itl    *stats.LiveHistogram
 
 	fromServer, fromResponses atomic.Int64 // samples by how Tokens was counted
+	// burst marks the answered samples of two tokens or more whose
+	// token-bearing responses all arrived at one instant (one read): their
+	// E2E − TTFT measures no decoding, so they have no per-user rate.
+	burst []bool
+	// Claims set aside (Completion.TokensClaimed) over answered samples:
+	// how many, the tokens claimed and the tokens counted instead.
+	claimsSetAside, claimedTokens, countedTokens atomic.Int64
 
 	mu       sync.Mutex // guards outcomes and outIndex
 	outcomes []string
@@ -47,7 +54,7 @@ type tokenRecord struct {
 func newTokenRecord(n int) *tokenRecord {
 	return &tokenRecord{
 		first: make([]int64, n), tokens: make([]int32, n), input: make([]int32, n),
-		status: make([]uint8, n), itl: stats.NewLiveHistogram(),
+		status: make([]uint8, n), burst: make([]bool, n), itl: stats.NewLiveHistogram(),
 	}
 }
 
@@ -72,16 +79,17 @@ func clampTokens(n int) int32 { return int32(min(max(n, 0), 1<<31-1)) }
 // observer.
 func (r *Run) recordTokens(c *Completion, from, to int, off, sched int64) (ttft, tpot time.Duration) {
 	t := r.tokenRec()
-	first := max(off, sched)
-	if !c.FirstToken.IsZero() {
-		// A first token stamped before the query was due is a clock
-		// artefact, as a response stamped before it is; one after the
-		// end is impossible.
-		first = min(max(int64(c.FirstToken.Sub(r.startTime)), sched), max(off, sched))
-	}
+	first := r.firstTokenAt(c, off, sched)
 	n, in := clampTokens(c.Tokens), clampTokens(c.InputTokens)
+	burst := n >= 2 && together(c.Gaps)
 	for seq := from; seq < to; seq++ {
-		t.first[seq], t.tokens[seq], t.input[seq] = first, n, in
+		t.first[seq], t.tokens[seq], t.input[seq], t.burst[seq] = first, n, in, burst
+	}
+	if c.TokensClaimed > 0 {
+		k := int64(to - from)
+		t.claimsSetAside.Add(k)
+		t.claimedTokens.Add(k * int64(c.TokensClaimed))
+		t.countedTokens.Add(k * int64(n))
 	}
 	if c.TokensFromServer {
 		t.fromServer.Add(int64(to - from))
@@ -90,6 +98,44 @@ func (r *Run) recordTokens(c *Completion, from, to int, off, sched int64) (ttft,
 	}
 	t.itl.RecordEach(c.Gaps)
 	return time.Duration(first - sched), samplePOT(max(off-sched, 0), first-sched, int64(n))
+}
+
+// together says whether gaps, a sample's inter-token gaps, are all zero:
+// its token-bearing responses arrived in one read (none at all: one
+// response).
+func together(gaps []time.Duration) bool {
+	for _, g := range gaps {
+		if g != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// firstTokenAt is c's first token in ns since the start, its end (off)
+// when it has none. A first token stamped before the query was due is a
+// clock artefact, as a response stamped before it is; one after the end is
+// impossible.
+func (r *Run) firstTokenAt(c *Completion, off, sched int64) int64 {
+	if c.FirstToken.IsZero() {
+		return max(off, sched)
+	}
+	return min(max(int64(c.FirstToken.Sub(r.startTime)), sched), max(off, sched))
+}
+
+// recordFailedTokens keeps what a failed generative completion of samples
+// [from, to) did measure (its first token, the tokens and the prompt's
+// length) for the per-sample export. A failed sample enters no token
+// statistic (LoadGen's rule, kept by eachTokenSample and tokenSamples,
+// which skip failed samples) nor the count sources and the inter-token
+// gaps, which hold answered samples only.
+func (r *Run) recordFailedTokens(c *Completion, from, to int, off, sched int64) {
+	t := r.tokenRec()
+	first := r.firstTokenAt(c, off, sched)
+	n, in := clampTokens(c.Tokens), clampTokens(c.InputTokens)
+	for seq := from; seq < to; seq++ {
+		t.first[seq], t.tokens[seq], t.input[seq] = first, n, in
+	}
 }
 
 // samplePOT is LoadGen's time per output token of one sample: (E2E − TTFT)

@@ -45,7 +45,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		LoadedSet: r.tr.LoadedSet, GeneratedQueryCount: r.n, GeneratedSamplesPerQuery: r.spq,
 		GeneratedQueryDurationNs: int64(r.tr.Duration),
 		StartTime:                wall, DurationNs: int64(end.Sub(r.startTime)),
-		EndReason: reason, EndMessage: reason.message(), DrainTimedOut: drainTimedOut, Unanswered: unanswered,
+		EndReason: reason, EndMessage: r.endMessage(reason), DrainTimedOut: drainTimedOut, Unanswered: unanswered,
 		QueriesIssued: issued, QueriesCompleted: r.doneQ.Load(), SamplesIssued: issued * int64(r.spq),
 		SamplesFailed: r.failedS.Load(), ProtocolErrors: r.protocolErrs.Load(), LateCompletions: r.lateCompletions.Load(),
 		FinalQueryAllSamplesDoneTimeNs: r.lastDone.Load(),
@@ -101,7 +101,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	}
 	earlyEnd := ""
 	if reason != StopCompleted {
-		earlyEnd = " (" + reason.message() + ")"
+		earlyEnd = " (" + r.endMessage(reason) + ")"
 	}
 
 	res.HasPerfConstraints = s.Scenario == trace.Server || r.interval > 0

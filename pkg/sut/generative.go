@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/genai"
@@ -48,7 +49,17 @@ type Generative struct {
 	prompts Prompts
 	opts    GenerativeOptions
 	samples sync.Pool // *genSample
+	// streaming counts the samples in flight that have had a token but
+	// not their end (loadgen.StreamingSUT).
+	streaming atomic.Int64
 }
+
+// Streaming is the number of samples in flight that have received tokens
+// but not the end of their answer: at the drain timeout, answers still
+// streaming.
+func (g *Generative) Streaming() int { return int(g.streaming.Load()) }
+
+var _ loadgen.StreamingSUT = (*Generative)(nil)
 
 var _ preparedSUT = (*Generative)(nil)
 
@@ -78,7 +89,7 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 	for j, idx := range q.Samples {
 		s, _ := g.samples.Get().(*genSample)
 		if s == nil {
-			s = &genSample{pool: &g.samples}
+			s = &genSample{pool: &g.samples, streaming: &g.streaming}
 		}
 		p := g.prompts.Prompt(idx)
 		s.query, s.index, s.done, s.input = q.ID, j, done, 0
@@ -103,17 +114,19 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 // with its gaps' slice, and back in the pool once the engine has its
 // completion (done copies what it keeps).
 type genSample struct {
-	pool   *sync.Pool
-	req    genai.Request
-	query  int
-	index  int // into the query's samples
-	done   func(loadgen.Completion)
-	cancel context.CancelFunc // the request's timeout; nil without one
-	input  int
-	first  time.Time // the first token-bearing response; zero: none yet
-	last   time.Time
-	tokens int // counted one per response unit the client reported
-	gaps   []time.Duration
+	pool      *sync.Pool
+	streaming *atomic.Int64 // the SUT's count of samples streaming
+	req       genai.Request
+	query     int
+	index     int // into the query's samples
+	done      func(loadgen.Completion)
+	cancel    context.CancelFunc // the request's timeout; nil without one
+	input     int
+	first     time.Time // the first token-bearing response; zero: none yet
+	last      time.Time
+	tokens    int // counted one per response unit the client reported
+	resps     int // token-bearing responses
+	gaps      []time.Duration
 	// The answer's content, when captured: its ids (int32 LE) and text so
 	// far, and the first token-bearing response's. Fresh for each
 	// sample: the engine keeps them.
@@ -155,22 +168,37 @@ func (s *genSample) content() []byte {
 func (s *genSample) Tokens(at time.Time, n int) {
 	if s.first.IsZero() {
 		s.first = at
+		s.streaming.Add(1)
 	} else {
 		s.gaps = append(s.gaps, at.Sub(s.last))
 	}
 	s.last = at
 	s.tokens += n
+	s.resps++
 }
 
 // End hands the sample to the engine, with the server's output token count
-// when it gave one, and returns the handler to the pool. Input tokens stay
-// the prompt's pseudo-tokens, whatever the server counted: a run's input
-// lengths are the project's unit, the same on every server.
+// when it gave one and it is believable (genai.BelievedTokens: else the
+// token-bearing responses, the claim passed on for the result's warning),
+// and returns the handler to the pool. Input tokens stay the prompt's
+// pseudo-tokens, whatever the server counted: a run's input lengths are
+// the project's unit, the same on every server.
 func (s *genSample) End(at time.Time, u genai.Usage, err error) {
 	c := loadgen.Completion{Query: s.query, First: s.index, Count: 1, Err: err, At: at,
 		FirstToken: s.first, Tokens: s.tokens, InputTokens: s.input, Gaps: s.gaps}
+	if !s.first.IsZero() {
+		s.streaming.Add(-1)
+	}
 	if u.OutputTokens > 0 {
-		c.Tokens, c.TokensFromServer = u.OutputTokens, true
+		maxTokens := 0
+		if s.req.Prompt != nil {
+			maxTokens = s.req.Prompt.MaxTokens
+		}
+		if n, ok := genai.BelievedTokens(u.OutputTokens, s.resps, maxTokens); ok {
+			c.Tokens, c.TokensFromServer = n, true
+		} else {
+			c.Tokens, c.TokensClaimed = n, u.OutputTokens
+		}
 	}
 	if s.req.Capture && err == nil {
 		c.Data, c.FirstTokenData = [][]byte{s.content()}, s.firstData
@@ -180,6 +208,6 @@ func (s *genSample) End(at time.Time, u genai.Usage, err error) {
 	}
 	done := s.done
 	done(c)
-	*s = genSample{pool: s.pool, gaps: s.gaps[:0]}
+	*s = genSample{pool: s.pool, streaming: s.streaming, gaps: s.gaps[:0]}
 	s.pool.Put(s)
 }

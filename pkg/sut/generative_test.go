@@ -77,15 +77,16 @@ func TestGenerativeTimesTokens(t *testing.T) {
 	}
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	// Sample 1 answers first, with the server's count.
+	// Sample 1 answers first, with the server's count (within max_tokens
+	// 4: believed).
 	f.hs[1].Tokens(ms(50), 3)
-	f.hs[1].End(ms(50), genai.Usage{OutputTokens: 7}, nil)
+	f.hs[1].End(ms(50), genai.Usage{OutputTokens: 4}, nil)
 	f.hs[0].Tokens(ms(100), 1)
 	f.hs[0].Tokens(ms(130), 1)
 	f.hs[0].Tokens(ms(150), 2)
 	f.hs[0].End(ms(160), genai.Usage{}, nil)
 	want := []loadgen.Completion{
-		{Query: 4, First: 1, Count: 1, At: ms(50), FirstToken: ms(50), Tokens: 7, TokensFromServer: true, InputTokens: 15},
+		{Query: 4, First: 1, Count: 1, At: ms(50), FirstToken: ms(50), Tokens: 4, TokensFromServer: true, InputTokens: 15},
 		{Query: 4, First: 0, Count: 1, At: ms(160), FirstToken: ms(100), Tokens: 4, InputTokens: 13,
 			Gaps: []time.Duration{30 * time.Millisecond, 20 * time.Millisecond}},
 	}
