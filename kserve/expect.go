@@ -54,7 +54,14 @@ type Expect struct {
 	// JSON 150–215 ns walked, its message 60–80, either 6 compared). An
 	// answer that differs is walked, and not remembered: answers that all
 	// differ (an id echoed) cost no memory.
-	passed [numForms][maxRemembered + 1]atomic.Pointer[[]byte]
+	passed [numForms][maxRemembered + 1]atomic.Pointer[passedAnswer]
+}
+
+// passedAnswer is an answer that passed: its bytes, and the sum of its
+// outputs' binary_data_size (a REST header's), which the bytes decide.
+type passedAnswer struct {
+	b   []byte
+	bin int64
 }
 
 // The forms an answer is checked in, for Expect.passed.
@@ -67,23 +74,25 @@ const (
 // maxRemembered is the largest batch size whose answer is remembered.
 const maxRemembered = 256
 
-// seen reports whether b, an answer of form at batch, is one that passed.
-func (e *Expect) seen(form int, b []byte, batch int) bool {
+// seen returns the answer that passed when b, an answer of form at batch,
+// is one; nil otherwise.
+func (e *Expect) seen(form int, b []byte, batch int) *passedAnswer {
 	if batch < 0 || batch > maxRemembered {
-		return false
+		return nil
 	}
-	p := e.passed[form][batch].Load()
-	return p != nil && bytes.Equal(*p, b)
+	if p := e.passed[form][batch].Load(); p != nil && bytes.Equal(p.b, b) {
+		return p
+	}
+	return nil
 }
 
-// remember keeps b, an answer of form at batch that passed, when none is
-// kept yet.
-func (e *Expect) remember(form int, b []byte, batch int) {
+// remember keeps b, an answer of form at batch that passed with binary
+// sizes adding up to bin, when none is kept yet.
+func (e *Expect) remember(form int, b []byte, batch int, bin int64) {
 	if batch < 0 || batch > maxRemembered || e.passed[form][batch].Load() != nil {
 		return
 	}
-	c := bytes.Clone(b)
-	e.passed[form][batch].CompareAndSwap(nil, &c)
+	e.passed[form][batch].CompareAndSwap(nil, &passedAnswer{b: bytes.Clone(b), bin: bin})
 }
 
 type expectOutput struct {
@@ -128,8 +137,10 @@ func (e *Expect) BatchOf(req *InferRequest) int {
 
 // answerCheck follows one answer: what it said so far.
 type answerCheck struct {
-	e         *Expect
+	e         *Expect // nil: only the binary sizes are checked
 	batch     int
+	binLen    int64 // the bytes after a REST answer's JSON header; -1: none
+	bin       int64 // the outputs' binary_data_size so far
 	modelSeen bool
 	outputs   int
 	seen      uint64 // expected outputs answered, the first 64
@@ -139,6 +150,9 @@ type answerCheck struct {
 // model takes the answer's model name.
 func (c *answerCheck) model(name []byte) error {
 	c.modelSeen = true
+	if c.e == nil {
+		return nil
+	}
 	if string(name) != c.e.model {
 		return badResponsef("model %q answered, want %q", string(name), c.e.model)
 	}
@@ -149,7 +163,7 @@ func (c *answerCheck) model(name []byte) error {
 // (dims; over when it had more than maxCheckedDims).
 func (c *answerCheck) output(name, datatype []byte, dims []int64, over bool) error {
 	c.outputs++
-	if len(c.e.outs) == 0 {
+	if c.e == nil || len(c.e.outs) == 0 {
 		return nil
 	}
 	k := c.e.find(name)
@@ -187,6 +201,9 @@ func (c *answerCheck) saw(k int) bool {
 
 // done checks what the whole answer must have said.
 func (c *answerCheck) done() error {
+	if c.e == nil {
+		return nil
+	}
 	switch {
 	case !c.modelSeen:
 		return badResponsef("no model name, want %q", c.e.model)
@@ -278,27 +295,93 @@ func (e *Expect) CheckResponse(resp *InferResponse, batch int) error {
 // body (its first Inference-Header-Content-Length bytes) or a whole JSON
 // body, whose tensor data it skips. Broken JSON is an error matching
 // ErrMalformed, a mismatch one matching ErrBadResponse. A nil Expect checks
-// nothing.
+// nothing. It does not check the outputs' binary_data_size: CheckAnswer
+// does, with the body's length.
 func (e *Expect) CheckJSON(header []byte, batch int) error {
-	return e.check(formJSON, header, batch, (*Expect).walkJSON)
+	if e == nil {
+		return nil
+	}
+	return e.check(formJSON, header, batch, -2)
+}
+
+// CheckAnswer is CheckJSON for a whole answer whose body holds binLen
+// bytes after its JSON header (-1: a JSON body, no binary part), and
+// checks the outputs' binary_data_size against them as well: none
+// negative, none past the body, and their sum exactly binLen. The sizes
+// are read in the same walk of the header (or come with a header that
+// passed before), so a performance run checks every answer's framing at
+// the cost of a compare: a truncated answer (a size larger than the body)
+// is malformed, not a success. A mismatch matches ErrMalformed and names
+// the output and the sizes. A nil Expect checks the sizes alone, and only
+// of a binary body (a JSON body is not walked for it).
+func (e *Expect) CheckAnswer(header []byte, batch int, binLen int64) error {
+	if e == nil {
+		if binLen < 0 {
+			return nil
+		}
+		_, err := walkJSON(&answerCheck{batch: batch, binLen: binLen}, header)
+		return err
+	}
+	return e.check(formJSON, header, batch, binLen)
 }
 
 // check is an answer's verdict: remembered, else walked (and remembered
-// when it passes).
-func (e *Expect) check(form int, b []byte, batch int, walk func(*Expect, []byte, int) error) error {
-	if e == nil || e.seen(form, b, batch) {
-		return nil
+// when it passes). binLen is CheckAnswer's; -2 skips the binary sizes.
+func (e *Expect) check(form int, b []byte, batch int, binLen int64) error {
+	if p := e.seen(form, b, batch); p != nil {
+		if binLen == -2 || p.bin == max(binLen, 0) {
+			return nil
+		}
+		return binarySum(p.bin, binLen)
 	}
-	if err := walk(e, b, batch); err != nil {
+	c := answerCheck{e: e, batch: batch, binLen: binLen}
+	var err error
+	if form == formJSON {
+		_, err = walkJSON(&c, b)
+	} else {
+		err = e.walkProto(b, batch)
+	}
+	if err != nil {
 		return err
 	}
-	e.remember(form, b, batch)
+	e.remember(form, b, batch, c.bin)
 	return nil
 }
 
-// walkJSON is CheckJSON without remembering.
-func (e *Expect) walkJSON(header []byte, batch int) error {
-	c := answerCheck{e: e, batch: batch}
+// binarySum is the error of outputs whose binary_data_size add up to sum
+// in an answer with binLen bytes after its JSON header.
+func binarySum(sum, binLen int64) error {
+	if binLen < 0 {
+		return Malformedf("the outputs' binary_data_size add up to %d in a JSON body (no %s)", sum, HeaderInferenceContentLength)
+	}
+	return Malformedf("the outputs' binary_data_size add up to %d, the body has %d bytes after its JSON header", sum, binLen)
+}
+
+// binary takes one output's binary_data_size, the bytes of the value.
+func (c *answerCheck) binary(name, size []byte) error {
+	end, isFloat, err := scanNumber(size, 0)
+	n, ok := parseDim(size)
+	if err != nil || isFloat || end != len(size) || !ok {
+		return Malformedf("output %q binary_data_size %s is not an integer", clipBytes(name), clipBytes(size))
+	}
+	// The sum is kept whatever binLen, for remember: CheckJSON's header
+	// may be CheckAnswer's later.
+	switch have := max(c.binLen, 0) - c.bin; {
+	case n < 0:
+		return Malformedf("output %q binary_data_size %d is negative", clipBytes(name), n)
+	case c.binLen != -2 && n > have:
+		return Malformedf("output %q binary_data_size %d with %d bytes of binary data left in the body", clipBytes(name), n, have)
+	}
+	c.bin += n
+	return nil
+}
+
+// clipBytes bounds a piece of an answer quoted in an error.
+func clipBytes(b []byte) string { return string(b[:min(len(b), 64)]) }
+
+// walkJSON is CheckAnswer without remembering: it returns c.bin, the sum
+// of the outputs' binary_data_size.
+func walkJSON(c *answerCheck, header []byte) (int64, error) {
 	i, err := scanObject(header, skipWS(header, 0), 0, func(key []byte, b []byte, i int) (int, error) {
 		switch string(key) {
 		case "model_name":
@@ -314,19 +397,22 @@ func (e *Expect) walkJSON(header []byte, batch int) error {
 		return skipValue(b, i, 1)
 	})
 	if err != nil {
-		return err
+		return c.bin, err
 	}
 	if i = skipWS(header, i); i != len(header) {
-		return Malformedf("unexpected content after the JSON header at offset %d", i)
+		return c.bin, Malformedf("unexpected content after the JSON header at offset %d", i)
 	}
-	return c.done()
+	if c.binLen != -2 && c.bin != max(c.binLen, 0) {
+		return c.bin, binarySum(c.bin, c.binLen)
+	}
+	return c.bin, c.done()
 }
 
 // jsonOutput checks the output object at b[i]: its fields in any order, its
 // data skipped.
 func (c *answerCheck) jsonOutput(b []byte, i int) (int, error) {
 	var nameBuf, typeBuf [64]byte
-	var name, datatype, shape []byte
+	var name, datatype, shape, size []byte
 	end, err := scanObject(b, i, 2, func(key []byte, b []byte, i int) (int, error) {
 		var err error
 		switch string(key) {
@@ -340,11 +426,18 @@ func (c *answerCheck) jsonOutput(b []byte, i int) (int, error) {
 			end, err := skipValue(b, i, 3)
 			shape = b[i:end]
 			return end, err
+		case "parameters":
+			return scanParameters(b, i, &size)
 		}
 		return skipValue(b, i, 3)
 	})
 	if err != nil {
 		return end, err
+	}
+	if size != nil {
+		if err := c.binary(name, size); err != nil {
+			return end, err
+		}
 	}
 	var dims [maxCheckedDims]int64
 	n, over, err := jsonDims(shape, &dims)
@@ -352,6 +445,21 @@ func (c *answerCheck) jsonOutput(b []byte, i int) (int, error) {
 		return end, err
 	}
 	return end, c.output(name, datatype, dims[:n], over)
+}
+
+// scanParameters skips an output's parameters object at b[i], setting
+// *size to the bytes of its binary_data_size value, if it has one.
+func scanParameters(b []byte, i int, size *[]byte) (int, error) {
+	if hasPrefixAt(b, i, "null") {
+		return i + 4, nil
+	}
+	return scanObject(b, i, 3, func(key []byte, b []byte, i int) (int, error) {
+		end, err := skipValue(b, i, 4)
+		if err == nil && string(key) == ParamBinaryDataSize {
+			*size = b[i:end]
+		}
+		return end, err
+	})
 }
 
 // jsonStringValue reads the JSON string (or null) at b[i]: a slice of b when
@@ -431,7 +539,10 @@ func parseDim(tok []byte) (int64, bool) {
 // error matching ErrMalformed, a mismatch one matching ErrBadResponse. A nil
 // Expect checks nothing.
 func (e *Expect) CheckProto(msg []byte, batch int) error {
-	return e.check(formProto, msg, batch, (*Expect).walkProto)
+	if e == nil {
+		return nil
+	}
+	return e.check(formProto, msg, batch, -2)
 }
 
 // walkProto is CheckProto without remembering.

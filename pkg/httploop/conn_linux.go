@@ -79,6 +79,7 @@ func (l *Loop) freeSlot() *conn {
 		}
 	}
 	c := &conn{slot: int32(len(l.slots)), fd: -1}
+	c.resp.limit, c.resp.budget = l.cfg.MaxResponseBytes, l.budget
 	l.slots = append(l.slots, c)
 	return c
 }
@@ -314,7 +315,7 @@ func closedBy(err error) bool {
 
 func transportError(err error) error {
 	switch {
-	case errors.Is(err, kserve.ErrTransport) || errors.Is(err, kserve.ErrMalformed):
+	case errors.Is(err, kserve.ErrTransport) || errors.Is(err, kserve.ErrMalformed) || errors.Is(err, kserve.ErrTooLarge):
 		return err
 	case closedBy(err):
 		return fmt.Errorf("%w: %w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed, err)
