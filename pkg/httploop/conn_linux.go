@@ -252,6 +252,7 @@ func (l *Loop) finish(c *conn, closeIt bool) {
 	}
 	// The answer is timed first; the next waiting request goes out after.
 	l.deliverAt(tag, at, err)
+	c.resp.reset() // its JSON was checked: a large buffer goes back to the budget
 	if l.closed {
 		return
 	}
@@ -360,5 +361,8 @@ func (l *Loop) closeConn(c *conn) {
 	}
 	unix.Close(c.fd) // also leaves the epoll set
 	c.fd, c.state, c.out, c.tc, c.sock = -1, stateClosed, false, nil, nil
+	// A large JSON buffer goes back to the budget now, not when the slot
+	// carries its next request.
+	c.resp.reset()
 	l.open--
 }

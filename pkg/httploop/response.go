@@ -21,8 +21,11 @@ const (
 	// and a trailer line: past it the peer is not speaking HTTP.
 	maxChunkLine = 4 << 10
 	// jsonKeepReuse is the largest JSON buffer kept from one answer to the
-	// next; a larger one goes to the garbage collector.
-	jsonKeepReuse = 1 << 20
+	// next; a larger one goes to the garbage collector. A kept buffer
+	// holds no answer, and no part of the budget (as the pool's): a
+	// connection keeps at most this much outside it, 16 MiB over 256
+	// connections. (It was 1 MiB before the budget: 256 MiB over 256.)
+	jsonKeepReuse = 64 << 10
 )
 
 // errNoResponse is a connection that ended before any byte of the answer
@@ -75,9 +78,8 @@ type response struct {
 	line      int    // bytes of the chunk size or trailer line so far
 
 	// limit bounds the body (Config.MaxResponseBytes); budget is what
-	// every connection's kept JSON may hold at once, of which held is
-	// this one's: json's capacity, kept from answer to answer while it is
-	// small (jsonKeepReuse), and counted while it is kept.
+	// the JSON of every connection's answer may hold at once, of which
+	// held is this answer's: what json grew by, given back at reset.
 	limit  int
 	budget *httpclient.Budget
 	held   int64
@@ -85,13 +87,13 @@ type response struct {
 
 func (r *response) reset() {
 	json := r.json[:0]
-	held := r.held
 	if cap(json) > jsonKeepReuse {
 		json = nil
-		r.budget.Release(held)
-		held = 0
 	}
-	*r = response{hdr: r.hdr[:0], errBody: r.errBody[:0], json: json, inferLen: -1, limit: r.limit, budget: r.budget, held: held}
+	if r.held > 0 {
+		r.budget.Release(r.held)
+	}
+	*r = response{hdr: r.hdr[:0], errBody: r.errBody[:0], json: json, inferLen: -1, limit: r.limit, budget: r.budget}
 }
 
 // feed consumes the start of b and returns how many bytes it used and

@@ -9,11 +9,11 @@ package sut
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +37,19 @@ type rawServer struct {
 	endless []byte
 	close   bool
 	written atomic.Int64
+	// stalled counts endless writes that ended on their deadline: a
+	// client that kept the connection open without reading, rather than
+	// closing it.
+	stalled atomic.Int64
 	conns   sync.WaitGroup
+	// ended receives a value as each answer's writes end.
+	ended    chan struct{}
+	accepted atomic.Int64
+	// gather, when set, holds every answer until that many requests have
+	// arrived, so that the answers are read at once.
+	gather   int
+	arrived  atomic.Int64
+	gathered chan struct{}
 }
 
 func startRaw(t *testing.T, s *rawServer) *rawServer {
@@ -47,19 +59,25 @@ func startRaw(t *testing.T, s *rawServer) *rawServer {
 		t.Fatal(err)
 	}
 	s.addr = ln.Addr().String()
+	s.gathered = make(chan struct{})
+	s.ended = make(chan struct{}, 256)
 	var open sync.Map
+	accepting := make(chan struct{})
 	t.Cleanup(func() {
 		ln.Close()
+		<-accepting // no connection is stored after this
 		open.Range(func(k, _ any) bool { k.(net.Conn).Close(); return true })
 		s.conns.Wait()
 	})
 	go func() {
+		defer close(accepting)
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
 			open.Store(c, nil)
+			s.accepted.Add(1)
 			s.conns.Add(1)
 			go s.serve(c)
 		}
@@ -80,21 +98,56 @@ func (s *rawServer) serve(c net.Conn) {
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.SetWriteBuffer(4 << 10)
 		}
-		if !s.write(c, s.answer) {
-			return
+		s.waitGathered()
+		ok := s.answerOn(c)
+		select {
+		case s.ended <- struct{}{}:
+		default:
 		}
-		for len(s.endless) > 0 {
-			// A client that read no further leaves the write blocked: the
-			// deadline ends it without a sleep in the test.
-			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			if !s.write(c, s.endless) {
-				return
-			}
+		if !ok {
+			return
 		}
 		if s.close {
 			return
 		}
 	}
+}
+
+// waitGathered holds an answer until gather requests have arrived
+// (bounded: a client that never sends them all gets its answers anyway).
+func (s *rawServer) waitGathered() {
+	if s.gather == 0 {
+		return
+	}
+	if s.arrived.Add(1) == int64(s.gather) {
+		close(s.gathered)
+	}
+	select {
+	case <-s.gathered:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// answerOn writes the answer, and the endless part until the client stops
+// it; false when the connection is done.
+func (s *rawServer) answerOn(c net.Conn) bool {
+	if !s.write(c, s.answer) {
+		return false
+	}
+	for len(s.endless) > 0 {
+		// A client that read no further leaves the write blocked: the
+		// deadline ends it without a sleep in the test.
+		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.Write(s.endless); err != nil {
+			s.written.Add(int64(n))
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				s.stalled.Add(1)
+			}
+			return false
+		}
+		s.written.Add(int64(len(s.endless)))
+	}
+	return true
 }
 
 func (s *rawServer) write(c net.Conn, b []byte) bool {
@@ -252,5 +305,134 @@ func TestBrokenChunkFramingIsOneOutcome(t *testing.T) {
 	}
 }
 
-var _ = errors.Is
-var _ = context.Background
+// endlessChunks is a chunked body that never ends: 32 KiB chunks of JSON
+// whitespace after an opening brace.
+var endlessChunks = []byte(fmt.Sprintf("8000\r\n%s\r\n", strings.Repeat(" ", 32<<10)))
+
+const chunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n"
+
+// kernelSlack is what the sockets between the server and a client that
+// stopped reading may hold: the client's receive queue as loopback's
+// autotuning grows it while a MiB is read, and the server's send buffer.
+const kernelSlack = 4 << 20
+
+// Item 9: an answer past --max-response-bytes fails as too_large on both
+// clients and is read no further: an endless chunked answer once the limit
+// is passed, a Content-Length of 300 MB on its header (the server writes
+// endlessly after it; a client that read on would take it all). The
+// connection is closed, not drained: the server's endless write fails
+// rather than stalls.
+func TestOversizedAnswersAreTooLarge(t *testing.T) {
+	const limit = 1 << 20
+	cases := []struct {
+		name  string
+		head  string
+		limit int
+	}{
+		{"endless chunked", chunkedHead, limit},
+		{"Content-Length 300 MB", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 300000000\r\n\r\n{", limit},
+		{"Content-Length 300 MB, default limit", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 300000000\r\n\r\n{", 0},
+	}
+	for _, tc := range cases {
+		for _, client := range bothClients {
+			t.Run(tc.name+"/"+client, func(t *testing.T) {
+				s := startRaw(t, &rawServer{answer: []byte(tc.head), endless: endlessChunks})
+				err := sendOnce(t, client, s, clientOptions{maxResponse: tc.limit})
+				if o, _ := outcome.Classify(err); o != outcome.TooLarge || !errors.Is(err, kserve.ErrTooLarge) {
+					t.Fatalf("error %v (outcome %v), want too_large", err, o)
+				}
+				// The server's writer ends when the client closes (or, if it
+				// does not, on the write's deadline: stalled).
+				select {
+				case <-s.ended:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the server's answer did not end in 10 s")
+				}
+				w := s.written.Load()
+				t.Logf("%s: the server wrote %d bytes on %d connections: %v", client, w, s.accepted.Load(), err)
+				limit := tc.limit
+				if limit == 0 {
+					limit = httpclient.DefaultMaxResponseBytes
+				}
+				if w > int64(limit+kernelSlack) {
+					t.Errorf("the server wrote %d bytes, over the limit %d and the kernel's slack %d", w, limit, kernelSlack)
+				}
+				if s.stalled.Load() != 0 {
+					t.Errorf("the client left the connection open, unread, instead of closing it")
+				}
+			})
+		}
+	}
+}
+
+// Item 9, the sum: 32 connections whose answers are endless JSON, all
+// read at once, with a per-answer limit of 1 MiB and a client budget of
+// 4 MiB: every answer fails too_large, those the budget stopped say so,
+// and the client's buffer accounting never passed the budget (32 answers
+// at the limit would be 32 MiB), and holds nothing once they are done.
+func TestEndlessAnswersStayWithinTheBudget(t *testing.T) {
+	const conns, limit, budget = 32, 1 << 20, 4 << 20
+	for _, client := range bothClients {
+		t.Run(client, func(t *testing.T) {
+			s := startRaw(t, &rawServer{answer: []byte(chunkedHead), endless: endlessChunks, gather: conns})
+			hc, err := httpclient.New("http://"+s.addr, httpclient.MaxResponseBytes(limit), httpclient.MaxResponseBytesTotal(budget))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { hc.Close() })
+			o := Options{Model: "m", MaxBatch: 8, BatchSize: 1, MaxInflight: conns, Expect: hostileExpect(), Timeout: 10 * time.Second}
+			samples := make([]int, conns)
+			for i := range samples {
+				samples[i] = i
+			}
+			c := newCollector(conns)
+			var b *httpclient.Budget
+			switch client {
+			case HTTPClientPool:
+				n, err := New(HTTP(hc), library(t, true), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { n.Close() })
+				b = hc.ResponseBudget()
+				n.IssueQuery(t.Context(), loadgen.Query{Samples: samples}, c.done)
+				select {
+				case <-c.all:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the pool gave no completion in 20 s")
+				}
+			case HTTPClientLoop:
+				l, err := NewLoop(hc, library(t, true), o, LoopOptions{Addr: s.addr, MaxConns: conns})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { l.Close() })
+				b = l.loop.ResponseBudget()
+				if err := l.Preconnect(t.Context(), conns); err != nil {
+					t.Fatal(err)
+				}
+				l.IssueQuery(t.Context(), loadgen.Query{Samples: samples}, c.done)
+				pollAll(t, l, c)
+			}
+			byBudget := 0
+			for _, g := range c.got {
+				if o, _ := outcome.Classify(g.Err); o != outcome.TooLarge {
+					t.Fatalf("error %v (outcome %v), want too_large", g.Err, o)
+				}
+				if strings.Contains(g.Err.Error(), "budget") {
+					byBudget += g.Count
+				}
+			}
+			t.Logf("%s: budget %d, peak %d, held after %d; %d of %d answers stopped by the budget", client, b.Limit(), b.Peak(), b.Held(), byBudget, conns)
+			if b.Limit() != budget || b.Peak() > budget || b.Peak() == 0 {
+				t.Errorf("budget %d, peak %d: want a peak within %d", b.Limit(), b.Peak(), budget)
+			}
+			if byBudget == 0 {
+				t.Errorf("no answer was stopped by the budget: the sum was not bounded")
+			}
+			if b.Held() != 0 {
+				t.Errorf("%d bytes still held once every answer is done", b.Held())
+			}
+		})
+	}
+}
