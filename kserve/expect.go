@@ -141,6 +141,10 @@ type answerCheck struct {
 	batch     int
 	binLen    int64 // the bytes after a REST answer's JSON header; -1: none
 	bin       int64 // the outputs' binary_data_size so far
+	// A gRPC answer's outputs, the first maxRawChecked: their names and
+	// the bytes their datatype and shape make (-1: not fixed, BYTES),
+	// and the lengths of its raw_output_contents.
+	raw rawCheck
 	modelSeen bool
 	outputs   int
 	seen      uint64 // expected outputs answered, the first 64
@@ -534,15 +538,71 @@ func parseDim(tok []byte) (int64, bool) {
 	return v, true
 }
 
-// CheckProto checks an encoded ModelInferResponse (its raw_output_contents may
-// be left out: they are skipped anyway). A message that does not parse is an
-// error matching ErrMalformed, a mismatch one matching ErrBadResponse. A nil
-// Expect checks nothing.
+// CheckProto checks an encoded ModelInferResponse. Its raw_output_contents
+// may be left out (pkg/grpcloop skips them as they arrive); given, there is
+// one per output, as long as the output's datatype and shape make (BYTES
+// aside), or the answer is malformed: a truncated tensor is not a success
+// in a performance run. A message that does not parse is an error matching
+// ErrMalformed, a mismatch one matching ErrBadResponse. A nil Expect checks
+// nothing.
 func (e *Expect) CheckProto(msg []byte, batch int) error {
 	if e == nil {
 		return nil
 	}
 	return e.check(formProto, msg, batch, -2)
+}
+
+// maxRawChecked bounds the outputs whose raw_output_contents' lengths a
+// gRPC answer's check compares: the arrays stay on the stack.
+const maxRawChecked = 16
+
+// rawCheck compares a gRPC answer's raw_output_contents with its outputs.
+type rawCheck struct {
+	names      [maxRawChecked][]byte
+	want, have [maxRawChecked]int64
+	outs, raws int
+}
+
+// output takes an output's name, datatype and shape, in order.
+func (r *rawCheck) output(name, datatype []byte, dims []int64, over bool) {
+	if r.outs < maxRawChecked {
+		want := int64(DataType(datatype).Size())
+		for _, d := range dims {
+			if want <= 0 || over || d < 0 || (d > 0 && want > (1<<62)/d) {
+				want = -1
+				break
+			}
+			want *= d
+		}
+		r.names[r.outs], r.want[r.outs] = name, want
+	}
+	r.outs++
+}
+
+// contents takes the length of the next raw_output_contents.
+func (r *rawCheck) contents(n int) {
+	if r.raws < maxRawChecked {
+		r.have[r.raws] = int64(n)
+	}
+	r.raws++
+}
+
+// check is the verdict: none given (left out, or skipped by the caller:
+// grpcloop) or one per output, each as long as its datatype and shape
+// make. A truncated answer is not a success in a performance run either.
+func (r *rawCheck) check() error {
+	if r.raws == 0 {
+		return nil
+	}
+	if r.raws != r.outs {
+		return Malformedf("%d raw_output_contents for %d outputs", r.raws, r.outs)
+	}
+	for i := range min(r.outs, maxRawChecked) {
+		if r.want[i] >= 0 && r.have[i] != r.want[i] {
+			return Malformedf("output %q: raw_output_contents of %d bytes, its datatype and shape make %d", clipBytes(r.names[i]), r.have[i], r.want[i])
+		}
+	}
+	return nil
 }
 
 // walkProto is CheckProto without remembering.
@@ -562,10 +622,19 @@ func (e *Expect) walkProto(msg []byte, batch int) error {
 				return m, nil
 			}
 			return m, c.pbOutput(v)
+		case num == 6 && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			if m >= 0 {
+				c.raw.contents(len(v))
+			}
+			return m, nil
 		}
 		return protowire.ConsumeFieldValue(num, typ, b), nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := c.raw.check(); err != nil {
 		return err
 	}
 	// proto3 leaves an empty model_name out: it is a name, and a wrong one.
@@ -623,6 +692,7 @@ func (c *answerCheck) pbOutput(b []byte) error {
 	if err != nil {
 		return err
 	}
+	c.raw.output(name, datatype, dims[:n], over)
 	return c.output(name, datatype, dims[:n], over)
 }
 
