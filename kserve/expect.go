@@ -137,14 +137,14 @@ func (e *Expect) BatchOf(req *InferRequest) int {
 
 // answerCheck follows one answer: what it said so far.
 type answerCheck struct {
-	e         *Expect // nil: only the binary sizes are checked
-	batch     int
-	binLen    int64 // the bytes after a REST answer's JSON header; -1: none
-	bin       int64 // the outputs' binary_data_size so far
+	e      *Expect // nil: only the binary sizes are checked
+	batch  int
+	binLen int64 // the bytes after a REST answer's JSON header; -1: none
+	bin    int64 // the outputs' binary_data_size so far
 	// A gRPC answer's outputs, the first maxRawChecked: their names and
 	// the bytes their datatype and shape make (-1: not fixed, BYTES),
 	// and the lengths of its raw_output_contents.
-	raw rawCheck
+	raw       rawCheck
 	modelSeen bool
 	outputs   int
 	seen      uint64 // expected outputs answered, the first 64
