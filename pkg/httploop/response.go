@@ -168,11 +168,8 @@ func (r *response) step(b []byte) (int, error) {
 // chunkByte advances the chunked-encoding state machine by one byte of
 // framing (sizes, extensions, CRLFs, trailers).
 func (r *response) chunkByte(c byte) error {
-	switch r.state {
-	case stChunkSize, stChunkExt, stTrailerLine:
-		if r.line++; r.line > maxChunkLine {
-			return kserve.Malformedf("HTTP chunk size or trailer line over %d bytes", maxChunkLine)
-		}
+	if err := r.lineByte(); err != nil {
+		return err
 	}
 	switch r.state {
 	case stChunkSize:
@@ -235,6 +232,19 @@ func (r *response) chunkByte(c byte) error {
 			return kserve.Malformedf("HTTP trailer not ended by CRLF")
 		}
 		r.state = stDone
+	}
+	return nil
+}
+
+// lineByte counts a byte of a chunk size line (its extensions included)
+// or of a trailer line: a line without end is not HTTP, and would be read
+// for ever.
+func (r *response) lineByte() error {
+	switch r.state {
+	case stChunkSize, stChunkExt, stTrailerLine:
+		if r.line++; r.line > maxChunkLine {
+			return kserve.Malformedf("HTTP chunk size or trailer line over %d bytes", maxChunkLine)
+		}
 	}
 	return nil
 }
