@@ -47,10 +47,11 @@ type Config struct {
 	OnDone func(tag uint64, at time.Time, err error)
 	// Check, when set, is called on the polling goroutine with a Send's
 	// tag and the JSON of its 2xx, well-framed answer: the header of a
-	// binary-extension body, or the whole of a JSON body (at most 64 MiB;
-	// longer is a malformed answer). The slice is the loop's, valid only
-	// during the call. Its error becomes the request's, as if the server
-	// had answered with it (kserve.Expect.CheckJSON).
+	// binary-extension body, or the whole of a JSON body (within
+	// MaxResponseBytes and MaxResponseBytesTotal: past them the answer is
+	// too large). The slice is the loop's, valid only during the call.
+	// Its error becomes the request's, as if the server had answered with
+	// it (kserve.Expect.CheckAnswer).
 	//
 	// binLen is the bytes of the body after the JSON header of a binary
 	// answer, -1 for a JSON body: the outputs' binary_data_size must add
