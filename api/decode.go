@@ -158,6 +158,9 @@ func (s RunSpec) CheckFields() error {
 			return fieldErr(k.field, "must not be negative, got %d", k.v)
 		}
 	}
+	if s.MaxResponseBytes < 0 || s.MaxResponseBytes > MaxResponseBytesCeiling {
+		return fieldErr("max_response_bytes", "%d: want 0 (the default, 64 MiB) to %d (1 GiB) bytes", s.MaxResponseBytes, MaxResponseBytesCeiling)
+	}
 	if s.IssueSlackUs != 0 && s.IssueSlackNs != 0 {
 		return fieldErr("issue_slack_ns", "sets the same setting as issue_slack_us; give one of them")
 	}
@@ -175,6 +178,10 @@ func (s RunSpec) CheckFields() error {
 	}
 	return nil
 }
+
+// MaxResponseBytesCeiling is the largest max_response_bytes: 1 GiB, the
+// pool client's bound before there was one for both.
+const MaxResponseBytesCeiling = 1 << 30
 
 type knob struct {
 	field string

@@ -62,6 +62,11 @@ type RunSpec struct {
 	JSON        bool `json:"json,omitempty"`         // tensors as JSON instead of the binary extension (HTTP)
 	// RequestTimeoutMs bounds one request; 0: none (the drain still ends a run).
 	RequestTimeoutMs uint64 `json:"request_timeout_ms,omitempty"`
+	// MaxResponseBytes bounds one answer's body on the HTTP tensor clients
+	// (`--max-response-bytes`); 0: 64 MiB. An answer past it fails with
+	// outcome too_large and is read no further; the answers being read at
+	// once hold at most 4 times it (at least 256 MiB) over all connections.
+	MaxResponseBytes int `json:"max_response_bytes,omitempty"`
 	// IssueSlackUs is how late, in µs, the kernel may wake the issuer for a
 	// due query, to wake once for several (runner.Spec.IssueSlack); 0: the
 	// default for the settings.

@@ -101,7 +101,7 @@ func AnsweredLatencyOf(s *loadgen.LatencyStats) *AnsweredLatency {
 // the engine.
 type Failure struct {
 	// Outcome is one of unanswered, timeout, connection_closed, transport,
-	// error, malformed, bad_response, other.
+	// error, malformed, too_large, bad_response, other.
 	Outcome string `json:"outcome"`
 	// Status is the status the server answered with ("HTTP 500",
 	// "gRPC UNAVAILABLE"), "" when none.

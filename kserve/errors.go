@@ -48,6 +48,12 @@ var (
 // ErrMalformed marks a message that could not be decoded.
 var ErrMalformed = errors.New("malformed message")
 
+// ErrTooLarge marks an answer larger than the client reads: its size
+// (announced, or read so far) passed the per-answer bound, or its buffer
+// would have taken the answers being read past the client's total. The
+// answer is read no further and its connection closed.
+var ErrTooLarge = errors.New("answer too large")
+
 // ErrTransport marks a failure below the protocol: a refused or reset
 // connection, an unexpected close. A load generator counts it as a failed
 // request, never as a success.

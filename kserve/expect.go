@@ -54,7 +54,14 @@ type Expect struct {
 	// JSON 150–215 ns walked, its message 60–80, either 6 compared). An
 	// answer that differs is walked, and not remembered: answers that all
 	// differ (an id echoed) cost no memory.
-	passed [numForms][maxRemembered + 1]atomic.Pointer[[]byte]
+	passed [numForms][maxRemembered + 1]atomic.Pointer[passedAnswer]
+}
+
+// passedAnswer is an answer that passed: its bytes, and the sum of its
+// outputs' binary_data_size (a REST header's), which the bytes decide.
+type passedAnswer struct {
+	b   []byte
+	bin int64
 }
 
 // The forms an answer is checked in, for Expect.passed.
@@ -67,23 +74,25 @@ const (
 // maxRemembered is the largest batch size whose answer is remembered.
 const maxRemembered = 256
 
-// seen reports whether b, an answer of form at batch, is one that passed.
-func (e *Expect) seen(form int, b []byte, batch int) bool {
+// seen returns the answer that passed when b, an answer of form at batch,
+// is one; nil otherwise.
+func (e *Expect) seen(form int, b []byte, batch int) *passedAnswer {
 	if batch < 0 || batch > maxRemembered {
-		return false
+		return nil
 	}
-	p := e.passed[form][batch].Load()
-	return p != nil && bytes.Equal(*p, b)
+	if p := e.passed[form][batch].Load(); p != nil && bytes.Equal(p.b, b) {
+		return p
+	}
+	return nil
 }
 
-// remember keeps b, an answer of form at batch that passed, when none is
-// kept yet.
-func (e *Expect) remember(form int, b []byte, batch int) {
+// remember keeps b, an answer of form at batch that passed with binary
+// sizes adding up to bin, when none is kept yet.
+func (e *Expect) remember(form int, b []byte, batch int, bin int64) {
 	if batch < 0 || batch > maxRemembered || e.passed[form][batch].Load() != nil {
 		return
 	}
-	c := bytes.Clone(b)
-	e.passed[form][batch].CompareAndSwap(nil, &c)
+	e.passed[form][batch].CompareAndSwap(nil, &passedAnswer{b: bytes.Clone(b), bin: bin})
 }
 
 type expectOutput struct {
@@ -128,8 +137,14 @@ func (e *Expect) BatchOf(req *InferRequest) int {
 
 // answerCheck follows one answer: what it said so far.
 type answerCheck struct {
-	e         *Expect
-	batch     int
+	e      *Expect // nil: only the binary sizes are checked
+	batch  int
+	binLen int64 // the bytes after a REST answer's JSON header; -1: none
+	bin    int64 // the outputs' binary_data_size so far
+	// A gRPC answer's outputs, the first maxRawChecked: their names and
+	// the bytes their datatype and shape make (-1: not fixed, BYTES),
+	// and the lengths of its raw_output_contents.
+	raw       rawCheck
 	modelSeen bool
 	outputs   int
 	seen      uint64 // expected outputs answered, the first 64
@@ -139,6 +154,9 @@ type answerCheck struct {
 // model takes the answer's model name.
 func (c *answerCheck) model(name []byte) error {
 	c.modelSeen = true
+	if c.e == nil {
+		return nil
+	}
 	if string(name) != c.e.model {
 		return badResponsef("model %q answered, want %q", string(name), c.e.model)
 	}
@@ -149,7 +167,7 @@ func (c *answerCheck) model(name []byte) error {
 // (dims; over when it had more than maxCheckedDims).
 func (c *answerCheck) output(name, datatype []byte, dims []int64, over bool) error {
 	c.outputs++
-	if len(c.e.outs) == 0 {
+	if c.e == nil || len(c.e.outs) == 0 {
 		return nil
 	}
 	k := c.e.find(name)
@@ -187,6 +205,9 @@ func (c *answerCheck) saw(k int) bool {
 
 // done checks what the whole answer must have said.
 func (c *answerCheck) done() error {
+	if c.e == nil {
+		return nil
+	}
 	switch {
 	case !c.modelSeen:
 		return badResponsef("no model name, want %q", c.e.model)
@@ -278,27 +299,93 @@ func (e *Expect) CheckResponse(resp *InferResponse, batch int) error {
 // body (its first Inference-Header-Content-Length bytes) or a whole JSON
 // body, whose tensor data it skips. Broken JSON is an error matching
 // ErrMalformed, a mismatch one matching ErrBadResponse. A nil Expect checks
-// nothing.
+// nothing. It does not check the outputs' binary_data_size: CheckAnswer
+// does, with the body's length.
 func (e *Expect) CheckJSON(header []byte, batch int) error {
-	return e.check(formJSON, header, batch, (*Expect).walkJSON)
+	if e == nil {
+		return nil
+	}
+	return e.check(formJSON, header, batch, -2)
+}
+
+// CheckAnswer is CheckJSON for a whole answer whose body holds binLen
+// bytes after its JSON header (-1: a JSON body, no binary part), and
+// checks the outputs' binary_data_size against them as well: none
+// negative, none past the body, and their sum exactly binLen. The sizes
+// are read in the same walk of the header (or come with a header that
+// passed before), so a performance run checks every answer's framing at
+// the cost of a compare: a truncated answer (a size larger than the body)
+// is malformed, not a success. A mismatch matches ErrMalformed and names
+// the output and the sizes. A nil Expect checks the sizes alone, and only
+// of a binary body (a JSON body is not walked for it).
+func (e *Expect) CheckAnswer(header []byte, batch int, binLen int64) error {
+	if e == nil {
+		if binLen < 0 {
+			return nil
+		}
+		_, err := walkJSON(&answerCheck{batch: batch, binLen: binLen}, header)
+		return err
+	}
+	return e.check(formJSON, header, batch, binLen)
 }
 
 // check is an answer's verdict: remembered, else walked (and remembered
-// when it passes).
-func (e *Expect) check(form int, b []byte, batch int, walk func(*Expect, []byte, int) error) error {
-	if e == nil || e.seen(form, b, batch) {
-		return nil
+// when it passes). binLen is CheckAnswer's; -2 skips the binary sizes.
+func (e *Expect) check(form int, b []byte, batch int, binLen int64) error {
+	if p := e.seen(form, b, batch); p != nil {
+		if binLen == -2 || p.bin == max(binLen, 0) {
+			return nil
+		}
+		return binarySum(p.bin, binLen)
 	}
-	if err := walk(e, b, batch); err != nil {
+	c := answerCheck{e: e, batch: batch, binLen: binLen}
+	var err error
+	if form == formJSON {
+		_, err = walkJSON(&c, b)
+	} else {
+		err = e.walkProto(b, batch)
+	}
+	if err != nil {
 		return err
 	}
-	e.remember(form, b, batch)
+	e.remember(form, b, batch, c.bin)
 	return nil
 }
 
-// walkJSON is CheckJSON without remembering.
-func (e *Expect) walkJSON(header []byte, batch int) error {
-	c := answerCheck{e: e, batch: batch}
+// binarySum is the error of outputs whose binary_data_size add up to sum
+// in an answer with binLen bytes after its JSON header.
+func binarySum(sum, binLen int64) error {
+	if binLen < 0 {
+		return Malformedf("the outputs' binary_data_size add up to %d in a JSON body (no %s)", sum, HeaderInferenceContentLength)
+	}
+	return Malformedf("the outputs' binary_data_size add up to %d, the body has %d bytes after its JSON header", sum, binLen)
+}
+
+// binary takes one output's binary_data_size, the bytes of the value.
+func (c *answerCheck) binary(name, size []byte) error {
+	end, isFloat, err := scanNumber(size, 0)
+	n, ok := parseDim(size)
+	if err != nil || isFloat || end != len(size) || !ok {
+		return Malformedf("output %q binary_data_size %s is not an integer", clipBytes(name), clipBytes(size))
+	}
+	// The sum is kept whatever binLen, for remember: CheckJSON's header
+	// may be CheckAnswer's later.
+	switch have := max(c.binLen, 0) - c.bin; {
+	case n < 0:
+		return Malformedf("output %q binary_data_size %d is negative", clipBytes(name), n)
+	case c.binLen != -2 && n > have:
+		return Malformedf("output %q binary_data_size %d with %d bytes of binary data left in the body", clipBytes(name), n, have)
+	}
+	c.bin += n
+	return nil
+}
+
+// clipBytes bounds a piece of an answer quoted in an error.
+func clipBytes(b []byte) string { return string(b[:min(len(b), 64)]) }
+
+// walkJSON is CheckAnswer without remembering: it returns c.bin, the sum
+// of the outputs' binary_data_size.
+func walkJSON(c *answerCheck, header []byte) (int64, error) {
 	i, err := scanObject(header, skipWS(header, 0), 0, func(key []byte, b []byte, i int) (int, error) {
 		switch string(key) {
 		case "model_name":
@@ -314,19 +401,22 @@ func (e *Expect) walkJSON(header []byte, batch int) error {
 		return skipValue(b, i, 1)
 	})
 	if err != nil {
-		return err
+		return c.bin, err
 	}
 	if i = skipWS(header, i); i != len(header) {
-		return Malformedf("unexpected content after the JSON header at offset %d", i)
+		return c.bin, Malformedf("unexpected content after the JSON header at offset %d", i)
 	}
-	return c.done()
+	if c.binLen != -2 && c.bin != max(c.binLen, 0) {
+		return c.bin, binarySum(c.bin, c.binLen)
+	}
+	return c.bin, c.done()
 }
 
 // jsonOutput checks the output object at b[i]: its fields in any order, its
 // data skipped.
 func (c *answerCheck) jsonOutput(b []byte, i int) (int, error) {
 	var nameBuf, typeBuf [64]byte
-	var name, datatype, shape []byte
+	var name, datatype, shape, size []byte
 	end, err := scanObject(b, i, 2, func(key []byte, b []byte, i int) (int, error) {
 		var err error
 		switch string(key) {
@@ -340,11 +430,18 @@ func (c *answerCheck) jsonOutput(b []byte, i int) (int, error) {
 			end, err := skipValue(b, i, 3)
 			shape = b[i:end]
 			return end, err
+		case "parameters":
+			return scanParameters(b, i, &size)
 		}
 		return skipValue(b, i, 3)
 	})
 	if err != nil {
 		return end, err
+	}
+	if size != nil {
+		if err := c.binary(name, size); err != nil {
+			return end, err
+		}
 	}
 	var dims [maxCheckedDims]int64
 	n, over, err := jsonDims(shape, &dims)
@@ -352,6 +449,21 @@ func (c *answerCheck) jsonOutput(b []byte, i int) (int, error) {
 		return end, err
 	}
 	return end, c.output(name, datatype, dims[:n], over)
+}
+
+// scanParameters skips an output's parameters object at b[i], setting
+// *size to the bytes of its binary_data_size value, if it has one.
+func scanParameters(b []byte, i int, size *[]byte) (int, error) {
+	if hasPrefixAt(b, i, "null") {
+		return i + 4, nil
+	}
+	return scanObject(b, i, 3, func(key []byte, b []byte, i int) (int, error) {
+		end, err := skipValue(b, i, 4)
+		if err == nil && string(key) == ParamBinaryDataSize {
+			*size = b[i:end]
+		}
+		return end, err
+	})
 }
 
 // jsonStringValue reads the JSON string (or null) at b[i]: a slice of b when
@@ -426,12 +538,71 @@ func parseDim(tok []byte) (int64, bool) {
 	return v, true
 }
 
-// CheckProto checks an encoded ModelInferResponse (its raw_output_contents may
-// be left out: they are skipped anyway). A message that does not parse is an
-// error matching ErrMalformed, a mismatch one matching ErrBadResponse. A nil
-// Expect checks nothing.
+// CheckProto checks an encoded ModelInferResponse. Its raw_output_contents
+// may be left out (pkg/grpcloop skips them as they arrive); given, there is
+// one per output, as long as the output's datatype and shape make (BYTES
+// aside), or the answer is malformed: a truncated tensor is not a success
+// in a performance run. A message that does not parse is an error matching
+// ErrMalformed, a mismatch one matching ErrBadResponse. A nil Expect checks
+// nothing.
 func (e *Expect) CheckProto(msg []byte, batch int) error {
-	return e.check(formProto, msg, batch, (*Expect).walkProto)
+	if e == nil {
+		return nil
+	}
+	return e.check(formProto, msg, batch, -2)
+}
+
+// maxRawChecked bounds the outputs whose raw_output_contents' lengths a
+// gRPC answer's check compares: the arrays stay on the stack.
+const maxRawChecked = 16
+
+// rawCheck compares a gRPC answer's raw_output_contents with its outputs.
+type rawCheck struct {
+	names      [maxRawChecked][]byte
+	want, have [maxRawChecked]int64
+	outs, raws int
+}
+
+// output takes an output's name, datatype and shape, in order.
+func (r *rawCheck) output(name, datatype []byte, dims []int64, over bool) {
+	if r.outs < maxRawChecked {
+		want := int64(DataType(datatype).Size())
+		for _, d := range dims {
+			if want <= 0 || over || d < 0 || (d > 0 && want > (1<<62)/d) {
+				want = -1
+				break
+			}
+			want *= d
+		}
+		r.names[r.outs], r.want[r.outs] = name, want
+	}
+	r.outs++
+}
+
+// contents takes the length of the next raw_output_contents.
+func (r *rawCheck) contents(n int) {
+	if r.raws < maxRawChecked {
+		r.have[r.raws] = int64(n)
+	}
+	r.raws++
+}
+
+// check is the verdict: none given (left out, or skipped by the caller:
+// grpcloop) or one per output, each as long as its datatype and shape
+// make. A truncated answer is not a success in a performance run either.
+func (r *rawCheck) check() error {
+	if r.raws == 0 {
+		return nil
+	}
+	if r.raws != r.outs {
+		return Malformedf("%d raw_output_contents for %d outputs", r.raws, r.outs)
+	}
+	for i := range min(r.outs, maxRawChecked) {
+		if r.want[i] >= 0 && r.have[i] != r.want[i] {
+			return Malformedf("output %q: raw_output_contents of %d bytes, its datatype and shape make %d", clipBytes(r.names[i]), r.have[i], r.want[i])
+		}
+	}
+	return nil
 }
 
 // walkProto is CheckProto without remembering.
@@ -451,10 +622,19 @@ func (e *Expect) walkProto(msg []byte, batch int) error {
 				return m, nil
 			}
 			return m, c.pbOutput(v)
+		case num == 6 && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			if m >= 0 {
+				c.raw.contents(len(v))
+			}
+			return m, nil
 		}
 		return protowire.ConsumeFieldValue(num, typ, b), nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := c.raw.check(); err != nil {
 		return err
 	}
 	// proto3 leaves an empty model_name out: it is a name, and a wrong one.
@@ -512,6 +692,7 @@ func (c *answerCheck) pbOutput(b []byte) error {
 	if err != nil {
 		return err
 	}
+	c.raw.output(name, datatype, dims[:n], over)
 	return c.output(name, datatype, dims[:n], over)
 }
 

@@ -222,7 +222,7 @@ func TestExpectAllocatesNothing(t *testing.T) {
 	}
 	header, _, pb := encoded(t, resp)
 	if n := testing.AllocsPerRun(100, func() {
-		if e.walkJSON(header, 3) != nil || e.walkProto(pb, 3) != nil {
+		if func() error { _, err := walkJSON(&answerCheck{e: e, batch: 3, binLen: -2}, header); return err }() != nil || e.walkProto(pb, 3) != nil {
 			t.Fatal("a matching answer fails")
 		}
 	}); n != 0 {
@@ -258,7 +258,7 @@ func BenchmarkExpect(b *testing.B) {
 	header, _, pb := encoded(b, &InferResponse{Model: "null", Version: "1", Outputs: []Tensor{expectTensor("OUTPUT0", FP32, 1, 16)}})
 	for name, check := range map[string]func() error{
 		"json":       func() error { return e.CheckJSON(header, 1) },
-		"json-walk":  func() error { return e.walkJSON(header, 1) },
+		"json-walk":  func() error { _, err := walkJSON(&answerCheck{e: e, batch: 1, binLen: -2}, header); return err },
 		"proto":      func() error { return e.CheckProto(pb, 1) },
 		"proto-walk": func() error { return e.walkProto(pb, 1) },
 	} {
@@ -286,4 +286,99 @@ func FuzzExpect(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExpectBinarySizes: CheckAnswer reads each output's binary_data_size
+// in the header's walk and checks them against the bytes after the
+// header, walked or remembered; a nil Expect checks the sizes alone.
+func TestExpectBinarySizes(t *testing.T) {
+	e := NewExpect("m", expectModel, true)
+	header := func(scores, labels string) []byte {
+		return []byte(`{"model_name":"m","outputs":[{"name":"SCORES","datatype":"FP32","shape":[3,4],"parameters":{"binary_data_size":` + scores +
+			`}},{"name":"LABELS","datatype":"INT64","shape":[3,7],"parameters":{"binary_data_size":` + labels + `}}]}`)
+	}
+	cases := []struct {
+		name   string
+		header []byte
+		binLen int64
+		want   string // "" passes
+	}{
+		{"sizes add up", header("48", "168"), 216, ""},
+		{"larger than the body", header("1099511627776", "168"), 216, `output "SCORES" binary_data_size 1099511627776 with 216 bytes of binary data left in the body`},
+		{"negative", header("-48", "168"), 216, `output "SCORES" binary_data_size -48 is negative`},
+		{"second past the rest", header("48", "169"), 216, `output "LABELS" binary_data_size 169 with 168 bytes`},
+		{"sum short of the body", header("48", "160"), 216, "add up to 208, the body has 216 bytes after its JSON header"},
+		{"not an integer", header("48.0", "168"), 216, `output "SCORES" binary_data_size 48.0 is not an integer`},
+		{"in a JSON body", header("48", "168"), -1, "binary_data_size"},
+	}
+	for _, c := range cases {
+		for _, ex := range []*Expect{e, nil} {
+			err := ex.CheckAnswer(c.header, 3, c.binLen)
+			if c.want == "" && err != nil || c.want != "" && (!errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), c.want)) {
+				if ex == nil && c.binLen < 0 && err == nil {
+					continue // a nil Expect does not walk a JSON body
+				}
+				t.Errorf("%s (expect %v): err %v, want %q", c.name, ex != nil, err, c.want)
+			}
+		}
+	}
+	// Remembered: the header that passed with 216 bytes after it does not
+	// pass with fewer, nor in a JSON body.
+	if err := e.CheckAnswer(header("48", "168"), 3, 215); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "add up to 216, the body has 215") {
+		t.Errorf("remembered header, short body: %v", err)
+	}
+	if err := e.CheckAnswer(header("48", "168"), 3, -1); !errors.Is(err, ErrMalformed) {
+		t.Errorf("remembered header, JSON body: %v", err)
+	}
+	h := header("48", "168")
+	fresh := NewExpect("m", expectModel, true)
+	if n := testing.AllocsPerRun(100, func() {
+		_, err := walkJSON(&answerCheck{e: fresh, batch: 3, binLen: 216}, h)
+		if err != nil || e.CheckAnswer(h, 3, 216) != nil {
+			t.Fatal("a matching answer fails")
+		}
+	}); n != 0 {
+		t.Errorf("%.0f allocations per check, walked and remembered", n)
+	}
+}
+
+// TestExpectProtoRawContents: a gRPC answer's raw_output_contents, when
+// given, are one per output, each as long as its datatype and shape make.
+func TestExpectProtoRawContents(t *testing.T) {
+	e := NewExpect("m", []TensorMetadata{{Name: "OUT", Datatype: FP32, Shape: []int64{-1, 2}}}, true)
+	answer := func(raws ...int) []byte {
+		var out []byte
+		out = protowire.AppendTag(out, 1, protowire.BytesType)
+		out = protowire.AppendString(out, "OUT")
+		out = protowire.AppendTag(out, 2, protowire.BytesType)
+		out = protowire.AppendString(out, "FP32")
+		out = protowire.AppendTag(out, 3, protowire.BytesType)
+		out = protowire.AppendBytes(out, protowire.AppendVarint(protowire.AppendVarint(nil, 4), 2))
+		msg := protowire.AppendTag(nil, 1, protowire.BytesType)
+		msg = protowire.AppendString(msg, "m")
+		msg = protowire.AppendTag(msg, 5, protowire.BytesType)
+		msg = protowire.AppendBytes(msg, out)
+		for _, n := range raws {
+			msg = protowire.AppendTag(msg, 6, protowire.BytesType)
+			msg = protowire.AppendBytes(msg, make([]byte, n))
+		}
+		return msg
+	}
+	cases := []struct {
+		name string
+		raws []int
+		want string
+	}{
+		{"as the shape makes", []int{32}, ""},
+		{"left out (grpcloop skips them)", nil, ""},
+		{"short", []int{31}, `output "OUT": raw_output_contents of 31 bytes, its datatype and shape make 32`},
+		{"long", []int{1 << 10}, "of 1024 bytes"},
+		{"one too many", []int{32, 32}, "2 raw_output_contents for 1 outputs"},
+	}
+	for _, c := range cases {
+		err := e.CheckProto(answer(c.raws...), 4)
+		if c.want == "" && err != nil || c.want != "" && (!errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: err %v, want %q", c.name, err, c.want)
+		}
+	}
 }

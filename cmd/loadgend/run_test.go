@@ -539,6 +539,8 @@ func TestRunBadFlags(t *testing.T) {
 		{"negative batch size", append(base, "--batch-size", "-1"), "--batch-size"},
 		{"negative max inflight", append(base, "--max-inflight", "-2"), "--max-inflight"},
 		{"negative conns", append(base, "--conns", "-3"), "--conns"},
+		{"negative max response bytes", append(base, "--max-response-bytes", "-1"), "--max-response-bytes: -1: want 0 (the default, 64 MiB) to 1073741824 (1 GiB) bytes"},
+		{"max response bytes over 1 GiB", append(base, "--max-response-bytes", "1073741825"), "--max-response-bytes"},
 		{"negative issue slack", append(base, "--issue-slack", "-1us"), "--issue-slack"},
 		{"issue slack too large", append(base, "--issue-slack", "1s"), "--issue-slack"},
 		{"request timeout without a unit", append(base, "--request-timeout", "2000"), `invalid value "2000" for flag -request-timeout: a duration like 2s or 500ms is expected (a bare number has no unit)`},

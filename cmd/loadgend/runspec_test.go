@@ -44,8 +44,9 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 	}, {
 		"Server over HTTP",
 		[]string{"--target", "http://h:1", "--model", "m", "--scenario", "Server", "--target-qps", "100", "--min-duration-ms", "3000",
-			"--min-query-count", "100", "--target-latency-ms", "200", "--conns", "4", "--issue-slack", "150us", "--http-client", "pool", "--warmup-ms", "250"},
-		`{"target": "http://h:1", "model": "m", "scenario": "Server", "conns": 4, "issue_slack_us": 150, "http_client": "pool",
+			"--min-query-count", "100", "--target-latency-ms", "200", "--conns", "4", "--issue-slack", "150us", "--http-client", "pool", "--warmup-ms", "250",
+			"--max-response-bytes", "1048576"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "conns": 4, "issue_slack_us": 150, "http_client": "pool", "max_response_bytes": 1048576,
 		  "settings": {"target_qps": 100, "min_duration_ms": 3000, "min_query_count": 100, "target_latency_ms": 200, "warmup_ms": 250}}`,
 	}, {
 		"Offline over gRPC, every knob",

@@ -38,6 +38,7 @@ type config struct {
 	idleTimeout    time.Duration
 	binary         bool
 	maxBody        int
+	maxTotal       int64
 	headers        []kserve.Header
 	tls            *tls.Config
 }
@@ -75,8 +76,17 @@ func Headers(hs []kserve.Header) Option {
 // when empty, is the URL's host.
 func TLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
 
-// MaxResponseBytes caps a response body (default 1 GiB).
+// MaxResponseBytes caps a response body (0 or less: the default,
+// DefaultMaxResponseBytes). An answer past it fails with an error matching
+// kserve.ErrTooLarge as soon as its header announces it or its bytes pass
+// it, and its connection is closed, not read to the end.
 func MaxResponseBytes(n int) Option { return func(c *config) { c.maxBody = n } }
+
+// MaxResponseBytesTotal caps the bytes the bodies of every answer being
+// read or checked hold at once, over all the connections (0 or less:
+// DefaultResponseBudget of the per-answer cap). An answer whose buffer
+// would pass it fails as too large.
+func MaxResponseBytesTotal(n int64) Option { return func(c *config) { c.maxTotal = n } }
 
 // Client speaks KServe v2 REST to one server. It is safe for concurrent use.
 type Client struct {
@@ -86,16 +96,23 @@ type Client struct {
 	extra   []byte // the Headers' lines, "Name: value\r\n" each
 	prefix  string // path prefix of the base URL, without a trailing slash
 	pool    *connPool
-	resps   sync.Pool // *fasthttp.Response
+	resps   sync.Pool // *answer
+	budget  *Budget   // what the answers being read hold at once
 	retries atomic.Uint64
 }
 
 // New returns a client for baseURL, http[s]://host[:port][/prefix] (port 80
 // or 443 when left out).
 func New(baseURL string, opts ...Option) (*Client, error) {
-	cfg := config{maxConns: 64, dialTimeout: 5 * time.Second, binary: true, maxBody: 1 << 30}
+	cfg := config{maxConns: 64, dialTimeout: 5 * time.Second, binary: true}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.maxBody <= 0 {
+		cfg.maxBody = DefaultMaxResponseBytes
+	}
+	if cfg.maxTotal <= 0 {
+		cfg.maxTotal = DefaultResponseBudget(cfg.maxBody)
 	}
 	if cfg.maxConns <= 0 {
 		return nil, fmt.Errorf("kserve: max connections %d: must be positive", cfg.maxConns)
@@ -146,9 +163,17 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 		}
 		c.extra = append(append(append(append(c.extra, h.Name...), ": "...), h.Value...), "\r\n"...)
 	}
-	c.resps.New = func() any { return new(fasthttp.Response) }
+	c.resps.New = func() any { return new(answer) }
+	c.budget = NewBudget(cfg.maxTotal)
 	return c, nil
 }
+
+// ResponseBudget is the bound on what the client's answers hold at once,
+// and its accounting (MaxResponseBytesTotal).
+func (c *Client) ResponseBudget() *Budget { return c.budget }
+
+// MaxResponseBytes is the bound on one answer's body (MaxResponseBytes).
+func (c *Client) MaxResponseBytes() int { return c.cfg.maxBody }
 
 // TLSConfig is the configuration of the client's TLS connections (nil
 // for an http:// base URL): the given one, with the URL's host as its
@@ -205,7 +230,7 @@ func (c *Client) ModelReady(ctx context.Context, model, version string) (bool, e
 // and 503 (KServe Python server) are false; anything else is an error.
 func (c *Client) health(ctx context.Context, path string) (bool, error) {
 	resp := c.acquireResponse()
-	defer c.resps.Put(resp)
+	defer c.release(resp)
 	if err := c.roundTrip(ctx, c.getRequest(path), resp); err != nil {
 		return false, err
 	}
@@ -266,7 +291,7 @@ func (c *Client) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 func (c *Client) RepositoryIndex(ctx context.Context) ([]triton.RepositoryModel, error) {
 	const path = "/v2/repository/index"
 	resp := c.acquireResponse()
-	defer c.resps.Put(resp)
+	defer c.release(resp)
 	req := c.appendRequest(nil, "POST", c.prefix+path, "application/json", -1, []byte("{}"))
 	if err := c.roundTrip(ctx, req, resp); err != nil {
 		return nil, err
@@ -283,7 +308,7 @@ func (c *Client) RepositoryIndex(ctx context.Context) ([]triton.RepositoryModel,
 
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	resp := c.acquireResponse()
-	defer c.resps.Put(resp)
+	defer c.release(resp)
 	if err := c.roundTrip(ctx, c.getRequest(path), resp); err != nil {
 		return err
 	}
@@ -310,8 +335,8 @@ func (c *Client) getRequest(path string) []byte {
 	return c.appendRequest(nil, "GET", c.prefix+path, "", -1, nil)
 }
 
-func (c *Client) acquireResponse() *fasthttp.Response {
-	resp := c.resps.Get().(*fasthttp.Response)
+func (c *Client) acquireResponse() *answer {
+	resp := c.resps.Get().(*answer)
 	resp.Reset()
 	return resp
 }
@@ -370,20 +395,20 @@ var aLongTimeAgo = time.Unix(1, 0)
 // before any byte left. A request that was written may have been read, and
 // run: if the server closes or resets the connection before answering, it
 // fails (kserve.ErrConnectionClosed).
-func (c *Client) roundTrip(ctx context.Context, raw []byte, resp *fasthttp.Response) error {
+func (c *Client) roundTrip(ctx context.Context, raw []byte, resp *answer) error {
 	return c.roundTripAt(ctx, raw, resp, nil)
 }
 
 // roundTripAt is roundTrip that also sets *at, when not nil, to when the
 // response arrived in the kernel (left alone when the connection has no
 // receive timestamps).
-func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *fasthttp.Response, at *time.Time) error {
+func (c *Client) roundTripAt(ctx context.Context, raw []byte, resp *answer, at *time.Time) error {
 	return c.roundTripWith(ctx, raw, resp, nil, at)
 }
 
 // roundTripWith is roundTripAt whose answer is read into resp, or by sr
 // when resp is nil (a streamed answer: Stream).
-func (c *Client) roundTripWith(ctx context.Context, raw []byte, resp *fasthttp.Response, sr StreamReader, at *time.Time) error {
+func (c *Client) roundTripWith(ctx context.Context, raw []byte, resp *answer, sr StreamReader, at *time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%w: %w", kserve.ErrTransport, err)
 	}
@@ -410,7 +435,7 @@ func (c *Client) roundTripWith(ctx context.Context, raw []byte, resp *fasthttp.R
 	}
 	if err != nil {
 		c.pool.discard(conn)
-		if sr != nil && protocolError(err) {
+		if protocolError(err) {
 			return err // the answer was read, and was wrong: not the transport's
 		}
 		if wrote && closedBy(err) && ctx.Err() == nil {
@@ -445,7 +470,7 @@ func (c *Client) resend(ctx context.Context, conn *httpConn) (*httpConn, error) 
 
 // exchange writes raw on conn and reads the answer into resp, or with sr
 // when resp is nil; wrote is whether any byte of raw left.
-func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *fasthttp.Response, sr StreamReader) (wrote bool, err error) {
+func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp *answer, sr StreamReader) (wrote bool, err error) {
 	deadline, _ := ctx.Deadline()
 	if c.cfg.requestTimeout > 0 {
 		if t := time.Now().Add(c.cfg.requestTimeout); deadline.IsZero() || t.Before(deadline) {
@@ -471,7 +496,7 @@ func (c *Client) exchange(ctx context.Context, conn *httpConn, raw []byte, resp 
 		conn.keep = keep && err == nil
 		return true, err
 	}
-	return true, resp.ReadLimitBody(conn.br, c.cfg.maxBody)
+	return true, c.readAnswer(conn, resp)
 }
 
 // closedBy reports whether err is the server's close or reset of the
@@ -509,7 +534,7 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 // another host would carry the run's headers, credentials included, where
 // the user did not send them), but it keeps the Location, resolved against
 // the request's URL, so that the probe can say where the target points.
-func (c *Client) statusError(resp *fasthttp.Response, path string) error {
+func (c *Client) statusError(resp *answer, path string) error {
 	st := resp.StatusCode()
 	err := StatusError(st, resp.Body())
 	if st >= 300 && st < 400 {

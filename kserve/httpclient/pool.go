@@ -33,6 +33,7 @@ type httpConn struct {
 	rx      *rxstamp.Conn // nc when it carries kernel receive timestamps
 	probe   *idleProbe    // looks at the socket before a reuse; nil: cannot
 	br      *bufio.Reader
+	meter   meter // under br: the socket's last read error
 	lastUse time.Time
 	reused  bool // has carried a request before: the server may have closed it since
 	keep    bool // a streamed answer was read to its end (Stream)
@@ -161,7 +162,8 @@ func (p *connPool) dial(ctx context.Context) (*httpConn, error) {
 		}
 		c.nc = tc
 	}
-	c.br = bufio.NewReaderSize(c.nc, 16<<10)
+	c.meter.r = c.nc
+	c.br = bufio.NewReaderSize(&c.meter, 16<<10)
 	return c, nil
 }
 

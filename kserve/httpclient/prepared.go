@@ -64,7 +64,7 @@ func (c *Client) PrepareInferExpect(req *kserve.InferRequest, want *kserve.Expec
 // memory (one copy of the body).
 func (c *Client) InferPrepared(ctx context.Context, p *Prepared) (*kserve.InferResponse, error) {
 	resp := c.acquireResponse()
-	defer c.resps.Put(resp)
+	defer c.release(resp)
 	if err := c.roundTrip(ctx, p.raw, resp); err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (c *Client) InferPreparedCheckAt(ctx context.Context, p *Prepared) (time.Ti
 
 func (c *Client) inferPreparedCheck(ctx context.Context, p *Prepared, at *time.Time) error {
 	resp := c.acquireResponse()
-	defer c.resps.Put(resp)
+	defer c.release(resp)
 	if err := c.roundTripAt(ctx, p.raw, resp, at); err != nil {
 		return err
 	}
@@ -113,11 +113,12 @@ func (c *Client) inferPreparedCheck(ctx context.Context, p *Prepared, at *time.T
 		return err
 	}
 	body := resp.Body()
-	if err := kserve.CheckInferResponseFraming(body, jsonLen); err != nil || p.want == nil {
+	if err := kserve.CheckInferResponseFraming(body, jsonLen); err != nil {
 		return err
 	}
+	bin := int64(-1)
 	if jsonLen >= 0 {
-		body = body[:jsonLen]
+		body, bin = body[:jsonLen], int64(len(body)-jsonLen)
 	}
-	return p.want.CheckJSON(body, p.batch)
+	return p.want.CheckAnswer(body, p.batch, bin)
 }

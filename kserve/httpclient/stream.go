@@ -78,5 +78,5 @@ func (c *Client) MaxConnections() int { return c.cfg.maxConns }
 // (malformed, or the server's error) rather than the connection.
 func protocolError(err error) bool {
 	_, answered := errors.AsType[*kserve.Error](err)
-	return answered || errors.Is(err, kserve.ErrMalformed)
+	return answered || errors.Is(err, kserve.ErrMalformed) || errors.Is(err, kserve.ErrTooLarge)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 // ErrUnsupported is New's error where the loop cannot run (not Linux).
@@ -45,11 +47,26 @@ type Config struct {
 	OnDone func(tag uint64, at time.Time, err error)
 	// Check, when set, is called on the polling goroutine with a Send's
 	// tag and the JSON of its 2xx, well-framed answer: the header of a
-	// binary-extension body, or the whole of a JSON body (at most 64 MiB;
-	// longer is a malformed answer). The slice is the loop's, valid only
-	// during the call. Its error becomes the request's, as if the server
-	// had answered with it (kserve.Expect.CheckJSON).
-	Check func(tag uint64, json []byte) error
+	// binary-extension body, or the whole of a JSON body (within
+	// MaxResponseBytes and MaxResponseBytesTotal: past them the answer is
+	// too large). The slice is the loop's, valid only during the call.
+	// Its error becomes the request's, as if the server had answered with
+	// it (kserve.Expect.CheckAnswer).
+	//
+	// binLen is the bytes of the body after the JSON header of a binary
+	// answer, -1 for a JSON body: the outputs' binary_data_size must add
+	// up to it (kserve.Expect.CheckAnswer).
+	Check func(tag uint64, json []byte, binLen int64) error
+	// MaxResponseBytes bounds one answer's body (0: the default,
+	// httpclient.DefaultMaxResponseBytes): past it, or announced past it,
+	// the answer fails as kserve.ErrTooLarge and its connection is closed,
+	// read no further. The loop keeps only an answer's JSON (the header
+	// of a binary one), but an endless body must still end.
+	MaxResponseBytes int
+	// MaxResponseBytesTotal bounds the JSON every connection keeps at once
+	// (0: httpclient.DefaultResponseBudget of MaxResponseBytes): an answer
+	// whose JSON would pass it fails as too large.
+	MaxResponseBytesTotal int64
 }
 
 func (c *Config) normalise() error {
@@ -67,6 +84,12 @@ func (c *Config) normalise() error {
 	}
 	if c.Slack < 0 {
 		return fmt.Errorf("httploop: timer slack %v: must not be negative", c.Slack)
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = httpclient.DefaultMaxResponseBytes
+	}
+	if c.MaxResponseBytesTotal <= 0 {
+		c.MaxResponseBytesTotal = httpclient.DefaultResponseBudget(c.MaxResponseBytes)
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = 5 * time.Second

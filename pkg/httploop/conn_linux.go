@@ -79,6 +79,7 @@ func (l *Loop) freeSlot() *conn {
 		}
 	}
 	c := &conn{slot: int32(len(l.slots)), fd: -1}
+	c.resp.limit, c.resp.budget = l.cfg.MaxResponseBytes, l.budget
 	l.slots = append(l.slots, c)
 	return c
 }
@@ -251,6 +252,7 @@ func (l *Loop) finish(c *conn, closeIt bool) {
 	}
 	// The answer is timed first; the next waiting request goes out after.
 	l.deliverAt(tag, at, err)
+	c.resp.reset() // its JSON was checked: a large buffer goes back to the budget
 	if l.closed {
 		return
 	}
@@ -314,7 +316,7 @@ func closedBy(err error) bool {
 
 func transportError(err error) error {
 	switch {
-	case errors.Is(err, kserve.ErrTransport) || errors.Is(err, kserve.ErrMalformed):
+	case errors.Is(err, kserve.ErrTransport) || errors.Is(err, kserve.ErrMalformed) || errors.Is(err, kserve.ErrTooLarge):
 		return err
 	case closedBy(err):
 		return fmt.Errorf("%w: %w: %w", kserve.ErrTransport, kserve.ErrConnectionClosed, err)
@@ -359,5 +361,8 @@ func (l *Loop) closeConn(c *conn) {
 	}
 	unix.Close(c.fd) // also leaves the epoll set
 	c.fd, c.state, c.out, c.tc, c.sock = -1, stateClosed, false, nil, nil
+	// A large JSON buffer goes back to the budget now, not when the slot
+	// carries its next request.
+	c.resp.reset()
 	l.open--
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/netloadgen/netloadgen/internal/rawio"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 const (
@@ -36,6 +37,9 @@ type Loop struct {
 	plain []byte
 	hs    *handshakes
 	rx    rawio.Receiver
+	// budget is what every connection's kept JSON holds at once
+	// (Config.MaxResponseBytesTotal).
+	budget *httpclient.Budget
 
 	slots      []*conn // by epoll key
 	idle       []*conn // LIFO: the warmest connection first
@@ -71,7 +75,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httploop: resolve %q: %w", cfg.Addr, err)
 	}
-	l := &Loop{cfg: cfg, peer: peer, checkAt: never, buf: make([]byte, readBufSize)}
+	l := &Loop{cfg: cfg, peer: peer, checkAt: never, buf: make([]byte, readBufSize), budget: httpclient.NewBudget(cfg.MaxResponseBytesTotal)}
 	if err := l.poll.Open("httploop", maxEvents); err != nil {
 		l.Close()
 		return nil, err
@@ -186,6 +190,10 @@ func (l *Loop) Outstanding() int { return l.busy + l.queue.Len() }
 // reset the connection, and never saw them. A request that was written is
 // never sent again.
 func (l *Loop) Retries() uint64 { return l.retries }
+
+// ResponseBudget is the bound on the JSON the connections keep at once,
+// and its accounting (Config.MaxResponseBytesTotal).
+func (l *Loop) ResponseBudget() *httpclient.Budget { return l.budget }
 
 // Conns is the number of connections open or being opened.
 func (l *Loop) Conns() int { return l.open }

@@ -397,7 +397,7 @@ func assertAllocs(t *testing.T, addr string, client *tls.Config, want float64) {
 	var got int
 	// With an answer check, as a run has: the answer's JSON is kept and
 	// handed over without an allocation either.
-	check := func(_ uint64, json []byte) error {
+	check := func(_ uint64, json []byte, _ int64) error {
 		if string(json) != `{"model_name":"null"}` {
 			return errors.New("not the answer's JSON")
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 // Limits of what the parser accepts from a server.
@@ -16,12 +17,15 @@ const (
 	// errBodyKeep is how much of a non-2xx body becomes the error message,
 	// as httpclient.Client does.
 	errBodyKeep = 512
-	// maxJSONKeep bounds the JSON an answer check reads: the header of a
-	// binary-extension body, or a whole JSON body, tensor data included.
-	maxJSONKeep = 64 << 20
+	// maxChunkLine bounds a chunk's size line (its extensions included)
+	// and a trailer line: past it the peer is not speaking HTTP.
+	maxChunkLine = 4 << 10
 	// jsonKeepReuse is the largest JSON buffer kept from one answer to the
-	// next; a larger one goes to the garbage collector.
-	jsonKeepReuse = 1 << 20
+	// next; a larger one goes to the garbage collector. A kept buffer
+	// holds no answer, and no part of the budget (as the pool's): a
+	// connection keeps at most this much outside it, 16 MiB over 256
+	// connections. (It was 1 MiB before the budget: 256 MiB over 256.)
+	jsonKeepReuse = 64 << 10
 )
 
 // errNoResponse is a connection that ended before any byte of the answer
@@ -69,9 +73,16 @@ type response struct {
 	bodyLen   int64
 	first     byte   // first non-whitespace byte of the body; 0 before it
 	errBody   []byte // the start of a non-2xx body
-	json      []byte // a 2xx body's JSON, up to maxJSONKeep bytes
-	jsonOver  bool   // the JSON was longer than maxJSONKeep
+	json      []byte // a 2xx body's JSON, within limit
 	sawByte   bool   // any byte of this response arrived
+	line      int    // bytes of the chunk size or trailer line so far
+
+	// limit bounds the body (Config.MaxResponseBytes); budget is what
+	// the JSON of every connection's answer may hold at once, of which
+	// held is this answer's: what json grew by, given back at reset.
+	limit  int
+	budget *httpclient.Budget
+	held   int64
 }
 
 func (r *response) reset() {
@@ -79,7 +90,10 @@ func (r *response) reset() {
 	if cap(json) > jsonKeepReuse {
 		json = nil
 	}
-	*r = response{hdr: r.hdr[:0], errBody: r.errBody[:0], json: json, inferLen: -1}
+	if r.held > 0 {
+		r.budget.Release(r.held)
+	}
+	*r = response{hdr: r.hdr[:0], errBody: r.errBody[:0], json: json, inferLen: -1, limit: r.limit, budget: r.budget}
 }
 
 // feed consumes the start of b and returns how many bytes it used and
@@ -125,7 +139,9 @@ func (r *response) step(b []byte) (int, error) {
 		if r.frame == frameLength && int64(n) > r.left {
 			n = int(r.left)
 		}
-		r.body(b[:n])
+		if err := r.body(b[:n]); err != nil {
+			return n, err
+		}
 		if r.frame == frameLength {
 			r.left -= int64(n)
 			if r.left == 0 {
@@ -138,7 +154,9 @@ func (r *response) step(b []byte) (int, error) {
 		if int64(n) > r.left {
 			n = int(r.left)
 		}
-		r.body(b[:n])
+		if err := r.body(b[:n]); err != nil {
+			return n, err
+		}
 		if r.left -= int64(n); r.left == 0 {
 			r.state = stChunkDataCR
 		}
@@ -150,6 +168,9 @@ func (r *response) step(b []byte) (int, error) {
 // chunkByte advances the chunked-encoding state machine by one byte of
 // framing (sizes, extensions, CRLFs, trailers).
 func (r *response) chunkByte(c byte) error {
+	if err := r.lineByte(); err != nil {
+		return err
+	}
 	switch r.state {
 	case stChunkSize:
 		switch {
@@ -163,7 +184,7 @@ func (r *response) chunkByte(c byte) error {
 		case c == '\r':
 			r.state = stChunkSizeLF
 		case c == '\n':
-			r.endChunkSize()
+			return r.endChunkSize()
 		default:
 			return kserve.Malformedf("bad HTTP chunk size byte %q", c)
 		}
@@ -172,13 +193,13 @@ func (r *response) chunkByte(c byte) error {
 		case '\r':
 			r.state = stChunkSizeLF
 		case '\n':
-			r.endChunkSize()
+			return r.endChunkSize()
 		}
 	case stChunkSizeLF:
 		if c != '\n' {
 			return kserve.Malformedf("HTTP chunk size line not ended by CRLF")
 		}
-		r.endChunkSize()
+		return r.endChunkSize()
 	case stChunkDataCR:
 		switch c {
 		case '\r':
@@ -204,7 +225,7 @@ func (r *response) chunkByte(c byte) error {
 		}
 	case stTrailerLine:
 		if c == '\n' {
-			r.state = stTrailerStart
+			r.state, r.line = stTrailerStart, 0
 		}
 	case stTrailerLF:
 		if c != '\n' {
@@ -215,14 +236,35 @@ func (r *response) chunkByte(c byte) error {
 	return nil
 }
 
-func (r *response) startChunk() { r.state, r.left = stChunkSize, 0 }
+// lineByte counts a byte of a chunk size line (its extensions included)
+// or of a trailer line: a line without end is not HTTP, and would be read
+// for ever.
+func (r *response) lineByte() error {
+	switch r.state {
+	case stChunkSize, stChunkExt, stTrailerLine:
+		if r.line++; r.line > maxChunkLine {
+			return kserve.Malformedf("HTTP chunk size or trailer line over %d bytes", maxChunkLine)
+		}
+	}
+	return nil
+}
 
-func (r *response) endChunkSize() {
+func (r *response) startChunk() { r.state, r.left, r.line = stChunkSize, 0, 0 }
+
+// endChunkSize ends a chunk's size line: the chunk's data follows, or the
+// trailer after the last chunk. A chunk that would take the body past the
+// limit fails before a byte of it is read.
+func (r *response) endChunkSize() error {
+	r.line = 0
 	if r.left == 0 {
 		r.state = stTrailerStart
-		return
+		return nil
+	}
+	if r.bodyLen+r.left > int64(r.limit) {
+		return httpclient.TooLarge(r.bodyLen+r.left, r.limit)
 	}
 	r.state = stChunkData
+	return nil
 }
 
 func unhex(c byte) byte {
@@ -237,9 +279,16 @@ func unhex(c byte) byte {
 
 // body takes body bytes: their count, the first non-whitespace byte, for a
 // 2xx answer its JSON, and for a non-2xx answer the start of the message.
-func (r *response) body(b []byte) {
+// A body past the limit fails (a body framed by the connection's end: the
+// others fail on their announced sizes).
+func (r *response) body(b []byte) error {
+	if r.bodyLen+int64(len(b)) > int64(r.limit) {
+		return httpclient.TooLarge(r.bodyLen+int64(len(b)), r.limit)
+	}
 	if r.ok() {
-		r.keepJSON(b)
+		if err := r.keepJSON(b); err != nil {
+			return err
+		}
 	}
 	r.bodyLen += int64(len(b))
 	if r.first == 0 {
@@ -253,23 +302,34 @@ func (r *response) body(b []byte) {
 	if !r.ok() && len(r.errBody) < errBodyKeep {
 		r.errBody = append(r.errBody, b[:min(len(b), errBodyKeep-len(r.errBody))]...)
 	}
+	return nil
 }
 
 // keepJSON keeps the bytes of b, the body from offset bodyLen on, that are
 // JSON: all of a body without Inference-Header-Content-Length, else its
-// first inferLen bytes.
-func (r *response) keepJSON(b []byte) {
+// first inferLen bytes. The buffer grows by reservations from the budget.
+func (r *response) keepJSON(b []byte) error {
 	end := int64(r.inferLen)
 	if end < 0 {
 		end = r.bodyLen + int64(len(b))
 	}
-	if end > maxJSONKeep {
-		r.jsonOver = true
-		end = maxJSONKeep
+	n := end - r.bodyLen
+	if n <= 0 {
+		return nil
 	}
-	if n := end - r.bodyLen; n > 0 {
-		r.json = append(r.json, b[:min(int64(len(b)), n)]...)
+	take := b[:min(int64(len(b)), n)]
+	if need := len(r.json) + len(take); need > cap(r.json) {
+		size := min(max(2*cap(r.json), need, 4<<10), r.limit)
+		if !r.budget.Reserve(int64(size - cap(r.json))) {
+			return httpclient.OverBudget(r.budget)
+		}
+		r.held += int64(size - cap(r.json))
+		grown := make([]byte, len(r.json), size)
+		copy(grown, r.json)
+		r.json = grown
 	}
+	r.json = append(r.json, take...)
+	return nil
 }
 
 func (r *response) ok() bool { return r.status >= 200 && r.status < 300 }
@@ -401,6 +461,9 @@ func (r *response) parseHeader(b []byte) (int, error) {
 		r.state = stDone
 	case r.frame == frameChunked:
 		r.state = stChunkSize
+	case length > int64(r.limit):
+		// Refused on its header: not a byte of it is read.
+		return end, httpclient.TooLarge(length, r.limit)
 	case length >= 0:
 		r.frame, r.left = frameLength, length
 		r.state = stBody
@@ -417,15 +480,17 @@ func (r *response) parseHeader(b []byte) (int, error) {
 // check applies httpclient.Client.InferPreparedCheck's rules to a complete
 // response: 2xx, a non-empty body that starts with a JSON object, an
 // Inference-Header-Content-Length within it; then, with answer set, hands
-// it the answer's JSON and tag and returns its verdict.
-func (r *response) check(answer func(tag uint64, json []byte) error, tag uint64) error {
+// it the answer's JSON, tag and the bytes after the JSON (-1: a JSON body)
+// and returns its verdict.
+func (r *response) check(answer func(tag uint64, json []byte, binLen int64) error, tag uint64) error {
 	if err := r.framing(); err != nil || answer == nil {
 		return err
 	}
-	if r.jsonOver {
-		return kserve.Malformedf("JSON of an inference response over %d MiB: use binary tensor data", maxJSONKeep>>20)
+	bin := int64(-1)
+	if r.inferLen >= 0 {
+		bin = r.bodyLen - int64(r.inferLen)
 	}
-	return answer(tag, r.json)
+	return answer(tag, r.json, bin)
 }
 
 // framing is check without the answer check.

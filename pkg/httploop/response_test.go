@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 )
 
 const okBody = `{"model_name":"null"}` + "\x00\x01\x02\x03"
@@ -19,7 +20,7 @@ func okResponse(extra string) string {
 // check's error.
 func parseAll(t *testing.T, s string, step int, eof bool) (*response, bool, int, error) {
 	t.Helper()
-	var r response
+	r := response{limit: 1 << 30, budget: httpclient.NewBudget(1 << 40)}
 	r.reset()
 	b := []byte(s)
 	if step <= 0 {
@@ -105,7 +106,7 @@ func TestResponseKeepsTheJSONForTheCheck(t *testing.T) {
 				t.Fatalf("%s (step %d): done %v, err %v", tc.name, step, done, err)
 			}
 			var got string
-			err = r.check(func(tag uint64, json []byte) error {
+			err = r.check(func(tag uint64, json []byte, _ int64) error {
 				if tag != 7 {
 					t.Errorf("tag %d, want 7", tag)
 				}
@@ -119,7 +120,7 @@ func TestResponseKeepsTheJSONForTheCheck(t *testing.T) {
 	}
 	// An answer that failed before the check is not checked.
 	r, _, _, _ := parseAll(t, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy", 0, false)
-	if err := r.check(func(uint64, []byte) error { t.Error("a 503 was checked"); return nil }, 1); !errors.Is(err, kserve.ErrUnavailable) {
+	if err := r.check(func(uint64, []byte, int64) error { t.Error("a 503 was checked"); return nil }, 1); !errors.Is(err, kserve.ErrUnavailable) {
 		t.Errorf("503: %v", err)
 	}
 }

@@ -26,6 +26,7 @@ func TestFailuresByOutcome(t *testing.T) {
 		"transport":         kserve.ErrTransport,
 		"error":             kserve.ErrInternal,
 		"malformed":         kserve.ErrMalformed,
+		"too_large":         kserve.ErrTooLarge,
 		"bad_response":      kserve.ErrBadResponse,
 		"other":             errors.New("x"),
 	}

@@ -43,6 +43,10 @@ const (
 	// Malformed: a response that could not be decoded or did not match the
 	// request.
 	Malformed
+	// TooLarge: an answer larger than the client reads
+	// (kserve.ErrTooLarge: --max-response-bytes, or the answers in flight
+	// together past the client's budget), read no further.
+	TooLarge
 	// BadResponse: a well-formed answer that is not the model's
 	// (kserve.ErrBadResponse): another model's name, outputs missing or
 	// unknown, an output's datatype or shape not the metadata's.
@@ -53,7 +57,7 @@ const (
 	Count
 )
 
-var outcomeNames = [Count]string{"unanswered", "timeout", "connection_closed", "transport", "error", "malformed", "bad_response", "other"}
+var outcomeNames = [Count]string{"unanswered", "timeout", "connection_closed", "transport", "error", "malformed", "too_large", "bad_response", "other"}
 
 // String returns the label value.
 func (o Outcome) String() string {
@@ -89,6 +93,8 @@ func Classify(err error) (Outcome, Status) {
 		return Transport, st
 	case errors.Is(err, kserve.ErrMalformed):
 		return Malformed, st
+	case errors.Is(err, kserve.ErrTooLarge):
+		return TooLarge, st
 	case errors.Is(err, kserve.ErrBadResponse):
 		return BadResponse, st
 	case answered:

@@ -33,6 +33,7 @@ func TestClassify(t *testing.T) {
 		{"server 503", kserve.Errorf(codes.Unavailable, "overloaded"), "error"},
 		{"server 400 wrapped", fmt.Errorf("query 3: %w", kserve.Errorf(codes.InvalidArgument, "bad shape")), "error"},
 		{"malformed response", kserve.Malformedf("output %q missing", "y"), "malformed"},
+		{"answer too large", fmt.Errorf("query 4: %w", fmt.Errorf("%w: a body of 300000000 bytes", kserve.ErrTooLarge)), "too_large"},
 		{"bad response", fmt.Errorf("query 2: %w", kserve.NewExpect("m", nil, false).CheckJSON([]byte(`{"model_name":"m","outputs":[]}`), 1)), "bad_response"},
 		{"cancelled", context.Canceled, "other"},
 		{"anything else", errors.New("sut: sample 9 was not loaded"), "other"},

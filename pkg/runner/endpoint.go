@@ -87,7 +87,7 @@ func probeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.
 	if err != nil {
 		return nil, err
 	}
-	conn, err := connect(ctx, t, 2, true, sent(headers), tlsCfg)
+	conn, err := connect(ctx, t, 2, true, sent(headers), tlsCfg, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -133,7 +133,7 @@ func TestProbeFindsOpenAI(t *testing.T) {
 		want  genai.API
 	}{{"llm", genai.APIOpenAIChat}, {"other", ""}} {
 		tg, _ := target.Parse(srv.URL + "/openai")
-		conn, err := connect(t.Context(), tg, 1, true, sent(hs), nil)
+		conn, err := connect(t.Context(), tg, 1, true, sent(hs), nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

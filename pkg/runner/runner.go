@@ -53,6 +53,10 @@ type Spec struct {
 	GRPCClient string
 	// RequestTimeout bounds one request (0: none; the drain still ends a run).
 	RequestTimeout time.Duration
+	// MaxResponseBytes bounds one answer's body on the HTTP clients (0:
+	// httpclient.DefaultMaxResponseBytes); the event loop takes the pool
+	// client's.
+	MaxResponseBytes int
 	// IssueSlack is the timer slack of the event-loop clients' sleeps until
 	// a query is due (0: IssueSlackFor the settings): how much later than
 	// its due time the kernel may wake the issuer, to wake it once for
@@ -201,7 +205,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if conns <= 0 {
 		conns = poolSize(spec.Settings)
 	}
-	conn, err := connect(ctx, t, conns, !spec.JSON, sent(spec.Headers), tlsCfg)
+	conn, err := connect(ctx, t, conns, !spec.JSON, sent(spec.Headers), tlsCfg, spec.MaxResponseBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -55,11 +55,12 @@ type connection struct {
 
 // connect builds the client of t's transport, which sends headers on every
 // request (the probe's included); tlsCfg (nil for a plain-text target) is
-// the run's TLS configuration.
-func connect(ctx context.Context, t target.Target, conns int, binary bool, headers []kserve.Header, tlsCfg *tls.Config) (*connection, error) {
+// the run's TLS configuration; maxResp bounds an HTTP answer's body (0:
+// the default).
+func connect(ctx context.Context, t target.Target, conns int, binary bool, headers []kserve.Header, tlsCfg *tls.Config, maxResp int) (*connection, error) {
 	switch t.Scheme {
 	case "http", "https":
-		opts := []httpclient.Option{httpclient.MaxConns(max(conns, 1)), httpclient.Headers(headers), httpclient.TLS(tlsCfg)}
+		opts := []httpclient.Option{httpclient.MaxConns(max(conns, 1)), httpclient.Headers(headers), httpclient.TLS(tlsCfg), httpclient.MaxResponseBytes(maxResp)}
 		c, err := httpclient.New(t.URL, append(opts, httpclient.Binary(binary))...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", target.ErrTarget, err)

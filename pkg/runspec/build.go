@@ -175,6 +175,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		GRPCClient:         s.GRPCClient,
 		API:                genAPI,
 		RequestTimeout:     time.Duration(s.RequestTimeoutMs) * time.Millisecond,
+		MaxResponseBytes:   s.MaxResponseBytes,
 		IssueSlack:         slack,
 		TotalSamples:       total,
 		PerformanceSamples: perf,

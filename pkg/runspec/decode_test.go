@@ -102,6 +102,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"inflight over the limit", spec(map[string]string{"max_inflight": "1000"}), "max_inflight", "1000 is over this daemon's limit of 64"},
 		{"negative conns", spec(map[string]string{"conns": "-1"}), "conns", "must not be negative"},
 		{"conns over the limit", spec(map[string]string{"conns": "33"}), "conns", "limit of 32"},
+		{"negative max response bytes", spec(map[string]string{"max_response_bytes": "-1"}), "max_response_bytes", "want 0 (the default, 64 MiB) to 1073741824"},
+		{"max response bytes over 1 GiB", spec(map[string]string{"max_response_bytes": "1073741825"}), "max_response_bytes", "1073741825"},
 		{"request timeout over the limit", spec(map[string]string{"request_timeout_ms": "3600001"}), "request_timeout_ms", "limit"},
 		{"issue slack over the limit", spec(map[string]string{"issue_slack_us": "10001"}), "issue_slack_us", "over the limit of 10000 µs"},
 		{"negative issue slack", spec(map[string]string{"issue_slack_us": "-5"}), "issue_slack_us", ""},

@@ -31,6 +31,9 @@ type LoopOptions struct {
 	// TLS, when set, makes the loop speak TLS with it (an https://
 	// target: httploop.Config.TLS).
 	TLS *tls.Config
+	// MaxResponseBytes caps one answer (httploop.Config.MaxResponseBytes;
+	// 0: enc's, httpclient.MaxResponseBytes).
+	MaxResponseBytes int
 }
 
 // NewLoop builds a Loop SUT for a performance run: enc encodes the
@@ -48,10 +51,14 @@ func NewLoop(enc *httpclient.Client, lib qsl.Library, o Options, lo LoopOptions)
 	}
 	l := &Loop{enc: enc}
 	l.polled = newPolled(shape, l.encode)
-	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, TLS: lo.TLS, Timeout: o.Timeout, OnDone: l.onDone}
-	if o.Expect != nil {
-		cfg.Check = l.check
+	// One limit for both clients: the pool's, unless given.
+	if lo.MaxResponseBytes <= 0 {
+		lo.MaxResponseBytes = enc.MaxResponseBytes()
 	}
+	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, TLS: lo.TLS, Timeout: o.Timeout, OnDone: l.onDone,
+		// Always: the binary sizes are checked on every answer, with or
+		// without the model's metadata.
+		Check: l.check, MaxResponseBytes: lo.MaxResponseBytes, MaxResponseBytesTotal: enc.ResponseBudget().Limit()}
 	l.loop, err = httploop.New(cfg)
 	if err != nil {
 		return nil, err
@@ -61,9 +68,9 @@ func NewLoop(enc *httpclient.Client, lib qsl.Library, o Options, lo LoopOptions)
 }
 
 // check is the answer check: the JSON of the answer to the request tag
-// names, at its batch size.
-func (l *Loop) check(tag uint64, json []byte) error {
-	return l.o.Expect.CheckJSON(json, l.batchOf(tag))
+// names, at its batch size, and its binary sizes against the body.
+func (l *Loop) check(tag uint64, json []byte, binLen int64) error {
+	return l.o.Expect.CheckAnswer(json, l.batchOf(tag), binLen)
 }
 
 // encode builds the whole HTTP request for samples.
