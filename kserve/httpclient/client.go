@@ -448,7 +448,9 @@ func (c *Client) roundTripWith(ctx context.Context, raw []byte, resp *answer, sr
 			*at = t
 		}
 	}
-	if (resp != nil && resp.ConnectionClose()) || (sr != nil && !conn.keep) {
+	// After a 101 the connection no longer speaks HTTP (a switch nobody
+	// asked for): its bytes are not the next answer's.
+	if (resp != nil && (resp.ConnectionClose() || resp.StatusCode() == fasthttp.StatusSwitchingProtocols)) || (sr != nil && !conn.keep) {
 		c.pool.discard(conn)
 	} else {
 		c.pool.put(conn)

@@ -76,6 +76,7 @@ type response struct {
 	json      []byte // a 2xx body's JSON, within limit
 	sawByte   bool   // any byte of this response arrived
 	line      int    // bytes of the chunk size or trailer line so far
+	interim   int    // interim (1xx) answers skipped before this one
 
 	// limit bounds the body (Config.MaxResponseBytes); budget is what
 	// the JSON of every connection's answer may hold at once, of which
@@ -84,6 +85,10 @@ type response struct {
 	budget *httpclient.Budget
 	held   int64
 }
+
+// maxInterim bounds the interim answers skipped before an answer: the
+// pool's fasthttp allows as many.
+const maxInterim = 100
 
 func (r *response) reset() {
 	json := r.json[:0]
@@ -453,9 +458,19 @@ func (r *response) parseHeader(b []byte) (int, error) {
 	}
 	end := len(b) - len(rest)
 	switch {
+	case st == 101:
+		// A protocol switch nobody asked for: the answer (a failed one),
+		// with no body, after which the connection no longer speaks HTTP.
+		r.state, r.closeConn = stDone, true
 	case st >= 100 && st < 200:
-		// An interim answer (100 Continue, 103): the real one follows.
+		// An interim answer (100 Continue, 103): the real one follows,
+		// within maxInterim of them, as fasthttp bounds the pool's.
+		n := r.interim + 1
+		if n > maxInterim {
+			return 0, kserve.Malformedf("more than %d interim (1xx) answers before the answer", maxInterim)
+		}
 		r.reset()
+		r.interim = n
 		return end, nil
 	case st == 204 || st == 304:
 		r.state = stDone

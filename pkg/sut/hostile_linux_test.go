@@ -191,26 +191,34 @@ type clientOptions struct {
 // to s and returns the completion's error.
 func sendOnce(t *testing.T, client string, s *rawServer, co clientOptions) error {
 	t.Helper()
+	return sendSeq(t, client, s, co, 1)[0]
+}
+
+// sendSeq sends n samples through one client of the named kind, each once
+// the one before has completed, and returns their completions' errors.
+func sendSeq(t *testing.T, client string, s *rawServer, co clientOptions, n int) []error {
+	t.Helper()
 	o := Options{Model: "m", MaxBatch: 8, WholeQueries: true, Expect: hostileExpect(), Timeout: 10 * time.Second}
 	hc, err := httpclient.New("http://"+s.addr, httpclient.MaxResponseBytes(co.maxResponse))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { hc.Close() })
-	c := newCollector(1)
-	q := loadgen.Query{Samples: []int{1}}
+	var issue func(q loadgen.Query, c *collector)
 	switch client {
 	case HTTPClientPool:
-		n, err := New(HTTP(hc), library(t, true), o)
+		p, err := New(HTTP(hc), library(t, true), o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { n.Close() })
-		n.IssueQuery(t.Context(), q, c.done)
-		select {
-		case <-c.all:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the pool gave no completion in 10 s")
+		t.Cleanup(func() { p.Close() })
+		issue = func(q loadgen.Query, c *collector) {
+			p.IssueQuery(t.Context(), q, c.done)
+			select {
+			case <-c.all:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the pool gave no completion in 10 s")
+			}
 		}
 	case HTTPClientLoop:
 		l, err := NewLoop(hc, library(t, true), o, LoopOptions{Addr: s.addr, MaxConns: 1, MaxResponseBytes: co.maxResponse})
@@ -218,10 +226,18 @@ func sendOnce(t *testing.T, client string, s *rawServer, co clientOptions) error
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { l.Close() })
-		l.IssueQuery(t.Context(), q, c.done)
-		pollAll(t, l, c)
+		issue = func(q loadgen.Query, c *collector) {
+			l.IssueQuery(t.Context(), q, c.done)
+			pollAll(t, l, c)
+		}
 	}
-	return c.got[0].Err
+	errs := make([]error, n)
+	for i := range errs {
+		c := newCollector(1)
+		issue(loadgen.Query{ID: i, Samples: []int{1}}, c)
+		errs[i] = c.got[0].Err
+	}
+	return errs
 }
 
 var bothClients = []string{HTTPClientPool, HTTPClientLoop}
@@ -434,5 +450,46 @@ func TestEndlessAnswersStayWithinTheBudget(t *testing.T) {
 				t.Errorf("%d bytes still held once every answer is done", b.Held())
 			}
 		})
+	}
+}
+
+// Interim answers (1xx but 101) before the real one are skipped by both
+// clients; a 101 nobody asked for is the answer, a failed one; a server
+// that sends interim answers without end fails the sample as malformed
+// rather than holding it to its timeout.
+func TestInterimAnswersAreOneOutcome(t *testing.T) {
+	body := `{"model_name":"m","outputs":[{"name":"OUT","datatype":"FP32","shape":[1,4],"data":[1,2,3,4]}]}`
+	ok := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	cases := []struct {
+		name, bytes string
+		ok          bool
+		want        outcome.Outcome
+		says        string
+	}{
+		{"100 and 103 before the answer", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\n" + ok, true, 0, ""},
+		{"101 is the answer", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n" + ok, false, outcome.Error, "101"},
+		{"interim answers without end", strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", 101) + ok, false, outcome.Malformed, "1xx"},
+	}
+	for _, tc := range cases {
+		for _, client := range bothClients {
+			s := startRaw(t, &rawServer{answer: []byte(tc.bytes)})
+			errs := sendSeq(t, client, s, clientOptions{}, 2)
+			err := errs[0]
+			t.Logf("%s/%s: %v", tc.name, client, err)
+			if tc.says == "101" && (errs[1] == nil || s.accepted.Load() < 2) {
+				// The connection that switched is not used again: the
+				// bytes after the 101 are not the next request's answer.
+				t.Errorf("%s/%s: the next request reused the switched connection (%d accepted, %v)", tc.name, client, s.accepted.Load(), errs[1])
+			}
+			if tc.ok {
+				if err != nil {
+					t.Errorf("%s/%s: %v, want the answer after the interim ones", tc.name, client, err)
+				}
+				continue
+			}
+			if got, _ := outcome.Classify(err); got != tc.want || !strings.Contains(fmt.Sprint(err), tc.says) {
+				t.Errorf("%s/%s: %v (%v); want %v saying %q", tc.name, client, got, err, tc.want, tc.says)
+			}
+		}
 	}
 }
