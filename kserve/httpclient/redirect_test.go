@@ -1,70 +1,13 @@
 package httpclient
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
-	"net"
-	"net/textproto"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/netloadgen/netloadgen/internal/testtool"
 	"github.com/netloadgen/netloadgen/kserve"
 )
-
-// rawAnswers answers every HTTP/1.1 request with answer's exact bytes and
-// counts the requests.
-func rawAnswers(t *testing.T, answer string) (addr string, requests *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	requests = new(atomic.Int64)
-	var wg sync.WaitGroup
-	var conns sync.Map // net.Conn: closed at cleanup, as clients may keep theirs idle
-	t.Cleanup(func() {
-		ln.Close()
-		conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Store(c, nil)
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-				r := textproto.NewReader(bufio.NewReader(c))
-				for {
-					if _, err := r.ReadLine(); err != nil { // the request line
-						return
-					}
-					h, err := r.ReadMIMEHeader()
-					if err != nil {
-						return
-					}
-					n, _ := strconv.Atoi(h.Get("Content-Length"))
-					if _, err := io.CopyN(io.Discard, r.R, int64(n)); err != nil {
-						return
-					}
-					requests.Add(1)
-					if _, err := io.WriteString(c, answer); err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
-	return ln.Addr().String(), requests
-}
 
 // TestRedirectIsAnAnswer: a 3xx to any request (health, metadata, config,
 // inference) is an error carrying the status and the Location resolved
@@ -72,7 +15,7 @@ func rawAnswers(t *testing.T, answer string) (addr string, requests *atomic.Int6
 // redacted), and the client sends
 // nothing to the Location, with the run's Authorization set or not.
 func TestRedirectIsAnAnswer(t *testing.T) {
-	witness, heard := rawAnswers(t, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	witness, heard := testtool.RawHTTP(t, testtool.Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
 	for _, c := range []struct {
 		status, loc string
 		code        int
@@ -84,7 +27,7 @@ func TestRedirectIsAnAnswer(t *testing.T) {
 		{"303 See Other", "http://u:pw@" + witness + "/v2/x", 303, func(string) string { return "http://u:xxxxx@" + witness + "/v2/x" }},
 	} {
 		t.Run(c.status, func(t *testing.T) {
-			addr, _ := rawAnswers(t, "HTTP/1.1 "+c.status+"\r\nLocation: "+c.loc+"\r\nContent-Length: 0\r\n\r\n")
+			addr, _ := testtool.RawHTTP(t, testtool.Answer("HTTP/1.1 "+c.status+"\r\nLocation: "+c.loc+"\r\nContent-Length: 0\r\n\r\n"))
 			cl, err := New("http://"+addr+"/p", Headers([]kserve.Header{{Name: "Authorization", Value: "Bearer sk-run-secret"}}))
 			if err != nil {
 				t.Fatal(err)

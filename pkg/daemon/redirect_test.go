@@ -1,74 +1,19 @@
 package daemon_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
-	"net/textproto"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/internal/testtool"
 	"github.com/netloadgen/netloadgen/pkg/daemon"
 )
-
-// rawHTTPServer answers every HTTP/1.1 request it reads with answer's
-// exact bytes for the request line, and counts the requests.
-func rawHTTPServer(t *testing.T, answer func(requestLine string) string) (port string, requests *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	requests = new(atomic.Int64)
-	var wg sync.WaitGroup
-	var conns sync.Map // net.Conn: closed at cleanup, as clients may keep theirs idle
-	t.Cleanup(func() {
-		ln.Close()
-		conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Store(c, nil)
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-				r := textproto.NewReader(bufio.NewReader(c))
-				for {
-					line, err := r.ReadLine()
-					if err != nil {
-						return
-					}
-					h, err := r.ReadMIMEHeader()
-					if err != nil {
-						return
-					}
-					n, _ := strconv.Atoi(h.Get("Content-Length"))
-					if _, err := io.CopyN(io.Discard, r.R, int64(n)); err != nil {
-						return
-					}
-					requests.Add(1)
-					if _, err := io.WriteString(c, answer(line)); err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
-	_, port, _ = net.SplitHostPort(ln.Addr().String())
-	return port, requests
-}
 
 // TestRedirectDoesNotEscapeAllowedTargets: with LOADGEND_ALLOWED_TARGETS
 // listing only localhost, a run (and POST /v1/probe) whose target answers
@@ -77,7 +22,7 @@ func rawHTTPServer(t *testing.T, answer func(requestLine string) string) (port s
 // targets, hears nothing, and nothing it would have said is quoted.
 func TestRedirectDoesNotEscapeAllowedTargets(t *testing.T) {
 	const witnessSays = "model-only-the-witness-knows"
-	wport, heard := rawHTTPServer(t, func(string) string {
+	wport, heard := rawHTTPPort(t, func(string) string {
 		body := `{"object":"list","data":[{"id":"llm"},{"id":"` + witnessSays + `"}]}`
 		return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 	})
@@ -85,7 +30,7 @@ func TestRedirectDoesNotEscapeAllowedTargets(t *testing.T) {
 	_, c := e2eService(t, func(c *daemon.Config) { c.AllowedTargets = []string{"localhost"} })
 	for _, status := range []string{"302 Found", "307 Temporary Redirect"} {
 		t.Run(status, func(t *testing.T) {
-			port, _ := rawHTTPServer(t, func(string) string {
+			port, _ := rawHTTPPort(t, func(string) string {
 				return "HTTP/1.1 " + status + "\r\nLocation: " + loc + "\r\nContent-Length: 0\r\n\r\n"
 			})
 			target := "http://localhost:" + port
@@ -111,4 +56,11 @@ func TestRedirectDoesNotEscapeAllowedTargets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawHTTPPort is testtool.RawHTTP's port alone: the tests name the host.
+func rawHTTPPort(t *testing.T, answer func(requestLine string) string) (port string, requests *atomic.Int64) {
+	addr, requests := testtool.RawHTTP(t, answer)
+	_, port, _ = net.SplitHostPort(addr)
+	return port, requests
 }

@@ -1,81 +1,24 @@
 package sutproxy_test
 
 import (
-	"bufio"
 	"errors"
-	"io"
-	"net"
-	"net/textproto"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/netloadgen/netloadgen/internal/testtool"
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 )
-
-// rawServer answers every HTTP/1.1 request it reads with the exact bytes
-// answer gives, and counts the requests.
-func rawServer(t *testing.T, answer string) (addr string, requests *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	requests = new(atomic.Int64)
-	var wg sync.WaitGroup
-	var conns sync.Map // net.Conn: closed at cleanup, as clients may keep theirs idle
-	t.Cleanup(func() {
-		ln.Close()
-		conns.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Store(c, nil)
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-				r := textproto.NewReader(bufio.NewReader(c))
-				for {
-					if _, err := r.ReadLine(); err != nil { // the request line
-						return
-					}
-					h, err := r.ReadMIMEHeader()
-					if err != nil {
-						return
-					}
-					n, _ := strconv.Atoi(h.Get("Content-Length"))
-					if _, err := io.CopyN(io.Discard, r.R, int64(n)); err != nil {
-						return
-					}
-					requests.Add(1)
-					if _, err := io.WriteString(c, answer); err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
-	return ln.Addr().String(), requests
-}
 
 // TestForwardDoesNotFollowRedirects: an upstream that answers the
 // forwarding front (health, metadata, inference) with a 302 to another host, or a 307 to another port of
 // the same host, gets its answer passed on as an error; the front sends
 // nothing to the Location.
 func TestForwardDoesNotFollowRedirects(t *testing.T) {
-	witness, heard := rawServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	witness, heard := testtool.RawHTTP(t, testtool.Answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
 	for _, status := range []string{"302 Found", "307 Temporary Redirect"} {
 		t.Run(status, func(t *testing.T) {
-			up, _ := rawServer(t, "HTTP/1.1 "+status+"\r\nLocation: http://"+witness+"/v2/models/identity/infer\r\nContent-Length: 0\r\n\r\n")
+			up, _ := testtool.RawHTTP(t, testtool.Answer("HTTP/1.1 "+status+"\r\nLocation: http://"+witness+"/v2/models/identity/infer\r\nContent-Length: 0\r\n\r\n"))
 			front, err := sutproxy.Start(t.Context(), sutproxy.Config{HTTPAddr: "127.0.0.1:0", Upstreams: []string{"http://" + up}})
 			if err != nil {
 				t.Fatal(err)
