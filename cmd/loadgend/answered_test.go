@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/netloadgen/netloadgen/internal/testtool"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/search"
@@ -48,65 +44,27 @@ func rawAnswer(status, body string) string {
 // its address.
 func everyTenthFails(t *testing.T, fromProbe int64) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var infers, probes atomic.Int64
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				serveEveryTenthFails(c, fromProbe, &probes, &infers)
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String()
-}
-
-func serveEveryTenthFails(c net.Conn, fromProbe int64, probes, infers *atomic.Int64) {
-	br := bufio.NewReader(c)
-	for {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		_, _ = io.Copy(io.Discard, req.Body)
-		var answer string
-		switch p := req.URL.Path; {
+	addr, _ := testtool.RawHTTP(t, func(line string) string {
+		switch p := testtool.RequestPath(line); {
 		case strings.HasSuffix(p, "/infer"):
 			if probes.Load() >= fromProbe && infers.Add(1)%10 == 0 {
-				answer = failAnswer
-			} else {
-				answer = rawAnswer("200 OK", okBody)
+				return failAnswer
 			}
+			return rawAnswer("200 OK", okBody)
 		case p == "/v2/health/live":
 			probes.Add(1)
-			answer = rawAnswer("200 OK", "")
+			return rawAnswer("200 OK", "")
 		case p == "/v2/health/ready" || p == "/v2/models/m/ready":
-			answer = rawAnswer("200 OK", "")
+			return rawAnswer("200 OK", "")
 		case p == "/v2":
-			answer = rawAnswer("200 OK", serverBody)
+			return rawAnswer("200 OK", serverBody)
 		case p == "/v2/models/m":
-			answer = rawAnswer("200 OK", metaBody)
-		default:
-			answer = rawAnswer("404 Not Found", `{"error":"not found"}`)
+			return rawAnswer("200 OK", metaBody)
 		}
-		if _, err := io.WriteString(c, answer); err != nil {
-			return
-		}
-	}
+		return rawAnswer("404 Not Found", `{"error":"not found"}`)
+	})
+	return addr
 }
 
 // answeredP99 matches "p99 12.3 ms" or "p99 850 µs" and the like: a
@@ -351,49 +309,19 @@ func everyTenthStreamFails(t *testing.T) string {
 	chunk("data: [DONE]\n\n")
 	b.WriteString("0\r\n\r\n")
 	stream := b.String()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var posts atomic.Int64
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	serve := func(c net.Conn) {
-		defer c.Close()
-		br := bufio.NewReader(c)
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			_, _ = io.Copy(io.Discard, req.Body)
-			a := rawAnswer("404 Not Found", `{"error":"not found"}`)
-			switch {
-			case req.URL.Path == "/v1/models":
-				a = rawAnswer("200 OK", `{"object":"list","data":[{"id":"llm","object":"model"}]}`)
-			case req.URL.Path == "/v1/chat/completions" && posts.Add(1)%10 == 0:
-				a = failAnswer
-			case req.URL.Path == "/v1/chat/completions":
-				a = stream
-			}
-			if _, err := io.WriteString(c, a); err != nil {
-				return
-			}
+	addr, _ := testtool.RawHTTP(t, func(line string) string {
+		switch p := testtool.RequestPath(line); {
+		case p == "/v1/models":
+			return rawAnswer("200 OK", `{"object":"list","data":[{"id":"llm","object":"model"}]}`)
+		case p == "/v1/chat/completions" && posts.Add(1)%10 == 0:
+			return failAnswer
+		case p == "/v1/chat/completions":
+			return stream
 		}
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(c) }()
-		}
-	}()
-	return "http://" + ln.Addr().String()
+		return rawAnswer("404 Not Found", `{"error":"not found"}`)
+	})
+	return "http://" + addr
 }
 
 // TestTokenLatenciesWithFailedSamplesShowAnswered: a Server run judged by

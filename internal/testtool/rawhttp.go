@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/textproto"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,3 +69,14 @@ func RawHTTP(t testing.TB, answer func(requestLine string) string) (addr string,
 
 // Answer is an answer for RawHTTP that is the same for every request.
 func Answer(s string) func(string) string { return func(string) string { return s } }
+
+// RequestPath is the path of a request line ("POST /v2/models/m/infer
+// HTTP/1.1"), without its query.
+func RequestPath(requestLine string) string {
+	f := strings.Fields(requestLine)
+	if len(f) < 2 {
+		return ""
+	}
+	p, _, _ := strings.Cut(f[1], "?")
+	return p
+}

@@ -1,18 +1,15 @@
 package daemon_test
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/internal/testtool"
 )
 
 // failedNs is how a failed sample's latency in LoadGen's convention
@@ -33,53 +30,23 @@ func everyTenthFailing(t *testing.T) string {
 	answer := func(status, body string) string {
 		return fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", status, len(body), body)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var infers atomic.Int64
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	serve := func(c net.Conn) {
-		defer c.Close()
-		br := bufio.NewReader(c)
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			_, _ = io.Copy(io.Discard, req.Body)
-			a := answer("404 Not Found", `{"error":"not found"}`)
-			switch p := req.URL.Path; {
-			case strings.HasSuffix(p, "/infer") && infers.Add(1)%10 == 0:
-				a = failAnswer
-			case strings.HasSuffix(p, "/infer"):
-				a = answer("200 OK", okBody)
-			case p == "/v2/health/live" || p == "/v2/health/ready" || p == "/v2/models/identity/ready":
-				a = answer("200 OK", "")
-			case p == "/v2":
-				a = answer("200 OK", `{"name":"raw","version":"1","extensions":[]}`)
-			case p == "/v2/models/identity":
-				a = answer("200 OK", metaBody)
-			}
-			if _, err := io.WriteString(c, a); err != nil {
-				return
-			}
+	addr, _ := testtool.RawHTTP(t, func(line string) string {
+		switch p := testtool.RequestPath(line); {
+		case strings.HasSuffix(p, "/infer") && infers.Add(1)%10 == 0:
+			return failAnswer
+		case strings.HasSuffix(p, "/infer"):
+			return answer("200 OK", okBody)
+		case p == "/v2/health/live" || p == "/v2/health/ready" || p == "/v2/models/identity/ready":
+			return answer("200 OK", "")
+		case p == "/v2":
+			return answer("200 OK", `{"name":"raw","version":"1","extensions":[]}`)
+		case p == "/v2/models/identity":
+			return answer("200 OK", metaBody)
 		}
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(c) }()
-		}
-	}()
-	return "http://" + ln.Addr().String()
+		return answer("404 Not Found", `{"error":"not found"}`)
+	})
+	return "http://" + addr
 }
 
 // TestStatusShowsAnsweredLatencies: runs against a server that fails every
