@@ -67,6 +67,9 @@ type Config struct {
 	// the request takes one of those slots: a body slower than this gets
 	// 408. 0: DefaultBodyTimeout.
 	BodyTimeout time.Duration `envconfig:"BODY_TIMEOUT" default:"5s" desc:"time a request's body may take to arrive; slower gets 408"`
+	// MaxEventStreams caps the event streams open at once (GET
+	// /v1/runs/{id}/events); more get 503. 0: DefaultMaxEventStreams.
+	MaxEventStreams int `envconfig:"MAX_EVENT_STREAMS" default:"64" desc:"event streams open at once; more get 503"`
 }
 
 // DefaultBodyTimeout is LOADGEND_BODY_TIMEOUT's default: a run spec is a
@@ -127,6 +130,9 @@ func (c Config) Validate() error {
 	}
 	if c.APIConcurrency < 0 {
 		return fmt.Errorf("%w: LOADGEND_API_CONCURRENCY cannot be negative", ErrConfig)
+	}
+	if c.MaxEventStreams < 0 {
+		return fmt.Errorf("%w: LOADGEND_MAX_EVENT_STREAMS cannot be negative", ErrConfig)
 	}
 	if c.BodyTimeout < 0 {
 		return fmt.Errorf("%w: LOADGEND_BODY_TIMEOUT cannot be negative", ErrConfig)
