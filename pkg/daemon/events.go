@@ -131,7 +131,7 @@ type eventSnapshot struct {
 // a subscriber. LOADGEND_MAX_EVENT_STREAMS caps the streams.
 type eventHub struct {
 	max      int
-	wait     time.Duration // streamWriteWait; a test's own
+	wait     time.Duration                                        // streamWriteWait; a test's own
 	snapshot func(id string, progress bool) (eventSnapshot, bool) // false: no such run
 	poke     chan struct{}
 	stop     chan struct{}
