@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -19,11 +20,12 @@ import (
 // its own process, sutproxy in this one, all on loopback. Server runs of
 // NETLOADGEN_EVENTS_BENCH_QPS (2000) for NETLOADGEN_EVENTS_BENCH_SECONDS
 // (10) alternate without and with NETLOADGEN_EVENTS_BENCH_SUBS (1000)
-// subscribers to the run's event stream that send their GET, read the
-// status line and never read again. Two daemons: one with
+// subscribers to the run's event stream: one reads it to the run's end (as
+// the runs without have), the others send their GET, read the status line
+// and never read again. Two daemons: one with
 // LOADGEND_MAX_EVENT_STREAMS=1000 (the attack), one with the default (64:
 // the rest are refused). Each run's issue lateness p99 (result.json) is a
-// FIGURE line. A measurement, not a check: it fails only when a run does.
+// FIGURE line, with how many idle subscribers were let in (accepted). A measurement, not a check: it fails only when a run does.
 func TestEventSubscribersDuringARun(t *testing.T) {
 	if os.Getenv("NETLOADGEN_EVENTS_BENCH") == "" {
 		t.Skip("a benchmark of a few minutes: set NETLOADGEN_EVENTS_BENCH=1 (bench/event-subscribers.sh)")
@@ -31,29 +33,40 @@ func TestEventSubscribersDuringARun(t *testing.T) {
 	qps, seconds := envInt(t, "NETLOADGEN_EVENTS_BENCH_QPS", 2000), envInt(t, "NETLOADGEN_EVENTS_BENCH_SECONDS", 10)
 	subs, pairs := envInt(t, "NETLOADGEN_EVENTS_BENCH_SUBS", 1000), envInt(t, "NETLOADGEN_EVENTS_BENCH_PAIRS", 2)
 	target := e2eSUT(t)
-	for _, cap := range []string{"1000", ""} {
+	for _, limit := range []string{"1000", ""} {
 		env := []string{"LOADGEND_DATA_DIR=" + t.TempDir(), "LOADGEND_MAX_QPS=100000"}
 		label := "default(64)"
-		if cap != "" {
-			env, label = append(env, "LOADGEND_MAX_EVENT_STREAMS="+cap), cap
+		if limit != "" {
+			env, label = append(env, "LOADGEND_MAX_EVENT_STREAMS="+limit), limit
 		}
 		p := startLoadgend(t, env...)
 		for i := range pairs {
 			for _, n := range []int{0, subs} {
-				p99, max, validity, accepted := eventsBenchRun(t, p.client, target, qps, seconds, n)
+				p99, maxMs, validity, accepted := eventsBenchRun(t, p.client, target, qps, seconds, n)
 				t.Logf("FIGURE max_event_streams=%s pair=%d subscribers=%d accepted=%d lateness_p99_ms=%.3f lateness_max_ms=%.3f validity=%s",
-					label, i+1, n, accepted, p99, max, validity)
+					label, i+1, n, accepted, p99, maxMs, validity)
 			}
 		}
 	}
 }
 
-// eventsBenchRun runs one Server run with n idle subscribers attached
-// before it issues; it returns the issue lateness p99 and max in ms, the
-// validity and how many subscribers were answered 200.
-func eventsBenchRun(t *testing.T, c e2eClient, target string, qps, seconds, n int) (p99, max float64, validity string, accepted int) {
+// eventsBenchRun runs one Server run with n subscribers, one reading and
+// n-1 idle, attached as it starts; it returns the issue lateness p99 and
+// max in ms, the validity and how many idle subscribers were answered 200.
+// The subscribers connect while the run is queued.
+func eventsBenchRun(t *testing.T, c e2eClient, target string, qps, seconds, n int) (p99, maxMs float64, validity string, accepted int) {
 	t.Helper()
+	// The run waits behind a 3 s one while its subscribers connect, so that
+	// what is measured is their presence, not the burst of their arrival.
+	blocker := c.submit(t, serverSpec(target, 100, 3000))
 	id := c.submit(t, serverSpec(target, qps, seconds*1000))
+	// The reading subscriber that sees the run end comes first: idle
+	// subscribers that fill LOADGEND_MAX_EVENT_STREAMS would refuse it.
+	rconn, _, resp := openStream(t, c, id, 0)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the reading subscriber: %d", resp.StatusCode)
+	}
+	_ = rconn.SetReadDeadline(time.Now().Add(time.Duration(seconds)*time.Second + 2*time.Minute))
 	addr := strings.TrimPrefix(c.base, "http://")
 	var conns []net.Conn
 	defer func() {
@@ -61,7 +74,7 @@ func eventsBenchRun(t *testing.T, c e2eClient, target string, qps, seconds, n in
 			conn.Close()
 		}
 	}()
-	for range n {
+	for range max(n-1, 0) {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatalf("subscriber %d: %v", len(conns), err)
@@ -77,7 +90,11 @@ func eventsBenchRun(t *testing.T, c e2eClient, target string, qps, seconds, n in
 			accepted++
 		}
 	}
-	st := c.waitEnded(t, id, time.Duration(seconds)*time.Second+2*time.Minute)
+	if st := c.status(t, blocker); st.State != api.StateRunning {
+		t.Logf("the subscribers of %s were still connecting when the run before it was %s", id, st.State)
+	}
+	waitEndEvent(t, resp.Body, id)
+	st := c.status(t, id)
 	if st.State != api.StateDone {
 		t.Fatalf("run %s ended %s: %s", id, st.State, st.Error)
 	}
@@ -114,4 +131,19 @@ func lateness(t *testing.T, c e2eClient, id string) latenessResult {
 		}
 	}
 	return r
+}
+
+// waitEndEvent reads an event stream to the run's terminal state event.
+func waitEndEvent(t *testing.T, body io.Reader, id string) {
+	t.Helper()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		var ev api.StateEvent
+		if ok && json.Unmarshal([]byte(data), &ev) == nil && ev.State.Terminal() {
+			return
+		}
+	}
+	t.Fatalf("the events of %s ended before its end: %v", id, sc.Err())
 }
