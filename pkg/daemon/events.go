@@ -23,6 +23,11 @@ const (
 	// reading: it is dropped, not waited on, since one goroutine writes
 	// every stream and must not stall the others (issue 26 #10).
 	streamWriteWait = 5 * time.Millisecond
+	// A round writes streamBurst events at a time, then pauses
+	// streamPause: a thousand writes in one go hold a CPU for milliseconds,
+	// which on a small machine is the issuer's (issue 26 #10).
+	streamBurst = 32
+	streamPause = time.Millisecond
 	// streamEndWait bounds the end of a stream's response (its last
 	// chunk) once the hub has let it go.
 	streamEndWait = time.Second
@@ -132,6 +137,7 @@ type eventSnapshot struct {
 type eventHub struct {
 	max      int
 	wait     time.Duration                                        // streamWriteWait; a test's own
+	writes   int                                                  // in this round; the hub's goroutine only
 	snapshot func(id string, progress bool) (eventSnapshot, bool) // false: no such run
 	poke     chan struct{}
 	stop     chan struct{}
@@ -255,6 +261,7 @@ func (h *eventHub) all() []*subscriber {
 // sends running runs' progress. It never waits on a stream more than
 // streamWriteWait, and drops one that made it wait so.
 func (h *eventHub) round(progress bool) {
+	h.writes = 0
 	byRun := map[string][]*subscriber{}
 	for _, sub := range h.all() {
 		byRun[sub.id] = append(byRun[sub.id], sub)
@@ -293,6 +300,9 @@ func (h *eventHub) round(progress bool) {
 
 // send writes one event to a stream, or drops the stream.
 func (h *eventHub) send(sub *subscriber, b []byte) bool {
+	if h.writes++; h.writes%streamBurst == 0 {
+		time.Sleep(streamPause)
+	}
 	sub.mu.Lock()
 	if sub.gone {
 		sub.mu.Unlock()
