@@ -44,6 +44,7 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeNotFinished      = "not_finished"       // 409: the run has no result yet
 	CodeAlreadyFinished  = "already_finished"   // 409: cancel of a run in a terminal state
+	CodeBodyTimeout      = "body_timeout"       // 408: the body did not arrive within LOADGEND_BODY_TIMEOUT
 	CodeBodyTooLarge     = "body_too_large"     // 413
 	CodeUnsupportedMedia = "unsupported_media_type"
 	CodeQueueFull        = "queue_full"  // 429: too many queued runs

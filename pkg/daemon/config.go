@@ -63,7 +63,18 @@ type Config struct {
 	// APIConcurrency caps the /v1 requests served at once (event streams
 	// aside); more wait briefly, then get 503. 0: DefaultAPIConcurrency.
 	APIConcurrency int `envconfig:"API_CONCURRENCY" default:"2" desc:"/v1 requests served at once; more wait, then get 503"`
+	// BodyTimeout bounds the read of a request's body, which comes before
+	// the request takes one of those slots: a body slower than this gets
+	// 408. 0: DefaultBodyTimeout.
+	BodyTimeout time.Duration `envconfig:"BODY_TIMEOUT" default:"5s" desc:"time a request's body may take to arrive; slower gets 408"`
+	// MaxEventStreams caps the event streams open at once (GET
+	// /v1/runs/{id}/events); more get 503. 0: DefaultMaxEventStreams.
+	MaxEventStreams int `envconfig:"MAX_EVENT_STREAMS" default:"64" desc:"event streams open at once; more get 503"`
 }
+
+// DefaultBodyTimeout is LOADGEND_BODY_TIMEOUT's default: a run spec is a
+// few KiB, sent in one go by any client; seconds are plenty.
+const DefaultBodyTimeout = 5 * time.Second
 
 // DefaultMaxQueued is LOADGEND_MAX_QUEUED's default.
 const DefaultMaxQueued = 100
@@ -119,6 +130,12 @@ func (c Config) Validate() error {
 	}
 	if c.APIConcurrency < 0 {
 		return fmt.Errorf("%w: LOADGEND_API_CONCURRENCY cannot be negative", ErrConfig)
+	}
+	if c.MaxEventStreams < 0 {
+		return fmt.Errorf("%w: LOADGEND_MAX_EVENT_STREAMS cannot be negative", ErrConfig)
+	}
+	if c.BodyTimeout < 0 {
+		return fmt.Errorf("%w: LOADGEND_BODY_TIMEOUT cannot be negative", ErrConfig)
 	}
 	if c.DrainTimeout < 0 {
 		return fmt.Errorf("%w: LOADGEND_DRAIN_TIMEOUT cannot be negative", ErrConfig)

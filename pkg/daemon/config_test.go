@@ -55,6 +55,8 @@ func TestConfigRefusals(t *testing.T) {
 		{"negative queue cap", func(c *Config) { c.MaxQueued = -1 }, "LOADGEND_MAX_QUEUED"},
 		{"bad level", func(c *Config) { c.LogLevel = "loud" }, "LOADGEND_LOG_LEVEL"},
 		{"negative API concurrency", func(c *Config) { c.APIConcurrency = -1 }, "LOADGEND_API_CONCURRENCY"},
+		{"negative body timeout", func(c *Config) { c.BodyTimeout = -1 }, "LOADGEND_BODY_TIMEOUT"},
+		{"negative event streams", func(c *Config) { c.MaxEventStreams = -1 }, "LOADGEND_MAX_EVENT_STREAMS"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

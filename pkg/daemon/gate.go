@@ -1,8 +1,13 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
@@ -68,8 +73,59 @@ func (g *apiGate) enter(ctx context.Context) bool {
 
 func (g *apiGate) leave() { <-g.slots }
 
-// eventsRoute is not gated: a stream lasts as long as its run.
-var eventsRoute = api.Route{Method: "GET", Path: "/v1/runs/{id}/events"}
+// ungated are the /v1 routes that take no slot: a stream lasts as long as
+// its run and would hold one; a cancel must get through however busy the
+// API is, since it is what stops the load (issue 26 #3). /healthz and
+// /readyz are outside /v1 and never gated.
+var ungated = []api.Route{
+	{Method: "GET", Path: "/v1/runs/{id}/events"},
+	{Method: "POST", Path: "/v1/runs/{id}/cancel"},
+}
+
+// bodyRead reads a request's body, bounded in size (maxBody) and in time
+// (LOADGEND_BODY_TIMEOUT), before h, which the gate wraps, so that a body
+// that is slow to come holds no slot (issue 26 #3: two connections sending
+// a byte a second kept every /v1 request at 503 for minutes). h reads the
+// body from memory.
+func (s *Service) bodyRead(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		timeout := s.bodyTimeout()
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody()), "")
+			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, api.CodeBodyTimeout,
+				fmt.Sprintf("the request body did not arrive within %v (LOADGEND_BODY_TIMEOUT): send it whole, at once", timeout), "")
+			return
+		case err != nil:
+			writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: "+err.Error(), "")
+			return
+		}
+		// The body is in: the server's read deadline has nothing left to
+		// bound, and one that passed while the handler works would cancel
+		// the request's context.
+		_ = rc.SetReadDeadline(time.Time{})
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Service) bodyTimeout() time.Duration {
+	if s.cfg.BodyTimeout > 0 {
+		return s.cfg.BodyTimeout
+	}
+	return DefaultBodyTimeout
+}
 
 // gated serves h through the gate.
 func (s *Service) gated(h http.Handler) http.Handler {

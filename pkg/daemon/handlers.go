@@ -47,13 +47,15 @@ func (s *Service) handler() http.Handler {
 		if !ok {
 			panic("daemon: no handler for " + r.Pattern()) // caught by TestRoutesMatchSpec
 		}
+		if strings.HasPrefix(r.Path, "/v1/") && !slices.Contains(ungated, r) {
+			h = s.gated(h)
+		}
 		if r.Method == http.MethodPost {
-			h = jsonBody(h)
+			// The body is read before the gate, and its type checked
+			// before it is read.
+			h = jsonBody(s.bodyRead(h))
 		}
 		if strings.HasPrefix(r.Path, "/v1/") {
-			if r != eventsRoute { // a stream lasts the run: it would hold a slot
-				h = s.gated(h)
-			}
 			h = s.authenticated(h)
 		}
 		// An orchestrator probes these by the pod's address or any name;

@@ -25,6 +25,7 @@ type Service struct {
 	store  *runstore.Store
 	sums   *summaries // what a status shows beyond the record, in memory
 	gate   *apiGate   // bounds the API requests served at once
+	hub    *eventHub  // writes the event streams
 	reg    *prometheus.Registry
 	met    *metrics.Metrics
 	allow  *Allowlist
@@ -39,7 +40,6 @@ type Service struct {
 	active   *activeRun
 	closing  bool
 	wake     chan struct{} // a run was queued, or the service is closing
-	watchers map[string]map[chan struct{}]struct{}
 
 	ln         net.Listener
 	srv        *http.Server
@@ -106,11 +106,11 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Service, error) {
 		},
 		literals:   map[string]map[string]string{},
 		wake:       make(chan struct{}, 1),
-		watchers:   map[string]map[chan struct{}]struct{}{},
 		workerDone: make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
 	s.gate = newAPIGate(cfg.APIConcurrency)
+	s.hub = newEventHub(cfg.MaxEventStreams, s.eventSnapshot)
 	s.sums = newSummaries(store)
 	s.sums.loadAll()
 	// Runs queued when the daemon last stopped go again, in their order.
@@ -146,6 +146,7 @@ func (s *Service) Start() error {
 	if queued > 0 {
 		s.signal()
 	}
+	go s.hub.run()
 	go func() { s.serveErr <- s.srv.Serve(ln) }()
 	go s.work()
 	s.log.Info("loadgend listening", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir, "queued", queued)
@@ -188,8 +189,11 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		s.log.Warn("shutdown: the active run did not finish writing in time")
 	}
-	err := s.srv.Shutdown(ctx)
+	// The hub ends the streams of runs that ended or stay queued, which
+	// the server's shutdown waits for; then it stops.
 	s.notifyAll()
+	err := s.srv.Shutdown(ctx)
+	s.hub.close()
 	return errors.Join(err, s.store.Close())
 }
 

@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Reference prefixes.
@@ -109,8 +111,16 @@ func resolveFile(ref, path, dir string) (string, error) {
 		return "", fmt.Errorf("%w %s: %v", ErrRef, ref, plainPathError(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w %s: %v", ErrRef, ref, plainPathError(err))
+	case st.IsDir():
 		return "", fmt.Errorf("%w %s: is a directory", ErrRef, ref)
+	case dir != "" && !st.Mode().IsRegular():
+		// Checked on the open file, not the name, so that nothing swapped
+		// in between is read.
+		return "", notRegular(ref, st.Mode())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
@@ -148,11 +158,43 @@ func openUnder(ref, path, dir string) (*os.File, error) {
 		}
 		name = rel
 	}
-	f, err := os.OpenInRoot(dir, name)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: LOADGEND_SECRETS_DIR: %v", ErrRef, ref, err)
+	}
+	defer root.Close()
+	// A FIFO opened for reading blocks until a writer comes, a request with
+	// it (issue 26 #4); a socket cannot be opened at all. Only a regular
+	// file is a secret: looked at first, for the error to say so, then
+	// opened without blocking whatever it has become (resolveFile checks
+	// the open file again).
+	st, err := root.Stat(name)
+	if err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, notRegular(ref, st.Mode())
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil && strings.Contains(err.Error(), "escapes") {
 		return nil, outside
 	}
 	return f, err
+}
+
+// notRegular refuses a special file under LOADGEND_SECRETS_DIR.
+func notRegular(ref string, mode fs.FileMode) error {
+	return fmt.Errorf("%w %s: not a regular file (%s) under LOADGEND_SECRETS_DIR: give a file holding the value", ErrRef, ref, kind(mode))
+}
+
+// kind names a file's type for an error.
+func kind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "type " + mode.Type().String()
 }
 
 // plainPathError drops the *PathError's own path, which the reference
