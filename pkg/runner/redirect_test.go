@@ -143,7 +143,7 @@ func TestProbeDoesNotFollowRedirects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			conn, err := connect(t.Context(), tg, 1, true, sent(auth), nil)
+			conn, err := connect(t.Context(), tg, 1, true, sent(auth), nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestProbeHTTPToTLSPort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			conn, err := connect(t.Context(), tg, 1, true, nil, nil)
+			conn, err := connect(t.Context(), tg, 1, true, nil, nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +294,7 @@ func TestProbeHTTPSToSilentPlainPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := connect(t.Context(), tg, 1, true, nil, cfg)
+	conn, err := connect(t.Context(), tg, 1, true, nil, cfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
