@@ -126,8 +126,10 @@ func writeEvents(d *mlperflog.DetailLog, at time.Duration, evs []event) error {
 }
 
 // requested rebuilds the requested_* settings from the Result.
-func requested(res *loadgen.Result) mlperflog.Requested {
-	r := res.Requested
+func requested(res *loadgen.Result) mlperflog.Requested { return requestedOf(res.Requested) }
+
+// requestedOf is the requested_* settings of r.
+func requestedOf(r loadgen.Settings) mlperflog.Requested {
 	ts := r.TraceSettings()
 	// TraceSettings swaps in the test05 seeds, as the effective settings
 	// do; the requested keys show what the user asked for.

@@ -23,8 +23,8 @@ func occasional(key string) bool {
 
 // checkLoadGenKeys compares a detail log's keys with LoadGen's for the run:
 // LoadGen's keys, in its order, then only netloadgen_ keys; every
-// occasional line after the settings and before the logger counters (where
-// IssueQueries and the run's completions write theirs).
+// occasional line between a run's generated_query_duration and its logger
+// counters (where IssueQueries and the run's completions write theirs).
 func checkLoadGenKeys(t *testing.T, lines []mllogLine, want loadgenkeys.Run) {
 	t.Helper()
 	var got []string
@@ -36,8 +36,8 @@ func checkLoadGenKeys(t *testing.T, lines []mllogLine, want loadgenkeys.Run) {
 		case ours:
 			t.Errorf("line %d: LoadGen key %s after netloadgen's keys", i+1, l.Key)
 		case occasional(l.Key):
-			if !slices.Contains(got, "generated_query_duration") || slices.Contains(got, "logger_swap_request_slots_retry_count") {
-				t.Errorf("line %d: %s outside the run (after generated_query_duration, before the logger counters): after %v", i+1, l.Key, got)
+			if len(got) == 0 || got[len(got)-1] != "generated_query_duration" {
+				t.Errorf("line %d: %s outside a run of queries (after generated_query_duration, before the logger counters): after %v", i+1, l.Key, got)
 			}
 		default:
 			got = append(got, l.Key)
@@ -106,6 +106,51 @@ func TestDetailKeysAreLoadGens(t *testing.T) {
 				Scenario: tc.c.scenario.String(), Tokens: tc.tokens, Invalid: !res.Valid})
 			if tc.tokens != strings.Contains(readFile(t, filepath.Join(dir, runlog.DetailFile)), `"requested_use_token_latencies"`) {
 				t.Errorf("requested_use_token_latencies present: %v, want %v", !tc.tokens, tc.tokens)
+			}
+		})
+	}
+}
+
+// TestAccuracyDetailKeysAreLoadGens: an accuracy run's detail log has
+// LoadGen's keys for RunAccuracyMode, one IssueQueries block per loadable
+// set and no results, for every scenario; its failures are error lines in
+// the last set's block, counted by the footer-only summary.
+func TestAccuracyDetailKeysAreLoadGens(t *testing.T) {
+	for _, sc := range []trace.Scenario{trace.SingleStream, trace.MultiStream, trace.Server, trace.Offline} {
+		t.Run(sc.String(), func(t *testing.T) {
+			s := settingsFor(t, scenarioCase{ruleset: loadgen.RulesetLoadGen6, scenario: sc})
+			s.Mode = trace.AccuracyOnly
+			sets, err := loadgen.AccuracySets(s, 600, 256) // three sets: 256, 256, 88
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			res := &loadgen.AccuracyResult{Scenario: sc.String(), SUTName: "in-memory (Network SUT)", Sets: len(sets),
+				SamplesIssued: 600, SamplesCompleted: 599, SamplesFailed: 1, Errors: []string{"HTTP 503"}}
+			for i := range sets {
+				res.Spans = append(res.Spans, loadgen.AccuracySpan{Start: start.Add(time.Duration(i) * time.Second),
+					End: start.Add(time.Duration(i)*time.Second + 900*time.Millisecond)})
+			}
+			dir := t.TempDir()
+			err = runlog.WriteAccuracyLogs(dir, &runlog.AccuracyRun{Settings: s, QSLTotal: 600, QSLPerformance: 256,
+				Sets: sets, Result: res, Start: start}, runlog.Options{Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := readDetail(t, dir)
+			checkLoadGenKeys(t, lines, loadgenkeys.Run{Scenario: sc.String(), Accuracy: true, Sets: len(sets)})
+			if got := string(detailValue(t, lines, "effective_test_mode")); got != `"AccuracyOnly"` {
+				t.Errorf("effective_test_mode = %s", got)
+			}
+			if got := string(detailValue(t, lines, "generated_query_count")); got != strconv.Itoa(len(sets[0].Queries)) {
+				t.Errorf("generated_query_count = %s, want %d", got, len(sets[0].Queries))
+			}
+			if got := string(detailValue(t, lines, "power_begin")); got != `"01-02-2026 03:04:05.000"` {
+				t.Errorf("power_begin = %s", got)
+			}
+			summary := readFile(t, filepath.Join(dir, runlog.SummaryFile))
+			if summary != "\nNo warnings encountered during test.\n\n1 ERROR encountered. See detailed log.\n" {
+				t.Errorf("summary %q: want LoadGen's footer alone, counting the failed sample", summary)
 			}
 		})
 	}
