@@ -93,7 +93,7 @@ func TestDetailKeysAreLoadGens(t *testing.T) {
 			tokens: func(int) (time.Duration, int) { return ttft, tokens }, tweak: tokenRun}, true},
 		{"Server tokens", scenarioCase{scenario: trace.Server, latency: constLatency(lat),
 			tokens: func(int) (time.Duration, int) { return ttft, tokens },
-			tweak: func(s *loadgen.Settings) { tokenRun(s); s.ServerTargetLatencyNs, s.ServerTargetQPS = 0, 2_000 }}, true},
+			tweak:  func(s *loadgen.Settings) { tokenRun(s); s.ServerTargetLatencyNs, s.ServerTargetQPS = 0, 2_000 }}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.name, tc.c.ruleset = tc.name, loadgen.RulesetLoadGen6
