@@ -10,7 +10,8 @@ import (
 
 // The helpers below write the standard keys of a LoadGen run in LoadGen's
 // order (LOADGEN-REFERENCE.md §6.2): version, identity, requested and
-// effective settings, the run's generation keys, then the results. Each
+// effective settings, the mode's message, the loaded set and generation
+// keys, the logger counters, power_begin/power_end, then the results. Each
 // writes its group at one time; the first error stops the group.
 
 // Version fills the version and environment keys. LoadGen writes its own
