@@ -39,6 +39,10 @@ type AccuracySet struct {
 	// Scheduled are the Server queries' offsets from the set's start (nil
 	// for the other scenarios).
 	Scheduled []time.Duration
+	// Duration is LoadGen's generated_query_duration for the set: the
+	// schedule one inter-arrival past the last query (Server's Poisson
+	// draws, the constant period 1/target_qps otherwise).
+	Duration time.Duration
 }
 
 // AccuracySets generates an accuracy run's loadable sets and queries for
@@ -77,14 +81,15 @@ func AccuracySets(s Settings, total, perf int) ([]AccuracySet, error) {
 				set.Loaded = append(set.Loaded, set.Loaded[i%set.End])
 			}
 		}
-		set.Queries, set.Scheduled = accuracyQueries(e, set.Loaded, set.End)
+		set.Queries, set.Scheduled, set.Duration = accuracyQueries(e, set.Loaded, set.End)
 		sets = append(sets, set)
 	}
 	return sets, nil
 }
 
-// accuracyQueries is GenerateQueries in accuracy mode for one set.
-func accuracyQueries(e trace.Effective, loaded []int, end int) ([][]int, []time.Duration) {
+// accuracyQueries is GenerateQueries in accuracy mode for one set: the
+// queries, Server's schedule, and the generated duration.
+func accuracyQueries(e trace.Effective, loaded []int, end int) ([][]int, []time.Duration, time.Duration) {
 	sampleRNG := rng.NewMT19937(e.SampleIndexRNGSeed)
 	stride := 1
 	if e.Scenario == trace.MultiStream {
@@ -102,18 +107,18 @@ func accuracyQueries(e trace.Effective, loaded []int, end int) ([][]int, []time.
 		for i, k := range order {
 			q[i] = loaded[k]
 		}
-		return [][]int{q}, nil
+		return [][]int{q}, nil, constantPeriod(e)
 	case trace.MultiStream:
 		for _, k := range order {
 			queries = append(queries, loaded[k:k+stride:k+stride])
 		}
-		return queries, nil
+		return queries, nil, time.Duration(len(queries)) * constantPeriod(e)
 	}
 	for _, k := range order {
 		queries = append(queries, loaded[k:k+1:k+1])
 	}
 	if e.Scenario != trace.Server {
-		return queries, nil
+		return queries, nil, time.Duration(len(queries)) * constantPeriod(e)
 	}
 	scheduleRNG := rng.NewMT19937(e.ScheduleRNGSeed)
 	sched := make([]time.Duration, len(queries))
@@ -122,7 +127,13 @@ func accuracyQueries(e trace.Effective, loaded []int, end int) ([][]int, []time.
 		sched[i] = t
 		t += rng.DurationCastNs(rng.Exponential(scheduleRNG, e.TargetQPS))
 	}
-	return queries, sched
+	return queries, sched, t
+}
+
+// constantPeriod is the inter-arrival LoadGen's schedule uses for every
+// scenario but Server; it only sets generated_query_duration here.
+func constantPeriod(e trace.Effective) time.Duration {
+	return rng.DurationCastNs(1.0 / e.TargetQPS)
 }
 
 // AccuracyResult is a finished accuracy run.
@@ -144,7 +155,14 @@ type AccuracyResult struct {
 	// Entries are the responses in completion order: every sample that
 	// answered, with its bytes.
 	Entries []AccuracyEntry `json:"-"`
+	// Spans are the wall-clock start and end of each set run, for the
+	// detail log's power_begin and power_end.
+	Spans []AccuracySpan `json:"-"`
 }
+
+// AccuracySpan is when one accuracy set's queries ran: from its first
+// issue to its last answer (or the end of the wait).
+type AccuracySpan struct{ Start, End time.Time }
 
 // Complete reports whether every sample was issued and answered.
 func (r *AccuracyResult) Complete() bool {
@@ -236,7 +254,9 @@ func (a *AccuracyRun) Execute(ctx context.Context) (*AccuracyResult, error) {
 			return nil, fmt.Errorf("loading accuracy set %d: %w", si, err)
 		}
 		res.Sets++
+		setStart := a.clock.Now()
 		stop := a.issueSet(ctx, sutCtx, set, &seq)
+		res.Spans = append(res.Spans, AccuracySpan{Start: setStart, End: a.clock.Now()})
 		if stop != "" {
 			res.Stalled = stop == StopStalled
 			res.Cancelled = stop == StopCancelled

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/rng"
 	"github.com/netloadgen/netloadgen/pkg/trace"
@@ -86,6 +87,24 @@ func TestAccuracyRunIssuesEverySampleOnce(t *testing.T) {
 			wantSets := (tc.total + tc.perf - 1) / tc.perf
 			if res.Sets != wantSets || len(q.loads) != wantSets {
 				t.Fatalf("%d sets run, %d loads, want %d", res.Sets, len(q.loads), wantSets)
+			}
+			if len(res.Spans) != wantSets {
+				t.Errorf("%d spans, want one per set run (%d)", len(res.Spans), wantSets)
+			}
+			// generated_query_duration: one inter-arrival past the last
+			// query, the constant 1/target_qps but for Server.
+			eff, err := trace.EffectiveSettings(run.Settings().TraceSettings(), trace.QSL{TotalSampleCount: uint64(tc.total), PerformanceSampleCount: uint64(tc.perf)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, set := range run.Sets() {
+				if tc.scenario == trace.Server {
+					if last := set.Scheduled[len(set.Scheduled)-1]; set.Duration <= last {
+						t.Errorf("set %d: duration %v, want past the last query's %v", i, set.Duration, last)
+					}
+				} else if period := rng.DurationCastNs(1 / eff.TargetQPS); set.Duration != time.Duration(len(set.Queries))*period {
+					t.Errorf("set %d: duration %v, want %d queries × %v", i, set.Duration, len(set.Queries), period)
+				}
 			}
 			// The loaded sets partition the accuracy set.
 			var loaded []int

@@ -10,7 +10,8 @@ import (
 
 // The helpers below write the standard keys of a LoadGen run in LoadGen's
 // order (LOADGEN-REFERENCE.md §6.2): version, identity, requested and
-// effective settings, the run's generation keys, then the results. Each
+// effective settings, the mode's message, the loaded set and generation
+// keys, the logger counters, power_begin/power_end, then the results. Each
 // writes its group at one time; the first error stops the group.
 
 // Version fills the version and environment keys. LoadGen writes its own
@@ -139,13 +140,17 @@ func (d *DetailLog) LogRequestedSettings(at time.Duration, r *Requested) error {
 		kv{"requested_performance_issue_same_index", r.PerformanceIssueSameIndex},
 		kv{"requested_performance_sample_count_override", r.PerformanceSampleCountOverride},
 		kv{"requested_accuracy_sample_count_override", r.AccuracySampleCountOverride},
-		kv{"requested_sample_concatenate_permutation", r.SampleConcatenatePermutation},
-		kv{"requested_use_token_latencies", r.UseTokenLatencies})
-	if r.UseTokenLatencies && r.Scenario == trace.Server {
-		// LoadGen logs the token bounds only where they judge the run.
-		kvs = append(kvs,
-			kv{"requested_server_ttft_latency", r.ServerTTFTLatencyNs},
-			kv{"requested_server_tpot_latency", r.ServerTPOTLatencyNs})
+		kv{"requested_sample_concatenate_permutation", r.SampleConcatenatePermutation})
+	// LogRequestedTestSettings writes the token keys only with token
+	// latencies on, and the TTFT and TPOT bounds for every scenario that
+	// has a first token (all but Offline), whether or not they judge it.
+	if r.UseTokenLatencies {
+		kvs = append(kvs, kv{"requested_use_token_latencies", true})
+		if r.Scenario != trace.Offline {
+			kvs = append(kvs,
+				kv{"requested_server_ttft_latency", r.ServerTTFTLatencyNs},
+				kv{"requested_server_tpot_latency", r.ServerTPOTLatencyNs})
+		}
 	}
 	return d.logAll(at, kvs)
 }
@@ -212,6 +217,30 @@ func (d *DetailLog) LogGenerated(at time.Duration, queries, samplesPerQuery uint
 		{"generated_samples_per_query", samplesPerQuery},
 		{"generated_query_duration", duration},
 	})
+}
+
+// LoggerCounterKeys are the six contention counters LoadGen's logger
+// writes after every run of queries (Logger::LogContentionAndAllocations,
+// between generated_query_duration and power_begin), in its order.
+var LoggerCounterKeys = []string{
+	"logger_swap_request_slots_retry_count",
+	"logger_swap_request_slots_retry_retry_count",
+	"logger_swap_request_slots_retry_reencounter_count",
+	"logger_start_reading_entries_retry_count",
+	"logger_tls_total_log_cas_fail_count",
+	"logger_tls_total_swap_buffers_slot_retry_count",
+}
+
+// LogLoggerCounters writes LoadGen's logger contention counters, each 0:
+// they count the retries of LoadGen's lock-free per-thread log buffers,
+// and netloadgen's detail log is one writer under a mutex, which never
+// retries. They are written so the file has LoadGen's keys, key for key.
+func (d *DetailLog) LogLoggerCounters(at time.Duration) error {
+	kvs := make([]kv, len(LoggerCounterKeys))
+	for i, k := range LoggerCounterKeys {
+		kvs[i] = kv{k, 0}
+	}
+	return d.logAll(at, kvs)
 }
 
 // LogPowerBegin writes power_begin (the wall-clock start of the timed run).

@@ -239,6 +239,9 @@ func TestDetailConcurrentWriters(t *testing.T) {
 
 // checkerKeys are the detail-log keys the submission checker reads
 // (LOADGEN-REFERENCE.md §6.5), common to every scenario.
+// requested_use_token_latencies is not among them: LoadGen writes it only
+// with token latencies on, and the checker reads it only for LLMs, which
+// must have them on.
 var checkerKeys = []string{
 	"effective_scenario", "effective_samples_per_query", "effective_performance_sample_count",
 	"effective_qsl_rng_seed", "effective_sample_index_rng_seed", "effective_schedule_rng_seed",
@@ -246,7 +249,7 @@ var checkerKeys = []string{
 	"effective_target_latency_ns", "effective_accuracy_sample_count", "qsl_reported_total_count",
 	"early_stopping_met", "early_stopping_result", "result_validity",
 	"result_99.00_percentile_latency_ns", "result_mean_latency_ns", "result_query_count",
-	"sut_name", "requested_use_token_latencies", "power_begin", "power_end", "num_errors",
+	"sut_name", "power_begin", "power_end", "num_errors",
 }
 
 // resultFieldNew is the checker's RESULT_FIELD_NEW plus the per-scenario keys
@@ -272,6 +275,7 @@ func writeStandardRun(t *testing.T, s *Summary, req *Requested) string {
 	must(t, d.LogModeStart(4000, s.Settings.Mode))
 	must(t, d.LogLoadedSet(5000, []int{545, 3, 12}))
 	must(t, d.LogGenerated(6000, 10034, 1, 10*time.Second))
+	must(t, d.LogLoggerCounters(7000))
 	must(t, d.LogPowerBegin(7000, wall))
 	must(t, d.LogPowerEnd(8000, wall.Add(10*time.Second)))
 	must(t, d.LogResults(9000, s))

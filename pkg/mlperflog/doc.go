@@ -4,6 +4,12 @@
 // and mlperf_log_accuracy.json (AccuracyLog), in LoadGen 6.0.17's layout
 // (design/LOADGEN-REFERENCE.md §6).
 //
+// The detail log's helpers (DetailLog.LogVersion … LogResults) write
+// LoadGen's keys in LoadGen's order, group by group; the caller calls them in
+// the order LoadGen's StartTest and RunPerformanceMode (or RunAccuracyMode)
+// would (pkg/runlog does). LoadGen's logger contention counters
+// (LogLoggerCounters) are always 0: this writer never retries.
+//
 // It only formats: every value, timestamp and verdict comes from the caller,
 // so the output for a given input is fixed. Where netloadgen knows more than
 // LoadGen (failed network samples, issue lateness, the ruleset), it adds

@@ -44,7 +44,7 @@ type Requested struct {
 	AccuracyLog                 AccuracyLogSettings
 	PrintTimestamps             bool
 	AccuracySampleCountOverride uint64 // accuracy_sample_count_override (0 = the QSL's)
-	UseTokenLatencies           bool   // use_token_latencies
-	ServerTTFTLatencyNs         uint64 // server_ttft_latency (logged for Server with token latencies)
+	UseTokenLatencies           bool   // use_token_latencies (requested_use_token_latencies is logged only when true)
+	ServerTTFTLatencyNs         uint64 // server_ttft_latency (logged with token latencies, every scenario but Offline)
 	ServerTPOTLatencyNs         uint64 // server_tpot_latency
 }

@@ -12,10 +12,16 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
-// writeDetail writes mlperf_log_detail.txt in LoadGen's key order
-// (LOADGEN-REFERENCE.md §6.2). Times are offsets from the start of the timed
-// run: setup keys at 0, the run's errors and power_end at its end. It fills
-// s.Warnings and s.Errors from the lines written, for the summary's footer.
+// writeDetail writes mlperf_log_detail.txt with LoadGen 6.0.17's keys in
+// its order: StartTest's version and identity keys, LogAllSettings, then
+// RunPerformanceMode: the mode's generic_message, loaded_qsl_set,
+// GenerateQueries' generated_* keys, the run's errors (IssueQueries logs
+// its own before the rest), the logger's contention counters and
+// power_begin/power_end (logged together once the queries are done), and
+// PerformanceSummary::LogDetail's results; netloadgen's own keys come last.
+// Times are offsets from the start of the timed run: setup keys at 0, the
+// rest at its end. It fills s.Warnings and s.Errors from the lines written,
+// for the summary's footer.
 func writeDetail(w io.Writer, res *loadgen.Result, s *mlperflog.Summary, o *Options) error {
 	pid := os.Getpid()
 	d := mlperflog.NewDetailLog(w, mlperflog.DetailOptions{PID: pid, TID: pid})
@@ -37,8 +43,9 @@ func writeDetail(w io.Writer, res *loadgen.Result, s *mlperflog.Summary, o *Opti
 			return d.LogGenerated(0, uint64(max(res.GeneratedQueryCount, 0)), uint64(max(res.GeneratedSamplesPerQuery, 0)),
 				time.Duration(res.GeneratedQueryDurationNs))
 		},
-		func() error { return d.LogPowerBegin(0, res.StartTime) },
 		func() error { return runEvents(d, end, res, o.Rejudged) },
+		func() error { return d.LogLoggerCounters(end) },
+		func() error { return d.LogPowerBegin(end, res.StartTime) },
 		func() error { return d.LogPowerEnd(end, res.EndTime) },
 		func() error { return d.LogResults(end, s) },
 	}
@@ -119,8 +126,10 @@ func writeEvents(d *mlperflog.DetailLog, at time.Duration, evs []event) error {
 }
 
 // requested rebuilds the requested_* settings from the Result.
-func requested(res *loadgen.Result) mlperflog.Requested {
-	r := res.Requested
+func requested(res *loadgen.Result) mlperflog.Requested { return requestedOf(res.Requested) }
+
+// requestedOf is the requested_* settings of r.
+func requestedOf(r loadgen.Settings) mlperflog.Requested {
 	ts := r.TraceSettings()
 	// TraceSettings swaps in the test05 seeds, as the effective settings
 	// do; the requested keys show what the user asked for.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/atomicfile"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -36,7 +37,9 @@ type AccuracyOutcome struct {
 
 // RunAccuracy runs spec in accuracy mode: every sample of the accuracy set
 // once, every response decoded and logged. With OutDir set it writes
-// mlperf_log_accuracy.json, accuracy_outputs.json and accuracy_result.json.
+// mlperf_log_accuracy.json, LoadGen's mlperf_log_detail.txt and
+// mlperf_log_summary.txt of an accuracy run, accuracy_outputs.json and
+// accuracy_result.json.
 // An error means the run could not start or its files could not be written.
 func RunAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcome, error) {
 	o, scr := scrubbing(spec, o)
@@ -66,6 +69,7 @@ func executeAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcom
 	}
 	log.Info("accuracy run starting", "target", ss.t.URL, "model", spec.Model, "scenario", spec.Settings.Scenario.String(),
 		"sets", len(run.Sets()), "samples", samples)
+	start := time.Now()
 	res, err := run.Execute(ctx)
 	if err != nil {
 		return nil, err
@@ -76,6 +80,13 @@ func executeAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcom
 			return out, fmt.Errorf("writing the run's files: %w", err)
 		}
 		if err := WriteAccuracyLog(spec.OutDir, res.Entries, out.Layout, accuracyTokens(spec.Settings)); err != nil {
+			return out, fmt.Errorf("writing the run's files: %w", err)
+		}
+		// LoadGen's detail log and summary of an accuracy run.
+		if err := runlog.WriteAccuracyLogs(spec.OutDir, &runlog.AccuracyRun{
+			Settings: run.Settings(), QSLTotal: ss.lib.TotalSampleCount(), QSLPerformance: ss.lib.PerformanceSampleCount(),
+			Sets: run.Sets(), Result: res, Start: start,
+		}, runlog.Options{Logger: log}); err != nil {
 			return out, fmt.Errorf("writing the run's files: %w", err)
 		}
 		if err := atomicfile.Write(spec.OutDir, AccuracyResultFile, func(w io.Writer) error {
