@@ -48,58 +48,79 @@ func TestScheduleAgreesWithRun(t *testing.T) {
 			if sched.code != 0 {
 				t.Fatalf("schedule: %v", sched)
 			}
-			planned := parseSchedule(t, sched.stdout)
-			if len(issued) == 0 || len(issued) > len(planned) {
-				t.Fatalf("the run issued %d queries, the schedule has %d", len(issued), len(planned))
-			}
-			for i, q := range issued {
-				if got, want := strings.Join(q.indices, " "), strings.Join(planned[i].indices, " "); got != want {
-					t.Fatalf("query %d: the run issued samples %.80s, the schedule %.80s", i, got, want)
+			// The run issued a prefix of the schedule's queries, each
+			// query's samples in order: walk the schedule's queries over
+			// the run's samples.
+			planned, next, queries := parseSchedule(t, sched.stdout), 0, 0
+			for _, q := range planned {
+				if next == len(issued) {
+					break
 				}
-				if tc.timed && q.scheduled != planned[i].scheduled {
-					t.Fatalf("query %d: the run scheduled it at %d ns, the schedule at %d ns", i, q.scheduled, planned[i].scheduled)
+				if next+len(q.indices) > len(issued) {
+					t.Fatalf("query %d: the run issued %d of its %d samples", queries, len(issued)-next, len(q.indices))
 				}
+				for j, want := range q.indices {
+					s := issued[next+j]
+					if s.index != want {
+						t.Fatalf("query %d, sample %d: the run issued sample index %s, the schedule %s", queries, j, s.index, want)
+					}
+					if tc.timed && s.scheduled != q.scheduled {
+						t.Fatalf("query %d: the run scheduled it at %d ns, the schedule at %d ns", queries, s.scheduled, q.scheduled)
+					}
+				}
+				next += len(q.indices)
+				queries++
 			}
+			if queries == 0 || next != len(issued) {
+				t.Fatalf("the run issued %d samples, %d of them in the schedule's %d queries", len(issued), next, len(planned))
+			}
+			t.Logf("%d queries, %d samples: as scheduled", queries, next)
 		})
 	}
 }
 
-// plannedQuery is one query: its scheduled time (ns from the start) and
-// its QSL indices, as text.
+// plannedQuery is one query of the schedule: its scheduled time (ns from
+// the start) and its QSL indices, as text.
 type plannedQuery struct {
 	scheduled int64
 	indices   []string
 }
 
-// readSamplesOut groups a --samples-out file's samples into queries: the
-// samples of a query share its scheduled time and follow each other.
-func readSamplesOut(t *testing.T, path string) []plannedQuery {
+// issuedSample is one line of a --samples-out file: the sample's QSL index,
+// as text, and its query's scheduled time.
+type issuedSample struct {
+	index     string
+	scheduled int64
+}
+
+// readSamplesOut reads a --samples-out file, in issue order.
+func readSamplesOut(t *testing.T, path string) []issuedSample {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var qs []plannedQuery
+	var out []issuedSample
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var l struct {
+			Sample    int   `json:"sample"`
 			Index     int64 `json:"index"`
 			Scheduled int64 `json:"scheduled"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("%s: %v", sc.Text(), err)
 		}
-		if n := len(qs); n == 0 || qs[n-1].scheduled != l.Scheduled {
-			qs = append(qs, plannedQuery{scheduled: l.Scheduled})
+		if l.Sample != len(out) {
+			t.Fatalf("line %d is sample %d", len(out), l.Sample)
 		}
-		q := &qs[len(qs)-1]
-		q.indices = append(q.indices, strconv.FormatInt(l.Index, 10))
+		out = append(out, issuedSample{strconv.FormatInt(l.Index, 10), l.Scheduled})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return qs
+	return out
 }
 
 // parseSchedule reads the query lines of `loadgend schedule`'s output:
