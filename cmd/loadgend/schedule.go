@@ -90,6 +90,9 @@ func (f *scheduleFlags) settingsOf() (loadgen.Settings, trace.QSL, error) {
 	if err != nil {
 		return ls, qsl, f.explain(err)
 	}
+	if ls.PerformanceIssueUnique && ls.PerformanceIssueSame {
+		return ls, qsl, errors.New("--issue-unique and --issue-same cannot both be set")
+	}
 	loaded := min(qsl.TotalSampleCount, qsl.PerformanceSampleCount)
 	if ls.PerformanceSampleCountOverride != 0 {
 		loaded = min(qsl.TotalSampleCount, ls.PerformanceSampleCountOverride)

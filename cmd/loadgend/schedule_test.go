@@ -93,6 +93,9 @@ func TestUsageErrors(t *testing.T) {
 		{"zero latency", []string{"schedule", "--expected-latency-ns", "0"}, 2, "expected-latency-ns"},
 		{"zero spq", []string{"schedule", "--samples-per-query", "0"}, 2, "samples-per-query"},
 		{"same index out of set", []string{"schedule", "--issue-same", "--issue-same-index", "1024"}, 2, "issue-same-index"},
+		{"unique and same", []string{"schedule", "--issue-same", "--issue-unique"}, 2, "--issue-unique and --issue-same"},
+		{"unreadable conf", []string{"schedule", "--mlperf-conf", "/nonexistent/mlperf.conf"}, 2, "--mlperf-conf"},
+		{"preset unknown", []string{"schedule", "--preset", "resnet"}, 2, "--preset"},
 		{"stray argument", []string{"schedule", "Server"}, 2, "Server"},
 		{"too large", []string{"schedule", "--scenario", "Server", "--target-qps", "1e9", "--min-duration-ms", "600000"}, 1, "too large"},
 	}
