@@ -21,23 +21,15 @@ import (
 // 2 error.
 func rejudgeCommand(args []string, stdout, stderr io.Writer) int {
 	f := newSpecFlags()
-	fs, o := f.fs, &f.spec.Overrides
+	fs := f.fs
+	var sf settingsFlags
 	var samples, out string
-	var tb runspec.TokenBounds
 	fs.StringVar(&samples, "samples", "", "the sample list: a run's "+runlog.SamplesFile+" (required)")
 	fs.StringVar(&out, "out", "", "directory for the summary, detail log and result.json (required)")
-	f.float(&o.TargetQPS, "target-qps", "settings.target_qps", "server_target_qps (Server) or offline_expected_qps (Offline)")
-	f.float(&o.TargetLatencyMs, "target-latency-ms", "settings.target_latency_ms", "server_target_latency_ns, in ms")
-	f.float(&o.LatencyPercentile, "latency-percentile", "settings.latency_percentile", "target latency percentile, e.g. 0.99 or 99")
-	f.uint(&o.MinDurationMs, "min-duration-ms", "settings.min_duration_ms", "min_duration_ms")
-	f.uint(&o.MaxDurationMs, "max-duration-ms", "settings.max_duration_ms", "max_duration_ms")
-	f.uint(&o.MinQueryCount, "min-query-count", "settings.min_query_count", "min_query_count")
-	f.uint(&o.MaxQueryCount, "max-query-count", "settings.max_query_count", "max_query_count")
-	f.boolean(&tb.UseTokenLatencies, "use-token-latencies", "use_token_latencies", "judge a Server run by TTFT and TPOT (LoadGen's use_token_latencies)")
-	f.float(&tb.TTFTLatencyMs, "ttft-latency-ms", "ttft_latency_ms", "server_ttft_latency, in ms")
-	f.float(&tb.TPOTLatencyMs, "tpot-latency-ms", "tpot_latency_ms", "server_tpot_latency, in ms")
-	f.boolean(&o.InferTokenLatencies, "infer-token-latencies", "settings.infer_token_latencies", "infer_token_latencies: token rates inferred as --token-latency-scaling-factor tokens a sample (gptj)")
-	f.uint(&o.TokenLatencyScalingFactor, "token-latency-scaling-factor", "settings.token_latency_scaling_factor", "token_latency_scaling_factor: tokens a sample when inferred")
+	// run's flags for what a run is judged by, registered by the same
+	// code; the list records the rest (scenario, ruleset, its trace).
+	f.addJudgeFlags(&sf)
+	f.str(&f.spec.Model, "model", "model", "", "the model whose lines of --mlperf-conf and --user-conf apply, as run's --model (default: only the lines for every model, *)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -49,7 +41,7 @@ func rejudgeCommand(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	f.applySet()
-	res, err := rejudge(samples, out, f, tb)
+	res, err := rejudge(samples, out, f, &sf)
 	if err != nil {
 		fmt.Fprintf(stderr, "loadgend rejudge: %v\n", err)
 		return exitError
@@ -61,7 +53,7 @@ func rejudgeCommand(args []string, stdout, stderr io.Writer) int {
 	return exitInvalid
 }
 
-func rejudge(samples, out string, f *specFlags, tb runspec.TokenBounds) (*loadgen.Result, error) {
+func rejudge(samples, out string, f *specFlags, sf *settingsFlags) (*loadgen.Result, error) {
 	switch {
 	case f.fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", f.fs.Arg(0))
@@ -69,6 +61,9 @@ func rejudge(samples, out string, f *specFlags, tb runspec.TokenBounds) (*loadge
 		return nil, errors.New("--samples: give the sample list to judge (a run's " + runlog.SamplesFile + ")")
 	case out == "":
 		return nil, errors.New("--out: give the directory for the logs")
+	}
+	if err := sf.fill(&f.spec, f.set); err != nil {
+		return nil, err
 	}
 	in, err := os.Open(samples)
 	if err != nil {
@@ -79,7 +74,7 @@ func rejudge(samples, out string, f *specFlags, tb runspec.TokenBounds) (*loadge
 	if err != nil {
 		return nil, fmt.Errorf("--samples %s: %w", samples, err)
 	}
-	s, err := runspec.RejudgeSettings(base, f.spec.Overrides, tb)
+	s, err := runspec.RejudgeSettings(base, f.spec, sf.env())
 	if err != nil {
 		return nil, f.explain(err)
 	}

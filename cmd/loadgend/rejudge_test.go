@@ -179,3 +179,37 @@ func TestRejudgeBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRejudgeTakesRunsConfsAndPresets (issue 27): rejudge rebuilds the
+// settings over the sample list's as run builds them over the ruleset's:
+// a user.conf's TPOT bound (ms, LoadGen's unit) judges as the
+// --tpot-latency-ms flag does, and a preset's bounds apply (llama2-70b:
+// TTFT 2 s, TPOT 200 ms, which the Server vector meets).
+func TestRejudgeTakesRunsConfsAndPresets(t *testing.T) {
+	in := filepath.Join(srcDir, "testdata", "tokens", "token_server_small.input.txt")
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.conf")
+	if err := os.WriteFile(user, []byte("*.Server.tpot_latency = 40\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	detail := func(args ...string) (invocation, string) {
+		out := filepath.Join(dir, strings.Join(args, "_")[2:12])
+		inv := mainArgs(append([]string{"rejudge", "--samples", in, "--out", out}, args...)...)
+		if inv.code == exitError {
+			return inv, ""
+		}
+		return inv, strings.Join(judgedKeys(t, filepath.Join(out, runlog.DetailFile)), "\n")
+	}
+	byConf, confKeys := detail("--user-conf", user)
+	byFlag, flagKeys := detail("--tpot-latency-ms", "40")
+	if byConf.code != exitInvalid || confKeys != flagKeys || byConf.stdout == "" {
+		t.Errorf("user.conf tpot_latency 40: %v\nwant what --tpot-latency-ms 40 gives: %v", byConf, byFlag)
+	}
+	inv, keys := detail("--preset", "llama2-70b")
+	if inv.code != exitValid || !strings.Contains(keys, "requested_server_tpot_latency = 200000000") || !strings.Contains(keys, "requested_server_ttft_latency = 2000000000") {
+		t.Errorf("preset llama2-70b: %v\n%s", inv, keys)
+	}
+	if inv, _ := detail("--user-conf", filepath.Join(dir, "missing.conf")); inv.code != exitError || !strings.Contains(inv.stderr, "--user-conf: ") {
+		t.Errorf("missing user.conf: %v", inv)
+	}
+}

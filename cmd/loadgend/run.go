@@ -323,17 +323,16 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 // the rest are the CLI's own or hold what the spec takes in other units.
 type runFlags struct {
 	*specFlags
-	out, logLevel, mode, mlperfConf, userConf string
-	samplesOut                                string
-	latency                                   bool
-	httpClient, grpcClient                    string
-	noEarlyVerdict                            bool
-	tls                                       tlsFlags
-	totalSamples, perfSamples                 int
-	requestTimeout, issueSlack                time.Duration
-	headers                                   headerFlags
-	findPeak                                  *findPeakFlags
-	sweep                                     *sweepFlags
+	settings                        settingsFlags
+	out, logLevel, mode, samplesOut string
+	latency                         bool
+	httpClient, grpcClient          string
+	noEarlyVerdict                  bool
+	tls                             tlsFlags
+	requestTimeout, issueSlack      time.Duration
+	headers                         headerFlags
+	findPeak                        *findPeakFlags
+	sweep                           *sweepFlags
 }
 
 func newRunFlags() *runFlags {
@@ -342,35 +341,11 @@ func newRunFlags() *runFlags {
 	f.str(&spec.Target, "target", "target", "", "the endpoint: http[s]://host[:port][/prefix] or grpc[s]://host[:port] (required; port 80 or 443 when left out)")
 	f.str(&spec.Model, "model", "model", "", "model name (required)")
 	f.str(&spec.ModelVersion, "model-version", "model_version", "", "model version (default: the server's)")
-	f.str(&spec.Scenario, "scenario", "scenario", "Server", "SingleStream, MultiStream, Server or Offline")
-	f.str(&spec.Ruleset, "ruleset", "ruleset", string(loadgen.RulesetLoadGen6), "v0.5 or loadgen6")
-	f.str(&spec.Preset, "preset", "preset", "", "task preset: official bound, interval, percentile and minimums: resnet50, mobilenet, ssd-resnet34, ssd-mobilenet, gnmt; loadgen6 LLM tasks with LoadGen 6.0.17 mlperf.conf's token settings: llama2-70b, llama2-70b-interactive, llama3.1-405b, mixtral-8x7b, gptj")
-	f.float(&o.TargetQPS, "target-qps", "settings.target_qps", "server_target_qps (Server) or offline_expected_qps (Offline)")
-	f.float(&o.ExpectedLatencyNs, "expected-latency-ns", "settings.expected_latency_ns", "single_/multi_stream_expected_latency_ns")
-	f.uint(&o.SamplesPerQuery, "samples-per-query", "settings.samples_per_query", "multi_stream_samples_per_query (the stream count)")
-	f.uint(&o.MinDurationMs, "min-duration-ms", "settings.min_duration_ms", "min_duration_ms")
-	f.uint(&o.MaxDurationMs, "max-duration-ms", "settings.max_duration_ms", "max_duration_ms")
-	f.uint(&o.MinQueryCount, "min-query-count", "settings.min_query_count", "min_query_count")
-	f.uint(&o.MaxQueryCount, "max-query-count", "settings.max_query_count", "max_query_count")
-	f.integer(&f.totalSamples, "total-samples", "total_samples", runspec.DefaultSamples, "QSL total sample count")
-	f.integer(&f.perfSamples, "performance-samples", "performance_samples", runspec.DefaultSamples, "QSL performance sample count")
-	f.uint(&o.QSLRNGSeed, "qsl-seed", "settings.qsl_rng_seed", "qsl_rng_seed (default: the ruleset's)")
-	f.uint(&o.SampleIndexRNGSeed, "sample-seed", "settings.sample_index_rng_seed", "sample_index_rng_seed (default: the ruleset's)")
-	f.uint(&o.ScheduleRNGSeed, "schedule-seed", "settings.schedule_rng_seed", "schedule_rng_seed (default: the ruleset's)")
-	f.boolean(&o.SampleConcatenatePermutation, "concat-perm", "settings.sample_concatenate_permutation", "sample_concatenate_permutation")
-	f.boolean(&o.PerformanceIssueUnique, "issue-unique", "settings.performance_issue_unique", "performance_issue_unique")
-	f.float(&o.TargetLatencyMs, "target-latency-ms", "settings.target_latency_ms", "server_target_latency_ns, in ms")
-	f.float(&o.LatencyPercentile, "latency-percentile", "settings.latency_percentile", "target latency percentile, e.g. 0.99 or 99")
-	f.float(&o.IntervalMs, "interval-ms", "settings.interval_ms", "v0.5 MultiStream issue interval in ms")
-	f.boolean(&o.UseTokenLatencies, "use-token-latencies", "settings.use_token_latencies", "use_token_latencies: judge a Server run by time to first token and time per output token (generative endpoints; the LLM presets set it)")
-	f.float(&o.TTFTLatencyMs, "ttft-latency-ms", "settings.ttft_latency_ms", "server_ttft_latency in ms, the TTFT bound (needs --use-token-latencies)")
-	f.float(&o.TPOTLatencyMs, "tpot-latency-ms", "settings.tpot_latency_ms", "server_tpot_latency in ms, the TPOT bound (needs --use-token-latencies)")
-	f.boolean(&o.InferTokenLatencies, "infer-token-latencies", "settings.infer_token_latencies", "infer_token_latencies: token figures inferred from sample latencies (gptj)")
-	f.uint(&o.TokenLatencyScalingFactor, "token-latency-scaling-factor", "settings.token_latency_scaling_factor", "token_latency_scaling_factor: tokens per sample when inferred (needs --infer-token-latencies)")
+	// The settings flags first: schedule and rejudge register them too.
+	f.addTraceFlags(&f.settings)
+	f.addJudgeFlags(&f.settings)
 	f.integer(&spec.BatchSize, "batch-size", "batch_size", 0, "samples per request when a query is split (Offline)")
 	f.integer(&spec.MaxInflight, "max-inflight", "max_inflight", 0, "requests outstanding per query (Offline; 0 = no cap)")
-	f.str(&f.mlperfConf, "mlperf-conf", "mlperf_conf", "", "an mlperf.conf to apply (LoadGen's syntax)")
-	f.str(&f.userConf, "user-conf", "user_conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
 	f.str(&spec.Data, "data", "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata); for a generative model, a FILE.jsonl of prompts ({\"prompt\"}, {\"messages\"} or ShareGPT {\"conversations\"} per line, optional max_tokens/output_len)")
 	f.str(&spec.InputTokens, "input-tokens", "input_tokens", "", "generative models: synthetic prompt length in pseudo-tokens (whitespace-separated words): N, uniform:LO:HI, normal:MEAN:SD or lognormal:MEDIAN:SIGMA (default 1024)")
 	f.str(&spec.OutputTokens, "output-tokens", "output_tokens", "", "generative models: requested output length (max_tokens), same syntax as --input-tokens (default 128; with --data FILE.jsonl, for prompts that give none)")
@@ -409,17 +384,8 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	// A flag left out leaves its field unset, as a key left out of a spec:
 	// the ruleset's, the preset's or the conf's value stands.
 	f.applySet()
-	if f.set["total-samples"] || f.set["performance-samples"] {
-		// The flags' 0 is no size; the spec's 0 is the default size.
-		if f.totalSamples <= 0 || f.perfSamples <= 0 {
-			return *spec, runspec.Env{}, errors.New("--total-samples and --performance-samples must be at least 1")
-		}
-		if f.set["total-samples"] {
-			spec.TotalSamples = f.totalSamples
-		}
-		if f.set["performance-samples"] {
-			spec.PerformanceSamples = f.perfSamples
-		}
+	if err := f.settings.fill(spec, f.set); err != nil {
+		return *spec, runspec.Env{}, err
 	}
 	if f.noEarlyVerdict {
 		if spec.Overrides.EarlyVerdict != nil {
@@ -449,19 +415,6 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	if err := f.tls.fill(spec); err != nil {
 		return *spec, runspec.Env{}, err
 	}
-	for _, c := range []struct {
-		flag, path string
-		text       *string
-	}{{"mlperf-conf", f.mlperfConf, &spec.MLPerfConf}, {"user-conf", f.userConf, &spec.UserConf}} {
-		if c.path == "" {
-			continue
-		}
-		b, err := os.ReadFile(c.path)
-		if err != nil {
-			return *spec, runspec.Env{}, fmt.Errorf("--%s: %w", c.flag, err)
-		}
-		*c.text = string(b)
-	}
 	switch f.mode {
 	case modeFindPeak:
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
@@ -479,7 +432,9 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	}
 	// The user's own environment and files: any variable, any path.
 	secrets := secret.Sources{Env: os.LookupEnv}
-	return *spec, runspec.Env{OutDir: f.out, AnyData: true, MLPerfConfName: f.mlperfConf, UserConfName: f.userConf, Secrets: secrets}, nil
+	env := f.settings.env()
+	env.OutDir, env.AnyData, env.Secrets = f.out, true, secrets
+	return *spec, env, nil
 }
 
 // setDurations writes the duration flags into the spec's fields, in the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/genai"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/search"
@@ -140,13 +141,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err != nil {
 		return Run{}, nil, err
 	}
-	total, perf := s.TotalSamples, s.PerformanceSamples
-	if total == 0 {
-		total = DefaultSamples
-	}
-	if perf == 0 {
-		perf = DefaultSamples
-	}
+	total, perf := librarySize(s)
 	// Sample files give their own count, known when they are read: the
 	// trace's size hardly depends on it.
 	qsl := trace.QSL{TotalSampleCount: uint64(total), PerformanceSampleCount: uint64(perf)}
@@ -201,6 +196,37 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		}
 	}
 	return r, src, nil
+}
+
+// librarySize is the sample library's total and performance sample
+// counts: the spec's, or DefaultSamples where it gives none.
+func librarySize(s api.RunSpec) (total, perf int) {
+	total, perf = s.TotalSamples, s.PerformanceSamples
+	if total == 0 {
+		total = DefaultSamples
+	}
+	if perf == 0 {
+		perf = DefaultSamples
+	}
+	return total, perf
+}
+
+// Schedule is what the trace of a run of s is generated from: the settings
+// Build builds and the sizes of a synthetic sample library (a run with
+// data files takes its sizes from the files). `loadgend schedule` prints
+// that trace, so it and `loadgend run` share every default, conf and
+// preset. It neither reads data nor checks the target: the trace depends
+// on neither.
+func Schedule(s api.RunSpec, env Env) (loadgen.Settings, trace.QSL, error) {
+	ls, _, err := buildSettings(s, confNames{mlperf: env.MLPerfConfName, user: env.UserConfName})
+	if err != nil {
+		return ls, trace.QSL{}, err
+	}
+	if s.TotalSamples < 0 || s.PerformanceSamples < 0 {
+		return ls, trace.QSL{}, fieldErr("total_samples", "the sample counts must not be negative")
+	}
+	total, perf := librarySize(s)
+	return ls, trace.QSL{TotalSampleCount: uint64(total), PerformanceSampleCount: uint64(perf)}, nil
 }
 
 // resolveData is where the spec's data is read from: under env.DataRoot,

@@ -55,7 +55,16 @@ func buildSettings(s api.RunSpec, names confNames) (loadgen.Settings, map[string
 		return ls, src, fieldErr("ruleset", "%s", trimSettingsErr(err))
 	}
 	applyDefaults(&ls)
-	if err := applyConfs(s, names, &ls); err != nil {
+	return layerSettings(s, names, ls, true)
+}
+
+// layerSettings applies what a spec says over settings it starts from (a
+// ruleset's defaults for a run, a recorded run's for a rejudge): the conf
+// texts, the preset, the overrides, the SLO, then Validate. builtIn: a
+// user.conf alone follows LoadGen's built-in mlperf.conf (applyConfs).
+func layerSettings(s api.RunSpec, names confNames, ls loadgen.Settings, builtIn bool) (loadgen.Settings, map[string]string, error) {
+	src := map[string]string{}
+	if err := applyConfs(s, names, &ls, builtIn); err != nil {
 		return ls, src, err
 	}
 	if err := ls.ApplyPreset(s.Preset); err != nil {
@@ -118,8 +127,10 @@ func applyDefaults(ls *loadgen.Settings) {
 // gets LoadGen 6.0.17's built-in one first, as FromConfig loads it; a run
 // with neither keeps the defaults, with the official seeds
 // (loadgen.DefaultSettings). v0.5's user passed their own mlperf.conf.
-func applyConfs(s api.RunSpec, names confNames, ls *loadgen.Settings) error {
-	if s.MLPerfConf == "" && s.UserConf != "" && ls.Ruleset == loadgen.RulesetLoadGen6 {
+// Without builtIn (a rejudge: a recorded run's settings already hold the
+// mlperf.conf it had) a user.conf alone is applied on its own.
+func applyConfs(s api.RunSpec, names confNames, ls *loadgen.Settings, builtIn bool) error {
+	if builtIn && s.MLPerfConf == "" && s.UserConf != "" && ls.Ruleset == loadgen.RulesetLoadGen6 {
 		if err := ls.ApplyConfig(loadgen.OfficialConf(), loadgen.MLPerfConf, s.Model); err != nil {
 			return fieldErr("user_conf", "applying %s before it: %v", loadgen.OfficialConfName, err)
 		}
