@@ -70,6 +70,8 @@ func TestReadme(t *testing.T) {
 			t.Fatal(err)
 		}
 		script, lines := sessionScript(t, blocks, work)
+		// The count, so a change that moves blocks can show none was lost.
+		t.Logf("%d tested blocks run", len(lines))
 		ctx, cancel := context.WithTimeout(t.Context(), blocksTimeout)
 		defer cancel()
 		env := cleanEnv("TMPDIR="+t.TempDir(), "API="+s.exports["API"], "SUT="+s.exports["SUT"], "SUT_GRPC="+s.exports["SUT_GRPC"])
