@@ -67,7 +67,7 @@ func typedBuild(t *testing.T, dir string) typed {
 // Secret, ConfigMap references that resolve, and an environment the daemon
 // itself accepts.
 func TestLoadgendDeployment(t *testing.T) {
-	documented := readmeVariables(t)
+	documented := documentedVariables(t)
 	found := 0
 	for _, dir := range kustomizations(t) {
 		tb := typedBuild(t, dir)
@@ -168,13 +168,13 @@ func hasVolume(pod corev1.PodSpec, name string) bool {
 // podEnv resolves the container's environment as the kubelet would: plain
 // values, ConfigMap keys from the same build, and a stand-in for Secret
 // keys (the Secret is the operator's, never shipped). Every LOADGEND_*
-// name must be one the README documents.
+// name must be one docs/daemon.md documents.
 func podEnv(t *testing.T, tb typed, c corev1.Container, documented map[string]bool) map[string]string {
 	t.Helper()
 	env := map[string]string{}
 	for _, e := range c.Env {
 		if strings.HasPrefix(e.Name, "LOADGEND_") && !documented[e.Name] {
-			t.Errorf("%s is not in the README's configuration table (%s)", e.Name, names(documented))
+			t.Errorf("%s is not in docs/daemon.md's configuration table (%s)", e.Name, names(documented))
 		}
 		switch {
 		case e.ValueFrom == nil:
@@ -193,7 +193,7 @@ func podEnv(t *testing.T, tb typed, c corev1.Container, documented map[string]bo
 		case e.ValueFrom.SecretKeyRef != nil:
 			ref := e.ValueFrom.SecretKeyRef
 			if e.Name != "LOADGEND_API_TOKEN" || ref.Name != "loadgend-api-token" || ref.Key != "token" {
-				t.Errorf("%s from Secret %s key %s: the README tells operators to create loadgend-api-token with key token for LOADGEND_API_TOKEN", e.Name, ref.Name, ref.Key)
+				t.Errorf("%s from Secret %s key %s: docs/deploy.md tells operators to create loadgend-api-token with key token for LOADGEND_API_TOKEN", e.Name, ref.Name, ref.Key)
 			}
 			env[e.Name] = "stand-in-token"
 		default:
@@ -341,7 +341,7 @@ func TestRunSpecs(t *testing.T) {
 			}
 			defer f.Close()
 			lg := typedBuild(t, c.loadgend)
-			cfg := loadConfig(t, podEnv(t, lg, lg.deployments["loadgend"].Spec.Template.Spec.Containers[0], readmeVariables(t)))
+			cfg := loadConfig(t, podEnv(t, lg, lg.deployments["loadgend"].Spec.Template.Spec.Containers[0], documentedVariables(t)))
 			spec, err := runspec.Decode(f, api.Limits{MaxQPS: cfg.MaxQPS, MaxDuration: cfg.MaxDuration, MaxInflight: cfg.MaxInflight})
 			if err != nil {
 				t.Fatalf("the daemon refuses it: %v", err)
@@ -398,11 +398,11 @@ func TestSameImage(t *testing.T) {
 	checkSecurity(t, s.Spec.Template.Spec, s.Spec.Template.Spec.Containers[0])
 }
 
-// readmeVariables reads the LOADGEND_* names of the README's configuration
-// table.
-func readmeVariables(t *testing.T) map[string]bool {
+// documentedVariables reads the LOADGEND_* names of the daemon's configuration
+// table (docs/daemon.md, "Configuration").
+func documentedVariables(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", "daemon.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,15 +411,16 @@ func readmeVariables(t *testing.T) map[string]bool {
 		vars[m[1]] = true
 	}
 	if len(vars) < 5 {
-		t.Fatalf("found only %v in the README's configuration table", vars)
+		t.Fatalf("found only %v in docs/daemon.md's configuration table", vars)
 	}
 	return vars
 }
 
-// TestReadmeCreatesTheSecret: the Secret the Deployment reads is one the
-// README tells operators to create, with the same name and key.
-func TestReadmeCreatesTheSecret(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+// TestDocsCreateTheSecret: the Secret the Deployment reads is one the
+// Kubernetes page (docs/deploy.md) tells operators to create, with the same
+// name and key.
+func TestDocsCreateTheSecret(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "deploy.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +429,7 @@ func TestReadmeCreatesTheSecret(t *testing.T) {
 		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil {
 			want := fmt.Sprintf("create secret generic %s --from-literal=%s=", ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
 			if !strings.Contains(string(b), want) {
-				t.Errorf("the README does not show `kubectl ... %s...` for %s", want, e.Name)
+				t.Errorf("docs/deploy.md does not show `kubectl ... %s...` for %s", want, e.Name)
 			}
 		}
 	}

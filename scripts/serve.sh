@@ -8,7 +8,7 @@
 #   SERVE_SUT_HTTP  sutproxy's HTTP (REST)  127.0.0.1:8000
 #   SERVE_SUT_GRPC  sutproxy's gRPC         127.0.0.1:8001
 #   SERVE_DATA_DIR  loadgend's run history  a new directory under $TMPDIR
-# Other LOADGEND_* variables pass through to loadgend (README: Configuration).
+# Other LOADGEND_* variables pass through to loadgend (docs/daemon.md: Configuration).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,7 +89,7 @@ export SUT=http://$SUT_HTTP
 export SUT_GRPC=grpc://$SUT_GRPC
 
 Send request bodies with -H 'Content-Type: application/json': loadgend refuses
-other types, and requests from web pages (README: Security).
+other types, and requests from web pages (docs/daemon.md: Security).
 Ctrl-C stops both.
 EOF
 

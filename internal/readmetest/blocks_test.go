@@ -10,6 +10,7 @@ import (
 
 // block is one fenced code block of a Markdown file.
 type block struct {
+	file   string // the Markdown file, from the repository's root
 	line   int    // line of the opening fence, 1-based
 	lang   string // first word of the info string
 	tested bool   // the info string says "tested": the README test runs it

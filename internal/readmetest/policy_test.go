@@ -1,45 +1,140 @@
 package readmetest_test
 
 import (
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-const readmePath = "../../README.md"
+// The pages whose blocks the session runs, named from the repository's
+// root: the README first, then the pages of docs/ in the order the index
+// links them, so that a block may use what an earlier page's made.
+const (
+	readmeFile = "README.md"
+	indexFile  = "docs/README.md"
+)
 
-func readmeBlocks(t *testing.T) []block {
+// page is one Markdown file of the session and its blocks.
+type page struct {
+	file   string
+	blocks []block
+}
+
+// sessionPages reads the README and the pages docs/README.md links, in
+// that order, and fails when a page of docs/ is not in the index: its
+// blocks would never run.
+func sessionPages(t *testing.T) []page {
 	t.Helper()
-	md, err := os.ReadFile(filepath.FromSlash(readmePath))
-	if err != nil {
-		t.Fatal(err)
+	order := []string{readmeFile}
+	index := readRepoFile(t, indexFile)
+	listed := map[string]bool{readmeFile: true, indexFile: true}
+	for _, l := range mdLinks(index) {
+		target, _, _ := strings.Cut(l.dest, "#")
+		name := path.Join(path.Dir(indexFile), target)
+		if externalURL.MatchString(l.dest) || !strings.HasPrefix(name, "docs/") || !strings.HasSuffix(name, ".md") || listed[name] {
+			continue
+		}
+		listed[name] = true
+		order = append(order, name)
 	}
-	blocks, err := parseBlocks(string(md))
-	if err != nil {
-		t.Fatalf("README.md: %v", err)
+	for _, name := range docsPages(t) {
+		if !listed[name] {
+			t.Errorf("%s is not linked from %s: its blocks would never run; add it to the index", name, indexFile)
+		}
+	}
+	pages := make([]page, 0, len(order))
+	for _, name := range order {
+		blocks, err := parseBlocks(readRepoFile(t, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := range blocks {
+			blocks[i].file = name
+		}
+		pages = append(pages, page{file: name, blocks: blocks})
+	}
+	return pages
+}
+
+// sessionBlocks is every block of the session's pages, in order.
+func sessionBlocks(t *testing.T) []block {
+	t.Helper()
+	var blocks []block
+	for _, p := range sessionPages(t) {
+		blocks = append(blocks, p.blocks...)
 	}
 	return blocks
 }
 
-// The README itself: every shell block is run by TestReadme or says why it
-// cannot be, and the newcomer's path (the curl session, the CLI) is tested.
-func TestReadmeBlocksAreTestedOrExplained(t *testing.T) {
-	blocks := readmeBlocks(t)
-	for _, err := range checkBlocks(blocks) {
-		t.Errorf("README.md %v", err)
+// docsPages lists the Markdown files under docs/, slash-separated from the
+// repository's root.
+func docsPages(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	err := fs.WalkDir(os.DirFS(repoRoot), "docs", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(name, ".md") {
+			names = append(names, name)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return names
+}
+
+func readRepoFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The README and the docs pages: every shell block is run by TestReadme or
+// says why it cannot be, and the newcomer's path (the curl session, the CLI)
+// is tested.
+func TestReadmeBlocksAreTestedOrExplained(t *testing.T) {
 	var tested strings.Builder
-	for _, b := range blocks {
-		if b.tested {
-			tested.WriteString(b.body)
+	for _, p := range sessionPages(t) {
+		for _, err := range checkBlocks(p.blocks) {
+			t.Errorf("%s %v", p.file, err)
+		}
+		for _, b := range p.blocks {
+			if b.tested {
+				tested.WriteString(b.body)
+			}
 		}
 	}
 	for _, want := range []string{"/v1/probe", "/v1/runs", "/events", "mlperf_log_summary.txt", "/cancel", "/metrics",
 		"bin/loadgend run", "--mode find-peak", "--mode accuracy", "bin/loadgend compliance", "bin/loadgend schedule", "bin/sutproxy"} {
 		if !strings.Contains(tested.String(), want) {
-			t.Errorf("no tested README block contains %q", want)
+			t.Errorf("no tested block of the README or docs/ contains %q", want)
 		}
+	}
+}
+
+// The README's tour stays the newcomer's path: the CLI run, the curl
+// session and the LLM run are tested on the README itself.
+func TestReadmeTourIsTested(t *testing.T) {
+	var tested strings.Builder
+	for _, b := range sessionPages(t)[0].blocks {
+		if b.tested {
+			tested.WriteString(b.body)
+		}
+	}
+	for _, want := range []string{"bin/loadgend run --target \"$SUT\"", "/v1/probe", "/v1/runs", "/events",
+		"mlperf_log_summary.txt", "--api openai-chat", "bin/loadgend report"} {
+		if !strings.Contains(tested.String(), want) {
+			t.Errorf("no tested block of %s contains %q", readmeFile, want)
+		}
+	}
+	if n := strings.Count(readRepoFile(t, readmeFile), "\n"); n > 300 {
+		t.Errorf("%s has %d lines; the front door holds at most 300: move the rest to docs/", readmeFile, n)
 	}
 }
 

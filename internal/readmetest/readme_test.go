@@ -23,7 +23,8 @@ const blocksTimeout = 3 * time.Minute
 
 // TestReadme does what the README tells a newcomer: start `make serve`'s
 // script, paste the lines it prints, then run every shell block marked
-// tested, in order, in one bash session (so $ID set in one block is there in
+// tested, in order (the README's, then those of the pages docs/README.md
+// links, in its order), in one bash session (so $ID set in one block is there in
 // the next) from a directory whose bin/ holds the binaries, as the
 // repository's root does after `make build`. Each block must exit 0 under
 // bash -euo pipefail; every finished run must be VALID; Ctrl-C must stop
@@ -34,7 +35,7 @@ func TestReadme(t *testing.T) {
 	}
 	testtool.Need(t, "bash")
 	testtool.Need(t, "curl")
-	blocks := readmeBlocks(t)
+	blocks := sessionBlocks(t)
 	bin := buildBinaries(t)
 	s := startServe(t, bin)
 	for _, name := range []string{"API", "SUT", "SUT_GRPC"} {
@@ -70,13 +71,15 @@ func TestReadme(t *testing.T) {
 			t.Fatal(err)
 		}
 		script, lines := sessionScript(t, blocks, work)
+		// The count, so a change that moves blocks can show none was lost.
+		t.Logf("%d tested blocks run: %s", len(lines), blocksPerFile(lines))
 		ctx, cancel := context.WithTimeout(t.Context(), blocksTimeout)
 		defer cancel()
 		env := cleanEnv("TMPDIR="+t.TempDir(), "API="+s.exports["API"], "SUT="+s.exports["SUT"], "SUT_GRPC="+s.exports["SUT_GRPC"])
 		out, err := runScript(ctx, work, env, "bash", "-euo", "pipefail", script)
 		t.Logf("README session output:\n%s", out)
 		if err != nil {
-			t.Fatalf("README.md block at line %d failed: %v (output above)", failedBlock(out, lines), err)
+			t.Fatalf("the block at %s failed: %v (output above)", failedBlock(out, lines), err)
 		}
 		if !strings.HasSuffix(strings.TrimSpace(out), "::readme end") {
 			t.Fatalf("the session did not reach its end (output above)")
@@ -97,13 +100,14 @@ func TestReadme(t *testing.T) {
 }
 
 // sessionScript writes each tested block to a file under dir and a script
-// sourcing them in order, with a marker before each naming its README line.
+// sourcing them in order, with a marker before each, its index in the
+// file:line list returned.
 // A block needing a program that is not installed is left out (and fails the
 // test in CI, as testtool.Need does).
-func sessionScript(t *testing.T, blocks []block, dir string) (string, []int) {
+func sessionScript(t *testing.T, blocks []block, dir string) (string, []string) {
 	t.Helper()
 	var sb strings.Builder
-	var lines []int
+	var lines []string // file:line of each block the session sources
 	for i, b := range blocks {
 		if !b.tested {
 			continue
@@ -116,11 +120,11 @@ func sessionScript(t *testing.T, blocks []block, dir string) (string, []int) {
 		}
 		if missing != "" {
 			if os.Getenv("CI") == "true" {
-				t.Fatalf("README.md block at line %d needs %s, which is not installed", b.line, missing)
+				t.Fatalf("the block at %s:%d needs %s, which is not installed", b.file, b.line, missing)
 			}
 			// A skipped subtest, so the skip shows (make test lists skips).
-			t.Run(fmt.Sprintf("block at line %d", b.line), func(t *testing.T) {
-				t.Skipf("README.md block at line %d skipped: %s not installed", b.line, missing)
+			t.Run(fmt.Sprintf("block at %s:%d", b.file, b.line), func(t *testing.T) {
+				t.Skipf("the block at %s:%d skipped: %s not installed", b.file, b.line, missing)
 			})
 			continue
 		}
@@ -129,10 +133,10 @@ func sessionScript(t *testing.T, blocks []block, dir string) (string, []int) {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&sb, "echo '::readme block %d'\nsource %q\n", len(lines), name)
-		lines = append(lines, b.line)
+		lines = append(lines, fmt.Sprintf("%s:%d", b.file, b.line))
 	}
 	if len(lines) == 0 {
-		t.Fatal("README.md has no tested block")
+		t.Fatal("neither the README nor docs/ has a tested block")
 	}
 	sb.WriteString("echo '::readme end'\n")
 	script := filepath.Join(dir, ".readme-session.sh")
@@ -144,15 +148,34 @@ func sessionScript(t *testing.T, blocks []block, dir string) (string, []int) {
 
 var blockMarker = regexp.MustCompile(`(?m)^::readme block ([0-9]+)$`)
 
-// failedBlock is the README line of the last block the session started.
-func failedBlock(out string, lines []int) int {
+// failedBlock is the file:line of the last block the session started.
+func failedBlock(out string, lines []string) string {
 	m := blockMarker.FindAllStringSubmatch(out, -1)
 	if len(m) == 0 {
-		return 0
+		return "(no block started)"
 	}
 	var i int
 	fmt.Sscan(m[len(m)-1][1], &i)
 	return lines[i]
+}
+
+// blocksPerFile counts the file:line entries by file, in their order:
+// "README.md 7, docs/cli.md 2".
+func blocksPerFile(lines []string) string {
+	var files []string
+	count := map[string]int{}
+	for _, l := range lines {
+		file := l[:strings.LastIndexByte(l, ':')]
+		if count[file] == 0 {
+			files = append(files, file)
+		}
+		count[file]++
+	}
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = fmt.Sprintf("%s %d", f, count[f])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func doneRuns(t *testing.T, apiURL string) []api.RunStatus {
