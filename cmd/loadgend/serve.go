@@ -15,7 +15,7 @@ import (
 )
 
 // serveCommand runs the daemon with its configuration from LOADGEND_*
-// variables (README: "Configuration"). SIGTERM or SIGINT stop it gracefully:
+// variables (docs/daemon.md: "Configuration"). SIGTERM or SIGINT stop it gracefully:
 // the active run stops issuing, drains, writes its files and is marked
 // interrupted; then loadgend exits 0.
 func serveCommand(args []string, stdout, stderr io.Writer) int {
