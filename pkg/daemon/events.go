@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,12 +19,19 @@ const DefaultMaxEventStreams = 64
 const (
 	// eventTick is how often a running run's progress is published.
 	eventTick = 500 * time.Millisecond
-	// streamWriteWait is how long a write to one stream may wait for room
-	// in its socket buffer. A stream whose buffer is full has stopped
-	// reading: it is dropped, not waited on, since one goroutine writes
-	// every stream and must not stall the others (issue 26 #10).
-	streamWriteWait = 5 * time.Millisecond
-	// A round writes streamBurst events at a time, then pauses
+	// streamQueue is how many events may wait for a stream's writer. Its
+	// writer waits only when the stream's socket buffer is full, which a
+	// client that reads never lets happen: a stream with this many events
+	// queued has stopped reading, and is dropped rather than waited on
+	// (issue 26 #10). At two events a second, that is seconds of silence
+	// after its buffer filled.
+	streamQueue = 8
+	// streamWriteWait bounds one write to a stream: a client that takes
+	// nothing for that long is dropped too. It is long, so that a writer
+	// the scheduler held back (a loaded machine) never loses a client that
+	// reads; what bounds the hub is the queue, which it never waits on.
+	streamWriteWait = 10 * time.Second
+	// A round queues streamBurst events at a time, then pauses
 	// streamPause: a thousand writes in one go hold a CPU for milliseconds,
 	// which on a small machine is the issuer's (issue 26 #10).
 	streamBurst = 32
@@ -69,17 +77,15 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request) {
 	if rc.Flush() != nil {
 		return
 	}
-	// From here on only the hub writes to w, under sub.mu.
+	// From here on this goroutine writes to w only what the hub queues.
 	sub := s.hub.attach(rec.ID, responseConn{w: w, rc: rc})
 	defer s.hub.detach(sub)
-	select {
-	case <-sub.done:
-	case <-r.Context().Done():
+	if !s.hub.serve(r.Context(), sub) {
 		return
 	}
-	if !sub.dropped {
-		// The hub's last write left a deadline milliseconds away; the
-		// server's final chunk needs a little longer, and no more.
+	if !sub.wasDropped() {
+		// The server's final chunk gets a deadline of its own, a short
+		// one: the stream is over.
 		_ = rc.SetWriteDeadline(time.Now().Add(streamEndWait))
 	}
 	// A dropped stream gets no farewell: its socket buffer is full (that
@@ -109,11 +115,18 @@ type subscriber struct {
 	id   string
 	conn streamConn
 	last runstore.State // the state it was last sent; the hub's goroutine only
+	out  chan []byte    // events queued by the hub for serve to write
 
-	mu      sync.Mutex // held by a write to conn, and to let go of it
-	gone    bool       // the hub writes no more (dropped, ended, or its client left)
-	dropped bool       // it was let go because it stopped reading
+	mu      sync.Mutex
+	gone    bool // the hub queues no more (dropped, ended, or its client left)
+	dropped bool // it was let go because it stopped reading
 	done    chan struct{}
+}
+
+func (sub *subscriber) wasDropped() bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return sub.dropped
 }
 
 // eventSnapshot is what one round publishes about a run: read once,
@@ -129,15 +142,17 @@ type eventSnapshot struct {
 // and encoding them every half second: a thousand streams woke a thousand
 // goroutines at once beside the run's issuer, and one that did not read
 // blocked its goroutine for ever. Now one goroutine reads each run's state
-// and progress once a round, encodes each event once and writes it to
-// every stream, each write bounded by streamWriteWait; a stream that cannot
-// take it is dropped. The worker and the run only poke the hub (a
-// non-blocking send): nothing on the run's path waits for, or works for,
-// a subscriber. LOADGEND_MAX_EVENT_STREAMS caps the streams.
+// and progress once a round, encodes each event once and queues it for
+// every stream, in bursts; each stream's handler writes its queue (serve).
+// The hub never waits on a stream: one whose queue is full, or whose
+// write waits streamWriteWait, has stopped reading and is dropped. The
+// worker and the run only poke the hub (a non-blocking send): nothing on
+// the run's path waits for, or works for, a subscriber.
+// LOADGEND_MAX_EVENT_STREAMS caps the streams.
 type eventHub struct {
 	max      int
 	wait     time.Duration                                        // streamWriteWait; a test's own
-	writes   int                                                  // in this round; the hub's goroutine only
+	writes   int                                                  // queued in this round; the hub's goroutine only
 	snapshot func(id string, progress bool) (eventSnapshot, bool) // false: no such run
 	poke     chan struct{}
 	stop     chan struct{}
@@ -175,7 +190,7 @@ func (h *eventHub) release() {
 
 // attach adds a stream of run id and has the hub send it the run's state.
 func (h *eventHub) attach(id string, conn streamConn) *subscriber {
-	sub := &subscriber{id: id, conn: conn, done: make(chan struct{})}
+	sub := &subscriber{id: id, conn: conn, out: make(chan []byte, streamQueue), done: make(chan struct{})}
 	h.mu.Lock()
 	if h.subs[id] == nil {
 		h.subs[id] = map[*subscriber]struct{}{}
@@ -190,7 +205,8 @@ func (h *eventHub) attach(id string, conn streamConn) *subscriber {
 // longer writes to the stream.
 func (h *eventHub) detach(sub *subscriber) { h.let(sub, false) }
 
-// let lets go of a stream: no more writes; done closed for the handler.
+// let lets go of a stream: no more events; done closed for the handler. A
+// dropped stream's write in progress is cut short: it will not be read.
 func (h *eventHub) let(sub *subscriber, dropped bool) {
 	h.mu.Lock()
 	if set := h.subs[sub.id]; set != nil {
@@ -205,7 +221,62 @@ func (h *eventHub) let(sub *subscriber, dropped bool) {
 	if !sub.gone {
 		sub.gone, sub.dropped = true, dropped
 		close(sub.done)
+		if dropped {
+			_ = sub.conn.SetWriteDeadline(time.Now())
+		}
 	}
+}
+
+// serve writes sub's queued events to its stream until the hub lets it go
+// (then the events queued before that, unless it was dropped) or ctx ends;
+// false when ctx ended it. A write that fails drops the stream. It is the
+// stream's handler goroutine, which would otherwise only wait: the hub
+// itself never writes, so no stream can hold it up.
+func (h *eventHub) serve(ctx context.Context, sub *subscriber) bool {
+	for {
+		select {
+		case b := <-sub.out:
+			if !h.write(sub, b) {
+				return true
+			}
+		case <-sub.done:
+			for !sub.wasDropped() {
+				select {
+				case b := <-sub.out:
+					if !h.write(sub, b) {
+						return true
+					}
+				default:
+					return true
+				}
+			}
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// write writes one event to sub's stream within h.wait, or drops it. The
+// deadline is set under sub.mu, as let sets a dropped stream's: a drop
+// either comes first (nothing is written) or cuts the write short.
+func (h *eventHub) write(sub *subscriber, b []byte) bool {
+	sub.mu.Lock()
+	if sub.dropped {
+		sub.mu.Unlock()
+		return false
+	}
+	_ = sub.conn.SetWriteDeadline(time.Now().Add(h.wait))
+	sub.mu.Unlock()
+	_, err := sub.conn.Write(b)
+	if err == nil {
+		err = sub.conn.Flush()
+	}
+	if err != nil {
+		h.let(sub, true)
+		return false
+	}
+	return true
 }
 
 // wake asks for a round without progress (a state may have changed); it
@@ -258,8 +329,8 @@ func (h *eventHub) all() []*subscriber {
 
 // round publishes each watched run's state to the streams that have not
 // seen it, ends the streams of runs that ended, and with progress set
-// sends running runs' progress. It never waits on a stream more than
-// streamWriteWait, and drops one that made it wait so.
+// sends running runs' progress. It never waits on a stream: it queues,
+// and drops a stream whose queue is full.
 func (h *eventHub) round(progress bool) {
 	h.writes = 0
 	byRun := map[string][]*subscriber{}
@@ -298,27 +369,21 @@ func (h *eventHub) round(progress bool) {
 	}
 }
 
-// send writes one event to a stream, or drops the stream.
+// send queues one event for a stream, or drops the stream when its queue
+// is full. Every streamBurst events it pauses: the streams' writers wake as
+// their events come, and a thousand writes at once would hold a CPU for
+// milliseconds, which on a small machine is the issuer's (issue 26 #10).
 func (h *eventHub) send(sub *subscriber, b []byte) bool {
 	if h.writes++; h.writes%streamBurst == 0 {
 		time.Sleep(streamPause)
 	}
-	sub.mu.Lock()
-	if sub.gone {
-		sub.mu.Unlock()
-		return false
-	}
-	_ = sub.conn.SetWriteDeadline(time.Now().Add(h.wait))
-	_, err := sub.conn.Write(b)
-	if err == nil {
-		err = sub.conn.Flush()
-	}
-	sub.mu.Unlock()
-	if err != nil {
+	select {
+	case sub.out <- b:
+		return true
+	default:
 		h.let(sub, true)
 		return false
 	}
-	return true
 }
 
 // frame is one server-sent event.

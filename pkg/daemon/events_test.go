@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -15,10 +16,12 @@ type pipeConn struct{ net.Conn }
 func (pipeConn) Flush() error { return nil }
 
 // The hub never waits on a stream that does not read (issue 26 #10): with
-// every stream stuck, each round returns, and the stuck streams are
-// dropped (done closed, dropped set), not waited on. A regression blocks
-// the round: it runs in a goroutine and the test fails after a bounded
-// wait instead of hanging.
+// every stream stuck (its writer blocked in a write nobody reads), each
+// round returns, the stuck streams are dropped (done closed, dropped set)
+// once their queues fill, and their writers return although the write
+// timeout is a minute away. A regression blocks the round or a writer:
+// they run in goroutines and the test fails after a bounded wait instead
+// of hanging.
 func TestEventHubNeverBlocksOnStuckStreams(t *testing.T) {
 	const streams, rounds = 8, 50
 	snap := func(id string, progress bool) (eventSnapshot, bool) {
@@ -29,14 +32,18 @@ func TestEventHubNeverBlocksOnStuckStreams(t *testing.T) {
 		return s, true
 	}
 	h := newEventHub(streams, snap)
+	h.wait = time.Minute
 	var subs []*subscriber
+	writers := make(chan bool, streams)
 	for range streams {
 		if err := h.reserve(); err != nil {
 			t.Fatal(err)
 		}
 		server, client := net.Pipe()
 		t.Cleanup(func() { server.Close(); client.Close() })
-		subs = append(subs, h.attach("r1", pipeConn{server})) // client never reads
+		sub := h.attach("r1", pipeConn{server}) // client never reads
+		subs = append(subs, sub)
+		go func() { writers <- h.serve(t.Context(), sub) }()
 	}
 	if err := h.reserve(); err == nil {
 		t.Errorf("a stream past the cap of %d was reserved", streams)
@@ -66,6 +73,48 @@ func TestEventHubNeverBlocksOnStuckStreams(t *testing.T) {
 	if n := len(h.all()); n != 0 {
 		t.Errorf("%d streams still attached", n)
 	}
+	for i := range streams {
+		select {
+		case <-writers:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d of %d stuck streams' writers still blocked 30 s after their drop", streams-i, streams)
+		}
+	}
+}
+
+// A writer the scheduler holds back loses no event: the hub queues, and a
+// stream whose writer has not run yet is not dropped while its queue has
+// room (a loaded machine dropped reading clients when the hub itself
+// wrote with a deadline of milliseconds).
+func TestEventHubKeepsASlowWriter(t *testing.T) {
+	h := newEventHub(1, func(id string, progress bool) (eventSnapshot, bool) {
+		s := eventSnapshot{state: api.StateEvent{ID: id, State: api.StateRunning}}
+		if progress {
+			s.progress = &api.Progress{Issued: 1}
+		}
+		return s, true
+	})
+	server, client := net.Pipe()
+	defer server.Close()
+	defer client.Close()
+	sub := h.attach("r1", pipeConn{server})
+	for range streamQueue - 2 { // the state and progress, then progress: all but one place
+		h.round(true)
+	}
+	select {
+	case <-sub.done:
+		t.Fatal("a stream whose writer had not run yet was dropped")
+	default:
+	}
+	go func() { _, _ = io.Copy(io.Discard, client) }()
+	h.round(true) // the queue's last place
+	h.let(sub, false)
+	if !h.serve(t.Context(), sub) || sub.wasDropped() {
+		t.Errorf("the slow writer's stream was dropped")
+	}
+	if n := len(sub.out); n != 0 {
+		t.Errorf("%d queued events were not written before the end", n)
+	}
 }
 
 // A stream that reads gets the state once, then progress each round that
@@ -94,10 +143,8 @@ func TestEventHubDelivers(t *testing.T) {
 			got <- string(b[:n])
 		}
 	}()
-	// net.Pipe has no buffer: a write waits for the reader goroutine, which
-	// a loaded machine may not run within streamWriteWait.
-	h.wait = time.Minute
 	sub := h.attach("r1", pipeConn{server})
+	go h.serve(t.Context(), sub)
 	h.round(false)
 	h.round(true)
 	h.round(false) // nothing new: no write
