@@ -542,6 +542,10 @@ func (c *Client) statusError(resp *answer, path string) error {
 	if st >= 300 && st < 400 {
 		if ke, ok := err.(*kserve.Error); ok {
 			ke.Location = ResolveLocation(c.origin+path, string(resp.Header.Peek("Location")))
+			// The message travels where the status does not (a failed
+			// sample's example, sutproxy's front, which answers its own
+			// client with the upstream's error): it says what happened.
+			ke.Message = fmt.Sprintf("%s: redirects to %s, which no client of netloadgen follows", ke.Message, ke.Location)
 		}
 	}
 	return err

@@ -2,6 +2,7 @@ package sutproxy_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/netloadgen/netloadgen/internal/testtool"
@@ -31,8 +32,9 @@ func TestForwardDoesNotFollowRedirects(t *testing.T) {
 			defer c.Close()
 			_, err = c.Infer(t.Context(), &kserve.InferRequest{Model: "identity", Inputs: []kserve.Tensor{
 				{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{1, 1}, Data: make([]byte, 4)}}})
-			if _, ok := errors.AsType[*kserve.Error](err); !ok {
-				t.Errorf("infer through the front: %v: want the upstream's redirect as an error answer", err)
+			loc := "http://" + witness + "/v2/models/identity/infer"
+			if ke, ok := errors.AsType[*kserve.Error](err); !ok || !strings.Contains(ke.Message, "redirects to "+loc) {
+				t.Errorf("infer through the front: %v: want the upstream's redirect as an error answer naming %s", err, loc)
 			}
 			if _, err := c.ModelMetadata(t.Context(), "identity", ""); err == nil {
 				t.Error("model metadata through the front passed: want the upstream's redirect as an error")
