@@ -43,6 +43,11 @@ func CheckHeaderName(name string) error {
 		return fmt.Errorf("%s: grpc-* names are gRPC's own", name)
 	case strings.HasSuffix(lower, "-bin"):
 		return fmt.Errorf("%s: binary metadata (-bin) is not supported", name)
+	case lower == "accept-encoding":
+		// A compressed answer is one no client of a run reads (a stream's
+		// tokens would wait in the compressor): the generative client asks
+		// for identity itself, and a user's value would contradict it.
+		return fmt.Errorf("%s: answers are read uncompressed, and the clients ask for identity themselves", name)
 	}
 	for _, r := range reservedHeaders {
 		if lower == r {

@@ -12,7 +12,7 @@ func TestCheckHeader(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", ":path", ":authority", "Content-Length", "te", "TE", "User-Agent", "Inference-Header-Content-Length",
-		"grpc-timeout", "x-data-bin", "Bad Name", "a:b", "é"} {
+		"grpc-timeout", "x-data-bin", "Bad Name", "a:b", "é", "Accept-Encoding", "accept-encoding"} {
 		if err := CheckHeaderName(bad); err == nil {
 			t.Errorf("CheckHeaderName(%q) accepted", bad)
 		}

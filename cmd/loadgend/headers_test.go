@@ -78,6 +78,7 @@ func TestRunHeaderFlagErrors(t *testing.T) {
 	for _, c := range []struct{ header, want string }{
 		{"Content-Length: 5", "--header: Content-Length is written by the client itself"},
 		{"Te: trailers", "--header: Te is written by the client itself"},
+		{"Accept-Encoding: gzip", "--header: Accept-Encoding: answers are read uncompressed"},
 		{":path: /x", "--header: :path is an HTTP/2 pseudo-header"},
 		{"no colon", "--header: want 'Name: value'"},
 		{"Bad Name: x", "--header: header name \"Bad Name\""},
