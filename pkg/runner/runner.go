@@ -122,15 +122,19 @@ func ShownHeaders(hs []Header) []string {
 
 // scrubbing is o with the run's text scrubbed of its secrets, and the
 // scrubber (nil when there are none) for what the run returns: every
-// header's value is a secret (a literal one is shown as <redacted>,
-// secret.Shown), and a server may quote it back in an error body. The
+// header's value but Host's is a secret (a literal one is shown as
+// <redacted>, secret.Shown), and a server may quote it back in an error body. The
 // engine keeps the failures' text scrubbed and the log lines are, so the
 // result, the run's files, its logs and the errors returned (a probe's
 // included) never hold what a header sent, in any form the scrubber knows.
 func scrubbing(spec Spec, o Options) (Options, *secret.Scrubber) {
-	vals := make([]string, len(spec.Headers))
-	for i, h := range spec.Headers {
-		vals[i] = h.Value
+	vals := make([]string, 0, len(spec.Headers))
+	for _, h := range spec.Headers {
+		// Host routes, it does not authenticate: it is the name in the
+		// run's own errors (dial, TLS), which must stay readable.
+		if !strings.EqualFold(h.Name, kserve.HeaderHost) {
+			vals = append(vals, h.Value)
+		}
 	}
 	scr := secret.NewScrubber(vals...)
 	if scr == nil {

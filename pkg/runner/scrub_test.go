@@ -134,3 +134,15 @@ func TestRunScrubsFailureText(t *testing.T) {
 		}
 	}
 }
+
+// Host is not scrubbed: it routes rather than authenticates, and it is the
+// name the run's own errors (a refused dial, a failed handshake) carry.
+// Every other header's value is.
+func TestScrubbingSparesHost(t *testing.T) {
+	spec := Spec{Headers: []Header{{Name: "host", Value: "model.ingress.example"}, {Name: "Authorization", Value: "Bearer s3cr3t-token"}}}
+	_, scr := scrubbing(spec, Options{})
+	got := scr.String("dial tcp model.ingress.example:443: refused; echo Bearer s3cr3t-token")
+	if !strings.Contains(got, "model.ingress.example") || strings.Contains(got, "s3cr3t-token") {
+		t.Errorf("scrubbed %q: want the Host kept and the credential gone", got)
+	}
+}
