@@ -52,13 +52,18 @@ type Run struct {
 	scheduled []int64 // ns since start
 	issued    []int64 // ns since start
 	ticks     []int32 // v0.5 MultiStream: ticks advanced
+	// remaining counts a query's samples not yet answered, and queryDone
+	// is its latest completion, ns since start: both nil with one sample
+	// per query outside v0.5 MultiStream, where the sample's claim bit
+	// says whether the query was answered and a query's latency is its
+	// sample's (16 bytes a query of the run's memory, issue 28).
 	remaining []atomic.Int64
-	queryDone []atomic.Int64 // latest completion, ns since start
+	queryDone []atomic.Int64
 	queryFail []atomic.Bool
 	claims    []atomic.Uint32 // one bit per sample: its completion was taken
 
 	samples *stats.LatencyRecord // per sample, by sequence number
-	queries *stats.LatencyRecord // per query, by ID
+	queries *stats.LatencyRecord // per query, by ID; nil with one sample per query (the samples' record is it)
 	live    *stats.LiveHistogram
 	// tok is the per-sample token record of a generative run (nil until
 	// one is known: a GenerativeSUT, or the first completion with tokens).
@@ -142,8 +147,10 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if r.samples, err = stats.NewLatencyRecord(nSamples, recOpts...); err != nil {
 		return nil, err
 	}
-	if r.queries, err = stats.NewLatencyRecord(r.n); err != nil {
-		return nil, err
+	if r.spq != 1 {
+		if r.queries, err = stats.NewLatencyRecord(r.n); err != nil {
+			return nil, err
+		}
 	}
 	r.live = stats.NewLiveHistogram()
 	r.done = r.complete
@@ -152,8 +159,10 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if r.interval > 0 {
 		r.ticks = make([]int32, r.n)
 	}
-	r.remaining = make([]atomic.Int64, r.n)
-	r.queryDone = make([]atomic.Int64, r.n)
+	if r.spq != 1 || r.interval > 0 {
+		r.remaining = make([]atomic.Int64, r.n)
+		r.queryDone = make([]atomic.Int64, r.n)
+	}
 	r.queryFail = make([]atomic.Bool, r.n)
 	r.claims = make([]atomic.Uint32, (nSamples+31)/32)
 	if g, ok := sut.(GenerativeSUT); ok && g.Generative() {
@@ -342,7 +351,7 @@ func (r *Run) close() int64 {
 	var unanswered int64
 	issued := int(r.issuedQ.Load())
 	for q := 0; q < issued; q++ {
-		if r.remaining[q].Load() == 0 {
+		if r.answered(q) {
 			continue
 		}
 		n := 0
@@ -358,7 +367,9 @@ func (r *Run) close() int64 {
 		r.failedS.Add(int64(n))
 		r.drainedQ.Add(1)
 		r.queryFail[q].Store(true)
-		_ = r.queries.Fail(q)
+		if r.queries != nil {
+			_ = r.queries.Fail(q)
+		}
 		if r.obs != nil {
 			if n > 0 {
 				r.obs.Completed(q, n, 0, ErrUnanswered)
@@ -383,6 +394,16 @@ func (r *Run) close() int64 {
 		})
 	}
 	return unanswered
+}
+
+// answered reports whether every sample of issued query q was answered
+// (or failed by a completion).
+func (r *Run) answered(q int) bool {
+	if r.remaining != nil {
+		return r.remaining[q].Load() == 0
+	}
+	bit := uint32(1) << (q % 32) // one sample per query: its sequence number is q
+	return r.claims[q/32].Load()&bit != 0
 }
 
 // claim takes sample seq's completion; false if it was already taken.
@@ -430,7 +451,9 @@ func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
 	if late := at - s; late > r.maxLateness.Load() {
 		r.maxLateness.Store(late) // only the issuer writes it
 	}
-	r.remaining[i].Store(int64(len(q.Samples)))
+	if r.remaining != nil {
+		r.remaining[i].Store(int64(len(q.Samples)))
+	}
 	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
@@ -504,9 +527,11 @@ func (r *Run) complete(c Completion) {
 		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}
 	r.doneS.Add(n)
-	atomicMax(&r.queryDone[q], off)
+	if r.queryDone != nil {
+		atomicMax(&r.queryDone[q], off)
+	}
 	atomicMax(&r.lastDone, off)
-	if r.remaining[q].Add(-n) == 0 {
+	if r.remaining == nil || r.remaining[q].Add(-n) == 0 {
 		r.finishQuery(q)
 	}
 	if r.earlyOn {
@@ -535,9 +560,11 @@ func (r *Run) completeTokens(c *Completion, q, base int, off int64) {
 }
 
 func (r *Run) finishQuery(q int) {
-	if r.queryFail[q].Load() {
+	switch {
+	case r.queries == nil:
+	case r.queryFail[q].Load():
 		_ = r.queries.Fail(q)
-	} else {
+	default:
 		lat := r.queryDone[q].Load() - r.scheduled[q]
 		_ = r.queries.Record(q, time.Duration(max(lat, 0)))
 	}

@@ -111,17 +111,30 @@ func parseSetting(p any, text string) error {
 
 // WriteSampleList writes the sample list of a run with settings s.
 func WriteSampleList(w io.Writer, s Settings, rec Recorded) error {
+	return writeSampleList(w, s, rec, func(fn func(TokenSample)) {
+		for _, x := range rec.Samples {
+			fn(x)
+		}
+	})
+}
+
+// writeSampleList writes the sample list of rec (its Samples unread) whose
+// samples each yields, in sequence order, every time it is called: once for
+// the header's figures, once for the lines, so that a run's list streams
+// from its record instead of a copy of it (issue 28).
+func writeSampleList(w io.Writer, s Settings, rec Recorded, each func(func(TokenSample))) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	firstTokens := 0
+	firstTokens, count := 0, 0
 	maxLatency := int64(0)
-	for _, x := range rec.Samples {
+	each(func(x TokenSample) {
+		count++
 		if x.Tokens > 0 {
 			firstTokens = 1
 		}
 		if !x.Failed {
 			maxLatency = max(maxLatency, x.LatencyNs)
 		}
-	}
+	})
 	fmt.Fprintf(bw, "## netloadgen sample list: the run's settings, then latency_ns first_token_latency_ns n_tokens per sample (ns from each sample's scheduled time)\n")
 	fmt.Fprintf(bw, "# sut_name %s\n# ruleset %s\n", strings.Join(strings.Fields(rec.SUTName), " "), s.Ruleset)
 	if s.Task != "" {
@@ -136,7 +149,7 @@ func WriteSampleList(w io.Writer, s Settings, rec Recorded) error {
 		v   int64
 	}{
 		{"qsl_total_sample_count", int64(rec.QSLTotalSampleCount)}, {"qsl_performance_sample_count", int64(rec.QSLPerformanceSampleCount)},
-		{"first_token_complete", int64(firstTokens)}, {"sample_count", int64(len(rec.Samples))}, {"queries_issued", rec.QueriesIssued},
+		{"first_token_complete", int64(firstTokens)}, {"sample_count", int64(count)}, {"queries_issued", rec.QueriesIssued},
 		{"final_query_scheduled_time_ns", rec.FinalQueryScheduledTimeNs}, {"final_query_issued_time_ns", rec.FinalQueryIssuedTimeNs},
 		{"final_query_all_samples_done_time_ns", rec.FinalQueryAllSamplesDoneTimeNs}, {"max_latency_ns", maxLatency},
 	} {
@@ -144,7 +157,7 @@ func WriteSampleList(w io.Writer, s Settings, rec Recorded) error {
 	}
 	bw.WriteString("# columns latency_ns first_token_latency_ns n_tokens\n")
 	var b []byte
-	for _, x := range rec.Samples {
+	each(func(x TokenSample) {
 		b = b[:0]
 		if x.Failed {
 			b = append(b, "failed 0 0\n"...)
@@ -154,7 +167,7 @@ func WriteSampleList(w io.Writer, s Settings, rec Recorded) error {
 			b = append(strconv.AppendInt(append(b, ' '), x.Tokens, 10), '\n')
 		}
 		bw.Write(b)
-	}
+	})
 	return bw.Flush()
 }
 
@@ -268,23 +281,36 @@ func sampleLine(line string) (TokenSample, error) {
 // has first-token latency 0 and 0 tokens on every line. Call it after
 // Execute has returned.
 func (r *Run) Recorded(res *Result) Recorded {
-	rec := Recorded{
-		SUTName: res.SUTName, QSLTotalSampleCount: res.QSLTotalSampleCount, QSLPerformanceSampleCount: res.QSLPerformanceSampleCount,
-		QueriesIssued: res.QueriesIssued, FinalQueryScheduledTimeNs: res.FinalQueryScheduledTimeNs,
-		FinalQueryIssuedTimeNs: res.FinalQueryIssuedTimeNs, FinalQueryAllSamplesDoneTimeNs: res.FinalQueryAllSamplesDoneTimeNs,
-		Samples: r.tokenSamples(),
-	}
-	if !r.Generative() {
-		for i := range rec.Samples {
-			if !rec.Samples[i].Failed {
-				rec.Samples[i].FirstTokenNs = 0
-			}
-		}
-	}
+	rec := r.recordedHead(res)
+	rec.Samples = make([]TokenSample, 0, int(r.issuedQ.Load())*r.spq)
+	r.eachRecorded(func(x TokenSample) { rec.Samples = append(rec.Samples, x) })
 	return rec
 }
 
-// WriteSampleList writes the run's sample list (samples.txt).
+// recordedHead is the Recorded of res without its samples.
+func (r *Run) recordedHead(res *Result) Recorded {
+	return Recorded{
+		SUTName: res.SUTName, QSLTotalSampleCount: res.QSLTotalSampleCount, QSLPerformanceSampleCount: res.QSLPerformanceSampleCount,
+		QueriesIssued: res.QueriesIssued, FinalQueryScheduledTimeNs: res.FinalQueryScheduledTimeNs,
+		FinalQueryIssuedTimeNs: res.FinalQueryIssuedTimeNs, FinalQueryAllSamplesDoneTimeNs: res.FinalQueryAllSamplesDoneTimeNs,
+	}
+}
+
+// eachRecorded calls fn with every issued sample of the sample list in
+// sequence order: tokenSamples's, with first-token latency 0 on the
+// answered samples of a run whose answers carried no tokens.
+func (r *Run) eachRecorded(fn func(TokenSample)) {
+	gen := r.Generative()
+	r.eachSample(func(x TokenSample) {
+		if !gen && !x.Failed {
+			x.FirstTokenNs = 0
+		}
+		fn(x)
+	})
+}
+
+// WriteSampleList writes the run's sample list (samples.txt), streamed
+// from the run's record: no copy of it (32 bytes a sample) is built.
 func (r *Run) WriteSampleList(w io.Writer, res *Result) error {
-	return WriteSampleList(w, r.settings, r.Recorded(res))
+	return writeSampleList(w, r.settings, r.recordedHead(res), r.eachRecorded)
 }

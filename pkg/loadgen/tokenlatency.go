@@ -281,12 +281,18 @@ func serverEarlyStoppingResult(v stats.ServerEarlyStopping, p float64) *EarlySto
 // token rules read it, in sequence order. A sample whose answer carried no
 // token has its first token at its completion and 0 tokens.
 func (r *Run) tokenSamples() []TokenSample {
+	out := make([]TokenSample, 0, int(r.issuedQ.Load())*r.spq)
+	r.eachSample(func(s TokenSample) { out = append(out, s) })
+	return out
+}
+
+// eachSample calls fn with tokenSamples's samples one by one.
+func (r *Run) eachSample(fn func(TokenSample)) {
 	t := r.tok.Load()
 	n := int(r.issuedQ.Load()) * r.spq
-	out := make([]TokenSample, 0, n)
 	r.samples.Each(0, n, func(seq int, d time.Duration) {
 		if d == stats.FailedLatency {
-			out = append(out, TokenSample{LatencyNs: int64(d), FirstTokenNs: int64(d), Failed: true})
+			fn(TokenSample{LatencyNs: int64(d), FirstTokenNs: int64(d), Failed: true})
 			return
 		}
 		s := TokenSample{LatencyNs: int64(d), FirstTokenNs: int64(d)}
@@ -294,7 +300,6 @@ func (r *Run) tokenSamples() []TokenSample {
 			s.Tokens = int64(t.tokens[seq])
 			s.FirstTokenNs = min(max(t.first[seq]-r.scheduled[seq/r.spq], 0), int64(d))
 		}
-		out = append(out, s)
+		fn(s)
 	})
-	return out
 }

@@ -414,7 +414,7 @@ func (r *Run) tickAccounting() *MultiStreamTicks {
 	}
 	last := issued - 1
 	lastLat := r.queryDone[last].Load() - r.scheduled[last]
-	if r.queryFail[last].Load() || r.remaining[last].Load() != 0 {
+	if r.queryFail[last].Load() || !r.answered(last) {
 		lastLat = math.MaxInt64
 	}
 	iv := int64(r.interval)

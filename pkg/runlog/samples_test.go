@@ -1,6 +1,7 @@
 package runlog_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -118,6 +119,15 @@ func TestSampleListRejudgesToTheRunsVerdict(t *testing.T) {
 			}
 			again, rec := rejudgeDir(t, dir)
 			sameVerdict(t, again, res)
+			// The list streams from the run's record (issue 28): the bytes
+			// of the list written from a copy of it.
+			var fromCopy bytes.Buffer
+			if err := loadgen.WriteSampleList(&fromCopy, run.Settings(), run.Recorded(res)); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, filepath.Join(dir, runlog.SamplesFile)); got != fromCopy.String() {
+				t.Errorf("samples.txt is not the list of run.Recorded:\n%s\nwant\n%s", got, fromCopy.String())
+			}
 			if int64(len(rec.Samples)) != res.SamplesIssued {
 				t.Fatalf("%d sample lines, want %d", len(rec.Samples), res.SamplesIssued)
 			}

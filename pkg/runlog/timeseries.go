@@ -62,43 +62,79 @@ func BuildTimeseries(run *loadgen.Run, res *loadgen.Result) (Timeseries, error) 
 	for i := range ts.Seconds {
 		ts.Seconds[i].Second = i
 	}
-	// Issue lateness by the second each query was issued in.
-	lateness := make([][]time.Duration, n)
-	for q, at := range tl.Issued {
+	spq := tl.SamplesPerQuery
+	// A first pass counts each second's queries and completions, so the
+	// second pass can finish a second (its percentiles) as soon as its last
+	// value is in and free it: the values held at once are those of the
+	// seconds still open, not the run's (issue 28: a run's memory must not
+	// grow with the run beyond its record).
+	lateness := newSecondValues(n)
+	for _, at := range tl.Issued {
 		b := bucket(at)
-		ts.Seconds[b].Issued += int64(tl.SamplesPerQuery)
-		lateness[b] = append(lateness[b], time.Duration(max(at-tl.Scheduled[q], 0)))
+		ts.Seconds[b].Issued += int64(spq)
+		lateness.want[b]++
 	}
+	latency := newSecondValues(n)
 	// Successes by completion time: scheduled + latency (a latency the
 	// engine clamped to 0 completes at its scheduled time).
-	latency := make([][]time.Duration, n)
-	for i, s := range ts.Seconds {
-		// Most samples complete in the second they were issued in: sized
-		// so, the slices seldom grow.
-		latency[i] = make([]time.Duration, 0, s.Issued)
+	completedAt := func(i int, d time.Duration) int { return bucket(tl.Scheduled[i/spq] + int64(d)) }
+	if spq > 0 {
+		run.Samples().Each(0, len(tl.Issued)*spq, func(i int, d time.Duration) {
+			if d != stats.FailedLatency {
+				latency.want[completedAt(i, d)]++
+			}
+		})
 	}
-	if spq := tl.SamplesPerQuery; spq > 0 {
+	for q, at := range tl.Issued {
+		b := bucket(at)
+		if p, ok := lateness.add(b, time.Duration(max(at-tl.Scheduled[q], 0)), 0.99); ok {
+			ts.Seconds[b].LatenessP99Ns = p[0]
+		}
+	}
+	if spq > 0 {
 		run.Samples().Each(0, len(tl.Issued)*spq, func(i int, d time.Duration) {
 			if d == stats.FailedLatency {
 				return
 			}
-			b := bucket(tl.Scheduled[i/spq] + int64(d))
+			b := completedAt(i, d)
 			ts.Seconds[b].Completed++
-			latency[b] = append(latency[b], d)
+			if p, ok := latency.add(b, d, 0.50, 0.99); ok {
+				ts.Seconds[b].P50Ns, ts.Seconds[b].P99Ns = p[0], p[1]
+			}
 		})
 	}
 	for s, f := range tl.FailedBySecond {
 		ts.Seconds[min(s, n-1)].Failed += f
 	}
 	ts.Seconds[n-1].Failed += res.Unanswered
-	for i := range ts.Seconds {
-		s := &ts.Seconds[i]
-		p := percentilesNs(latency[i], 0.50, 0.99)
-		s.P50Ns, s.P99Ns = p[0], p[1]
-		s.LatenessP99Ns = percentilesNs(lateness[i], 0.99)[0]
-		latency[i], lateness[i] = nil, nil // a long run's seconds: free each once done
-	}
 	return ts, nil
+}
+
+// secondValues collects the values of each second and gives a second's
+// percentiles once it holds all its values (want, counted beforehand),
+// freeing them: what it holds at once is the open seconds' values.
+type secondValues struct {
+	want []int
+	vals [][]time.Duration
+}
+
+func newSecondValues(n int) secondValues {
+	return secondValues{want: make([]int, n), vals: make([][]time.Duration, n)}
+}
+
+// add adds d to second b; when it was b's last value, it returns b's
+// percentiles ps and true.
+func (v *secondValues) add(b int, d time.Duration, ps ...float64) ([]*int64, bool) {
+	if v.vals[b] == nil {
+		v.vals[b] = make([]time.Duration, 0, v.want[b])
+	}
+	v.vals[b] = append(v.vals[b], d)
+	if len(v.vals[b]) < v.want[b] {
+		return nil, false
+	}
+	p := percentilesNs(v.vals[b], ps...)
+	v.vals[b] = nil
+	return p, true
 }
 
 // percentilesNs are LoadGen's exact percentiles ps of ds, nil for none.
