@@ -269,7 +269,8 @@ func TestRunLLMStillStreamingAtDrain(t *testing.T) {
 	})
 	_, res, _, _ := hostileRun(t, target, "--drain-timeout-ms", "500")
 	if res.Valid || res.Unanswered == 0 {
-		t.Fatalf("%s, %d unanswered: want the streaming samples unanswered", res.Validity, res.Unanswered)
+		t.Fatalf("%s, %d unanswered (end %q, failures %+v, errors %q): want the streaming samples unanswered",
+			res.Validity, res.Unanswered, res.EndMessage, res.Failures, res.Errors)
 	}
 	msgs := append([]string{res.EndMessage}, res.Errors...)
 	for _, f := range res.Failures {
