@@ -282,8 +282,11 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		// Before the cancel: the cancelled answers end at once.
 		r.streamingAtDrain = int64(ss.Streaming())
 	}
-	sutCancel()
+	// Closed before the SUT is cancelled: an answer the cancel ends is one
+	// that had not come by the drain timeout, unanswered, not a failure of
+	// its own that raced close on another goroutine.
 	unanswered := r.close()
+	sutCancel()
 	r.finished.Store(true)
 	switch reason {
 	case StopCompleted:
