@@ -271,6 +271,9 @@ func TestSearchWithFailedSamplesShowsAnsweredPercentiles(t *testing.T) {
 			if len(res.Trials) != 2 {
 				t.Fatalf("%d trials, want 2:\n%s", len(res.Trials), table)
 			}
+			if res.Trials[1].FailedSamples == 0 {
+				t.Fatalf("trial 2 has no failed samples: the server fails every tenth request:\n%s", table)
+			}
 			for _, tr := range res.Trials {
 				if tr.LatencyAnswered == nil || tr.LatencyAnswered.P99 <= 0 {
 					t.Errorf("trial %d: answered latency %+v: want the answered p99", tr.Index, tr.LatencyAnswered)

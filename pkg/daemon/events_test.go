@@ -109,8 +109,15 @@ func TestEventHubKeepsASlowWriter(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, client) }()
 	h.round(true) // the queue's last place
 	h.let(sub, false)
-	if !h.serve(t.Context(), sub) || sub.wasDropped() {
-		t.Errorf("the slow writer's stream was dropped")
+	served := make(chan bool, 1)
+	go func() { served <- h.serve(t.Context(), sub) }()
+	select {
+	case ok := <-served:
+		if !ok || sub.wasDropped() {
+			t.Errorf("the slow writer's stream was dropped")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the writer still had not written its queue 30 s after the end")
 	}
 	if n := len(sub.out); n != 0 {
 		t.Errorf("%d queued events were not written before the end", n)

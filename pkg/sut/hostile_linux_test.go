@@ -198,7 +198,7 @@ func sendOnce(t *testing.T, client string, s *rawServer, co clientOptions) error
 // the one before has completed, and returns their completions' errors.
 func sendSeq(t *testing.T, client string, s *rawServer, co clientOptions, n int) []error {
 	t.Helper()
-	o := Options{Model: "m", MaxBatch: 8, WholeQueries: true, Expect: hostileExpect(), Timeout: 10 * time.Second}
+	o := Options{Model: "m", MaxBatch: 8, WholeQueries: true, Expect: hostileExpect(), Timeout: 5 * time.Second}
 	hc, err := httpclient.New("http://"+s.addr, httpclient.MaxResponseBytes(co.maxResponse))
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +396,7 @@ func TestEndlessAnswersStayWithinTheBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { hc.Close() })
-			o := Options{Model: "m", MaxBatch: 8, BatchSize: 1, MaxInflight: conns, Expect: hostileExpect(), Timeout: 10 * time.Second}
+			o := Options{Model: "m", MaxBatch: 8, BatchSize: 1, MaxInflight: conns, Expect: hostileExpect(), Timeout: 5 * time.Second}
 			samples := make([]int, conns)
 			for i := range samples {
 				samples[i] = i
