@@ -37,9 +37,11 @@ func DefaultResponseBudget(maxAnswer int) int64 {
 	return max(4*int64(maxAnswer), minResponseBudget)
 }
 
-// reuseMax is the largest body buffer kept from one answer to the next
-// (outside the budget: it holds no answer then).
-const reuseMax = 64 << 10
+// KeepBetweenAnswers is the largest body buffer a connection keeps from
+// one answer to the next, on both HTTP clients (this one and
+// pkg/httploop): a kept buffer holds no answer, so it is outside the
+// budget, and 256 connections keep at most 16 MiB so.
+const KeepBetweenAnswers = 64 << 10
 
 // Budget is the memory a client's answers may hold at once: connections
 // reserve from it as their buffers grow and release it when the answer is
@@ -71,6 +73,23 @@ func (b *Budget) Release(n int64) { b.held.Add(-n) }
 
 // Limit is the budget's bound.
 func (b *Budget) Limit() int64 { return b.limit }
+
+// Grow is buf with its capacity raised to size, the bytes added reserved
+// from b and counted in *held (the answer's reservation, given back with
+// Release when the answer is done); an OverBudget error, and nothing
+// reserved, when they would take b past its limit. Both HTTP clients
+// grow an answer's buffer through it.
+func (b *Budget) Grow(buf []byte, size int, held *int64) ([]byte, error) {
+	if more := int64(size - cap(buf)); more > 0 {
+		if !b.Reserve(more) {
+			return nil, OverBudget(b)
+		}
+		*held += more
+	}
+	grown := make([]byte, len(buf), size)
+	copy(grown, buf)
+	return grown, nil
+}
 
 // Held is what is reserved now.
 func (b *Budget) Held() int64 { return b.held.Load() }
@@ -154,24 +173,18 @@ func (c *Client) readAnswer(conn *httpConn, a *answer) error {
 }
 
 // grow makes room in buf for more of a's body, within the per-answer bound
-// (one byte past it, to see it passed) and the client's budget.
+// (one byte past it, to see it passed) and the client's budget: at once
+// to the end a Content-Length gives (+1, to see the end of the stream),
+// else by doubling.
 func (c *Client) grow(a *answer, buf []byte) ([]byte, error) {
 	if len(buf) > c.cfg.maxBody {
 		return nil, TooLarge(int64(len(buf)), c.cfg.maxBody)
 	}
 	size := min(max(2*cap(buf), 32<<10), c.cfg.maxBody+1)
 	if n := a.Header.ContentLength(); n >= 0 {
-		size = min(size, n+1) // the +1 sees the end of stream
+		size = min(n+1, c.cfg.maxBody+1)
 	}
-	if more := int64(size - cap(buf)); more > 0 {
-		if !c.budget.Reserve(more) {
-			return nil, OverBudget(c.budget)
-		}
-		a.held += more
-	}
-	grown := make([]byte, len(buf), size)
-	copy(grown, buf)
-	return grown, nil
+	return c.budget.Grow(buf, size, &a.held)
 }
 
 // release gives back a's reservation and keeps a small buffer for the next
@@ -179,7 +192,7 @@ func (c *Client) grow(a *answer, buf []byte) ([]byte, error) {
 func (c *Client) release(a *answer) {
 	c.budget.Release(a.held)
 	a.held = 0
-	if cap(a.buf) > reuseMax {
+	if cap(a.buf) > KeepBetweenAnswers {
 		a.buf = nil
 	}
 	c.resps.Put(a)

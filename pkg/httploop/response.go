@@ -20,12 +20,6 @@ const (
 	// maxChunkLine bounds a chunk's size line (its extensions included)
 	// and a trailer line: past it the peer is not speaking HTTP.
 	maxChunkLine = 4 << 10
-	// jsonKeepReuse is the largest JSON buffer kept from one answer to the
-	// next; a larger one goes to the garbage collector. A kept buffer
-	// holds no answer, and no part of the budget (as the pool's): a
-	// connection keeps at most this much outside it, 16 MiB over 256
-	// connections. (It was 1 MiB before the budget: 256 MiB over 256.)
-	jsonKeepReuse = 64 << 10
 )
 
 // errNoResponse is a connection that ended before any byte of the answer
@@ -92,7 +86,7 @@ const maxInterim = 100
 
 func (r *response) reset() {
 	json := r.json[:0]
-	if cap(json) > jsonKeepReuse {
+	if cap(json) > httpclient.KeepBetweenAnswers {
 		json = nil
 	}
 	if r.held > 0 {
@@ -312,7 +306,9 @@ func (r *response) body(b []byte) error {
 
 // keepJSON keeps the bytes of b, the body from offset bodyLen on, that are
 // JSON: all of a body without Inference-Header-Content-Length, else its
-// first inferLen bytes. The buffer grows by reservations from the budget.
+// first inferLen bytes. The buffer grows by reservations from the budget:
+// at once to the JSON's end where it is known (Inference-Header-Content-
+// Length, or a Content-Length body's), else by doubling.
 func (r *response) keepJSON(b []byte) error {
 	end := int64(r.inferLen)
 	if end < 0 {
@@ -324,13 +320,17 @@ func (r *response) keepJSON(b []byte) error {
 	}
 	take := b[:min(int64(len(b)), n)]
 	if need := len(r.json) + len(take); need > cap(r.json) {
-		size := min(max(2*cap(r.json), need, 4<<10), r.limit)
-		if !r.budget.Reserve(int64(size - cap(r.json))) {
-			return httpclient.OverBudget(r.budget)
+		size := max(2*cap(r.json), need, 4<<10)
+		switch {
+		case r.inferLen >= 0:
+			size = max(r.inferLen, need)
+		case r.frame == frameLength:
+			size = max(int(r.bodyLen+r.left), need)
 		}
-		r.held += int64(size - cap(r.json))
-		grown := make([]byte, len(r.json), size)
-		copy(grown, r.json)
+		grown, err := r.budget.Grow(r.json, min(size, r.limit), &r.held)
+		if err != nil {
+			return err
+		}
 		r.json = grown
 	}
 	r.json = append(r.json, take...)
