@@ -384,17 +384,16 @@ func (r *Run) close() int64 {
 		// Counted apart from FailedBySecond: Timeline puts them in the
 		// last second.
 		err := ErrUnanswered
+		msg := func() string { return fmt.Sprintf("%d samples got no response before the drain timeout", unanswered) }
 		if s := min(r.streamingAtDrain, unanswered); s > 0 {
 			// The failures' example says so too, still classified unanswered.
-			err = fmt.Errorf("%w: %d of them still streaming at the drain timeout (tokens had come, the end had not)", ErrUnanswered, s)
-		}
-		r.noteFailure(err, unanswered, -1, func() string {
-			if s := min(r.streamingAtDrain, unanswered); s > 0 {
-				return fmt.Sprintf("%d samples got no complete answer before the drain timeout: %d of them still streaming at the drain timeout (tokens had come, the end had not)",
-					unanswered, s)
+			streaming := fmt.Sprintf("%d of them still streaming at the drain timeout (tokens had come, the end had not)", s)
+			err = fmt.Errorf("%w: %s", ErrUnanswered, streaming)
+			msg = func() string {
+				return fmt.Sprintf("%d samples got no complete answer before the drain timeout: %s", unanswered, streaming)
 			}
-			return fmt.Sprintf("%d samples got no response before the drain timeout", unanswered)
-		})
+		}
+		r.noteFailure(err, unanswered, -1, msg)
 	}
 	return unanswered
 }
@@ -525,7 +524,7 @@ func (r *Run) complete(c Completion) {
 			return fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err)
 		})
 		if c.Tokens > 0 || c.InputTokens > 0 {
-			r.recordFailedTokens(&c, base+c.First, base+c.First+c.Count, off, r.scheduled[q])
+			r.keepMeasured(&c, base+c.First, base+c.First+c.Count, off, r.scheduled[q])
 		}
 		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}

@@ -79,11 +79,11 @@ func clampTokens(n int) int32 { return int32(min(max(n, 0), 1<<31-1)) }
 // observer.
 func (r *Run) recordTokens(c *Completion, from, to int, off, sched int64) (ttft, tpot time.Duration) {
 	t := r.tokenRec()
-	first := r.firstTokenAt(c, off, sched)
-	n, in := clampTokens(c.Tokens), clampTokens(c.InputTokens)
-	burst := n >= 2 && together(c.Gaps)
-	for seq := from; seq < to; seq++ {
-		t.first[seq], t.tokens[seq], t.input[seq], t.burst[seq] = first, n, in, burst
+	first, n := r.keepMeasured(c, from, to, off, sched)
+	if n >= 2 && together(c.Gaps) {
+		for seq := from; seq < to; seq++ {
+			t.burst[seq] = true
+		}
 	}
 	if c.TokensClaimed > 0 {
 		k := int64(to - from)
@@ -123,19 +123,22 @@ func (r *Run) firstTokenAt(c *Completion, off, sched int64) int64 {
 	return min(max(int64(c.FirstToken.Sub(r.startTime)), sched), max(off, sched))
 }
 
-// recordFailedTokens keeps what a failed generative completion of samples
-// [from, to) did measure (its first token, the tokens and the prompt's
-// length) for the per-sample export. A failed sample enters no token
-// statistic (LoadGen's rule, kept by eachTokenSample and tokenSamples,
-// which skip failed samples) nor the count sources and the inter-token
-// gaps, which hold answered samples only.
-func (r *Run) recordFailedTokens(c *Completion, from, to int, off, sched int64) {
+// keepMeasured keeps what a generative completion of samples [from, to)
+// measured (its first token, the tokens and the prompt's length) for the
+// per-sample export, whatever its outcome, and returns the first token's
+// offset and the tokens. For a failed completion it is all that is kept:
+// a failed sample enters no token statistic (LoadGen's rule, kept by
+// eachTokenSample and tokenSamples, which skip failed samples) nor the
+// count sources and the inter-token gaps, which hold answered samples
+// only (recordTokens adds those).
+func (r *Run) keepMeasured(c *Completion, from, to int, off, sched int64) (first int64, n int32) {
 	t := r.tokenRec()
-	first := r.firstTokenAt(c, off, sched)
+	first = r.firstTokenAt(c, off, sched)
 	n, in := clampTokens(c.Tokens), clampTokens(c.InputTokens)
 	for seq := from; seq < to; seq++ {
-		t.first[seq], t.tokens[seq], t.input[seq] = first, n, in
+		t.first[seq], t.tokens[seq], t.input[seq], t.burst[seq] = first, n, in, false
 	}
+	return first, n
 }
 
 // samplePOT is LoadGen's time per output token of one sample: (E2E − TTFT)
