@@ -338,14 +338,15 @@ func (e *Expect) check(form int, b []byte, batch int, binLen int64) error {
 		}
 		return binarySum(p.bin, binLen)
 	}
-	c := answerCheck{e: e, batch: batch, binLen: binLen}
-	var err error
-	if form == formJSON {
-		_, err = walkJSON(&c, b)
-	} else {
-		err = e.walkProto(b, batch)
+	if form != formJSON {
+		if err := e.walkProto(b, batch); err != nil {
+			return err
+		}
+		e.remember(form, b, batch, 0)
+		return nil
 	}
-	if err != nil {
+	c := answerCheck{e: e, batch: batch, binLen: binLen}
+	if _, err := walkJSON(&c, b); err != nil {
 		return err
 	}
 	e.remember(form, b, batch, c.bin)
