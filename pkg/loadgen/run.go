@@ -73,8 +73,8 @@ type Run struct {
 	// one query, due at the start: millions of slots are not written
 	// between its issue time and its hand-over to the SUT).
 	preStarted bool
-	queries *stats.LatencyRecord // per query, by ID; nil with one sample per query (the samples' record is it)
-	live    *stats.LiveHistogram
+	queries    *stats.LatencyRecord // per query, by ID; nil with one sample per query (the samples' record is it)
+	live       *stats.LiveHistogram
 	// tok is the per-sample token record of a generative run (nil until
 	// one is known: a GenerativeSUT, or the first completion with tokens).
 	tok    atomic.Pointer[tokenRecord]
