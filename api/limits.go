@@ -24,9 +24,9 @@ type Limits struct {
 	// MaxTraceSamples bounds the samples of a run's trace: queries ×
 	// samples per query, Offline's one query of max(min_query_count, 1.1 ×
 	// min_duration × offline_expected_qps) samples
-	// (LOADGEND_MAX_TRACE_SAMPLES). The trace and the run's records of it
-	// take about 120 bytes a sample at most (one-sample queries), held
-	// from before the clock starts to the end of the run.
+	// (LOADGEND_MAX_TRACE_SAMPLES). A run keeps about 16 bytes a sample
+	// from before the clock starts to its end (docs/daemon.md, "Memory"):
+	// the exact latency record (8) and each query's issue times (a few).
 	MaxTraceSamples uint64
 	// DataRoot is the directory a spec's data may name files under
 	// (LOADGEND_DATA_ROOT); empty refuses data.
@@ -55,14 +55,15 @@ func DefaultLimits() Limits {
 		MaxBatch:     1 << 16,
 		MaxSamples:   1 << 20,
 		MaxQueries:   1 << 26,
-		// About 1.2 GB at 120 bytes a sample: 100 s of Server at 100000 QPS.
+		// About 1.6 GB at 16 bytes a sample: 1000 s of Server at 100000
+		// QPS, so an official 600 s run at that rate is accepted.
 		MaxTraceSamples: DefaultMaxTraceSamples,
 	}
 }
 
 // DefaultMaxTraceSamples is Limits.MaxTraceSamples' default, and
 // LOADGEND_MAX_TRACE_SAMPLES'.
-const DefaultMaxTraceSamples = 10_000_000
+const DefaultMaxTraceSamples = 100_000_000
 
 // WithDefaults is l with each zero field set to its DefaultLimits value.
 func (l Limits) WithDefaults() Limits {

@@ -52,7 +52,7 @@ type Config struct {
 	// MaxTraceSamples caps the samples of a run's trace (queries × samples
 	// per query), held in memory with the run's records of it, about 120
 	// bytes a sample at most; 0 takes api.DefaultMaxTraceSamples.
-	MaxTraceSamples uint64 `envconfig:"MAX_TRACE_SAMPLES" default:"10000000" desc:"cap on the samples of a run's trace"`
+	MaxTraceSamples uint64 `envconfig:"MAX_TRACE_SAMPLES" default:"100000000" desc:"cap on the samples of a run's trace"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 	// Insecure allows a non-loopback listen address without a token.

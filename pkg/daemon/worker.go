@@ -71,8 +71,8 @@ func (s *Service) work() {
 			return
 		}
 		s.execute(id)
-		// The run's trace and records (up to LOADGEND_MAX_TRACE_SAMPLES
-		// × ~120 bytes) are garbage now; an idle daemon allocates too
+		// The run's records (up to LOADGEND_MAX_TRACE_SAMPLES × ~16
+		// bytes) are garbage now; an idle daemon allocates too
 		// little for the runtime to collect them and hand the pages back
 		// soon, so a run of a few GB would stay resident (#8). One
 		// collection per run.

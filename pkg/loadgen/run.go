@@ -47,24 +47,34 @@ type Run struct {
 	interval time.Duration // v0.5 MultiStream tick spacing
 	bound    time.Duration // Server latency bound (0 elsewhere)
 
-	// Per query, indexed by Query.ID. scheduled and issued are written by
-	// the issuer before IssueQuery and only read after it.
-	scheduled []int64 // ns since start
-	issued    []int64 // ns since start
-	ticks     []int32 // v0.5 MultiStream: ticks advanced
-	// remaining counts a query's samples not yet answered, and queryDone
-	// is its latest completion, ns since start: both nil with one sample
-	// per query outside v0.5 MultiStream, where the sample's claim bit
-	// says whether the query was answered and a query's latency is its
-	// sample's (16 bytes a query of the run's memory, issue 28).
+	// times holds every issued query's scheduled and issue times, a few
+	// bytes each; only the issuer writes it, the end of the run reads it.
+	times issueLog
+	// Per query, indexed by Query.ID: nil with one sample per query
+	// outside v0.5 MultiStream, where a sample's slot in the record says
+	// whether it was answered and whether it failed, and a query's
+	// latency is its sample's (issue 28: the run keeps no other memory
+	// per query but the issue log). ticks is v0.5 MultiStream's ticks
+	// advanced; remaining counts a query's samples not yet answered,
+	// queryDone is its latest completion (ns since start), queryFail says
+	// whether a sample of it failed.
+	ticks     []int32
 	remaining []atomic.Int64
 	queryDone []atomic.Int64
 	queryFail []atomic.Bool
-	claims    []atomic.Uint32 // one bit per sample: its completion was taken
 
-	samples *stats.LatencyRecord // per sample, by sequence number
-	queries *stats.LatencyRecord // per query, by ID; nil with one sample per query (the samples' record is it)
-	live    *stats.LiveHistogram
+	// samples is the exact per-sample record, by sequence number. While a
+	// sample is in flight its slot holds its query's scheduled time
+	// (stats.LatencyRecord.Start): the completion path reads it there, and
+	// the compare-and-swap that records its latency is the claim that
+	// keeps a second completion of the sample from counting.
+	samples *stats.LatencyRecord
+	// preStarted: every sample was started before the clock (Offline's
+	// one query, due at the start: millions of slots are not written
+	// between its issue time and its hand-over to the SUT).
+	preStarted bool
+	queries    *stats.LatencyRecord // per query, by ID; nil with one sample per query (the samples' record is it)
+	live       *stats.LiveHistogram
 	// tok is the per-sample token record of a generative run (nil until
 	// one is known: a GenerativeSUT, or the first completion with tokens).
 	tok    atomic.Pointer[tokenRecord]
@@ -154,17 +164,14 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	}
 	r.live = stats.NewLiveHistogram()
 	r.done = r.complete
-	r.scheduled = make([]int64, r.n)
-	r.issued = make([]int64, r.n)
 	if r.interval > 0 {
 		r.ticks = make([]int32, r.n)
 	}
 	if r.spq != 1 || r.interval > 0 {
 		r.remaining = make([]atomic.Int64, r.n)
 		r.queryDone = make([]atomic.Int64, r.n)
+		r.queryFail = make([]atomic.Bool, r.n)
 	}
-	r.queryFail = make([]atomic.Bool, r.n)
-	r.claims = make([]atomic.Uint32, (nSamples+31)/32)
 	if g, ok := sut.(GenerativeSUT); ok && g.Generative() {
 		r.tok.Store(newTokenRecord(nSamples))
 	}
@@ -261,6 +268,12 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	var warm *Warmup
 	if r.settings.Engine.WarmupMs > 0 {
 		warm = r.warmUp(ctx)
+	}
+	if r.settings.Scenario == trace.Offline {
+		for seq := range r.n * r.spq {
+			_ = r.samples.Start(seq, 0)
+		}
+		r.preStarted = true
 	}
 	wall := time.Now()
 	r.startTime = r.clock.Now()
@@ -360,8 +373,7 @@ func (r *Run) close() int64 {
 		n := 0
 		for j := 0; j < r.spq; j++ {
 			seq := q*r.spq + j
-			if r.claim(seq) {
-				_ = r.samples.Fail(seq)
+			if r.samples.FailInFlight(seq) {
 				r.noteTokenFailure("unanswered", seq, seq+1)
 				n++
 			}
@@ -369,7 +381,9 @@ func (r *Run) close() int64 {
 		unanswered += int64(n)
 		r.failedS.Add(int64(n))
 		r.drainedQ.Add(1)
-		r.queryFail[q].Store(true)
+		if r.queryFail != nil {
+			r.queryFail[q].Store(true)
+		}
 		if r.queries != nil {
 			_ = r.queries.Fail(q)
 		}
@@ -404,14 +418,7 @@ func (r *Run) answered(q int) bool {
 	if r.remaining != nil {
 		return r.remaining[q].Load() == 0
 	}
-	bit := uint32(1) << (q % 32) // one sample per query: its sequence number is q
-	return r.claims[q/32].Load()&bit != 0
-}
-
-// claim takes sample seq's completion; false if it was already taken.
-func (r *Run) claim(seq int) bool {
-	bit := uint32(1) << (seq % 32)
-	return r.claims[seq/32].Or(bit)&bit == 0
+	return !r.samples.InFlight(q) // one sample per query: its sequence number is q
 }
 
 // noteFailure records n samples failed by err: by kind (the classifier
@@ -449,12 +456,17 @@ func (r *Run) noteError(msg string) {
 func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
 	q := r.tr.Query(i)
 	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
-	r.scheduled[i], r.issued[i] = s, at
+	r.times.add(s, at)
 	if late := at - s; late > r.maxLateness.Load() {
 		r.maxLateness.Store(late) // only the issuer writes it
 	}
 	if r.remaining != nil {
 		r.remaining[i].Store(int64(len(q.Samples)))
+	}
+	if !r.preStarted {
+		for seq := i * r.spq; seq < (i+1)*r.spq; seq++ {
+			_ = r.samples.Start(seq, max(s, 0)) // within the record, never started before
+		}
 	}
 	r.issuedQ.Add(1)
 	if r.obs != nil {
@@ -486,21 +498,26 @@ func (r *Run) complete(c Completion) {
 		return
 	}
 	off := int64(at.Sub(r.startTime))
-	lat := time.Duration(off - r.scheduled[q])
-	if lat < 0 {
-		lat = 0 // a response stamped before its query was due is a clock artefact
-	}
 	base := q * r.spq
+	// Every sample of a query shares its scheduled time; read it before
+	// any of the samples is finished (a finished slot holds its latency).
+	sched, inFlight := int64(0), false
+	for j := c.First; j < c.First+c.Count && !inFlight; j++ {
+		sched, inFlight = r.samples.InFlightScheduled(base + j)
+	}
+	lat := time.Duration(max(off-sched, 0)) // stamped before it was due: a clock artefact
 	n := int64(0)
 	for j := c.First; j < c.First+c.Count; j++ {
-		if !r.claim(base + j) {
-			r.protocolErrs.Add(1)
-			continue
-		}
 		if c.Err != nil {
-			_ = r.samples.Fail(base + j)
+			if !r.samples.FailInFlight(base + j) {
+				r.protocolErrs.Add(1)
+				continue
+			}
 		} else {
-			_ = r.samples.Record(base+j, lat)
+			if _, ok := r.samples.Finish(base+j, off); !ok {
+				r.protocolErrs.Add(1)
+				continue
+			}
 			r.live.Record(lat)
 			if r.acc != nil && len(c.Data) == c.Count {
 				r.acc.add(base+j, r.tr.Query(q).Samples[j], &c, j)
@@ -512,19 +529,21 @@ func (r *Run) complete(c Completion) {
 		return
 	}
 	if c.Tokens > 0 && c.Err == nil {
-		r.completeTokens(&c, q, base, off)
+		r.completeTokens(&c, q, base, off, sched)
 	}
 	if r.obs != nil {
 		r.obs.Completed(q, int(n), lat, c.Err)
 	}
 	if c.Err != nil {
 		r.failedS.Add(n)
-		r.queryFail[q].Store(true)
+		if r.queryFail != nil {
+			r.queryFail[q].Store(true)
+		}
 		o := r.noteFailure(c.Err, n, max(off, 0), func() string {
 			return fmt.Sprintf("query %d samples [%d, %d): %v", q, c.First, c.First+c.Count, c.Err)
 		})
 		if c.Tokens > 0 || c.InputTokens > 0 {
-			r.keepMeasured(&c, base+c.First, base+c.First+c.Count, off, r.scheduled[q])
+			r.keepMeasured(&c, base+c.First, base+c.First+c.Count, off, sched)
 		}
 		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}
@@ -534,7 +553,7 @@ func (r *Run) complete(c Completion) {
 	}
 	atomicMax(&r.lastDone, off)
 	if r.remaining == nil || r.remaining[q].Add(-n) == 0 {
-		r.finishQuery(q)
+		r.finishQuery(q, sched, c.Err != nil)
 	}
 	if r.earlyOn {
 		r.checkEarlyVerdict(off)
@@ -543,8 +562,7 @@ func (r *Run) complete(c Completion) {
 
 // completeTokens records a successful generative completion of query q
 // (base its first sample's sequence number) and tells the observer.
-func (r *Run) completeTokens(c *Completion, q, base int, off int64) {
-	sched := r.scheduled[q]
+func (r *Run) completeTokens(c *Completion, q, base int, off, sched int64) {
 	ttft, tpot := r.recordTokens(c, base+c.First, base+c.First+c.Count, off, sched)
 	if r.earlyOn && r.settings.UseTokenLatencies {
 		// As judgeTokenLatencies counts them: a sample of fewer than two
@@ -561,17 +579,23 @@ func (r *Run) completeTokens(c *Completion, q, base int, off int64) {
 	}
 }
 
-func (r *Run) finishQuery(q int) {
+// finishQuery counts query q answered; sched is its scheduled time and
+// failed whether the completion that finished it failed (with one sample
+// per query, whether the query failed).
+func (r *Run) finishQuery(q int, sched int64, failed bool) {
+	if r.queryFail != nil {
+		failed = r.queryFail[q].Load()
+	}
 	switch {
 	case r.queries == nil:
-	case r.queryFail[q].Load():
+	case failed:
 		_ = r.queries.Fail(q)
 	default:
-		lat := r.queryDone[q].Load() - r.scheduled[q]
+		lat := r.queryDone[q].Load() - sched
 		_ = r.queries.Record(q, time.Duration(max(lat, 0)))
 	}
 	if r.obs != nil {
-		r.obs.QueryDone(q, r.queryFail[q].Load())
+		r.obs.QueryDone(q, failed)
 	}
 	r.doneQ.Add(1)
 	select {

@@ -30,17 +30,17 @@ const (
 func (r *Run) WriteSamples(w io.Writer) error {
 	t := r.tok.Load()
 	buf := make([]byte, 0, 64<<10)
-	n := int(r.issuedQ.Load()) * r.spq
 	var err error
-	r.samples.Each(0, n, func(seq int, d time.Duration) {
-		if err != nil {
-			return
-		}
-		buf = r.appendSample(buf, t, seq, d)
+	r.times.each(func(q int, sched, issued int64) bool {
+		samples := r.tr.Query(q).Samples
+		r.samples.Each(q*r.spq, (q+1)*r.spq, func(seq int, d time.Duration) {
+			buf = r.appendSample(buf, t, seq, samples[seq%r.spq], sched, issued, d)
+		})
 		if len(buf) > 60<<10 {
 			_, err = w.Write(buf)
 			buf = buf[:0]
 		}
+		return err == nil
 	})
 	if err == nil && len(buf) > 0 {
 		_, err = w.Write(buf)
@@ -48,26 +48,25 @@ func (r *Run) WriteSamples(w io.Writer) error {
 	return err
 }
 
-// appendSample appends sample seq's line; d is its latency (FailedLatency
-// for a failed sample).
-func (r *Run) appendSample(b []byte, t *tokenRecord, seq int, d time.Duration) []byte {
-	q := seq / r.spq
-	sched := r.scheduled[q]
+// appendSample appends sample seq's line: index is its QSL index, sched
+// and issued its query's times, d its latency (FailedLatency for a failed
+// sample).
+func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, sched, issued int64, d time.Duration) []byte {
 	b = append(b, `{"sample":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
 	b = append(b, `,"index":`...)
-	b = strconv.AppendInt(b, int64(r.tr.Query(q).Samples[seq%r.spq]), 10)
+	b = strconv.AppendInt(b, int64(index), 10)
 	b = append(b, `,"scheduled":`...)
 	b = strconv.AppendInt(b, sched, 10)
 	b = append(b, `,"sent":`...)
-	b = strconv.AppendInt(b, r.issued[q], 10)
+	b = strconv.AppendInt(b, issued, 10)
 	var tokens, input int64
 	first := int64(-1)
 	status := SampleOK
 	if t != nil {
 		tokens, input = int64(t.tokens[seq]), int64(t.input[seq])
 		if tokens > 0 {
-			first = t.first[seq]
+			first = sched + t.first[seq]
 		}
 		if s := t.status[seq]; s > 0 {
 			status = t.outcomes[s-1]

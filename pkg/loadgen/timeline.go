@@ -11,31 +11,41 @@ const FailureSecond = time.Second
 
 // Timeline is the run's record of when things happened, for analyses after
 // the run (netloadgen's per-second time series). Times are ns on the run's
-// clock since its start. The slices are the run's own: do not modify them.
+// clock since its start.
 type Timeline struct {
 	// SamplesPerQuery: query q holds samples q·SamplesPerQuery … +SamplesPerQuery−1
-	// of Run.Samples, whose latencies count from Scheduled[q].
+	// of Run.Samples, whose latencies count from q's scheduled time.
 	SamplesPerQuery int
-	// Scheduled and Issued hold one entry per issued query, by Query.ID.
-	Scheduled, Issued []int64
+	// Queries is the number of issued queries.
+	Queries int
 	// FailedBySecond[s] counts the samples a completion failed during
 	// second s of the run (by the completion's time). Samples never
 	// answered by the end of the drain are not in it: they fail at the
 	// run's end (Result.Unanswered).
 	FailedBySecond []int64
+
+	times *issueLog
+}
+
+// EachQuery calls fn with every issued query's scheduled and issue times,
+// in issue order, until fn returns false. The run keeps them as a compact
+// log, not as slices: reading them is a walk (issue 28).
+func (tl Timeline) EachQuery(fn func(q int, scheduled, issued int64) bool) {
+	if tl.times != nil {
+		tl.times.each(fn)
+	}
 }
 
 // Timeline returns the run's times. Read it only after Execute has
 // returned.
 func (r *Run) Timeline() Timeline {
-	issued := int(r.issuedQ.Load())
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
 	return Timeline{
 		SamplesPerQuery: r.spq,
-		Scheduled:       r.scheduled[:issued:issued],
-		Issued:          r.issued[:issued:issued],
+		Queries:         r.times.len(),
 		FailedBySecond:  append([]int64(nil), r.failedBySec...),
+		times:           &r.times,
 	}
 }
 

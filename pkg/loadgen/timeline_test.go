@@ -27,13 +27,21 @@ func TestTimelineRecordsTimesAndFailureSeconds(t *testing.T) {
 	r, res := execute(t, s, sut)
 	tl := r.Timeline()
 	got := sut.issued()
-	if len(got) != 8 || len(tl.Issued) != 8 || len(tl.Scheduled) != 8 || tl.SamplesPerQuery != 1 {
-		t.Fatalf("%d queries issued; timeline has %d/%d, %d samples per query", len(got), len(tl.Issued), len(tl.Scheduled), tl.SamplesPerQuery)
+	var sched, issued []int64
+	tl.EachQuery(func(q int, s, at int64) bool {
+		if q != len(sched) {
+			t.Fatalf("EachQuery gave query %d after %d queries", q, len(sched))
+		}
+		sched, issued = append(sched, s), append(issued, at)
+		return true
+	})
+	if len(got) != 8 || tl.Queries != 8 || len(issued) != 8 || tl.SamplesPerQuery != 1 {
+		t.Fatalf("%d queries issued; timeline has %d (%d walked), %d samples per query", len(got), tl.Queries, len(issued), tl.SamplesPerQuery)
 	}
 	start := got[0].Issued
 	for i, q := range got {
-		if tl.Issued[i] != int64(q.Issued.Sub(start)) || tl.Scheduled[i] != int64(q.Scheduled.Sub(start)) {
-			t.Errorf("query %d: timeline scheduled %d, issued %d; the SUT saw %v, %v", i, tl.Scheduled[i], tl.Issued[i],
+		if issued[i] != int64(q.Issued.Sub(start)) || sched[i] != int64(q.Scheduled.Sub(start)) {
+			t.Errorf("query %d: timeline scheduled %d, issued %d; the SUT saw %v, %v", i, sched[i], issued[i],
 				q.Scheduled.Sub(start), q.Issued.Sub(start))
 		}
 	}

@@ -298,7 +298,7 @@ func (r *Run) eachSample(fn func(TokenSample)) {
 		s := TokenSample{LatencyNs: int64(d), FirstTokenNs: int64(d)}
 		if t != nil && t.tokens[seq] > 0 {
 			s.Tokens = int64(t.tokens[seq])
-			s.FirstTokenNs = min(max(t.first[seq]-r.scheduled[seq/r.spq], 0), int64(d))
+			s.FirstTokenNs = min(max(t.first[seq], 0), int64(d))
 		}
 		fn(s)
 	})

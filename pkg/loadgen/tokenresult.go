@@ -153,7 +153,7 @@ func (r *Run) eachTokenSample(t *tokenRecord, fn func(tokenSample)) {
 		if d == stats.FailedLatency || t.tokens[seq] <= 0 {
 			return
 		}
-		ttft := time.Duration(t.first[seq] - r.scheduled[seq/r.spq])
+		ttft := time.Duration(t.first[seq])
 		fn(tokenSample{ttft: min(max(ttft, 0), d), e2e: d, tokens: int64(t.tokens[seq]), input: int64(t.input[seq]), burst: t.burst[seq]})
 	})
 }

@@ -29,7 +29,7 @@ type TokenObserver interface {
 // completion carried at least one token (tokens > 0); each slot is written
 // once, by the completion that claimed the sample, and read after close.
 type tokenRecord struct {
-	first  []int64 // first token, ns since the run's start
+	first  []int64 // first token, ns since its query's scheduled time (the run keeps no scheduled time per query)
 	tokens []int32
 	input  []int32
 	// status is the outcome of a failed sample, an index into outcomes
@@ -136,7 +136,7 @@ func (r *Run) keepMeasured(c *Completion, from, to int, off, sched int64) (first
 	first = r.firstTokenAt(c, off, sched)
 	n, in := clampTokens(c.Tokens), clampTokens(c.InputTokens)
 	for seq := from; seq < to; seq++ {
-		t.first[seq], t.tokens[seq], t.input[seq], t.burst[seq] = first, n, in, false
+		t.first[seq], t.tokens[seq], t.input[seq], t.burst[seq] = first-sched, n, in, false
 	}
 	return first, n
 }

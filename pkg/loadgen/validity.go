@@ -57,8 +57,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.Failures = r.failures.sorted()
 	r.errMu.Unlock()
 	if issued > 0 {
-		res.FinalQueryScheduledTimeNs = r.scheduled[issued-1]
-		res.FinalQueryIssuedTimeNs = r.issued[issued-1]
+		res.FinalQueryScheduledTimeNs, res.FinalQueryIssuedTimeNs = r.times.last[0], r.times.last[1]
 	}
 	if s.Scenario == trace.Server {
 		res.TargetQPS = s.ServerTargetQPS
@@ -75,10 +74,11 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
 	res.SampleLatencyAnswered = answeredStats(samples, e.TargetLatencyPercentile)
 	res.QueryLatencyAnswered = answeredStats(queries, e.TargetLatencyPercentile)
-	lateness := make([]time.Duration, issued)
-	for i := range lateness {
-		lateness[i] = time.Duration(max(r.issued[i]-r.scheduled[i], 0))
-	}
+	lateness := make([]time.Duration, 0, issued)
+	r.times.each(func(_ int, sched, at int64) bool {
+		lateness = append(lateness, time.Duration(max(at-sched, 0)))
+		return true
+	})
 	if l, err := stats.NewLatencies(lateness); err == nil {
 		res.IssueLateness = latencyStats(l, 0)
 	}
@@ -413,7 +413,7 @@ func (r *Run) tickAccounting() *MultiStreamTicks {
 		}
 	}
 	last := issued - 1
-	lastLat := r.queryDone[last].Load() - r.scheduled[last]
+	lastLat := r.queryDone[last].Load() - r.times.last[0]
 	if r.queryFail[last].Load() || !r.answered(last) {
 		lastLat = math.MaxInt64
 	}

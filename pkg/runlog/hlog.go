@@ -44,9 +44,8 @@ func writeHlog(w io.Writer, run *loadgen.Run, res *loadgen.Result) error {
 func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, error) {
 	rec := run.Samples()
 	total := time.Duration(max(res.DurationNs, 0))
-	tr := run.Trace()
-	issued := int(min(res.QueriesIssued, int64(tr.Len())))
-	spq := tr.SamplesPerQuery
+	tl := run.Timeline()
+	issued, spq := tl.Queries, tl.SamplesPerQuery
 	if res.Effective.Scenario != trace.Server.String() || issued == 0 || spq <= 0 {
 		h, err := rec.Histogram(0, rec.Len())
 		if err != nil {
@@ -56,23 +55,37 @@ func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, 
 	}
 
 	step := hlogInterval
-	if last := tr.Query(issued - 1).Scheduled; last/step >= maxHlogIntervals {
+	if last := time.Duration(res.FinalQueryScheduledTimeNs); last/step >= maxHlogIntervals {
 		step = (last/maxHlogIntervals/time.Second + 1) * time.Second
 	}
 	var out []stats.LogInterval
-	first := 0 // first query of the current slice
-	for i := 1; i <= issued; i++ {
-		k := tr.Query(first).Scheduled / step
-		if i < issued && tr.Query(i).Scheduled/step == k {
-			continue
-		}
-		h, err := rec.Histogram(first*spq, min(i*spq, rec.Len()))
-		if err != nil {
-			return nil, fmt.Errorf("latency histogram: %w", err)
+	// Queries [first, q) are scheduled in interval k; the walk closes an
+	// interval at the first query of the next one, and the last at the end.
+	first, k := 0, time.Duration(-1)
+	var err error
+	closeInterval := func(end int) {
+		h, herr := rec.Histogram(first*spq, min(end*spq, rec.Len()))
+		if herr != nil {
+			err = fmt.Errorf("latency histogram: %w", herr)
+			return
 		}
 		start := k * step
 		out = append(out, stats.LogInterval{Start: start, Length: max(min(step, total-start), 0), Histogram: h})
-		first = i
+	}
+	tl.EachQuery(func(q int, sched, _ int64) bool {
+		if kq := time.Duration(sched) / step; kq != k {
+			if q > 0 {
+				closeInterval(q)
+			}
+			first, k = q, kq
+		}
+		return err == nil
+	})
+	if err == nil {
+		closeInterval(issued)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

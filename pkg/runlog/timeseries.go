@@ -69,40 +69,41 @@ func BuildTimeseries(run *loadgen.Run, res *loadgen.Result) (Timeseries, error) 
 	// seconds still open, not the run's (issue 28: a run's memory must not
 	// grow with the run beyond its record).
 	lateness := newSecondValues(n)
-	for _, at := range tl.Issued {
+	latency := newSecondValues(n)
+	// Each query's samples with its scheduled time: successes count by
+	// completion time, scheduled + latency (a latency the engine clamped
+	// to 0 completes at its scheduled time).
+	eachSample := func(fn func(sched int64, d time.Duration)) {
+		tl.EachQuery(func(q int, sched, _ int64) bool {
+			run.Samples().Each(q*spq, (q+1)*spq, func(_ int, d time.Duration) {
+				if d != stats.FailedLatency {
+					fn(sched, d)
+				}
+			})
+			return true
+		})
+	}
+	tl.EachQuery(func(_ int, _, at int64) bool {
 		b := bucket(at)
 		ts.Seconds[b].Issued += int64(spq)
 		lateness.want[b]++
-	}
-	latency := newSecondValues(n)
-	// Successes by completion time: scheduled + latency (a latency the
-	// engine clamped to 0 completes at its scheduled time).
-	completedAt := func(i int, d time.Duration) int { return bucket(tl.Scheduled[i/spq] + int64(d)) }
-	if spq > 0 {
-		run.Samples().Each(0, len(tl.Issued)*spq, func(i int, d time.Duration) {
-			if d != stats.FailedLatency {
-				latency.want[completedAt(i, d)]++
-			}
-		})
-	}
-	for q, at := range tl.Issued {
+		return true
+	})
+	eachSample(func(sched int64, d time.Duration) { latency.want[bucket(sched+int64(d))]++ })
+	tl.EachQuery(func(_ int, sched, at int64) bool {
 		b := bucket(at)
-		if p, ok := lateness.add(b, time.Duration(max(at-tl.Scheduled[q], 0)), 0.99); ok {
+		if p, ok := lateness.add(b, time.Duration(max(at-sched, 0)), 0.99); ok {
 			ts.Seconds[b].LatenessP99Ns = p[0]
 		}
-	}
-	if spq > 0 {
-		run.Samples().Each(0, len(tl.Issued)*spq, func(i int, d time.Duration) {
-			if d == stats.FailedLatency {
-				return
-			}
-			b := completedAt(i, d)
-			ts.Seconds[b].Completed++
-			if p, ok := latency.add(b, d, 0.50, 0.99); ok {
-				ts.Seconds[b].P50Ns, ts.Seconds[b].P99Ns = p[0], p[1]
-			}
-		})
-	}
+		return true
+	})
+	eachSample(func(sched int64, d time.Duration) {
+		b := bucket(sched + int64(d))
+		ts.Seconds[b].Completed++
+		if p, ok := latency.add(b, d, 0.50, 0.99); ok {
+			ts.Seconds[b].P50Ns, ts.Seconds[b].P99Ns = p[0], p[1]
+		}
+	})
 	for s, f := range tl.FailedBySecond {
 		ts.Seconds[min(s, n-1)].Failed += f
 	}

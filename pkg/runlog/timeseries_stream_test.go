@@ -22,14 +22,17 @@ func wholeRunTimeseries(run *loadgen.Run, res *loadgen.Result) runlog.Timeseries
 	bucket := func(off int64) int { return min(int(max(off, 0)/step), n-1) }
 	ts := runlog.Timeseries{IntervalNs: step, Seconds: make([]runlog.Second, n)}
 	lateness, latency := make([][]time.Duration, n), make([][]time.Duration, n)
-	for q, at := range tl.Issued {
+	var scheduled []int64
+	tl.EachQuery(func(_ int, sched, at int64) bool {
 		b := bucket(at)
 		ts.Seconds[b].Issued += int64(tl.SamplesPerQuery)
-		lateness[b] = append(lateness[b], time.Duration(max(at-tl.Scheduled[q], 0)))
-	}
-	run.Samples().Each(0, len(tl.Issued)*tl.SamplesPerQuery, func(i int, d time.Duration) {
+		lateness[b] = append(lateness[b], time.Duration(max(at-sched, 0)))
+		scheduled = append(scheduled, sched)
+		return true
+	})
+	run.Samples().Each(0, tl.Queries*tl.SamplesPerQuery, func(i int, d time.Duration) {
 		if d != stats.FailedLatency {
-			b := bucket(tl.Scheduled[i/tl.SamplesPerQuery] + int64(d))
+			b := bucket(scheduled[i/tl.SamplesPerQuery] + int64(d))
 			ts.Seconds[b].Completed++
 			latency[b] = append(latency[b], d)
 		}

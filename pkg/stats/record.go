@@ -202,7 +202,7 @@ func (r *LatencyRecord) Len() int {
 func (r *LatencyRecord) Missing() int {
 	n, missing := r.Len(), 0
 	r.each(0, n, func(v int64) {
-		if v == 0 {
+		if v == 0 || v <= slotInFlight {
 			missing++
 		}
 	})
@@ -235,7 +235,7 @@ func (r *LatencyRecord) Each(from, to int, fn func(i int, d time.Duration)) {
 		switch {
 		case v == slotFailed:
 			fn(i, FailedLatency)
-		case v != 0:
+		case v > 0: // not unrecorded, not in flight
 			fn(i, time.Duration(v-1))
 		}
 		i++
@@ -253,7 +253,7 @@ func (r *LatencyRecord) Latencies() Latencies {
 		switch {
 		case v == slotFailed:
 			out = append(out, FailedLatency)
-		case v != 0:
+		case v > 0:
 			out = append(out, time.Duration(v-1))
 		}
 	})
