@@ -320,8 +320,16 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	if o, ok := r.obs.(ResendObserver); ok {
 		o.Resent(uint64(res.RequestsResent))
 	}
-	r.log.Info("run finished", "validity", res.Validity, "queries", res.QueriesIssued, "failed_samples", res.SamplesFailed)
+	r.log.Info("run finished", "validity", res.Validity, "queries", res.QueriesIssued, "failed_samples", res.SamplesFailed,
+		"record_bytes", r.recordBytes())
 	return res, nil
+}
+
+// recordBytes is what the run keeps for its whole length, in bytes: the
+// latency record's slots and the issue log (bench/longrun.sh subtracts it
+// from max RSS to show that nothing else grows with the run).
+func (r *Run) recordBytes() int64 {
+	return int64(r.n)*int64(r.spq)*8 + int64(r.times.size())
 }
 
 // issueScenario issues the trace by scenario; it returns why it stopped.
