@@ -32,6 +32,7 @@ func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.log = l } }
 type Run struct {
 	settings Settings
 	tr       *trace.Trace
+	cur      *trace.Cursor // the issuer's: the trace holds no query
 	sut      SUT
 	qsl      QSL
 	clock    Clock
@@ -135,6 +136,7 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 		r.clock = NewSystemClock(time.Duration(s.Engine.SpinThresholdNs))
 	}
 	r.n, r.spq = tr.Len(), tr.SamplesPerQuery
+	r.cur = tr.Cursor()
 	if s.Scenario == trace.MultiStream && s.Ruleset == RulesetV05 {
 		r.interval = s.MultiStreamInterval()
 	}
@@ -170,7 +172,9 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	}
 	r.tokObs, _ = r.obs.(TokenObserver)
 	if p := AccuracyLogProbability(s, tr.Settings); p > 0 {
-		r.acc = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples)
+		if r.acc, err = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples, tr.DistributionEnd); err != nil {
+			return nil, err
+		}
 	}
 	// The early verdict counts samples over the latency bound, or, with
 	// token latencies, over the TTFT and the TPOT bound.
@@ -445,9 +449,16 @@ func (r *Run) noteError(msg string) {
 	r.errMu.Unlock()
 }
 
-// issue hands query i to the SUT with the given scheduled and issue times.
-func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
-	q := r.tr.Query(i)
+// nextQuery is the issuer's next query: the issue loops issue the trace
+// in order.
+func (r *Run) nextQuery() trace.Query {
+	q, _ := r.cur.Next()
+	return q
+}
+
+// issue hands query q to the SUT with the given scheduled and issue times.
+func (r *Run) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
+	i := q.Index
 	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
 	r.scheduled[i], r.issued[i] = s, at
 	if late := at - s; late > r.maxLateness.Load() {
@@ -455,6 +466,11 @@ func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
 	}
 	if r.remaining != nil {
 		r.remaining[i].Store(int64(len(q.Samples)))
+	}
+	if r.acc != nil {
+		// Before issuedQ: a completion that sees the query issued sees its
+		// logged samples' QSL indices.
+		r.acc.issued(i*r.spq, q.Samples)
 	}
 	r.issuedQ.Add(1)
 	if r.obs != nil {
@@ -503,7 +519,7 @@ func (r *Run) complete(c Completion) {
 			_ = r.samples.Record(base+j, lat)
 			r.live.Record(lat)
 			if r.acc != nil && len(c.Data) == c.Count {
-				r.acc.add(base+j, r.tr.Query(q).Samples[j], &c, j)
+				r.acc.add(base+j, &c, j)
 			}
 		}
 		n++

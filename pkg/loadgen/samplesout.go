@@ -31,12 +31,13 @@ func (r *Run) WriteSamples(w io.Writer) error {
 	t := r.tok.Load()
 	buf := make([]byte, 0, 64<<10)
 	n := int(r.issuedQ.Load()) * r.spq
+	idx := newQSLIndices(r.tr)
 	var err error
 	r.samples.Each(0, n, func(seq int, d time.Duration) {
 		if err != nil {
 			return
 		}
-		buf = r.appendSample(buf, t, seq, d)
+		buf = r.appendSample(buf, t, seq, idx.at(seq), d)
 		if len(buf) > 60<<10 {
 			_, err = w.Write(buf)
 			buf = buf[:0]
@@ -48,15 +49,15 @@ func (r *Run) WriteSamples(w io.Writer) error {
 	return err
 }
 
-// appendSample appends sample seq's line; d is its latency (FailedLatency
-// for a failed sample).
-func (r *Run) appendSample(b []byte, t *tokenRecord, seq int, d time.Duration) []byte {
+// appendSample appends sample seq's line; index is its QSL index, d its
+// latency (FailedLatency for a failed sample).
+func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, d time.Duration) []byte {
 	q := seq / r.spq
 	sched := r.scheduled[q]
 	b = append(b, `{"sample":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
 	b = append(b, `,"index":`...)
-	b = strconv.AppendInt(b, int64(r.tr.Query(q).Samples[seq%r.spq]), 10)
+	b = strconv.AppendInt(b, int64(index), 10)
 	b = append(b, `,"scheduled":`...)
 	b = strconv.AppendInt(b, sched, 10)
 	b = append(b, `,"sent":`...)

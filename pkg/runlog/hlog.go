@@ -56,15 +56,20 @@ func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, 
 	}
 
 	step := hlogInterval
-	if last := tr.Query(issued - 1).Scheduled; last/step >= maxHlogIntervals {
+	if last := lastIssuedOffset(tr, issued); last/step >= maxHlogIntervals {
 		step = (last/maxHlogIntervals/time.Second + 1) * time.Second
 	}
+	// The trace holds no query: a cursor walks the issued ones in order.
+	c := tr.Cursor()
+	q, _ := c.Next()
 	var out []stats.LogInterval
-	first := 0 // first query of the current slice
+	first, k := 0, q.Scheduled/step // the current slice's first query and interval
 	for i := 1; i <= issued; i++ {
-		k := tr.Query(first).Scheduled / step
-		if i < issued && tr.Query(i).Scheduled/step == k {
-			continue
+		if i < issued {
+			q, _ = c.Next()
+			if q.Scheduled/step == k {
+				continue
+			}
 		}
 		h, err := rec.Histogram(first*spq, min(i*spq, rec.Len()))
 		if err != nil {
@@ -72,7 +77,21 @@ func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, 
 		}
 		start := k * step
 		out = append(out, stats.LogInterval{Start: start, Length: max(min(step, total-start), 0), Histogram: h})
-		first = i
+		first, k = i, q.Scheduled/step
 	}
 	return out, nil
+}
+
+// lastIssuedOffset is the scheduled offset of query issued-1: the trace's
+// last unless the run stopped early, when a cursor walks to it.
+func lastIssuedOffset(tr *trace.Trace, issued int) time.Duration {
+	if issued >= tr.Len() {
+		return tr.LastScheduled()
+	}
+	c := tr.Cursor()
+	var q trace.Query
+	for range issued {
+		q, _ = c.Next()
+	}
+	return q.Scheduled
 }
