@@ -63,8 +63,10 @@ func Generate(e Effective, qslTotal uint64) (*Trace, error) {
 		sampleRNG:       *g.sampleRNG,
 		scheduleRNG:     *g.scheduleRNG,
 		period:          g.period,
-		unique:          g.unique,
-		equalIssue:      g.equalIssue,
+		equalIssue:      g.equalIssue, // built only with equal issue
+	}
+	if e.PerformanceIssueUnique {
+		t.unique = g.unique // always shuffled, kept only when read
 	}
 	if err := g.count(); err != nil {
 		return nil, err
