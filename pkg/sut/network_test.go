@@ -310,9 +310,8 @@ func TestPrepareEncodesEveryRequestOnce(t *testing.T) {
 			for _, r := range fc.prepared {
 				sizes[int(r.Inputs[0].Shape[0])]++
 			}
-			if one := sizes[1]; tc.batch == 0 {
-				one = len(fc.prepared) // unbatched: the shape has no batch dimension
-				sizes[1] = one
+			if tc.batch == 0 {
+				sizes = map[int]int{1: len(fc.prepared)} // unbatched: the shape has no batch dimension
 			}
 			if tc.singles != (sizes[1] == tr.DistributionEnd) || (!tc.singles && sizes[1] != 0) {
 				t.Errorf("%d one-sample requests prepared, loaded set %d (want them: %v)", sizes[1], tr.DistributionEnd, tc.singles)
