@@ -19,6 +19,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/rng"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/trace"
+	"github.com/netloadgen/netloadgen/pkg/trace/tracetest"
 )
 
 // The classifier the accuracy tests run against: 10 classes over 8 FP32
@@ -218,9 +219,10 @@ func TestComplianceTEST01(t *testing.T) {
 	}
 	want := expectedLogged(60, 720381539243781796, 1000, 150, 800, tr.Len())
 	var got []int
+	qs := tracetest.Collect(tr)
 	for _, e := range logged {
 		got = append(got, e.SeqID)
-		if q := tr.Query(e.SeqID); q.Samples[0] != e.QSLIndex {
+		if q := qs[e.SeqID]; q.Samples[0] != e.QSLIndex {
 			t.Errorf("seq_id %d logged as qsl_idx %d, the trace has %d", e.SeqID, e.QSLIndex, q.Samples[0])
 		}
 	}

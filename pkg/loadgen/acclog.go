@@ -1,7 +1,9 @@
 package loadgen
 
 import (
+	"fmt"
 	"math"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/netloadgen/netloadgen/pkg/rng"
@@ -59,13 +61,25 @@ func AccuracyLogProbability(s Settings, e trace.Effective) float64 {
 // frac(val_seq + offset) ≤ prob, where offset is the first uniform_real(0,1)
 // draw of mt19937(accuracy_log_rng_seed) and val_seq the seq-th draw of a
 // default-seeded mt19937, one per sample in creation (trace) order.
+//
+// The trace holds no query, so the issuer notes each selected sample's QSL
+// index as its query goes out (issued), in a slot by the sample's rank
+// among the selected: 4 bytes a logged sample, and 4 per 64 samples of
+// rank, instead of the run's queries.
 type accuracySampler struct {
 	selected []uint64 // bit per sample sequence number
+	rank     []uint32 // per word of selected: selected samples before it
+	index    []int32  // per selected sample (by rank): its QSL index
 	entries  []AccuracyEntry
 	n        atomic.Int64
 }
 
-func newAccuracySampler(prob float64, seed uint64, samples int) *accuracySampler {
+// newAccuracySampler selects among samples; QSL indices are below qslEnd
+// (the loaded set's end), which must fit the int32 slots.
+func newAccuracySampler(prob float64, seed uint64, samples, qslEnd int) (*accuracySampler, error) {
+	if qslEnd > math.MaxInt32+1 {
+		return nil, fmt.Errorf("%w: performance_sample_count %d: the sampled accuracy log keeps QSL indices below 2^31", trace.ErrInvalidSettings, qslEnd)
+	}
 	a := &accuracySampler{selected: make([]uint64, (samples+63)/64)}
 	offset := rng.UniformReal(rng.NewMT19937(seed), 0, 1)
 	g := rng.NewMT19937(accuracyLogDefaultSeed)
@@ -80,22 +94,56 @@ func newAccuracySampler(prob float64, seed uint64, samples int) *accuracySampler
 			count++
 		}
 	}
+	a.rank = make([]uint32, len(a.selected))
+	r := 0
+	for w, bits := range a.selected {
+		a.rank[w] = uint32(r) // samples ≤ trace.MaxSamples < 2^32
+		r += popcount(bits)
+	}
+	a.index = make([]int32, count)
 	a.entries = make([]AccuracyEntry, count)
-	return a
+	return a, nil
 }
 
 func (a *accuracySampler) isSelected(seq int) bool {
 	return a.selected[seq/64]&(1<<(seq%64)) != 0
 }
 
+// slot is selected sample seq's rank among the selected.
+func (a *accuracySampler) slot(seq int) int {
+	w := seq / 64
+	return int(a.rank[w]) + popcount(a.selected[w]&(1<<(seq%64)-1))
+}
+
+// issued notes the QSL indices of a query's selected samples, first its
+// first sample's sequence number. The issuer calls it before the query
+// goes out; it skips unselected samples a word at a time (Offline's one
+// query of every sample costs a word load per 64 samples).
+func (a *accuracySampler) issued(first int, samples []int) {
+	end := first + len(samples)
+	for seq := first; seq < end; {
+		w := a.selected[seq/64] >> (seq % 64)
+		if w == 0 {
+			seq = (seq/64 + 1) * 64
+			continue
+		}
+		seq += trailingZeros(w)
+		if seq >= end {
+			return
+		}
+		a.index[a.slot(seq)] = int32(samples[seq-first])
+		seq++
+	}
+}
+
 // add logs sample j of a completion if it is selected; concurrent calls
 // write distinct slots, in completion order.
-func (a *accuracySampler) add(seq, qslIndex int, c *Completion, j int) {
+func (a *accuracySampler) add(seq int, c *Completion, j int) {
 	if !a.isSelected(seq) {
 		return
 	}
 	if i := a.n.Add(1) - 1; i < int64(len(a.entries)) {
-		a.entries[i] = entryOf(seq, qslIndex, c, j)
+		a.entries[i] = entryOf(seq, int(a.index[a.slot(seq)]), c, j)
 	}
 }
 
@@ -122,3 +170,6 @@ func (r *Run) AccuracyLog() []AccuracyEntry {
 func (r *Run) AccuracyLogSelected(seq int) bool {
 	return r.acc != nil && seq >= 0 && seq < r.n*r.spq && r.acc.isSelected(seq)
 }
+
+func popcount(w uint64) int      { return bits.OnesCount64(w) }
+func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }

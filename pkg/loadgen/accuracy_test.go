@@ -13,6 +13,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/pkg/rng"
 	"github.com/netloadgen/netloadgen/pkg/trace"
+	"github.com/netloadgen/netloadgen/pkg/trace/tracetest"
 )
 
 // echoSUT answers every sample at once with its QSL index as 4 bytes, or
@@ -253,9 +254,10 @@ func TestSampledAccuracyLogMatchesReference(t *testing.T) {
 			e := r.Trace().Settings
 			want := expectedTEST01(tc.target, s.AccuracyLogRNGSeed, e.TargetQPS, s.MinDurationMs, e.SamplesPerQuery, e.MinSampleCount, false, issued)
 			var got []int
+			qs := tracetest.Collect(r.Trace())
 			for _, en := range r.AccuracyLog() {
 				got = append(got, en.SeqID)
-				if idx := int(binary.LittleEndian.Uint32(en.Data)); idx != en.QSLIndex || idx != r.Trace().Query(en.SeqID).Samples[0] {
+				if idx := int(binary.LittleEndian.Uint32(en.Data)); idx != en.QSLIndex || idx != qs[en.SeqID].Samples[0] {
 					t.Fatalf("seq %d: logged qsl_idx %d, data for %d", en.SeqID, en.QSLIndex, idx)
 				}
 			}

@@ -16,13 +16,14 @@ func (r *Run) issueServer(ctx, sutCtx context.Context) StopReason {
 	done := ctx.Done()
 	maxAsync := int64(r.tr.Settings.MaxAsyncQueries)
 	for i := 0; i < r.n; i++ {
-		due := r.startTime.Add(r.tr.Query(i).Scheduled)
+		q, _ := r.cur.Next()
+		due := r.startTime.Add(q.Scheduled)
 		r.sleepUntil(ctx, due)
 		if cancelled(done) {
 			return StopCancelled
 		}
 		now := r.clock.Now()
-		r.issue(sutCtx, i, due, now)
+		r.issue(sutCtx, q, due, now)
 		if maxAsync > 0 && r.issuedQ.Load()-r.doneQ.Load() > maxAsync {
 			return StopTooManyInFlight
 		}
@@ -42,7 +43,7 @@ func (r *Run) issueClosedLoop(ctx, sutCtx context.Context, w *waiter) StopReason
 			return StopCancelled
 		}
 		now := r.clock.Now()
-		r.issue(sutCtx, i, now, now)
+		r.issue(sutCtx, r.nextQuery(), now, now)
 		if r.naturalEnd(i+1, now) {
 			return StopCompleted
 		}
@@ -76,7 +77,7 @@ func (r *Run) issueConcurrent(ctx, sutCtx context.Context, w *waiter) StopReason
 			return StopCancelled
 		}
 		now := r.clock.Now()
-		r.issue(sutCtx, i, now, now)
+		r.issue(sutCtx, r.nextQuery(), now, now)
 		if out := r.issuedQ.Load() - r.doneQ.Load(); out > r.maxOutstanding {
 			r.maxOutstanding = out // only the issuer writes it
 		}
@@ -120,7 +121,7 @@ func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
 			return StopCancelled
 		}
 		now := r.clock.Now()
-		r.issue(sutCtx, i, due, now)
+		r.issue(sutCtx, r.nextQuery(), due, now)
 		if r.naturalEnd(i+1, now) {
 			return StopCompleted
 		}
@@ -135,7 +136,7 @@ func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
 // adapter cuts it into requests.
 func (r *Run) issueOffline(ctx, sutCtx context.Context, w *waiter) StopReason {
 	now := r.clock.Now()
-	r.issue(sutCtx, 0, r.startTime, now)
+	r.issue(sutCtx, r.nextQuery(), r.startTime, now)
 	// The one query is the whole run: it is waited for as the closed
 	// loops wait for theirs (ended by a cancel, or by the endpoint's
 	// silence for the drain timeout), not cut off by the drain timeout

@@ -67,7 +67,7 @@ func (r *Run) expectedEnd() time.Duration {
 	e := r.tr.Settings
 	switch e.Scenario {
 	case trace.Server:
-		return r.tr.Query(r.n - 1).Scheduled
+		return r.tr.LastScheduled()
 	case trace.Offline:
 		return time.Duration(float64(e.SamplesPerQuery) / e.TargetQPS * float64(time.Second))
 	}

@@ -32,6 +32,7 @@ func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.log = l } }
 type Run struct {
 	settings Settings
 	tr       *trace.Trace
+	cur      *trace.Cursor // the issuer's: the trace holds no query
 	sut      SUT
 	qsl      QSL
 	clock    Clock
@@ -145,6 +146,7 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 		r.clock = NewSystemClock(time.Duration(s.Engine.SpinThresholdNs))
 	}
 	r.n, r.spq = tr.Len(), tr.SamplesPerQuery
+	r.cur = tr.Cursor()
 	if s.Scenario == trace.MultiStream && s.Ruleset == RulesetV05 {
 		r.interval = s.MultiStreamInterval()
 	}
@@ -177,7 +179,9 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	}
 	r.tokObs, _ = r.obs.(TokenObserver)
 	if p := AccuracyLogProbability(s, tr.Settings); p > 0 {
-		r.acc = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples)
+		if r.acc, err = newAccuracySampler(p, s.AccuracyLogRNGSeed, nSamples, tr.DistributionEnd); err != nil {
+			return nil, err
+		}
 	}
 	// The early verdict counts samples over the latency bound, or, with
 	// token latencies, over the TTFT and the TPOT bound.
@@ -460,9 +464,16 @@ func (r *Run) noteError(msg string) {
 	r.errMu.Unlock()
 }
 
-// issue hands query i to the SUT with the given scheduled and issue times.
-func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
-	q := r.tr.Query(i)
+// nextQuery is the issuer's next query: the issue loops issue the trace
+// in order.
+func (r *Run) nextQuery() trace.Query {
+	q, _ := r.cur.Next()
+	return q
+}
+
+// issue hands query q to the SUT with the given scheduled and issue times.
+func (r *Run) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
+	i := q.Index
 	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
 	r.times.add(s, at)
 	if late := at - s; late > r.maxLateness.Load() {
@@ -475,6 +486,11 @@ func (r *Run) issue(ctx context.Context, i int, sched, now time.Time) {
 		for seq := i * r.spq; seq < (i+1)*r.spq; seq++ {
 			_ = r.samples.Start(seq, max(s, 0)) // within the record, never started before
 		}
+	}
+	if r.acc != nil {
+		// Before issuedQ: a completion that sees the query issued sees its
+		// logged samples' QSL indices.
+		r.acc.issued(i*r.spq, q.Samples)
 	}
 	r.issuedQ.Add(1)
 	if r.obs != nil {
@@ -528,7 +544,7 @@ func (r *Run) complete(c Completion) {
 			}
 			r.live.Record(lat)
 			if r.acc != nil && len(c.Data) == c.Count {
-				r.acc.add(base+j, r.tr.Query(q).Samples[j], &c, j)
+				r.acc.add(base+j, &c, j)
 			}
 		}
 		n++

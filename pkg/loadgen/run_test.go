@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/trace"
+	"github.com/netloadgen/netloadgen/pkg/trace/tracetest"
 )
 
 func testSettings(t *testing.T, r Ruleset, sc trace.Scenario) Settings {
@@ -78,11 +79,12 @@ func TestIssuesExactlyTheTrace(t *testing.T) {
 			if int64(len(got)) != res.QueriesIssued || len(got) == 0 {
 				t.Fatalf("SUT saw %d queries, result says %d", len(got), res.QueriesIssued)
 			}
+			qs := tracetest.Collect(tr)
 			for i, q := range got {
 				if q.ID != i || q.FirstSample != i*tr.SamplesPerQuery {
 					t.Fatalf("query %d: ID %d FirstSample %d", i, q.ID, q.FirstSample)
 				}
-				if want := tr.Query(i).Samples; !slices.Equal(q.Samples, want) {
+				if want := qs[i].Samples; !slices.Equal(q.Samples, want) {
 					t.Fatalf("query %d samples %v, trace has %v", i, q.Samples, want)
 				}
 			}
@@ -134,8 +136,9 @@ func TestServerLatencyFromScheduledTime(t *testing.T) {
 	clk.late = 500 * time.Microsecond
 	sut := &fakeSUT{clock: clk, latency: constLatency(2 * time.Millisecond)}
 	r, res := execute(t, testSettings(t, RulesetV05, trace.Server), sut)
+	qs := tracetest.Collect(r.Trace())
 	for _, q := range sut.issued() {
-		if want := clk.base.Add(r.Trace().Query(q.ID).Scheduled); !q.Scheduled.Equal(want) {
+		if want := clk.base.Add(qs[q.ID].Scheduled); !q.Scheduled.Equal(want) {
 			t.Fatalf("query %d scheduled %v, trace says %v", q.ID, q.Scheduled, want)
 		}
 	}
@@ -454,7 +457,7 @@ func TestProgressDuringRun(t *testing.T) {
 	if _, err := r.Execute(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !seen.Started || seen.Finished || seen.IssuedQueries != 21 || seen.Elapsed != r.Trace().Query(20).Scheduled {
+	if !seen.Started || seen.Finished || seen.IssuedQueries != 21 || seen.Elapsed != tracetest.Collect(r.Trace())[20].Scheduled {
 		t.Errorf("progress at query 20: %+v", seen)
 	}
 	p := r.Progress()

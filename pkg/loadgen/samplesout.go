@@ -30,11 +30,12 @@ const (
 func (r *Run) WriteSamples(w io.Writer) error {
 	t := r.tok.Load()
 	buf := make([]byte, 0, 64<<10)
+	cur := r.tr.Cursor()
 	var err error
 	r.times.each(func(q int, sched, issued int64) bool {
-		samples := r.tr.Query(q).Samples
+		tq, _ := cur.Next() // the log holds issued queries only, in trace order
 		r.samples.Each(q*r.spq, (q+1)*r.spq, func(seq int, d time.Duration) {
-			buf = r.appendSample(buf, t, seq, samples[seq%r.spq], sched, issued, d)
+			buf = r.appendSample(buf, t, seq, tq.Samples[seq%r.spq], sched, issued, d)
 		})
 		if len(buf) > 60<<10 {
 			_, err = w.Write(buf)

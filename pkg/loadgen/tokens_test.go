@@ -13,6 +13,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/trace"
+	"github.com/netloadgen/netloadgen/pkg/trace/tracetest"
 )
 
 // genLaw is a generative sample's scripted answer, by query ID.
@@ -247,6 +248,7 @@ func TestTokensFailedSamplesAndExport(t *testing.T) {
 	}
 	sc := bufio.NewScanner(&buf)
 	lines := 0
+	qs := tracetest.Collect(r.Trace())
 	for sc.Scan() {
 		var l struct {
 			Sample, Index, Scheduled, Sent int64
@@ -259,7 +261,7 @@ func TestTokensFailedSamplesAndExport(t *testing.T) {
 			t.Fatalf("line %d: %v: %s", lines, err, sc.Bytes())
 		}
 		id := int(l.Sample) // one sample per query
-		if l.Sample != int64(lines) || l.Index != int64(r.Trace().Query(id).Samples[0]) {
+		if l.Sample != int64(lines) || l.Index != int64(qs[id].Samples[0]) {
 			t.Fatalf("line %d is sample %d index %d", lines, l.Sample, l.Index)
 		}
 		lines++

@@ -29,7 +29,8 @@ type Warmup struct {
 // with those IDs back here.
 type warmup struct {
 	r       *Run
-	base    int // the first warm-up query's ID: the trace's length
+	base    int           // the first warm-up query's ID: the trace's length
+	cur     *trace.Cursor // the warm-up's own, cycled
 	issuedQ atomic.Int64
 	issuedS atomic.Int64
 	doneS   atomic.Int64
@@ -46,7 +47,7 @@ type warmup struct {
 // abandoned where the SUT can abandon them.
 func (r *Run) warmUp(ctx context.Context) *Warmup {
 	d := time.Duration(r.settings.Engine.WarmupMs) * time.Millisecond
-	w := &warmup{r: r, base: r.n, notify: make(chan struct{}, 1)}
+	w := &warmup{r: r, base: r.n, cur: r.tr.Cursor(), notify: make(chan struct{}, 1)}
 	r.warm.Store(w)
 	sutCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
@@ -74,10 +75,11 @@ func (w *warmup) openLoop(ctx, sutCtx context.Context, d time.Duration) {
 	r := w.r
 	done := ctx.Done()
 	// One pass of the schedule, and a mean gap before it starts again.
-	span := r.tr.Query(r.n-1).Scheduled + time.Duration(float64(time.Second)/r.tr.Settings.TargetQPS)
+	span := r.tr.LastScheduled() + time.Duration(float64(time.Second)/r.tr.Settings.TargetQPS)
 	start := r.clock.Now()
 	for k := 0; w.room(k); k++ {
-		off := time.Duration(k/r.n)*span + r.tr.Query(k%r.n).Scheduled
+		q := w.next()
+		off := time.Duration(k/r.n)*span + q.Scheduled
 		if off >= d {
 			return
 		}
@@ -86,7 +88,7 @@ func (w *warmup) openLoop(ctx, sutCtx context.Context, d time.Duration) {
 		if cancelled(done) {
 			return
 		}
-		w.issue(sutCtx, k, due, r.clock.Now())
+		w.issue(sutCtx, k, q, due, r.clock.Now())
 	}
 }
 
@@ -103,7 +105,7 @@ func (w *warmup) closedLoop(ctx, sutCtx context.Context, d time.Duration) {
 			return
 		}
 		now := r.clock.Now()
-		w.issue(sutCtx, k, now, now)
+		w.issue(sutCtx, k, w.next(), now, now)
 		if !w.wait(ctx, time.Now().Add(drain)) {
 			return
 		}
@@ -114,9 +116,19 @@ func (w *warmup) closedLoop(ctx, sutCtx context.Context, d time.Duration) {
 // requests with 32 bits of it.
 func (w *warmup) room(k int) bool { return w.base+k < math.MaxInt32 }
 
-func (w *warmup) issue(sutCtx context.Context, k int, sched, now time.Time) {
+// next is the trace's next query, from the first again after the last.
+func (w *warmup) next() trace.Query {
+	q, ok := w.cur.Next()
+	if !ok {
+		w.cur.Reset()
+		q, _ = w.cur.Next()
+	}
+	return q
+}
+
+// issue sends warm-up query k, the trace's query q.
+func (w *warmup) issue(sutCtx context.Context, k int, q trace.Query, sched, now time.Time) {
 	r := w.r
-	q := r.tr.Query(k % r.n)
 	id := w.base + k
 	w.issuedS.Add(int64(len(q.Samples)))
 	w.issuedQ.Add(1)

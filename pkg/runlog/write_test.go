@@ -19,6 +19,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/trace"
+	"github.com/netloadgen/netloadgen/pkg/trace/tracetest"
 )
 
 var allFiles = []string{runlog.SummaryFile, runlog.DetailFile, runlog.AccuracyFile, runlog.ResultFile, runlog.HlogFile,
@@ -630,22 +631,34 @@ func TestSummaryLine(t *testing.T) {
 
 // A Server run longer than a second is logged in one-second intervals by
 // issue time: each holds exactly the samples of the queries the trace
-// scheduled in that second.
+// scheduled in that second; a run stopped early, those it issued.
 func TestHlogServerIntervals(t *testing.T) {
+	for _, maxQueries := range []uint64{0, 2100} {
+		t.Run(fmt.Sprintf("max_query_count %d", maxQueries), func(t *testing.T) {
+			hlogServerIntervals(t, maxQueries)
+		})
+	}
+}
+
+func hlogServerIntervals(t *testing.T, maxQueries uint64) {
 	run, res := execute(t, scenarioCase{name: "Server", ruleset: loadgen.RulesetLoadGen6, scenario: trace.Server,
 		latency: constLatency(300 * time.Microsecond),
 		tweak: func(s *loadgen.Settings) {
 			s.ServerTargetQPS = 500
-			s.MinDurationMs = 3500
+			s.MinDurationMs = 5500
+			s.MaxQueryCount = maxQueries
 		}})
+	if maxQueries > 0 && res.QueriesIssued != int64(maxQueries) {
+		t.Fatalf("%d queries issued, want max_query_count %d", res.QueriesIssued, maxQueries)
+	}
 	dir := t.TempDir()
 	if err := runlog.Write(dir, run, res, runlog.Options{Logger: quietLogger()}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[int64]int64{} // second → samples scheduled in it
 	tr := run.Trace()
-	for i := range int(res.QueriesIssued) {
-		want[int64(tr.Query(i).Scheduled/time.Second)] += int64(tr.SamplesPerQuery)
+	for _, q := range tracetest.Collect(tr)[:res.QueriesIssued] {
+		want[int64(q.Scheduled/time.Second)] += int64(tr.SamplesPerQuery)
 	}
 	if len(want) < 4 {
 		t.Fatalf("the test's run spans %d seconds, want at least 4", len(want))

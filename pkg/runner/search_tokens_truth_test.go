@@ -29,8 +29,10 @@ func tokenTruthAt(t testing.TB, s loadgen.Settings, law sim.LLMSpec, qps float64
 		t.Fatal(err)
 	}
 	reqs := make([]sim.LLMRequest, tr.Len())
+	c := tr.Cursor()
 	for i := range reqs {
-		reqs[i] = sim.LLMRequest{At: tr.Query(i).Scheduled, Input: truthInput, Output: truthOutput}
+		q, _ := c.Next()
+		reqs[i] = sim.LLMRequest{At: q.Scheduled, Input: truthInput, Output: truthOutput}
 	}
 	timing, err := sim.LLMTruth(law, reqs)
 	if err != nil {

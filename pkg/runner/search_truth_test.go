@@ -47,8 +47,10 @@ func tailLatencySeeded(t testing.TB, s loadgen.Settings, m queueModel, qps float
 	rng := rand.New(rand.NewPCG(1+seed, 2))
 	free := make([]time.Duration, m.servers)
 	lat := make([]time.Duration, tr.Len())
+	c := tr.Cursor()
 	for i := range tr.Len() {
-		at := tr.Query(i).Scheduled
+		q, _ := c.Next()
+		at := q.Scheduled
 		k := 0
 		for j := range free {
 			if free[j] < free[k] {

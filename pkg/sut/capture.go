@@ -79,20 +79,17 @@ func (n *Network) captureCall(samples []int, keep bool) (CaptureCall, error) {
 	return call, nil
 }
 
-// prepareCapture encodes the trace's requests before the clock starts.
+// prepareCapture encodes the trace's requests before the clock starts, as
+// prepareTrace plans them; the cache (one-sample requests included) keeps
+// up to maxCached.
 func (n *Network) prepareCapture(ctx context.Context, tr *trace.Trace) error {
-	for i := range tr.Len() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		q := tr.Query(i)
-		for _, ch := range n.chunks(len(q.Samples)) {
-			if _, err := n.captureCall(q.Samples[ch[0]:ch[1]], true); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	call := func(samples []int) error { _, err := n.captureCall(samples, true); return err }
+	return prepareTrace(ctx, tr, n.chunks(tr.SamplesPerQuery), call, call,
+		func() bool {
+			n.capt.mu.Lock()
+			defer n.capt.mu.Unlock()
+			return len(n.capt.multi) >= maxCached
+		})
 }
 
 // issueCapture is IssueQuery when capturing: each request's response is

@@ -114,29 +114,66 @@ func (n *Network) Close() error {
 }
 
 // Prepare encodes, before the clock starts, every request the trace will
-// send: one per loaded sample, and one per distinct batch of samples.
+// send: one per loaded sample, and one per distinct batch of samples (up
+// to maxCached), as prepareTrace plans them.
 func (n *Network) Prepare(ctx context.Context, tr *trace.Trace) error {
 	if n.capt != nil {
 		return n.prepareCapture(ctx, tr)
 	}
 	n.single = make([]Call, n.lib.TotalSampleCount())
-	for i := range tr.Len() {
+	return prepareTrace(ctx, tr, n.chunks(tr.SamplesPerQuery),
+		func(s []int) error { _, err := n.prepareSingle(s[0]); return err },
+		func(samples []int) error { _, err := n.multiCall(samples); return err },
+		func() bool {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return len(n.multi) >= maxCached
+		})
+}
+
+// prepareTrace walks what a trace sends, for Prepare: each request is cut
+// from a query of tr.SamplesPerQuery samples by chunks. When a request can
+// carry one sample, every loaded sample is encoded (single, given a
+// one-sample window of the loaded set, which outlives the run): a query's
+// samples are always loaded ones (MultiStream's padding repeats them), so
+// the loaded set, bounded, stands for the queries, never walked. When one
+// carries several, the queries are walked with a cursor, each batch
+// encoded (multi) until full: the batches are the trace's, generated as
+// the walk goes, never held.
+func prepareTrace(ctx context.Context, tr *trace.Trace, chunks [][2]int, single, multi func([]int) error, full func() bool) error {
+	hasSingle, hasMulti := false, false
+	for _, ch := range chunks {
+		if ch[1]-ch[0] == 1 {
+			hasSingle = true
+		} else {
+			hasMulti = true
+		}
+	}
+	if hasSingle {
+		for i := range tr.DistributionEnd {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := single(tr.LoadedSet[i : i+1 : i+1]); err != nil {
+				return err
+			}
+		}
+	}
+	if !hasMulti {
+		return nil
+	}
+	c := tr.Cursor()
+	for q, ok := c.Next(); ok && !full(); q, ok = c.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		q := tr.Query(i)
-		for _, chunk := range n.chunks(len(q.Samples)) {
-			samples := q.Samples[chunk[0]:chunk[1]]
-			if len(samples) == 1 {
-				if _, err := n.prepareSingle(samples[0]); err != nil {
-					return err
-				}
+		for _, ch := range chunks {
+			if ch[1]-ch[0] == 1 || full() {
 				continue
 			}
-			if len(n.multi) >= maxCached {
-				continue
-			}
-			if _, err := n.multiCall(samples); err != nil {
+			if err := multi(q.Samples[ch[0]:ch[1]]); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/netloadgen/netloadgen/kserve"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // fakeClient records each prepared request and each send; a send blocks
@@ -264,6 +265,69 @@ func TestCompletionCarriesTheTransportsArrival(t *testing.T) {
 			}
 			if got := c.got[0].At; !got.Equal(tc.wantAt) {
 				t.Errorf("At = %v, want %v", got, tc.wantAt)
+			}
+		})
+	}
+}
+
+// TestPrepareEncodesEveryRequestOnce: Prepare encodes each request the
+// trace sends once, without holding the trace: every loaded sample when a
+// request can carry one, every distinct batch otherwise; issuing the whole
+// trace then encodes nothing more.
+func TestPrepareEncodesEveryRequestOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		sc                 trace.Scenario
+		spq, batch         int
+		singles, batchesOK bool
+	}{
+		{"server", trace.Server, 1, 0, true, false},
+		{"multistream batches of 3", trace.MultiStream, 8, 3, false, true},
+		{"multistream batches of 4 and 1", trace.MultiStream, 9, 4, true, true},
+		{"offline batches of 5 and 1", trace.Offline, 0, 5, true, true}, // 51 samples
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := trace.DefaultSettings()
+			req.Scenario = tc.sc
+			req.ServerTargetQPS = 1000
+			req.MinDurationMs = 200
+			req.MinQueryCount = 51
+			req.OfflineExpectedQPS = 1 // Offline's query: min_query_count samples
+			req.MultiStreamSamplesPerQuery = uint64(tc.spq)
+			tr, err := trace.New(req, trace.QSL{TotalSampleCount: 64, PerformanceSampleCount: 48})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fc := &fakeClient{}
+			n, err := New(fc, library(t, tc.batch > 0), Options{Model: "m", MaxBatch: max(tc.batch, 0), BatchSize: tc.batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := n.Prepare(t.Context(), tr); err != nil {
+				t.Fatal(err)
+			}
+			sizes := map[int]int{} // batch size → requests prepared
+			for _, r := range fc.prepared {
+				sizes[int(r.Inputs[0].Shape[0])]++
+			}
+			if tc.batch == 0 {
+				sizes = map[int]int{1: len(fc.prepared)} // unbatched: the shape has no batch dimension
+			}
+			if tc.singles != (sizes[1] == tr.DistributionEnd) || (!tc.singles && sizes[1] != 0) {
+				t.Errorf("%d one-sample requests prepared, loaded set %d (want them: %v)", sizes[1], tr.DistributionEnd, tc.singles)
+			}
+			if tc.batchesOK != (len(fc.prepared) > sizes[1]) {
+				t.Errorf("prepared %v by batch size", sizes)
+			}
+			before := len(fc.prepared)
+			c := tr.Cursor()
+			col := newCollector(tr.SampleCount())
+			for q, ok := c.Next(); ok; q, ok = c.Next() {
+				n.IssueQuery(t.Context(), loadgen.Query{ID: q.Index, FirstSample: q.Index * tr.SamplesPerQuery, Samples: q.Samples}, col.done)
+			}
+			<-col.all
+			if after := len(fc.prepared); after != before {
+				t.Errorf("issuing the trace encoded %d requests Prepare had not", after-before)
 			}
 		})
 	}

@@ -90,32 +90,13 @@ func (l *polled[R]) PollUntil(ctx context.Context, t time.Time) { l.tr.PollUntil
 func (l *polled[R]) PollQuietUntil(ctx context.Context, t time.Time) { l.tr.PollQuietUntil(ctx, t) }
 
 // Prepare encodes, before the clock starts, every request the trace will
-// send: one per loaded sample, and one per distinct batch of samples.
+// send: one per loaded sample, and one per distinct batch of samples (up
+// to maxCached), as prepareTrace plans them.
 func (l *polled[R]) Prepare(ctx context.Context, tr *trace.Trace) error {
 	l.sizeSingles(l.shape.lib.TotalSampleCount())
-	for i := range tr.Len() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		q := tr.Query(i)
-		if len(q.Samples) == 1 {
-			// The common case, without cutting a one-sample query into
-			// chunks (an allocation per query of the trace).
-			if _, err := l.request(q.Samples); err != nil {
-				return err
-			}
-			continue
-		}
-		for _, ch := range l.shape.chunks(len(q.Samples)) {
-			if len(l.multi) >= maxCached && ch[1]-ch[0] > 1 {
-				continue
-			}
-			if _, err := l.request(q.Samples[ch[0]:ch[1]]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	request := func(samples []int) error { _, err := l.request(samples); return err }
+	return prepareTrace(ctx, tr, l.shape.chunks(tr.SamplesPerQuery), request, request,
+		func() bool { return len(l.multi) >= maxCached })
 }
 
 func (l *polled[R]) sizeSingles(n int) {

@@ -45,3 +45,37 @@ func BenchmarkWriteServer270k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCursorServer is the issuer's cost a query: one Next of a Server
+// trace (a sample position and an exponential inter-arrival draw).
+func BenchmarkCursorServer(b *testing.B) {
+	tr, err := New(serverTrace270k(), QSL{TotalSampleCount: 50000, PerformanceSampleCount: 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := tr.Cursor()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := c.Next(); !ok {
+			c.Reset()
+		}
+	}
+}
+
+// BenchmarkCountServer60M is Generate's counting pass for an official-length
+// Server run at full rate: 600 s at 100,000 QPS, 60 million queries.
+func BenchmarkCountServer60M(b *testing.B) {
+	req := serverTrace270k()
+	req.ServerTargetQPS = 100_000
+	req.MinDurationMs = 600_000
+	b.ReportAllocs()
+	for b.Loop() {
+		tr, err := New(req, QSL{TotalSampleCount: 50000, PerformanceSampleCount: 1024})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := tr.Len(); n < 59_000_000 || n > 61_000_000 {
+			b.Fatalf("%d queries", n)
+		}
+	}
+}

@@ -6,8 +6,9 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
-// The engine walks a trace by index: each query's offset from the start of
-// the run and the QSL indices it carries.
+// The engine walks a trace with a cursor: each query's offset from the
+// start of the run and the QSL indices it carries, replayed from the
+// generator's state (the trace holds no query).
 func Example() {
 	req := trace.DefaultSettings()
 	req.Scenario = trace.Server
@@ -20,8 +21,9 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	for i := range 3 {
-		q := tr.Query(i)
+	c := tr.Cursor()
+	for range 3 {
+		q, _ := c.Next()
 		fmt.Println(q.Index, int64(q.Scheduled), q.Samples)
 	}
 	fmt.Println(tr.Len(), "queries")

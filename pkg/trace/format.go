@@ -51,9 +51,9 @@ func WriteSamples(w io.Writer, t *Trace, maxSamples int) error {
 		bw.Write(buf)
 	}
 	bw.WriteString("\n# query_idx scheduled_delta_ns n_samples qsl_indices...\n")
-	for i := range t.Len() {
-		q := t.Query(i)
-		buf = strconv.AppendInt(buf[:0], int64(i), 10)
+	c := t.Cursor()
+	for q, ok := c.Next(); ok; q, ok = c.Next() {
+		buf = strconv.AppendInt(buf[:0], int64(q.Index), 10)
 		buf = append(buf, ' ')
 		buf = strconv.AppendInt(buf, int64(q.Scheduled), 10)
 		buf = append(buf, ' ')

@@ -8,8 +8,9 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/rng"
 )
 
-// MaxSamples bounds the samples one trace may hold (8 bytes each): past it,
-// Generate fails with ErrTooLarge instead of exhausting memory.
+// MaxSamples bounds the samples of one trace: past it, Generate fails with
+// ErrTooLarge instead of a run exhausting memory (the trace holds none but
+// Offline's, but a run keeps a record of every sample, 8 bytes or more).
 const MaxSamples = 1 << 28
 
 // ErrTooLarge is returned when the settings would generate more than
@@ -31,6 +32,15 @@ func New(req Requested, qsl QSL) (*Trace, error) {
 // the loaded set from qsl_rng; from sample_rng the always-run "unique"
 // shuffle, the always-run equal-issue shuffles, then per query the sample
 // draws; from schedule_rng the Server inter-arrival times.
+//
+// It holds no query: one counting pass runs GenerateQueries' loop to fix
+// generated_query_count, generated_query_duration and the last query's
+// offset, and fails where LoadGen would. The pass draws only from
+// schedule_rng (and for Offline, whose one query it keeps, sample_rng's
+// shuffles): the count depends on the schedule alone, and sample draws come
+// from their own engine, so a Cursor, starting from the state the pass
+// started from, draws both streams exactly as LoadGen does. For Server the
+// pass costs an exponential draw a query (BenchmarkCountServer60M).
 func Generate(e Effective, qslTotal uint64) (*Trace, error) {
 	if qslTotal == 0 || e.PerformanceSampleCount == 0 || e.SamplesPerQuery == 0 || !(e.TargetQPS > 0) {
 		return nil, fmt.Errorf("%w: effective settings not from EffectiveSettings", ErrInvalidSettings)
@@ -46,27 +56,35 @@ func Generate(e Effective, qslTotal uint64) (*Trace, error) {
 	if err := g.prepare(); err != nil {
 		return nil, err
 	}
-	if err := g.run(); err != nil {
-		return nil, err
-	}
-	if len(g.scheduled) == 0 {
-		// LoadGen would index queries[-1] after issuing nothing.
-		return nil, fmt.Errorf("%w: the settings generate no queries (min_query_count and min_duration 0, or issue-unique with fewer loaded samples than samples per query)", ErrInvalidSettings)
-	}
-	return &Trace{
+	t := &Trace{
 		Settings:        e,
 		LoadedSet:       loaded,
 		DistributionEnd: end,
-		SamplesPerQuery: g.spq,
-		Duration:        g.timestamp,
-		scheduled:       g.scheduled,
-		samples:         g.samples,
-	}, nil
+		sampleRNG:       *g.sampleRNG,
+		scheduleRNG:     *g.scheduleRNG,
+		period:          g.period,
+		equalIssue:      g.equalIssue, // built only with equal issue
+	}
+	if e.PerformanceIssueUnique {
+		t.unique = g.unique // always shuffled, kept only when read
+	}
+	if err := g.count(); err != nil {
+		return nil, err
+	}
+	if g.n == 0 {
+		// LoadGen would index queries[-1] after issuing nothing.
+		return nil, fmt.Errorf("%w: the settings generate no queries (min_query_count and min_duration 0, or issue-unique with fewer loaded samples than samples per query)", ErrInvalidSettings)
+	}
+	t.SamplesPerQuery = g.spq
+	t.Duration = g.timestamp
+	t.n, t.last = g.n, g.last
+	t.offline = g.offline
+	return t, nil
 }
 
 // Size is the size of a trace: about Queries queries of SamplesPerQuery
-// samples. The trace, and the run's records of it, hold an entry per query
-// and one per sample.
+// samples. The trace holds none of them (Offline's one query aside); a
+// run's records of it hold an entry per sample, and some per query.
 type Size struct {
 	// Queries is exact but for the last period (1 or 2 queries), and for
 	// Server the expectation of the Poisson schedule.
@@ -157,7 +175,7 @@ func (s sizing) queries(e Effective) (float64, error) {
 	return max(queries, float64(s.minQueries)), nil
 }
 
-// generator holds GenerateQueries' local state.
+// generator holds GenerateQueries' local state for the counting pass.
 type generator struct {
 	sizing
 	e      Effective
@@ -169,11 +187,11 @@ type generator struct {
 	unique      []int // shuffled positions for performance_issue_unique
 	uniqueNext  int
 	equalIssue  []int // concatenated shuffles for sample_concatenate_permutation
-	equalNext   int
 
-	timestamp time.Duration
-	scheduled []time.Duration
-	samples   []int
+	n         int           // queries generated so far
+	last      time.Duration // the last query's offset
+	timestamp time.Duration // the next query's offset
+	offline   []int         // Offline's samples
 }
 
 func newGenerator(e Effective, loaded []int, end int) *generator {
@@ -239,39 +257,34 @@ func (g *generator) checkSize() error {
 	if queries*float64(g.spq) > MaxSamples {
 		return fmt.Errorf("%w: about %.0f queries of %d samples (limit %d samples)", ErrTooLarge, queries, g.spq, MaxSamples)
 	}
-	// Reserve for the expected count (a 270k-query trace otherwise regrows
-	// its slices ~40 times), and for Server a margin for the Poisson
-	// schedule's variation; the other counts are exact but for the last
-	// period of a duration (a margin of 64 queries reserved 65 times
-	// Offline's one query).
-	n := int(queries)
-	switch {
-	case g.e.Scenario == Server:
-		n = int(queries*1.01) + 64
-	case g.genNs > 0:
-		n += 2
+	if g.e.Scenario == Offline {
+		// Offline's one query is kept: reserve it, exactly (a margin of
+		// 64 queries once reserved 65 times a million-sample query).
+		g.offline = make([]int, 0, min(max(int(queries), 1)*g.spq, MaxSamples))
 	}
-	g.scheduled = make([]time.Duration, 0, n)
-	g.samples = make([]int, 0, min(n*g.spq, MaxSamples))
 	return nil
 }
 
-func (g *generator) run() error {
+// count is GenerateQueries' loop without its queries: it counts them,
+// follows the schedule, consumes the issue-unique list and builds
+// Offline's samples, failing where the loop would.
+func (g *generator) count() error {
 	e := g.e
 	var prev time.Duration
-	for prev < g.genNs || uint64(len(g.scheduled)) < g.minQueries {
+	for prev < g.genNs || uint64(g.n) < g.minQueries {
 		if err := g.addSamples(); err != nil {
 			return err
 		}
-		if len(g.samples) > MaxSamples {
+		if uint64(g.n+1)*uint64(g.spq) > MaxSamples {
 			return fmt.Errorf("%w: more than %d samples", ErrTooLarge, MaxSamples)
 		}
-		g.scheduled = append(g.scheduled, g.timestamp)
+		g.n++
+		g.last = g.timestamp
 		prev = g.timestamp
 		g.timestamp += g.nextDelta()
 		// Equal issue keeps adding whole passes over the loaded set while
 		// the duration is not yet reached.
-		if e.SampleConcatenatePermutation && uint64(len(g.scheduled)) >= g.minQueries &&
+		if e.SampleConcatenatePermutation && uint64(g.n) >= g.minQueries &&
 			prev < g.genNs && e.Scenario != Offline {
 			g.minQueries += uint64(len(g.loaded))
 		}
@@ -288,71 +301,48 @@ func (g *generator) nextDelta() time.Duration {
 
 var errUniqueExhausted = fmt.Errorf("%w: performance_issue_unique ran out of loaded samples (LoadGen throws std::out_of_range)", ErrInvalidSettings)
 
-// addSamples appends one query's QSL indices.
+// addSamples is a query's sample selection as far as the counting pass
+// needs it: the issue-unique list's consumption, and Offline's samples,
+// which the trace keeps. The other draws are the cursor's.
 func (g *generator) addSamples() error {
 	e := g.e
-	switch e.Scenario {
-	case MultiStream:
-		// One draw picks the first of spq contiguous loaded samples; the
-		// padding keeps the run inside the loaded set.
-		var k int
-		switch {
-		case e.PerformanceIssueUnique:
-			if g.uniqueNext >= len(g.unique) {
-				return errUniqueExhausted
-			}
-			k = g.unique[g.uniqueNext]
-			g.uniqueNext++
-		case e.PerformanceIssueSame:
-			k = int(e.PerformanceIssueSameIndex)
-		default:
-			k = g.uniform()
-		}
-		g.samples = append(g.samples, g.loaded[k:k+g.spq]...)
-	case Offline:
-		// The loaded set repeated back to back, no randomness unless equal
-		// issue shuffles each full repetition.
-		if e.PerformanceIssueSame {
-			s := g.loaded[e.PerformanceIssueSameIndex]
-			for range g.spq {
-				g.samples = append(g.samples, s)
-			}
-			return nil
-		}
-		l := len(g.loaded)
-		for range g.spq / l {
-			start := len(g.samples)
-			g.samples = append(g.samples, g.loaded...)
-			if e.SampleConcatenatePermutation {
-				rng.Shuffle(g.sampleRNG, g.samples[start:])
-			}
-		}
-		g.samples = append(g.samples, g.loaded[:g.spq%l]...)
-	default:
-		for range g.spq {
-			var k int
-			switch {
-			case e.PerformanceIssueUnique:
-				if g.uniqueNext >= len(g.unique) {
-					return errUniqueExhausted
-				}
-				k = g.unique[g.uniqueNext]
-				g.uniqueNext++
-			case e.PerformanceIssueSame:
-				k = int(e.PerformanceIssueSameIndex)
-			case e.SampleConcatenatePermutation:
-				k = g.equalIssue[g.equalNext%len(g.equalIssue)]
-				g.equalNext++
-			default:
-				k = g.uniform()
-			}
-			g.samples = append(g.samples, g.loaded[k])
-		}
+	if e.Scenario == Offline {
+		g.addOffline()
+		return nil
 	}
+	if !e.PerformanceIssueUnique {
+		return nil
+	}
+	// MultiStream draws one position for its spq contiguous samples.
+	per := g.spq
+	if e.Scenario == MultiStream {
+		per = 1
+	}
+	if g.uniqueNext+per > len(g.unique) {
+		return errUniqueExhausted
+	}
+	g.uniqueNext += per
 	return nil
 }
 
-// uniform is std::uniform_int_distribution<int>(0, end-1)(sample_rng).
-func (g *generator) uniform() int {
-	return int(rng.UniformInt(g.sampleRNG, 0, uint64(g.end-1)))
+// addOffline appends Offline's query: the loaded set repeated back to back,
+// no randomness unless equal issue shuffles each full repetition.
+func (g *generator) addOffline() {
+	e := g.e
+	if e.PerformanceIssueSame {
+		s := g.loaded[e.PerformanceIssueSameIndex]
+		for range g.spq {
+			g.offline = append(g.offline, s)
+		}
+		return
+	}
+	l := len(g.loaded)
+	for range g.spq / l {
+		start := len(g.offline)
+		g.offline = append(g.offline, g.loaded...)
+		if e.SampleConcatenatePermutation {
+			rng.Shuffle(g.sampleRNG, g.offline[start:])
+		}
+	}
+	g.offline = append(g.offline, g.loaded[:g.spq%l]...)
 }

@@ -79,12 +79,13 @@ func TestMultiStreamQueriesAreContiguous(t *testing.T) {
 	req.MultiStreamSamplesPerQuery = 5
 	req.SampleIndexRNGSeed = 99
 	tr := mustNew(t, req, QSL{200, 100})
+	qs := collect(tr)
 	pos := map[int]int{}
 	for i, s := range tr.LoadedSet[:tr.DistributionEnd] {
 		pos[s] = i
 	}
 	for i := range tr.Len() {
-		q := tr.Query(i)
+		q := qs[i]
 		start := pos[q.Samples[0]]
 		if !slices.Equal(q.Samples, tr.LoadedSet[start:start+5]) {
 			t.Fatalf("query %d samples %v are not contiguous in the loaded set", i, q.Samples)
@@ -106,13 +107,14 @@ func TestServerScheduleCoversMinDuration(t *testing.T) {
 	req.MinDurationMs = 3000
 	req.ScheduleRNGSeed = 7
 	tr := mustNew(t, req, QSL{1024, 1024})
+	qs := collect(tr)
 	minDur := 3 * time.Second
-	last := tr.Query(tr.Len() - 1).Scheduled
-	if last < minDur || tr.Query(tr.Len()-2).Scheduled >= minDur {
-		t.Fatalf("last two offsets %v, %v around min duration %v", tr.Query(tr.Len()-2).Scheduled, last, minDur)
+	last := qs[tr.Len()-1].Scheduled
+	if last < minDur || qs[tr.Len()-2].Scheduled >= minDur {
+		t.Fatalf("last two offsets %v, %v around min duration %v", qs[tr.Len()-2].Scheduled, last, minDur)
 	}
 	for i := 1; i < tr.Len(); i++ {
-		if tr.Query(i).Scheduled < tr.Query(i-1).Scheduled {
+		if qs[i].Scheduled < qs[i-1].Scheduled {
 			t.Fatalf("offsets decrease at query %d", i)
 		}
 	}
@@ -131,11 +133,11 @@ func TestSeedsUseOnlyTheirLow32Bits(t *testing.T) {
 	a.SampleIndexRNGSeed, b.SampleIndexRNGSeed = 6, 6|1<<33
 	a.ScheduleRNGSeed, b.ScheduleRNGSeed = 7, 7|1<<63
 	ta, tb := mustNew(t, a, QSL{512, 256}), mustNew(t, b, QSL{512, 256})
-	if !slices.Equal(ta.scheduled, tb.scheduled) || !slices.Equal(ta.samples, tb.samples) || !slices.Equal(ta.LoadedSet, tb.LoadedSet) {
+	if !slices.Equal(scheduledOf(ta), scheduledOf(tb)) || !slices.Equal(samplesOf(ta), samplesOf(tb)) || !slices.Equal(ta.LoadedSet, tb.LoadedSet) {
 		t.Fatal("traces differ for seeds equal mod 2^32")
 	}
 	b.ScheduleRNGSeed = 8
-	if tc := mustNew(t, b, QSL{512, 256}); slices.Equal(ta.scheduled, tc.scheduled) {
+	if tc := mustNew(t, b, QSL{512, 256}); slices.Equal(scheduledOf(ta), scheduledOf(tc)) {
 		t.Fatal("another schedule seed gave the same schedule")
 	}
 }
@@ -147,6 +149,7 @@ func TestEqualIssueSingleStreamCoversEachSamplePerPass(t *testing.T) {
 	req.MinDurationMs = 1000
 	req.SampleIndexRNGSeed = 3
 	tr := mustNew(t, req, QSL{1000, 64})
+	qs := collect(tr)
 	l := len(tr.LoadedSet)
 	if tr.Len()%l != 0 || tr.Len() == 0 {
 		t.Fatalf("%d queries: not a whole number of passes over %d", tr.Len(), l)
@@ -158,7 +161,7 @@ func TestEqualIssueSingleStreamCoversEachSamplePerPass(t *testing.T) {
 	for p := 0; p < tr.Len(); p += l {
 		var idx []int
 		for i := p; i < p+l; i++ {
-			idx = append(idx, pos[tr.Query(i).Samples[0]])
+			idx = append(idx, pos[qs[i].Samples[0]])
 		}
 		if !isPermutation(idx, l) {
 			t.Fatalf("pass starting at query %d is not a permutation of the loaded set", p)
@@ -173,10 +176,11 @@ func TestEqualIssueOfflinePadsAndShufflesEachRepetition(t *testing.T) {
 	req.MinQueryCount = 250
 	req.OfflineExpectedQPS = 1
 	tr := mustNew(t, req, QSL{100, 100})
+	qs := collect(tr)
 	if tr.Len() != 1 || tr.SamplesPerQuery != 300 {
 		t.Fatalf("%d queries of %d samples, want 1 of 300", tr.Len(), tr.SamplesPerQuery)
 	}
-	q := tr.Query(0).Samples
+	q := qs[0].Samples
 	for r := 0; r < 3; r++ {
 		if !isPermutation(q[r*100:(r+1)*100], 100) {
 			t.Fatalf("repetition %d is not a permutation", r)
@@ -197,11 +201,12 @@ func TestIssueSameRepeatsOneSampleAndKeepsTheSchedule(t *testing.T) {
 			req.PerformanceIssueSame = true
 			req.PerformanceIssueSameIndex = 3
 			tr := mustNew(t, req, QSL{64, 64})
-			if !slices.Equal(base.scheduled, tr.scheduled) {
+			qs := collect(tr)
+			if !slices.Equal(scheduledOf(base), scheduledOf(tr)) {
 				t.Fatal("performance_issue_same changed the schedule")
 			}
 			for i := range tr.Len() {
-				q := tr.Query(i).Samples
+				q := qs[i].Samples
 				if sc == MultiStream {
 					if !slices.Equal(q, tr.LoadedSet[3:3+len(q)]) {
 						t.Fatalf("query %d = %v", i, q)
@@ -224,12 +229,13 @@ func TestIssueUniqueIssuesEachLoadedSampleOnce(t *testing.T) {
 	req.ServerTargetQPS = 50
 	req.PerformanceIssueUnique = true
 	tr := mustNew(t, req, QSL{500, 200})
+	qs := collect(tr)
 	if tr.Len() != 200 {
 		t.Fatalf("%d queries, want 200", tr.Len())
 	}
 	var all []int
 	for i := range tr.Len() {
-		all = append(all, tr.Query(i).Samples...)
+		all = append(all, qs[i].Samples...)
 	}
 	got := slices.Clone(all)
 	slices.Sort(got)
@@ -386,18 +392,15 @@ func TestSizeOfMatchesGenerate(t *testing.T) {
 	}
 }
 
-// TestOfflineReservesOneQuery: Offline's one query of many samples reserves
-// that query, not the 64 queries of margin a Poisson schedule needs (a
-// million-sample query reserved 65 million).
+// TestOfflineReservesOneQuery: Offline's one query of many samples, the only
+// query a trace keeps, reserves that query, not a margin of queries (a
+// million-sample query once reserved 65 million).
 func TestOfflineReservesOneQuery(t *testing.T) {
 	req := DefaultSettings()
 	req.Scenario = Offline
 	req.MinQueryCount = 1 << 20
 	tr := mustNew(t, req, QSL{1024, 1024})
-	if c := cap(tr.samples); c > 2*tr.SampleCount() {
+	if c := cap(tr.offline); c > 2*tr.SampleCount() {
 		t.Errorf("%d samples reserved for %d", c, tr.SampleCount())
-	}
-	if c := cap(tr.scheduled); c > 4 {
-		t.Errorf("%d queries reserved for 1", c)
 	}
 }
