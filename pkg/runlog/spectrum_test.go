@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +176,43 @@ func TestReadSpectrumRoundTrip(t *testing.T) {
 	}
 	if _, err := runlog.ReadSpectrum(strings.NewReader("Detailed percentile spectrum:\n       1.000     0.500000   3  2.00\n")); !errors.Is(err, runlog.ErrMalformedSpectrum) {
 		t.Errorf("cut short: %v, want ErrMalformedSpectrum", err)
+	}
+}
+
+// A run's record is read by rank, never sorted (issue 28): the spectrum
+// text of latencies read from a scan is byte for byte the one of their
+// sorted copy, ties, zeros and failures included.
+func TestSpectrumOfAScanIsTheSortedOnes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 1))
+	for _, n := range []int{1, 2, 1000, 50000} {
+		ds := make([]time.Duration, n)
+		for i := range ds {
+			switch rng.IntN(20) {
+			case 0:
+				ds[i] = stats.FailedLatency
+			case 1:
+				ds[i] = 0
+			default:
+				ds[i] = time.Duration(float64(time.Millisecond)*rng.ExpFloat64()) / 1000 * 1000 // µs ties
+			}
+		}
+		sorted, err := stats.NewLatencies(ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanned, err := stats.LatenciesOf(n, slices.Values(ds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got strings.Builder
+		if err := runlog.WriteSpectrum(&want, sorted); err != nil {
+			t.Fatal(err)
+		}
+		if err := runlog.WriteSpectrum(&got, scanned); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("n = %d: the scanned spectrum differs:\n%s\nwant\n%s", n, got.String(), want.String())
+		}
 	}
 }

@@ -242,20 +242,45 @@ func (r *LatencyRecord) Each(from, to int, fn func(i int, d time.Duration)) {
 	})
 }
 
-// Latencies returns the recorded latencies sorted, failed samples as
-// FailedLatency, unrecorded samples left out (see Missing). It allocates a
-// copy: another 8 bytes per sample, once, at the end of the run. Read after
-// recording.
+// Latencies returns the recorded latencies, failed samples as
+// FailedLatency, unrecorded samples left out (see Missing). It does not copy
+// the record: it reads it once now and again for selections (scan.go), so
+// the Latencies keeps the record reachable and the record must not be
+// written to while it is in use. Read after recording.
 func (r *LatencyRecord) Latencies() Latencies {
 	n := r.Len()
-	out := make([]time.Duration, 0, n)
-	r.each(0, n, func(v int64) {
-		switch {
-		case v == slotFailed:
-			out = append(out, FailedLatency)
-		case v != 0:
-			out = append(out, time.Duration(v-1))
+	l, _ := scannedLatencies(func(yield func([]time.Duration) bool) { r.blocks(n, yield) }, defaultLimits())
+	return l // the slots hold no negative latency: no error
+}
+
+// blocks yields the latencies of samples 0 … n−1 in blocks of blockLen,
+// decoded from their slots.
+func (r *LatencyRecord) blocks(n int, yield func([]time.Duration) bool) {
+	cs := *r.chunks.Load()
+	buf := make([]time.Duration, 0, blockLen)
+	for i := 0; i < n; {
+		ch := cs[i>>chunkShift]
+		o := i & chunkMask
+		end := min(len(ch), o+(n-i))
+		for _, v := range ch[o:end] {
+			switch {
+			case v > 0:
+				buf = append(buf, time.Duration(v-1))
+			case v == slotFailed:
+				buf = append(buf, FailedLatency)
+			default:
+				continue
+			}
+			if len(buf) == blockLen {
+				if !yield(buf) {
+					return
+				}
+				buf = buf[:0]
+			}
 		}
-	})
-	return sortedLatencies(out)
+		i += end - o
+	}
+	if len(buf) > 0 {
+		yield(buf)
+	}
 }
