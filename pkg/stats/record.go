@@ -2,9 +2,12 @@ package stats
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/offheap"
 )
 
 // Storage is split into chunks so the record can grow while recorders write:
@@ -28,7 +31,10 @@ const slotFailed = -1
 // validity from exact latencies, not from a histogram.
 //
 // It is built for a load generator's completion path: 8 bytes per sample,
-// allocated up front (the trace is known before the run), and Record is a
+// allocated up front (the trace is known before the run) off the Go heap
+// (pkg/offheap: the collector neither scans it nor counts it toward its
+// goal, so a 60M-sample record does not let the heap grow by another
+// 480 MB of garbage) and given back when the record is collected; Record is a
 // bounds check plus one store (7 ns measured, no allocation, no lock; see
 // BenchmarkRecord). Any number of goroutines may call Record and Fail at the
 // same time provided each index is recorded by one of them only: distinct
@@ -79,19 +85,35 @@ func NewLatencyRecord(n int, opts ...RecordOption) (*LatencyRecord, error) {
 		o(r)
 	}
 	nChunks := (n + chunkLen - 1) / chunkLen
-	backing := make([]int64, n)
+	size := n
 	if r.growable {
 		// Growth appends whole chunks; a short last chunk could never be
 		// extended without moving it under a concurrent writer.
-		backing = make([]int64, nChunks*chunkLen)
+		size = nChunks * chunkLen
 	}
-	prefault(backing)
+	backing, err := r.alloc(size)
+	if err != nil {
+		return nil, err
+	}
 	chunks := make([][]int64, nChunks)
 	for c := range chunks {
 		chunks[c] = backing[c*chunkLen : min((c+1)*chunkLen, len(backing)) : min((c+1)*chunkLen, len(backing))]
 	}
 	r.chunks.Store(&chunks)
 	return r, nil
+}
+
+// alloc returns n zeroed slots off the Go heap (the record is the run's one
+// thing kept to its end: it must not set the collector's goal), prefaulted,
+// and freed when r becomes unreachable.
+func (r *LatencyRecord) alloc(n int) ([]int64, error) {
+	s, free, err := offheap.Int64s(n)
+	if err != nil {
+		return nil, fmt.Errorf("latency record: %w", err)
+	}
+	offheap.FreeWith(r, free)
+	prefault(s)
+	return s, nil
 }
 
 // prefault touches every page of s so the operating system maps them now,
@@ -130,8 +152,10 @@ func (r *LatencyRecord) grow(i int) (*int64, error) {
 		// append may reuse spare capacity past len(cs): no reader indexes
 		// there, and the Store below publishes the new elements.
 		for len(cs) <= c {
-			ch := make([]int64, chunkLen)
-			prefault(ch)
+			ch, err := r.alloc(chunkLen)
+			if err != nil {
+				return nil, err
+			}
 			cs = append(cs, ch)
 		}
 		r.chunks.Store(&cs)
@@ -156,6 +180,7 @@ func (r *LatencyRecord) Record(i int, d time.Duration) error {
 	if d > r.bound {
 		r.over.Add(1)
 	}
+	runtime.KeepAlive(r) // s points into memory r frees when collected
 	return nil
 }
 
@@ -170,6 +195,7 @@ func (r *LatencyRecord) Fail(i int) error {
 	}
 	*s = slotFailed
 	r.failed.Add(1)
+	runtime.KeepAlive(r) // s points into memory r frees when collected
 	return nil
 }
 
@@ -186,6 +212,7 @@ func (r *LatencyRecord) Len() int {
 	if !r.growable {
 		return r.size
 	}
+	defer runtime.KeepAlive(r) // r owns the chunks' memory: keep it mapped while reading
 	cs := *r.chunks.Load()
 	for c := len(cs) - 1; c >= 0; c-- {
 		for o := len(cs[c]) - 1; o >= 0; o-- {
@@ -211,6 +238,7 @@ func (r *LatencyRecord) Missing() int {
 
 // each calls fn with the raw slot value of samples from … to−1 (within Len).
 func (r *LatencyRecord) each(from, to int, fn func(v int64)) {
+	defer runtime.KeepAlive(r) // r owns the chunks' memory: keep it mapped while reading
 	cs := *r.chunks.Load()
 	for i := from; i < to; {
 		ch := cs[i>>chunkShift]
@@ -256,6 +284,7 @@ func (r *LatencyRecord) Latencies() Latencies {
 // blocks yields the latencies of samples 0 … n−1 in blocks of blockLen,
 // decoded from their slots.
 func (r *LatencyRecord) blocks(n int, yield func([]time.Duration) bool) {
+	defer runtime.KeepAlive(r) // r owns the chunks' memory: keep it mapped while reading
 	cs := *r.chunks.Load()
 	buf := make([]time.Duration, 0, blockLen)
 	for i := 0; i < n; {

@@ -2,12 +2,17 @@ package stats
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/offheap"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -190,17 +195,23 @@ func TestRecordConcurrent(t *testing.T) {
 	}
 }
 
+// A record costs 8 bytes a sample, off the Go heap: the heap holds only
+// its index of chunks.
 func TestRecordBytesPerSample(t *testing.T) {
 	const n = 1 << 20
 	var before, after runtime.MemStats
-	runtime.GC()
+	settleOffheap()
 	runtime.ReadMemStats(&before)
+	offBefore := offheap.Live()
 	r, _ := NewLatencyRecord(n)
 	runtime.ReadMemStats(&after)
+	off := offheap.Live() - offBefore
 	runtime.KeepAlive(r)
-	perSample := float64(after.TotalAlloc-before.TotalAlloc) / n
-	if perSample > 8.01 {
-		t.Errorf("%.3f bytes per sample, want 8", perSample)
+	if perSample := float64(after.TotalAlloc-before.TotalAlloc) / n; perSample > 0.01 {
+		t.Errorf("%.3f heap bytes per sample, want ~0", perSample)
+	}
+	if off != 8*n {
+		t.Errorf("%d bytes off the heap, want %d", off, 8*n)
 	}
 	next := 0
 	if allocs := testing.AllocsPerRun(1000, func() {
@@ -210,5 +221,100 @@ func TestRecordBytesPerSample(t *testing.T) {
 		next++
 	}); allocs != 0 {
 		t.Errorf("Record allocates %v times per call", allocs)
+	}
+}
+
+// A record dropped by its owner (a daemon makes many runs) gives its memory
+// back once collected, growing chunks included; while any Latencies of it
+// is in use it stays.
+func TestRecordFreedWhenUnreachable(t *testing.T) {
+	settleOffheap()
+	before := offheap.Live()
+	r, err := NewLatencyRecord(chunkLen+5, WithGrowth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Record(5*chunkLen, 42); err != nil { // grows 4 chunks
+		t.Fatal(err)
+	}
+	size := offheap.Live() - before
+	if size != 6*chunkLen*8 {
+		t.Fatalf("%d bytes mapped, want 6 chunks", size)
+	}
+	l := r.Latencies()
+	r = nil // dropping the last direct reference is the point
+	settleOffheap()
+	if got := offheap.Live() - before; got != size {
+		t.Fatalf("%d bytes mapped while a Latencies of the record lives, want %d", got, size)
+	}
+	if v, err := l.Percentile(1); err != nil || v != 42 {
+		t.Fatalf("max %v, %v", v, err)
+	}
+	runtime.KeepAlive(l)
+	l = Latencies{}
+	// Cleanups run on their own goroutine after the collection that finds
+	// the record unreachable: collect and yield until they have.
+	for i := 0; i < 100 && offheap.Live()-before > 0; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if got := offheap.Live() - before; got > 0 {
+		t.Errorf("%d bytes still mapped after the record was collected", got)
+	}
+}
+
+// The collector's heap goal no longer includes the record (issue 28): a
+// heap slice of the same size, as the record was before, raises it by its
+// size or more. NETLOADGEN_HEAPGOAL_SAMPLES sets the size (default 2^24).
+func TestRecordNotInHeapGoal(t *testing.T) {
+	n := 1 << 24
+	if v := os.Getenv("NETLOADGEN_HEAPGOAL_SAMPLES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goal := func() uint64 {
+		runtime.GC()
+		s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	base := goal()
+	heap := make([]int64, n)
+	prefault(heap)
+	onHeap := goal()
+	runtime.KeepAlive(heap)
+	heap = nil // released before the record is measured
+	base2 := goal()
+	r, err := NewLatencyRecord(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offHeap := goal()
+	runtime.KeepAlive(r)
+	t.Logf("%d samples: heap goal %d MB; with a heap slice %d MB; then %d MB; with the record %d MB",
+		n, base>>20, onHeap>>20, base2>>20, offHeap>>20)
+	if onHeap < base+uint64(8*n) {
+		t.Errorf("a heap slice of %d MB raised the goal by only %d MB: the measure is broken", 8*n>>20, (onHeap-base)>>20)
+	}
+	if offHeap > base2+8<<20 {
+		t.Errorf("the record raised the heap goal by %d MB", (offHeap-base2)>>20)
+	}
+}
+
+// settleOffheap collects until the records earlier tests dropped have been
+// freed: offheap.Live no longer changes from one collection to the next
+// (cleanups run on their own goroutine after a collection).
+func settleOffheap() {
+	last, same := offheap.Live(), 0
+	for i := 0; i < 100 && same < 3; i++ {
+		runtime.GC()
+		runtime.Gosched()
+		if v := offheap.Live(); v == last {
+			same++
+		} else {
+			last, same = v, 0
+		}
 	}
 }
