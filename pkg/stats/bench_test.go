@@ -162,3 +162,30 @@ func BenchmarkLatenciesPercentiles(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkFinish: completing an in-flight sample (an atomic load and
+// compare-and-swap of its slot), to compare with BenchmarkRecord's plain
+// store. The Starts are outside the timer.
+func BenchmarkFinish(b *testing.B) {
+	fresh := func() *LatencyRecord {
+		r, _ := NewLatencyRecord(benchRecordSize)
+		for i := range benchRecordSize {
+			_ = r.Start(i, int64(i))
+		}
+		return r
+	}
+	r := fresh()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i == benchRecordSize {
+			b.StopTimer()
+			r, i = fresh(), 0
+			b.StartTimer()
+		}
+		if _, ok := r.Finish(i, int64(i)+1000); !ok {
+			b.Fatal("not in flight")
+		}
+		i++
+	}
+}
