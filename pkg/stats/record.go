@@ -392,35 +392,33 @@ func (r *LatencyRecord) Latencies() Latencies {
 	return l // the slots hold no negative latency: no error
 }
 
-// blocks yields the latencies of samples 0 … n−1 in blocks of blockLen,
-// decoded from their slots.
+// blocks yields the latencies of samples 0 … n−1, decoded from their slots,
+// in blocks of at most blockLen: a window of blockLen slots at a time, so
+// the decoding loop needs no test for a full block.
 func (r *LatencyRecord) blocks(n int, yield func([]time.Duration) bool) {
 	defer runtime.KeepAlive(r) // r owns the chunks' memory: keep it mapped while reading
 	cs := *r.chunks.Load()
-	buf := make([]time.Duration, 0, blockLen)
+	var buf [blockLen]time.Duration
 	for i := 0; i < n; {
 		ch := cs[i>>chunkShift]
 		o := i & chunkMask
-		end := min(len(ch), o+(n-i))
+		end := min(len(ch), o+(n-i), o+blockLen)
+		k := 0
 		for _, v := range ch[o:end] {
+			// Written before it is known to count: the next value
+			// overwrites it if not.
+			buf[k&(blockLen-1)] = time.Duration(v - 1)
 			switch {
 			case v > 0:
-				buf = append(buf, time.Duration(v-1))
+				k++
 			case v == slotFailed:
-				buf = append(buf, FailedLatency)
-			default:
-				continue
-			}
-			if len(buf) == blockLen {
-				if !yield(buf) {
-					return
-				}
-				buf = buf[:0]
+				buf[k&(blockLen-1)] = FailedLatency
+				k++
 			}
 		}
 		i += end - o
-	}
-	if len(buf) > 0 {
-		yield(buf)
+		if k > 0 && !yield(buf[:k]) {
+			return
+		}
 	}
 }
