@@ -430,7 +430,8 @@ func (r *Run) answered(q int) bool {
 	if r.remaining != nil {
 		return r.remaining[q].Load() == 0
 	}
-	return !r.samples.InFlight(q) // one sample per query: its sequence number is q
+	_, inFlight := r.samples.InFlightScheduled(q) // one sample per query: its sequence number is q
+	return !inFlight
 }
 
 // noteFailure records n samples failed by err: by kind (the classifier

@@ -196,7 +196,7 @@ func streamTokenEarlyStopping(t *TokenLatencies, in tokenRun, ttft, tpot []int64
 			if in.scenario == trace.MultiStream {
 				return f.EstimatePercentile(in.queries)
 			}
-			return f.EstimateValues(v)
+			return f.EstimateSelect(int64(len(v)), func(k int64) time.Duration { return time.Duration(v[k]) })
 		})
 	}
 	t.TPOTEarlyStopping = judge(tpot)

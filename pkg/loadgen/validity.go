@@ -444,11 +444,15 @@ func latencyStats(l stats.Latencies, target float64) LatencyStats {
 		ps = append(slices.Clone(ps), target)
 		slices.Sort(ps)
 	}
-	for _, p := range ps {
-		v, err := l.Percentile(p)
-		if err == nil {
-			st.Percentiles = append(st.Percentiles, Percentile{P: p, LatencyNs: int64(v)})
-		}
+	// All at once: over a run's record, a few scans for all of them. A
+	// target outside [0, 1] has no percentile and is left out.
+	ps = slices.DeleteFunc(slices.Clone(ps), func(p float64) bool { return !(p >= 0 && p <= 1) })
+	vs, err := l.Percentiles(ps)
+	if err != nil {
+		return st
+	}
+	for i, p := range ps {
+		st.Percentiles = append(st.Percentiles, Percentile{P: p, LatencyNs: int64(vs[i])})
 	}
 	return st
 }

@@ -44,11 +44,11 @@ func NewLatencyStats(l stats.Latencies) (LatencyStats, error) {
 		return LatencyStats{}, fmt.Errorf("latency stats: %w", err)
 	}
 	out := LatencyStats{Min: s.Min, Max: s.Max, Mean: s.Mean}
-	for i, p := range latencyPercentiles {
-		if out.P[i], err = l.Percentile(p); err != nil {
-			return LatencyStats{}, fmt.Errorf("latency stats: p%v: %w", p, err)
-		}
+	ps, err := l.Percentiles(latencyPercentiles[:])
+	if err != nil {
+		return LatencyStats{}, fmt.Errorf("latency stats: %w", err)
 	}
+	copy(out.P[:], ps)
 	return out, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -49,15 +48,18 @@ func Spectrum(l stats.Latencies) []SpectrumRow {
 	return spectrumAt(ok, SpectrumPercentiles())
 }
 
+// spectrumAt selects all the percentiles ps (in [0, 1]) of ok together,
+// and their counts: a run's record is scanned a few times for all of
+// them, never sorted.
 func spectrumAt(ok stats.Latencies, ps []float64) []SpectrumRow {
-	s := ok.Sorted()
-	rows := make([]SpectrumRow, 0, len(ps))
-	for _, p := range ps {
-		v, err := ok.Percentile(p)
-		if err != nil {
-			continue
-		}
-		rows = append(rows, SpectrumRow{P: p, Latency: v, Count: sort.Search(len(s), func(i int) bool { return s[i] > v })})
+	vs, err := ok.Percentiles(ps)
+	if err != nil {
+		return nil
+	}
+	counts := ok.CountsAtMost(vs)
+	rows := make([]SpectrumRow, len(ps))
+	for i, p := range ps {
+		rows[i] = SpectrumRow{P: p, Latency: vs[i], Count: counts[i]}
 	}
 	return rows
 }
@@ -97,34 +99,39 @@ func WriteSpectrum(w io.Writer, l stats.Latencies) error {
 	fmt.Fprintf(&b, "#[Mean    = %12.3f, Max         = %12.3f]\n", ms(sum.Mean), ms(sum.Max))
 	fmt.Fprintf(&b, "#[Min     = %12.3f, Total count = %12d]\n", ms(sum.Min), sum.Count)
 	b.WriteString("\nHistogram (ms):\n")
-	writeHistogram(&b, ok.Sorted())
+	writeHistogram(&b, ok, sum)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// writeHistogram writes a short histogram of sorted (ascending, non-empty)
-// in histogramBuckets rows of geometrically growing width from its minimum
-// to its maximum, so a long tail does not squeeze the body into one row.
-func writeHistogram(b *strings.Builder, sorted []time.Duration) {
-	lo, hi := sorted[0], sorted[len(sorted)-1]
-	edges := histogramEdges(lo, hi)
+// writeHistogram writes a short histogram of ok (completed, non-empty, sum
+// its summary) in histogramBuckets rows of geometrically growing width from
+// its minimum to its maximum, so a long tail does not squeeze the body into
+// one row.
+func writeHistogram(b *strings.Builder, ok stats.Latencies, sum stats.Summary) {
+	edges := histogramEdges(sum.Min, sum.Max)
+	// below[i]: the latencies under edges[i], all counted in one go.
+	below := make([]time.Duration, len(edges))
+	for i, e := range edges {
+		below[i] = e - 1
+	}
+	under := ok.CountsAtMost(below)
 	counts := make([]int, len(edges)-1)
 	most := 0
 	for i := range counts {
-		from := sort.Search(len(sorted), func(j int) bool { return sorted[j] >= edges[i] })
-		to := sort.Search(len(sorted), func(j int) bool { return sorted[j] >= edges[i+1] })
+		to := under[i+1]
 		if i == len(counts)-1 {
-			to = len(sorted) // the last bucket holds the maximum
+			to = ok.Len() // the last bucket holds the maximum
 		}
-		counts[i] = to - from
+		counts[i] = to - under[i]
 		most = max(most, counts[i])
 	}
 	for i, c := range counts {
 		bar := strings.Repeat("#", (c*40+most-1)/most)
 		fmt.Fprintf(b, "  [%10.3f, %10.3f%s %10d %7.3f%%  %s\n", ms(edges[i]), ms(edges[i+1]), closing(i == len(counts)-1),
-			c, 100*float64(c)/float64(len(sorted)), bar)
+			c, 100*float64(c)/float64(ok.Len()), bar)
 	}
 }
 

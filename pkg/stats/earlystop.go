@@ -31,21 +31,27 @@ type PercentileEstimate struct {
 // n < h(i)+i, t = i−1. That is one search per i, each a few odds wide; f
 // keeps the loop's h, so a later call on f for a larger n continues it.
 func (f *MinPassingFinder) EstimatePercentile(l Latencies) PercentileEstimate {
-	est, at := f.estimate(int64(l.Len()))
-	if est.Met {
-		est.Latency = l.sorted[at]
-	}
-	return est
+	return f.EstimateSelect(int64(l.Len()), func(k int64) time.Duration {
+		v, err := l.Select(int(k))
+		if err != nil {
+			// Only a source that changed between scans; the estimate
+			// then claims nothing below every bound.
+			return FailedLatency
+		}
+		return v
+	})
 }
 
-// EstimateValues is EstimatePercentile over ascending values that need not
-// be latencies: LoadGen runs the same estimate over its per-sample token
-// arrays, whose time per output token is negative for a sample of fewer
-// than two tokens (results.cc EarlyStopping with use_token_latencies).
-func (f *MinPassingFinder) EstimateValues(sorted []int64) PercentileEstimate {
-	est, at := f.estimate(int64(len(sorted)))
+// EstimateSelect is EstimatePercentile over n ascending values that need
+// not be latencies, read by rank: at(k) is the k-th smallest (0-based),
+// called at most once. LoadGen runs the same estimate over its per-sample
+// token arrays, whose time per output token is negative for a sample of
+// fewer than two tokens (results.cc EarlyStopping with
+// use_token_latencies).
+func (f *MinPassingFinder) EstimateSelect(n int64, at func(k int64) time.Duration) PercentileEstimate {
+	est, k := f.estimate(n)
 	if est.Met {
-		est.Latency = time.Duration(sorted[at])
+		est.Latency = at(k)
 	}
 	return est
 }

@@ -15,11 +15,22 @@ import (
 // latency bound").
 const FailedLatency = time.Duration(math.MaxInt64)
 
-// Latencies is an immutable ascending set of latencies, the input to every
-// exact statistic: LoadGen sorts its sample (or query) latencies once and
-// indexes into them. Build it with NewLatencies or LatencyRecord.Latencies.
+// Latencies is an immutable ascending multiset of latencies, the input to
+// every exact statistic: LoadGen sorts its sample (or query) latencies once
+// and indexes into them. A Latencies gives the same answers (LoadGen's)
+// from either of two backings:
+//
+//   - a sorted slice (NewLatencies), for small sets such as a second's
+//     latencies;
+//   - a re-scannable source (LatenciesOf, LatencyRecord.Latencies), read
+//     again for each selection in memory bounded independently of its
+//     size: a run's record is never copied. See scan.go for the cost.
+//
+// A Latencies may be read from several goroutines at once.
 type Latencies struct {
-	sorted []time.Duration
+	sorted []time.Duration // the sorted backing
+	src    *scanned        // the scanned backing, shared by views
+	n      int
 	failed int
 	mean   time.Duration
 }
@@ -40,7 +51,46 @@ func NewLatencies(ds []time.Duration) (Latencies, error) {
 func sortedLatencies(s []time.Duration) Latencies {
 	sortDurations(s)
 	failed := len(s) - sort.Search(len(s), func(i int) bool { return s[i] == FailedLatency })
-	return Latencies{sorted: s, failed: failed, mean: meanOf(s[:len(s)-failed])}
+	return Latencies{sorted: s, n: len(s), failed: failed, mean: meanOf(s[:len(s)-failed])}
+}
+
+// LatenciesOf returns the n latencies scan yields (in any order; an element
+// equal to FailedLatency is a failed sample, a negative one an error)
+// without holding them: scan is called once here and again for selections
+// and counts the histogram cannot answer, and must yield the same values
+// each time. It errs if scan yields other than n values.
+func LatenciesOf(n int, scan func(yield func(time.Duration) bool)) (Latencies, error) {
+	if n < 0 {
+		return Latencies{}, fmt.Errorf("%w: latency count %d", ErrInvalidArgument, n)
+	}
+	blocks := func(yield func([]time.Duration) bool) {
+		buf := make([]time.Duration, 0, blockLen)
+		for d := range scan {
+			if buf = append(buf, d); len(buf) == blockLen {
+				if !yield(buf) {
+					return
+				}
+				buf = buf[:0]
+			}
+		}
+		if len(buf) > 0 {
+			yield(buf)
+		}
+	}
+	l, err := scannedLatencies(blocks, defaultLimits())
+	if err == nil && l.n != n {
+		return Latencies{}, fmt.Errorf("%w: the scan yielded %d latencies, n = %d", ErrInvalidArgument, l.n, n)
+	}
+	return l, err
+}
+
+// scannedLatencies builds the scanned backing over blocks.
+func scannedLatencies(blocks blockScan, lim selectLimits) (Latencies, error) {
+	src, err := newScanned(blocks, lim)
+	if err != nil {
+		return Latencies{}, err
+	}
+	return Latencies{src: src, n: src.completed + src.failed, failed: src.failed, mean: src.mean}, nil
 }
 
 // meanOf returns LoadGen's mean: the integer sum divided by the count,
@@ -62,34 +112,93 @@ func meanOf(s []time.Duration) time.Duration {
 }
 
 // Len returns the number of latencies, failed ones included.
-func (l Latencies) Len() int { return len(l.sorted) }
+func (l Latencies) Len() int { return l.n }
 
 // Failed returns the number of failed samples (the top Failed() entries).
 func (l Latencies) Failed() int { return l.failed }
 
 // Completed returns the latencies without the failed samples, sharing
-// their memory (Latencies are immutable): what a latency spectrum of the
-// samples that answered shows.
+// their memory and caches (Latencies are immutable): what a latency
+// spectrum of the samples that answered shows.
 func (l Latencies) Completed() Latencies {
-	return Latencies{sorted: l.sorted[:len(l.sorted)-l.failed], mean: l.mean}
+	c := Latencies{src: l.src, n: l.n - l.failed, mean: l.mean}
+	if l.src == nil {
+		c.sorted = l.sorted[:c.n]
+	}
+	return c
 }
 
-// Sorted returns the ascending latencies; the slice is shared, do not modify it.
-func (l Latencies) Sorted() []time.Duration { return l.sorted }
+// Select returns the latency of rank k (0-based, ascending): the k-th
+// smallest, FailedLatency for a failed sample's rank.
+func (l Latencies) Select(k int) (time.Duration, error) {
+	vs, err := l.SelectEach([]int{k})
+	if err != nil {
+		return 0, err
+	}
+	return vs[0], nil
+}
+
+// SelectEach returns the latencies of ranks ks, as Select would one by
+// one; over a scanned source it selects them together, in one or a few
+// scans for all.
+func (l Latencies) SelectEach(ks []int) ([]time.Duration, error) {
+	out := make([]time.Duration, len(ks))
+	var want []int // completed ranks of the scanned backing
+	for i, k := range ks {
+		switch {
+		case k < 0 || k >= l.n:
+			return nil, fmt.Errorf("%w: rank %d of %d latencies", ErrOutOfRange, k, l.n)
+		case l.src == nil:
+			out[i] = l.sorted[k]
+		case k >= l.n-l.failed:
+			out[i] = FailedLatency
+		default:
+			want = append(want, k)
+		}
+	}
+	if len(want) == 0 {
+		return out, nil
+	}
+	vs, err := l.src.selectRanks(want)
+	if err != nil {
+		return nil, err
+	}
+	j := 0
+	for i, k := range ks {
+		if k < l.n-l.failed {
+			out[i], j = vs[j], j+1
+		}
+	}
+	return out, nil
+}
 
 // Percentile returns LoadGen's percentile: sorted[size_t(n × p)] (results.cc,
 // ProcessLatencies), the product computed in float64 and truncated. p = 1 (or
 // a product that rounds to n) gives the maximum rather than an index past the
 // end. The result is FailedLatency when that rank is a failed sample.
 func (l Latencies) Percentile(p float64) (time.Duration, error) {
-	if len(l.sorted) == 0 {
-		return 0, ErrEmpty
-	}
-	i, err := percentileIndex(len(l.sorted), p)
+	vs, err := l.Percentiles([]float64{p})
 	if err != nil {
 		return 0, err
 	}
-	return l.sorted[i], nil
+	return vs[0], nil
+}
+
+// Percentiles returns Percentile of each of ps, selected together: a caller
+// that wants several asks for them at once.
+func (l Latencies) Percentiles(ps []float64) ([]time.Duration, error) {
+	if l.n == 0 {
+		return nil, ErrEmpty
+	}
+	ks := make([]int, len(ps))
+	for i, p := range ps {
+		k, err := percentileIndex(l.n, p)
+		if err != nil {
+			return nil, err
+		}
+		ks[i] = k
+	}
+	return l.SelectEach(ks)
 }
 
 // percentileIndex returns min(floor(n × p), n−1) for n ≥ 1.
@@ -102,8 +211,30 @@ func percentileIndex(n int, p float64) (int, error) {
 
 // CountOver returns how many latencies are strictly greater than bound, failed
 // samples included: LoadGen's overlatency count (latency > target_latency).
-func (l Latencies) CountOver(bound time.Duration) int {
-	return len(l.sorted) - sort.Search(len(l.sorted), func(i int) bool { return l.sorted[i] > bound })
+func (l Latencies) CountOver(bound time.Duration) int { return l.n - l.CountAtMost(bound) }
+
+// CountAtMost returns how many latencies are at most d (the rank just past
+// the last value ≤ d); failed samples count only for d = FailedLatency.
+func (l Latencies) CountAtMost(d time.Duration) int { return l.CountsAtMost([]time.Duration{d})[0] }
+
+// CountsAtMost returns CountAtMost of each of ds, counted together: over a
+// scanned source, in at most one scan for all.
+func (l Latencies) CountsAtMost(ds []time.Duration) []int {
+	var out []int
+	if l.src == nil {
+		out = make([]int, len(ds))
+		for i, d := range ds {
+			out[i] = sort.Search(l.n, func(j int) bool { return l.sorted[j] > d })
+		}
+		return out
+	}
+	out = l.src.countsAtMost(ds)
+	for i, d := range ds {
+		if d == FailedLatency {
+			out[i] += l.failed
+		}
+	}
+	return out
 }
 
 // Summary is the min/max/mean block of LoadGen's summary.
@@ -119,14 +250,19 @@ type Summary struct {
 
 // Summary returns count, min, max and mean; ErrEmpty for no latencies.
 func (l Latencies) Summary() (Summary, error) {
-	if len(l.sorted) == 0 {
+	if l.n == 0 {
 		return Summary{}, ErrEmpty
 	}
-	return Summary{
-		Count:  len(l.sorted),
-		Failed: l.failed,
-		Min:    l.sorted[0],
-		Max:    l.sorted[len(l.sorted)-1],
-		Mean:   l.mean,
-	}, nil
+	sum := Summary{Count: l.n, Failed: l.failed, Mean: l.mean}
+	switch {
+	case l.src == nil:
+		sum.Min, sum.Max = l.sorted[0], l.sorted[l.n-1]
+	case l.failed == l.n:
+		sum.Min, sum.Max = FailedLatency, FailedLatency
+	case l.failed > 0:
+		sum.Min, sum.Max = l.src.min, FailedLatency
+	default:
+		sum.Min, sum.Max = l.src.min, l.src.max
+	}
+	return sum, nil
 }

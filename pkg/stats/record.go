@@ -2,9 +2,13 @@ package stats
 
 import (
 	"fmt"
+	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/offheap"
 )
 
 // Storage is split into chunks so the record can grow while recorders write:
@@ -20,19 +24,38 @@ const (
 )
 
 // Slot encoding: 0 = not recorded yet (so fresh memory needs no fill),
-// slotFailed = failed, otherwise latency+1.
-const slotFailed = -1
+// slotFailed = failed, v > 0 = latency v−1, v ≤ slotInFlight = in flight
+// since scheduled time −v−2 (Start): the one word a sample keeps, from
+// issue to completion and after.
+const (
+	slotFailed   = -1
+	slotInFlight = -2
+)
+
+// recorded reports whether slot value v holds a latency or a failure: not
+// 0 (never started) and not in flight.
+func recorded(v int64) bool { return v > 0 || v == slotFailed }
 
 // LatencyRecord is the exact latency of every sample of a run, indexed by the
 // sample's sequence number: no sampling, no buckets. MLPERF.md computes
 // validity from exact latencies, not from a histogram.
 //
 // It is built for a load generator's completion path: 8 bytes per sample,
-// allocated up front (the trace is known before the run), and Record is a
+// allocated up front (the trace is known before the run) off the Go heap
+// (pkg/offheap: the collector neither scans it nor counts it toward its
+// goal, so a 60M-sample record does not let the heap grow by another
+// 480 MB of garbage) and given back when the record is collected; Record is a
 // bounds check plus one store (7 ns measured, no allocation, no lock; see
 // BenchmarkRecord). Any number of goroutines may call Record and Fail at the
 // same time provided each index is recorded by one of them only: distinct
 // indices are distinct memory, so they do not race.
+//
+// An engine may also keep a sample's in-flight state in its slot: Start
+// stores the scheduled time, and Finish (or FailInFlight) turns it into the
+// latency with one compare-and-swap (BenchmarkFinish: ~10 ns against
+// Record's ~6), so of an answer and a timeout racing for a sample exactly
+// one counts. These three are atomic and may race with each other on any
+// index.
 //
 // Reading (Latencies, Missing, Histogram) requires every recorder to have
 // finished and that to happen-before the read, e.g. by sync.WaitGroup.Wait
@@ -79,19 +102,35 @@ func NewLatencyRecord(n int, opts ...RecordOption) (*LatencyRecord, error) {
 		o(r)
 	}
 	nChunks := (n + chunkLen - 1) / chunkLen
-	backing := make([]int64, n)
+	size := n
 	if r.growable {
 		// Growth appends whole chunks; a short last chunk could never be
 		// extended without moving it under a concurrent writer.
-		backing = make([]int64, nChunks*chunkLen)
+		size = nChunks * chunkLen
 	}
-	prefault(backing)
+	backing, err := r.alloc(size)
+	if err != nil {
+		return nil, err
+	}
 	chunks := make([][]int64, nChunks)
 	for c := range chunks {
 		chunks[c] = backing[c*chunkLen : min((c+1)*chunkLen, len(backing)) : min((c+1)*chunkLen, len(backing))]
 	}
 	r.chunks.Store(&chunks)
 	return r, nil
+}
+
+// alloc returns n zeroed slots off the Go heap (the record is the run's one
+// thing kept to its end: it must not set the collector's goal), prefaulted,
+// and freed when r becomes unreachable.
+func (r *LatencyRecord) alloc(n int) ([]int64, error) {
+	s, free, err := offheap.Int64s(n)
+	if err != nil {
+		return nil, fmt.Errorf("latency record: %w", err)
+	}
+	offheap.FreeWith(r, free)
+	prefault(s)
+	return s, nil
 }
 
 // prefault touches every page of s so the operating system maps them now,
@@ -107,13 +146,8 @@ func prefault(s []int64) {
 
 // slot returns the storage of sample i, growing the record if allowed.
 func (r *LatencyRecord) slot(i int) (*int64, error) {
-	if i >= 0 {
-		cs := *r.chunks.Load()
-		if c := i >> chunkShift; c < len(cs) {
-			if ch, o := cs[c], i&chunkMask; o < len(ch) {
-				return &ch[o], nil
-			}
-		}
+	if s, ok := r.existing(i); ok {
+		return s, nil
 	}
 	return r.grow(i)
 }
@@ -130,8 +164,10 @@ func (r *LatencyRecord) grow(i int) (*int64, error) {
 		// append may reuse spare capacity past len(cs): no reader indexes
 		// there, and the Store below publishes the new elements.
 		for len(cs) <= c {
-			ch := make([]int64, chunkLen)
-			prefault(ch)
+			ch, err := r.alloc(chunkLen)
+			if err != nil {
+				return nil, err
+			}
 			cs = append(cs, ch)
 		}
 		r.chunks.Store(&cs)
@@ -156,6 +192,7 @@ func (r *LatencyRecord) Record(i int, d time.Duration) error {
 	if d > r.bound {
 		r.over.Add(1)
 	}
+	runtime.KeepAlive(r) // s points into memory r frees when collected
 	return nil
 }
 
@@ -170,7 +207,106 @@ func (r *LatencyRecord) Fail(i int) error {
 	}
 	*s = slotFailed
 	r.failed.Add(1)
+	runtime.KeepAlive(r) // s points into memory r frees when collected
 	return nil
+}
+
+// Start marks sample i in flight since scheduledNs (ns since the run's
+// start, ≥ 0), kept in the sample's own slot until Finish or FailInFlight:
+// an engine needs no other per-query state for it. Readers treat an
+// in-flight sample as not recorded. It fails if i is out of range or the
+// sample was started or recorded before. Safe to call concurrently with
+// Finish and FailInFlight of any sample.
+func (r *LatencyRecord) Start(i int, scheduledNs int64) error {
+	if scheduledNs < 0 || scheduledNs > math.MaxInt64+slotInFlight {
+		return fmt.Errorf("%w: sample %d scheduled at %d ns", ErrInvalidArgument, i, scheduledNs)
+	}
+	s, err := r.slot(i)
+	if err != nil {
+		return err
+	}
+	ok := atomic.CompareAndSwapInt64(s, 0, slotInFlight-scheduledNs)
+	runtime.KeepAlive(r) // s points into memory r frees when collected
+	if !ok {
+		return fmt.Errorf("%w: sample %d", ErrAlreadyRecorded, i)
+	}
+	return nil
+}
+
+// Finish records the latency of in-flight sample i completing at atNs (ns
+// since the run's start): atNs minus its scheduled time, 0 if negative. It
+// returns false, recording nothing, if i is not in flight: never started,
+// out of range, already finished or failed. Of concurrent Finish and
+// FailInFlight calls for one sample exactly one succeeds.
+func (r *LatencyRecord) Finish(i int, atNs int64) (time.Duration, bool) {
+	s, ok := r.existing(i)
+	if !ok {
+		return 0, false
+	}
+	defer runtime.KeepAlive(r) // s points into memory r frees when collected
+	v := atomic.LoadInt64(s)
+	if v > slotInFlight {
+		return 0, false
+	}
+	var d time.Duration
+	if sched := slotInFlight - v; atNs > sched { // both ≥ 0: no overflow
+		// Below FailedLatency, the largest latency the slot's +1 holds.
+		d = time.Duration(min(atNs-sched, math.MaxInt64-1))
+	}
+	if !atomic.CompareAndSwapInt64(s, v, int64(d)+1) {
+		return 0, false
+	}
+	if d > r.bound {
+		r.over.Add(1)
+	}
+	return d, true
+}
+
+// FailInFlight marks in-flight sample i failed; false, changing nothing,
+// if it is not in flight (as Finish).
+func (r *LatencyRecord) FailInFlight(i int) bool {
+	s, ok := r.existing(i)
+	if !ok {
+		return false
+	}
+	defer runtime.KeepAlive(r) // s points into memory r frees when collected
+	v := atomic.LoadInt64(s)
+	if v > slotInFlight || !atomic.CompareAndSwapInt64(s, v, slotFailed) {
+		return false
+	}
+	r.failed.Add(1)
+	return true
+}
+
+// InFlightScheduled returns the scheduled time Start gave sample i and
+// true while it is in flight; false otherwise (never started, finished,
+// failed or out of range).
+func (r *LatencyRecord) InFlightScheduled(i int) (int64, bool) {
+	s, ok := r.existing(i)
+	if !ok {
+		return 0, false
+	}
+	v := atomic.LoadInt64(s)
+	runtime.KeepAlive(r) // s points into memory r frees when collected
+	if v > slotInFlight {
+		return 0, false
+	}
+	return slotInFlight - v, true
+}
+
+// existing returns the slot of sample i if it is allocated, never growing
+// the record: only Start's index may (it is the issuer's, in range).
+func (r *LatencyRecord) existing(i int) (*int64, bool) {
+	if i < 0 {
+		return nil, false
+	}
+	cs := *r.chunks.Load()
+	if c := i >> chunkShift; c < len(cs) {
+		if ch, o := cs[c], i&chunkMask; o < len(ch) {
+			return &ch[o], true
+		}
+	}
+	return nil, false
 }
 
 // Over returns the samples recorded so far over the WithBound bound, failed
@@ -186,10 +322,11 @@ func (r *LatencyRecord) Len() int {
 	if !r.growable {
 		return r.size
 	}
+	defer runtime.KeepAlive(r) // r owns the chunks' memory: keep it mapped while reading
 	cs := *r.chunks.Load()
 	for c := len(cs) - 1; c >= 0; c-- {
 		for o := len(cs[c]) - 1; o >= 0; o-- {
-			if cs[c][o] != 0 {
+			if recorded(cs[c][o]) {
 				return max(r.size, c*chunkLen+o+1)
 			}
 		}
@@ -198,11 +335,12 @@ func (r *LatencyRecord) Len() int {
 }
 
 // Missing returns how many of the first Len() samples were never recorded
-// (neither a latency nor a failure). Read after recording.
+// (neither a latency nor a failure; one still in flight counts). Read after
+// recording.
 func (r *LatencyRecord) Missing() int {
 	n, missing := r.Len(), 0
 	r.each(0, n, func(v int64) {
-		if v == 0 || v <= slotInFlight {
+		if !recorded(v) {
 			missing++
 		}
 	})
@@ -211,6 +349,7 @@ func (r *LatencyRecord) Missing() int {
 
 // each calls fn with the raw slot value of samples from … to−1 (within Len).
 func (r *LatencyRecord) each(from, to int, fn func(v int64)) {
+	defer runtime.KeepAlive(r) // r owns the chunks' memory: keep it mapped while reading
 	cs := *r.chunks.Load()
 	for i := from; i < to; {
 		ch := cs[i>>chunkShift]
@@ -235,27 +374,51 @@ func (r *LatencyRecord) Each(from, to int, fn func(i int, d time.Duration)) {
 		switch {
 		case v == slotFailed:
 			fn(i, FailedLatency)
-		case v > 0: // not unrecorded, not in flight
+		case v > 0:
 			fn(i, time.Duration(v-1))
 		}
 		i++
 	})
 }
 
-// Latencies returns the recorded latencies sorted, failed samples as
-// FailedLatency, unrecorded samples left out (see Missing). It allocates a
-// copy: another 8 bytes per sample, once, at the end of the run. Read after
-// recording.
+// Latencies returns the recorded latencies, failed samples as
+// FailedLatency, unrecorded samples left out (see Missing). It does not copy
+// the record: it reads it once now and again for selections (scan.go), so
+// the Latencies keeps the record reachable and the record must not be
+// written to while it is in use. Read after recording.
 func (r *LatencyRecord) Latencies() Latencies {
 	n := r.Len()
-	out := make([]time.Duration, 0, n)
-	r.each(0, n, func(v int64) {
-		switch {
-		case v == slotFailed:
-			out = append(out, FailedLatency)
-		case v > 0:
-			out = append(out, time.Duration(v-1))
+	l, _ := scannedLatencies(func(yield func([]time.Duration) bool) { r.blocks(n, yield) }, defaultLimits())
+	return l // the slots hold no negative latency: no error
+}
+
+// blocks yields the latencies of samples 0 … n−1, decoded from their slots,
+// in blocks of at most blockLen: a window of blockLen slots at a time, so
+// the decoding loop needs no test for a full block.
+func (r *LatencyRecord) blocks(n int, yield func([]time.Duration) bool) {
+	defer runtime.KeepAlive(r) // r owns the chunks' memory: keep it mapped while reading
+	cs := *r.chunks.Load()
+	var buf [blockLen]time.Duration
+	for i := 0; i < n; {
+		ch := cs[i>>chunkShift]
+		o := i & chunkMask
+		end := min(len(ch), o+(n-i), o+blockLen)
+		k := 0
+		for _, v := range ch[o:end] {
+			// Written before it is known to count: the next value
+			// overwrites it if not.
+			buf[k&(blockLen-1)] = time.Duration(v - 1)
+			switch {
+			case v > 0:
+				k++
+			case v == slotFailed:
+				buf[k&(blockLen-1)] = FailedLatency
+				k++
+			}
 		}
-	})
-	return sortedLatencies(out)
+		i += end - o
+		if k > 0 && !yield(buf[:k]) {
+			return
+		}
+	}
 }

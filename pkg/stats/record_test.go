@@ -2,12 +2,17 @@ package stats
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/offheap"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -38,8 +43,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Errorf("Missing = %d, Len = %d, want 1, 5", r.Missing(), r.Len())
 	}
 	l := r.Latencies()
-	if want := []time.Duration{0, 100, 300, FailedLatency}; !slices.Equal(l.Sorted(), want) {
-		t.Errorf("Latencies = %v, want %v", l.Sorted(), want)
+	if want := []time.Duration{0, 100, 300, FailedLatency}; !slices.Equal(all(t, l), want) {
+		t.Errorf("Latencies = %v, want %v", all(t, l), want)
 	}
 	if l.Failed() != 1 {
 		t.Errorf("Latencies.Failed = %d", l.Failed())
@@ -106,7 +111,7 @@ func TestRecordErrors(t *testing.T) {
 	if _, err := NewLatencyRecord(-1); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("negative size: %v", err)
 	}
-	if l := r.Latencies().Sorted(); !slices.Equal(l, []time.Duration{5}) {
+	if l := all(t, r.Latencies()); !slices.Equal(l, []time.Duration{5}) {
 		t.Errorf("failed calls changed the record: %v", l)
 	}
 }
@@ -129,7 +134,7 @@ func TestRecordGrowth(t *testing.T) {
 	for k, i := range idx {
 		want[k] = time.Duration(i)
 	}
-	if got := r.Latencies().Sorted(); !slices.Equal(got, want) {
+	if got := all(t, r.Latencies()); !slices.Equal(got, want) {
 		t.Errorf("Latencies = %v, want %v", got, want)
 	}
 }
@@ -177,7 +182,7 @@ func TestRecordConcurrent(t *testing.T) {
 			if l.Len() != n || l.Failed() != n/1000 || r.Missing() != 0 {
 				t.Fatalf("Len %d Failed %d Missing %d", l.Len(), l.Failed(), r.Missing())
 			}
-			for k, d := range l.Sorted()[:n-n/1000] {
+			for k, d := range all(t, l)[:n-n/1000] {
 				if want := time.Duration(k + k/999); d != want {
 					t.Fatalf("sorted[%d] = %d, want %d", k, d, want)
 				}
@@ -190,17 +195,23 @@ func TestRecordConcurrent(t *testing.T) {
 	}
 }
 
+// A record costs 8 bytes a sample, off the Go heap: the heap holds only
+// its index of chunks.
 func TestRecordBytesPerSample(t *testing.T) {
 	const n = 1 << 20
 	var before, after runtime.MemStats
-	runtime.GC()
+	settleOffheap()
 	runtime.ReadMemStats(&before)
+	offBefore := offheap.Live()
 	r, _ := NewLatencyRecord(n)
 	runtime.ReadMemStats(&after)
+	off := offheap.Live() - offBefore
 	runtime.KeepAlive(r)
-	perSample := float64(after.TotalAlloc-before.TotalAlloc) / n
-	if perSample > 8.01 {
-		t.Errorf("%.3f bytes per sample, want 8", perSample)
+	if perSample := float64(after.TotalAlloc-before.TotalAlloc) / n; perSample > 0.01 {
+		t.Errorf("%.3f heap bytes per sample, want ~0", perSample)
+	}
+	if off != 8*n {
+		t.Errorf("%d bytes off the heap, want %d", off, 8*n)
 	}
 	next := 0
 	if allocs := testing.AllocsPerRun(1000, func() {
@@ -210,5 +221,100 @@ func TestRecordBytesPerSample(t *testing.T) {
 		next++
 	}); allocs != 0 {
 		t.Errorf("Record allocates %v times per call", allocs)
+	}
+}
+
+// A record dropped by its owner (a daemon makes many runs) gives its memory
+// back once collected, growing chunks included; while any Latencies of it
+// is in use it stays.
+func TestRecordFreedWhenUnreachable(t *testing.T) {
+	settleOffheap()
+	before := offheap.Live()
+	r, err := NewLatencyRecord(chunkLen+5, WithGrowth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Record(5*chunkLen, 42); err != nil { // grows 4 chunks
+		t.Fatal(err)
+	}
+	size := offheap.Live() - before
+	if size != 6*chunkLen*8 {
+		t.Fatalf("%d bytes mapped, want 6 chunks", size)
+	}
+	l := r.Latencies()
+	r = nil // dropping the last direct reference is the point
+	settleOffheap()
+	if got := offheap.Live() - before; got != size {
+		t.Fatalf("%d bytes mapped while a Latencies of the record lives, want %d", got, size)
+	}
+	if v, err := l.Percentile(1); err != nil || v != 42 {
+		t.Fatalf("max %v, %v", v, err)
+	}
+	runtime.KeepAlive(l)
+	l = Latencies{}
+	// Cleanups run on their own goroutine after the collection that finds
+	// the record unreachable: collect and yield until they have.
+	for i := 0; i < 100 && offheap.Live()-before > 0; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if got := offheap.Live() - before; got > 0 {
+		t.Errorf("%d bytes still mapped after the record was collected", got)
+	}
+}
+
+// The collector's heap goal no longer includes the record (issue 28): a
+// heap slice of the same size, as the record was before, raises it by its
+// size or more. NETLOADGEN_HEAPGOAL_SAMPLES sets the size (default 2^24).
+func TestRecordNotInHeapGoal(t *testing.T) {
+	n := 1 << 24
+	if v := os.Getenv("NETLOADGEN_HEAPGOAL_SAMPLES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goal := func() uint64 {
+		runtime.GC()
+		s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	base := goal()
+	heap := make([]int64, n)
+	prefault(heap)
+	onHeap := goal()
+	runtime.KeepAlive(heap)
+	heap = nil // released before the record is measured
+	base2 := goal()
+	r, err := NewLatencyRecord(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offHeap := goal()
+	runtime.KeepAlive(r)
+	t.Logf("%d samples: heap goal %d MB; with a heap slice %d MB; then %d MB; with the record %d MB",
+		n, base>>20, onHeap>>20, base2>>20, offHeap>>20)
+	if onHeap < base+uint64(8*n) {
+		t.Errorf("a heap slice of %d MB raised the goal by only %d MB: the measure is broken", 8*n>>20, (onHeap-base)>>20)
+	}
+	if offHeap > base2+8<<20 {
+		t.Errorf("the record raised the heap goal by %d MB", (offHeap-base2)>>20)
+	}
+}
+
+// settleOffheap collects until the records earlier tests dropped have been
+// freed: offheap.Live no longer changes from one collection to the next
+// (cleanups run on their own goroutine after a collection).
+func settleOffheap() {
+	last, same := offheap.Live(), 0
+	for i := 0; i < 100 && same < 3; i++ {
+		runtime.GC()
+		runtime.Gosched()
+		if v := offheap.Live(); v == last {
+			same++
+		} else {
+			last, same = v, 0
+		}
 	}
 }
