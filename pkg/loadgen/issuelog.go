@@ -1,6 +1,10 @@
 package loadgen
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/netloadgen/netloadgen/pkg/offheap"
+)
 
 // issueLog is the run's record of when each query was due and when it was
 // handed to the SUT, kept from its issue to the end of the run for the
@@ -10,7 +14,10 @@ import "encoding/binary"
 // steps under 134 ms; every issuer's schedule only moves forward, but the
 // step is zigzag-coded so a clock that steps back costs a byte, not the
 // record) and the lateness, issued − scheduled (2 bytes under 8 µs, 3 under
-// 1 ms). Only the issuer appends; readers run after Execute.
+// 1 ms). Only the issuer appends; readers run after Execute. Its buffers
+// are off the Go heap, as the latency record is (pkg/offheap): a log of a
+// few hundred MB would otherwise raise the collector's goal by as much,
+// and let garbage grow the process by that much again.
 type issueLog struct {
 	chunks    [][]byte
 	cur       []byte
@@ -20,9 +27,9 @@ type issueLog struct {
 	last [2]int64
 }
 
-// issueLogChunk is the size of the log's buffers: one allocation per
-// ~13,000 queries, on the issuer's goroutine.
-const issueLogChunk = 64 << 10
+// issueLogChunk is the size of the log's buffers: one mapping per ~50,000
+// queries, on the issuer's goroutine (its pages are touched as they fill).
+const issueLogChunk = 256 << 10
 
 // add appends query n's scheduled and issued offsets (ns since the start).
 func (l *issueLog) add(sched, issued int64) {
@@ -30,13 +37,24 @@ func (l *issueLog) add(sched, issued int64) {
 		if l.cur != nil {
 			l.chunks = append(l.chunks, l.cur)
 		}
-		l.cur = make([]byte, 0, issueLogChunk)
+		l.cur = l.newChunk()
 	}
 	l.cur = binary.AppendVarint(l.cur, sched-l.lastSched)
 	l.cur = binary.AppendVarint(l.cur, issued-sched)
 	l.lastSched = sched
 	l.last = [2]int64{sched, issued}
 	l.n++
+}
+
+// newChunk maps a buffer that is unmapped once the log is unreachable; if
+// the system refuses the mapping, the heap serves instead.
+func (l *issueLog) newChunk() []byte {
+	b, free, err := offheap.Bytes(issueLogChunk)
+	if err != nil {
+		return make([]byte, 0, issueLogChunk)
+	}
+	offheap.FreeWith(l, free)
+	return b[:0]
 }
 
 // len is the number of queries logged.

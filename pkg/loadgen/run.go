@@ -50,7 +50,7 @@ type Run struct {
 
 	// times holds every issued query's scheduled and issue times, a few
 	// bytes each; only the issuer writes it, the end of the run reads it.
-	times issueLog
+	times *issueLog
 	// Per query, indexed by Query.ID: nil with one sample per query
 	// outside v0.5 MultiStream, where a sample's slot in the record says
 	// whether it was answered and whether it failed, and a query's
@@ -138,7 +138,7 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating the trace: %w", err)
 	}
-	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), notify: make(chan struct{}, 1)}
+	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), notify: make(chan struct{}, 1), times: &issueLog{}}
 	for _, o := range opts {
 		o(r)
 	}

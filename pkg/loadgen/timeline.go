@@ -45,7 +45,7 @@ func (r *Run) Timeline() Timeline {
 		SamplesPerQuery: r.spq,
 		Queries:         r.times.len(),
 		FailedBySecond:  append([]int64(nil), r.failedBySec...),
-		times:           &r.times,
+		times:           r.times,
 	}
 }
 

@@ -74,12 +74,12 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.QueryLatency = latencyStats(queries, e.TargetLatencyPercentile)
 	res.SampleLatencyAnswered = answeredStats(samples, e.TargetLatencyPercentile)
 	res.QueryLatencyAnswered = answeredStats(queries, e.TargetLatencyPercentile)
-	lateness := make([]time.Duration, 0, issued)
-	r.times.each(func(_ int, sched, at int64) bool {
-		lateness = append(lateness, time.Duration(max(at-sched, 0)))
-		return true
-	})
-	if l, err := stats.NewLatencies(lateness); err == nil {
+	// Read from the issue log in place, as the latencies are from the
+	// record: no per-query copy at the end (issue 28).
+	lateness := func(yield func(time.Duration) bool) {
+		r.times.each(func(_ int, sched, at int64) bool { return yield(time.Duration(max(at-sched, 0))) })
+	}
+	if l, err := stats.LatenciesOf(r.times.len(), lateness); err == nil {
 		res.IssueLateness = latencyStats(l, 0)
 	}
 	if g := generatorBound(res.IssueLateness, r.bound); g != nil {
