@@ -11,9 +11,9 @@ import (
 )
 
 // Interval lengths of latency.hlog: one second, unless that would give more
-// than maxHlogIntervals. Each interval holds a full HDR histogram (about
-// 190 KiB in memory until the log is written), so a long run's intervals
-// are widened to whole seconds instead.
+// than maxHlogIntervals: a long run's intervals are widened to whole
+// seconds instead, so the log stays a size a viewer opens. Each interval is
+// a full HDR histogram (about 190 KiB), written as soon as it is built.
 const (
 	hlogInterval     = time.Second
 	maxHlogIntervals = 60
@@ -23,25 +23,41 @@ const (
 // interval log. Failed samples have no latency and are left out (the
 // comment counts them).
 func writeHlog(w io.Writer, run *loadgen.Run, res *loadgen.Result) error {
-	intervals, err := hlogIntervals(run, res)
+	// The header's count comes first: a scan of the record, so that the
+	// intervals are written as they are built, not held (issue 28).
+	var completed int64
+	rec := run.Samples()
+	rec.Each(0, rec.Len(), func(_ int, d time.Duration) {
+		if d != stats.FailedLatency {
+			completed++
+		}
+	})
+	comment := fmt.Sprintf("netloadgen %s sample latencies (ns), by issue time; %d samples completed, %d failed (not in the histograms)",
+		res.Effective.Scenario, completed, res.SamplesFailed)
+	lw, err := stats.NewIntervalLogWriter(w, res.StartTime, comment)
 	if err != nil {
 		return err
 	}
-	var completed int64
-	for _, iv := range intervals {
-		completed += iv.Histogram.TotalCount()
-	}
-	comment := fmt.Sprintf("netloadgen %s sample latencies (ns), by issue time; %d samples completed, %d failed (not in the histograms)",
-		res.Effective.Scenario, completed, res.SamplesFailed)
-	return stats.WriteIntervalLog(w, res.StartTime, comment, intervals)
+	return eachHlogInterval(run, res, lw.Write)
 }
 
-// hlogIntervals slices the samples by the time their query was scheduled.
+// hlogIntervals is every interval eachHlogInterval gives.
+func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, error) {
+	var out []stats.LogInterval
+	err := eachHlogInterval(run, res, func(iv stats.LogInterval) error {
+		out = append(out, iv)
+		return nil
+	})
+	return out, err
+}
+
+// eachHlogInterval slices the samples by the time their query was
+// scheduled and gives emit each slice's histogram in turn.
 // Only Server, whose queries are scheduled at the trace's offsets (and
 // whose latency counts from them), is sliced; the closed-loop scenarios and
 // Offline get one interval spanning the run (timeseries.csv and .json give
 // every scenario's seconds, from Run.Timeline).
-func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, error) {
+func eachHlogInterval(run *loadgen.Run, res *loadgen.Result, emit func(stats.LogInterval) error) error {
 	rec := run.Samples()
 	total := time.Duration(max(res.DurationNs, 0))
 	tl := run.Timeline()
@@ -49,16 +65,15 @@ func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, 
 	if res.Effective.Scenario != trace.Server.String() || issued == 0 || spq <= 0 {
 		h, err := rec.Histogram(0, rec.Len())
 		if err != nil {
-			return nil, fmt.Errorf("latency histogram: %w", err)
+			return fmt.Errorf("latency histogram: %w", err)
 		}
-		return []stats.LogInterval{{Start: 0, Length: total, Histogram: h}}, nil
+		return emit(stats.LogInterval{Start: 0, Length: total, Histogram: h})
 	}
 
 	step := hlogInterval
 	if last := time.Duration(res.FinalQueryScheduledTimeNs); last/step >= maxHlogIntervals {
 		step = (last/maxHlogIntervals/time.Second + 1) * time.Second
 	}
-	var out []stats.LogInterval
 	// Queries [first, q) are scheduled in interval k; the walk closes an
 	// interval at the first query of the next one, and the last at the end.
 	first, k := 0, time.Duration(-1)
@@ -70,7 +85,7 @@ func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, 
 			return
 		}
 		start := k * step
-		out = append(out, stats.LogInterval{Start: start, Length: max(min(step, total-start), 0), Histogram: h})
+		err = emit(stats.LogInterval{Start: start, Length: max(min(step, total-start), 0), Histogram: h})
 	}
 	tl.EachQuery(func(q int, sched, _ int64) bool {
 		if kq := time.Duration(sched) / step; kq != k {
@@ -84,8 +99,5 @@ func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, 
 	if err == nil {
 		closeInterval(issued)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return err
 }

@@ -691,4 +691,16 @@ func hlogServerIntervals(t *testing.T, maxQueries uint64) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("samples per interval %v, want %v", got, want)
 	}
+	// The header's count, written before the intervals, is theirs.
+	var total int64
+	for _, n := range got {
+		total += n
+	}
+	head, err := os.ReadFile(filepath.Join(dir, runlog.HlogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := fmt.Sprintf("; %d samples completed, 0 failed", total); !strings.Contains(string(head), c) {
+		t.Errorf("the header does not say %q:\n%.300s", c, head)
+	}
 }

@@ -36,36 +36,72 @@ type LogInterval struct {
 // That was 7% of the CPU of a 20-second run at 100 QPS (bench/RESULTS.md).
 func WriteIntervalLog(w io.Writer, start time.Time, comment string, intervals []LogInterval) error {
 	for i, iv := range intervals {
-		if iv.Histogram == nil || iv.Start < 0 || iv.Length < 0 || strings.ContainsAny(iv.Tag, ", \r\n") {
-			return fmt.Errorf("%w: hlog interval %d", ErrInvalidArgument, i)
+		if err := checkInterval(iv); err != nil {
+			return fmt.Errorf("%w %d", err, i)
 		}
 	}
+	lw, err := NewIntervalLogWriter(w, start, comment)
+	if err != nil {
+		return err
+	}
+	for _, iv := range intervals {
+		if err := lw.Write(iv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkInterval(iv LogInterval) error {
+	if iv.Histogram == nil || iv.Start < 0 || iv.Length < 0 || strings.ContainsAny(iv.Tag, ", \r\n") {
+		return fmt.Errorf("%w: hlog interval", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// IntervalLogWriter writes an interval log one interval at a time, as
+// WriteIntervalLog does all at once: a long run's intervals need not all
+// be held (each histogram is about 190 KiB).
+type IntervalLogWriter struct {
+	w   io.Writer
+	enc hlogEncoder
+	n   int
+}
+
+// NewIntervalLogWriter writes the log's header lines (see WriteIntervalLog).
+func NewIntervalLogWriter(w io.Writer, start time.Time, comment string) (*IntervalLogWriter, error) {
 	lw := hdrhistogram.NewHistogramLogWriter(w)
 	startMs := start.UnixMilli()
 	lw.SetBaseTime(startMs)
 	if err := lw.OutputLogFormatVersion(); err != nil {
-		return fmt.Errorf("write hlog header: %w", err)
+		return nil, fmt.Errorf("write hlog header: %w", err)
 	}
 	if comment != "" {
 		if err := lw.OutputComment(comment); err != nil {
-			return fmt.Errorf("write hlog header: %w", err)
+			return nil, fmt.Errorf("write hlog header: %w", err)
 		}
 	}
 	if err := lw.OutputStartTime(startMs); err != nil {
-		return fmt.Errorf("write hlog header: %w", err)
+		return nil, fmt.Errorf("write hlog header: %w", err)
 	}
 	if err := lw.OutputBaseTime(startMs); err != nil {
-		return fmt.Errorf("write hlog header: %w", err)
+		return nil, fmt.Errorf("write hlog header: %w", err)
 	}
 	if err := lw.OutputLegend(); err != nil {
-		return fmt.Errorf("write hlog header: %w", err)
+		return nil, fmt.Errorf("write hlog header: %w", err)
 	}
-	var enc hlogEncoder
-	for i, iv := range intervals {
-		if err := enc.writeInterval(w, iv); err != nil {
-			return fmt.Errorf("write hlog interval %d: %w", i, err)
-		}
+	return &IntervalLogWriter{w: w}, nil
+}
+
+// Write writes the next interval's line. The histogram is not modified.
+func (l *IntervalLogWriter) Write(iv LogInterval) error {
+	if err := checkInterval(iv); err != nil {
+		return fmt.Errorf("%w %d", err, l.n)
 	}
+	if err := l.enc.writeInterval(l.w, iv); err != nil {
+		return fmt.Errorf("write hlog interval %d: %w", l.n, err)
+	}
+	l.n++
 	return nil
 }
 
