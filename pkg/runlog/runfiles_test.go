@@ -34,7 +34,11 @@ func TestRunFilesForDiff(t *testing.T) {
 				return nil
 			}},
 		{name: "server-maxq", ruleset: loadgen.RulesetLoadGen6, scenario: trace.Server, latency: scattered,
-			tweak: func(s *loadgen.Settings) { s.MaxQueryCount = 500; s.MinDurationMs = 2500; s.Engine.EarlyVerdict = false }},
+			tweak: func(s *loadgen.Settings) {
+				s.MaxQueryCount = 500
+				s.MinDurationMs = 2500
+				s.Engine.EarlyVerdict = false
+			}},
 		{name: "server-tokens", ruleset: loadgen.RulesetLoadGen6, scenario: trace.Server, latency: scattered,
 			tokens: func(id int) (time.Duration, int) { return time.Duration(id%50) * time.Microsecond, 1 + id%40 }},
 		{name: "offline", ruleset: loadgen.RulesetLoadGen6, scenario: trace.Offline, latency: scattered},
