@@ -264,6 +264,20 @@ func TestTraceSizeLimits(t *testing.T) {
 		}
 	}
 
+	// An official-length Server run at 100,000 QPS (600 s: 60 million
+	// queries) is taken by the default limits (issue 28), and the same
+	// rate for 1100 s is not (110 million queries: over the query limit
+	// before the trace limit).
+	official := body("Server", `{"target_qps": 100000, "min_duration_ms": 600000}`)
+	if _, err := Decode(strings.NewReader(official), api.Limits{}); err != nil {
+		t.Errorf("default limits, 600 s at 100000 QPS: %v", err)
+	}
+	var over *api.FieldError
+	if _, err := Decode(strings.NewReader(body("Server", `{"target_qps": 100000, "min_duration_ms": 1100000}`)), api.Limits{}); !errors.As(err, &over) ||
+		over.Field != "settings.min_duration_ms" {
+		t.Errorf("default limits, 1100 s at 100000 QPS: %v, want a FieldError on settings.min_duration_ms", err)
+	}
+
 	// The issue's Offline run of 396,000,000 samples: 1.1 × 3600 s × 100000
 	// QPS, within LOADGEND_MAX_QPS and LOADGEND_MAX_DURATION.
 	huge := api.RunSpec{Target: "http://h:1", Model: "m", Scenario: "Offline"}
