@@ -26,9 +26,10 @@ func WithClock(c Clock) Option { return func(r *Run) { r.clock = c } }
 // WithLogger sets the logger for run events (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.log = l } }
 
-// Run is one performance run: its settings, the pre-generated trace, and the
-// state its queries are recorded in. Everything is sized from the trace
-// before the clock starts, so issuing and recording do not allocate.
+// Run is one performance run: its settings, the trace, and the state its
+// queries are recorded in. The record is sized from the trace before the
+// clock starts, so recording does not allocate; issuing allocates only the
+// issue log's buffer every ~50,000 queries.
 type Run struct {
 	settings Settings
 	tr       *trace.Trace
