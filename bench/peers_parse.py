@@ -6,6 +6,7 @@
   peers_parse.py table TSV           -> Markdown: median [min-max] of 3 repeats per (target, row)
   peers_parse.py pairs TSV           -> Markdown: issue 8's ratios, each repeat's rows against each other
   peers_parse.py tokens TSV          -> Markdown: generative rows (issue 20): tokens/s, TTFT, TPOT, CPU per token
+  peers_parse.py wrk2 TSV LOAD       -> Markdown: issue 28's ratios, netloadgen / wrk2 CPU per request at each rate
 
 A generative run's row carries four more fields after steal_pct: output tokens, output tokens/s,
 TTFT p99 ms, TPOT p50 ms (result.json's tokens).
@@ -206,11 +207,58 @@ def pairs(tsv):
                 print(f"| {target} | {label} | {each} | {statistics.median(x / y for _, x, y in got):.2f}x |")
 
 
+def wrk2(tsv, loadf=None):
+    """Issue 28: rows nlg-http-bin-rQ and wrk2-rQ of each repeat (peers.sh wrk2), the CPU
+    per request of each (whole process, and steady state), their ratio per repeat and the
+    median of the ratios; LOAD has each row's 1-minute load average at its start."""
+    load = {}
+    if loadf:
+        for line in open(loadf):
+            p = line.split()
+            if len(p) == 4:
+                load[(p[0], p[1], p[2])] = p[3]
+    reps = {}
+    for p in tsv_rows(tsv):
+        m = re.match(r"(nlg-http-bin|wrk2)-r(\d+)$", p[1])
+        if m:
+            reps.setdefault((p[0], int(m.group(2))), {}).setdefault(p[2], {})[m.group(1)] = p
+    whole = lambda r: num(r[9]) / num(r[8]) * 1e6 if num(r[9]) and num(r[8]) else None
+    steady = lambda r: num(r[11]) / (num(r[4]) * num(r[12])) * 1e6 if len(r) > 12 and num(r[11]) and num(r[4]) and num(r[12]) else None
+    print("| target | rate | repeat | netloadgen verdict, lateness p99 ms | load (nlg, wrk2) | CPU µs/req nlg / wrk2 (whole) | ratio "
+          "| steady nlg / wrk2 | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    summary = []
+    for (target, rate), byrep in sorted(reps.items()):
+        rw, rs = [], []
+        for rep, rows in sorted(byrep.items(), key=lambda kv: int(kv[0])):
+            if "nlg-http-bin" not in rows or "wrk2" not in rows:
+                continue
+            a, b = rows["nlg-http-bin"], rows["wrk2"]
+            wa, wb, sa, sb = whole(a), whole(b), steady(a), steady(b)
+            fw = f"{wa:.2f} / {wb:.2f} | {wa / wb:.3f}" if wa and wb else "- | -"
+            fs = f"{sa:.2f} / {sb:.2f} | {sa / sb:.3f}" if sa and sb else "- | -"
+            if wa and wb:
+                rw.append(wa / wb)
+            if sa and sb:
+                rs.append(sa / sb)
+            ld = f"{load.get((target, a[1], rep), '-')}, {load.get((target, b[1], rep), '-')}"
+            print(f"| {target} | {rate} | {rep} | {a[3]}, {a[7]} | {ld} | {fw} | {fs} |")
+        summary.append((target, rate, rw, rs))
+    print()
+    print("| target | rate | repeats | median ratio, whole process | median ratio, steady state |")
+    print("|---|---|---|---|---|")
+    for target, rate, rw, rs in summary:
+        med = lambda xs: f"{statistics.median(xs):.3f} [{min(xs):.3f}–{max(xs):.3f}]" if xs else "-"
+        print(f"| {target} | {rate} | {len(rw)} | {med(rw)} | {med(rs)} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "row":
         row(*sys.argv[2:6])
     elif sys.argv[1] == "tokens":
         tokens(sys.argv[2])
+    elif sys.argv[1] == "wrk2":
+        wrk2(*sys.argv[2:4])
     elif sys.argv[1] == "pairs":
         pairs(sys.argv[2])
     else:
