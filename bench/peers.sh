@@ -19,7 +19,8 @@
 #   bench/peers.sh wrk2         # issue 28: netloadgen's HTTP Server run against wrk2
 #                               # (-R, open loop, the same body and -c CONNS) at each of
 #                               # WRK2_RATES (20000 50000), the two alternated (which goes
-#                               # first swaps each repeat); then wrk2.md: CPU per request,
+#                               # first turns each repeat; LOADGEND_BEFORE: a third row,
+#                               # nlg-before-rQ, another loadgend build); then wrk2.md: CPU per request,
 #                               # netloadgen / wrk2, per repeat and median, whole process
 #                               # and steady state, and each row's load average (a helper
 #                               # or build on the machine shows there). Needs a wrk2 on
@@ -229,6 +230,7 @@ row() {
     wrk2-*) BODY="$OUT/body.bin" HLEN=$HLEN timed wrk "$1" "$WRK2" -t1 -c"$CONNS" -R"$QPS" -d"${DURATION}s" --latency \
       -s bench/peers_wrk.lua "$url" ;;
     nlg-http-bin-r*) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" ;;
+    nlg-before-r*) LOADGEND=$LOADGEND_BEFORE nlg "$1" Server "http://$HTTP" --target-qps "$QPS" ;;
     wrk-c32) BODY="$OUT/body.bin" HLEN=$HLEN timed wrk "$1" wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -s bench/peers_wrk.lua "$url" ;;
     fortio-qps) timed fortio "$1" fortio load -quiet -qps "$QPS" -c "$CONNS" -t "${DURATION}s" -p 50,99 \
       -payload-file "$OUT/body.bin" -content-type application/octet-stream \
@@ -278,9 +280,13 @@ for target in $TARGETS; do
     case $MODE in
       table | tls | llm) for r in $ROWS; do row "$r"; done ;;
       wrk2) for q in $WRK2_RATES; do
-          pair="nlg-http-bin-r$q wrk2-r$q"
-          if [ $((rep % 2)) -eq 0 ]; then pair="wrk2-r$q nlg-http-bin-r$q"; fi
-          for r in $pair; do
+          # The rows of a rate go in turn, each repeat starting one further
+          # on: with LOADGEND_BEFORE (another loadgend build) a third row,
+          # nlg-before-rQ, runs it the same way.
+          set -- "nlg-http-bin-r$q" "wrk2-r$q"
+          if [ -n "${LOADGEND_BEFORE:-}" ]; then set -- "$@" "nlg-before-r$q"; fi
+          for _ in $(seq $(((rep - 1) % $#))); do set -- "${@:2}" "$1"; done
+          for r in "$@"; do
             printf '%s\t%s\t%s\t%s\n' "$target" "$r" "$rep" "$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/load.tsv"
             QPS=$q row "$r"
           done

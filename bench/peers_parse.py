@@ -219,37 +219,46 @@ def wrk2(tsv, loadf=None):
                 load[(p[0], p[1], p[2])] = p[3]
     reps = {}
     for p in tsv_rows(tsv):
-        m = re.match(r"(nlg-http-bin|wrk2)-r(\d+)$", p[1])
+        m = re.match(r"(nlg-http-bin|nlg-before|wrk2)-r(\d+)$", p[1])
         if m:
             reps.setdefault((p[0], int(m.group(2))), {}).setdefault(p[2], {})[m.group(1)] = p
     whole = lambda r: num(r[9]) / num(r[8]) * 1e6 if num(r[9]) and num(r[8]) else None
     steady = lambda r: num(r[11]) / (num(r[4]) * num(r[12])) * 1e6 if len(r) > 12 and num(r[11]) and num(r[4]) and num(r[12]) else None
-    print("| target | rate | repeat | netloadgen verdict, lateness p99 ms | load (nlg, wrk2) | CPU µs/req nlg / wrk2 (whole) | ratio "
-          "| steady nlg / wrk2 | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| target | rate | repeat | row | verdict, lateness p99 ms | load | CPU µs/req (whole) | / wrk2 | steady CPU µs/req | / wrk2 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     summary = []
     for (target, rate), byrep in sorted(reps.items()):
-        rw, rs = [], []
+        ratios = {}
         for rep, rows in sorted(byrep.items(), key=lambda kv: int(kv[0])):
-            if "nlg-http-bin" not in rows or "wrk2" not in rows:
+            if "wrk2" not in rows:
                 continue
-            a, b = rows["nlg-http-bin"], rows["wrk2"]
-            wa, wb, sa, sb = whole(a), whole(b), steady(a), steady(b)
-            fw = f"{wa:.2f} / {wb:.2f} | {wa / wb:.3f}" if wa and wb else "- | -"
-            fs = f"{sa:.2f} / {sb:.2f} | {sa / sb:.3f}" if sa and sb else "- | -"
-            if wa and wb:
-                rw.append(wa / wb)
-            if sa and sb:
-                rs.append(sa / sb)
-            ld = f"{load.get((target, a[1], rep), '-')}, {load.get((target, b[1], rep), '-')}"
-            print(f"| {target} | {rate} | {rep} | {a[3]}, {a[7]} | {ld} | {fw} | {fs} |")
-        summary.append((target, rate, rw, rs))
+            b = rows["wrk2"]
+            wb, sb = whole(b), steady(b)
+            for kind in ("nlg-http-bin", "nlg-before", "wrk2"):
+                if kind not in rows:
+                    continue
+                a = rows[kind]
+                wa, sa = whole(a), steady(a)
+                rw = wa / wb if wa and wb else None
+                rs = sa / sb if sa and sb else None
+                if kind != "wrk2":
+                    ratios.setdefault(kind, ([], []))
+                    if rw:
+                        ratios[kind][0].append(rw)
+                    if rs:
+                        ratios[kind][1].append(rs)
+                f = lambda v, d=2: f"{v:.{d}f}" if v else "-"
+                verdict = a[3] if kind == "wrk2" else f"{a[3]}, {a[7]}"
+                print(f"| {target} | {rate} | {rep} | {a[1]} | {verdict} | {load.get((target, a[1], rep), '-')} "
+                      f"| {f(wa)} | {f(rw, 3)} | {f(sa)} | {f(rs, 3)} |")
+        for kind, (rw, rs) in ratios.items():
+            summary.append((target, rate, kind, rw, rs))
     print()
-    print("| target | rate | repeats | median ratio, whole process | median ratio, steady state |")
-    print("|---|---|---|---|---|")
-    for target, rate, rw, rs in summary:
+    print("| target | rate | row | pairs | median ratio to wrk2, whole process | median ratio, steady state |")
+    print("|---|---|---|---|---|---|")
+    for target, rate, kind, rw, rs in summary:
         med = lambda xs: f"{statistics.median(xs):.3f} [{min(xs):.3f}–{max(xs):.3f}]" if xs else "-"
-        print(f"| {target} | {rate} | {len(rw)} | {med(rw)} | {med(rs)} |")
+        print(f"| {target} | {rate} | {kind} | {len(rw)} | {med(rw)} | {med(rs)} |")
 
 
 if __name__ == "__main__":
