@@ -379,12 +379,13 @@ const MaxIssueSlack = 10 * time.Millisecond
 // whatever the wake-ups (bench/RESULTS.md, "Issue 28: CPU per request vs
 // wrk2"). So the CPU per request is set by how many requests share a
 // wake-up: at 20,000 QPS, 200 µs woke the issuer ~2,900 times a second,
-// 500 µs ~1,700 (wrk2's own count at that rate), and cut the CPU per
-// request by ~15%, for an issue lateness p99 of ~0.55 ms instead of ~0.3.
+// 500 µs ~1,800 (about wrk2's own count at that rate), and cut the CPU per
+// request by 15–20%, for an issue lateness of 0.33 ms at the median and
+// 0.61 at p95 instead of 0.17 and 0.31.
 // Ten gaps give as many queries a wake-up at higher rates: 200 µs at
 // 50,000 QPS, 100 µs at 100,000 (fifteen, 300 µs at 50,000 QPS, saved a
-// little more CPU but let bursts of the one-core null server's queue
-// reach its 10 ms bound: INVALID twice of two). The lateness is measured and charged to
+// little more CPU, but the one-core null server's latency p99 then passed
+// the 10 ms bound: 14–21 ms, INVALID in three alternated runs of three). The lateness is measured and charged to
 // latency, so it is kept to a small part of the bound: a 10 ms bound gets
 // 500 µs, a 1 ms bound 50 µs. Below a few thousand QPS the sleeps are long
 // and park on a timer without slack, so the setting only matters where it
