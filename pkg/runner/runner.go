@@ -372,7 +372,7 @@ const MaxIssueSlack = 10 * time.Millisecond
 // IssueSlackFor is the default issue slack: for Server, 5% of the latency
 // bound, at most 500 µs and at most ten mean gaps between queries;
 // otherwise 0 (the thread's own, 50 µs). A wake-up of the issuer is the
-// dearest thing in a query's cost on these VMs: ~25 µs of the process's
+// dearest thing in a query's cost on the Intel VM measured: ~27 µs of the process's
 // CPU each (a sleep's timer, the switch from idle and back, and the
 // server's own wake-up on the first request of each burst), where a system
 // call costs ~0.1 µs; the rest of a query's cost is the same per request
