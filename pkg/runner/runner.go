@@ -372,10 +372,10 @@ const MaxIssueSlack = 10 * time.Millisecond
 // IssueSlackFor is the default issue slack: for Server, 5% of the latency
 // bound, at most 500 µs and at most ten mean gaps between queries;
 // otherwise 0 (the thread's own, 50 µs). A wake-up of the issuer is the
-// dearest thing in a query's cost on the Intel VM measured: ~27 µs of the process's
-// CPU each (a sleep's timer, the switch from idle and back, and the
-// server's own wake-up on the first request of each burst), where a system
-// call costs ~0.1 µs; the rest of a query's cost is the same per request
+// dearest thing in a query's cost on the Intel VM measured: ~27 µs of the
+// issuer's CPU each (the sleep's timer and the switch from idle and back:
+// rawio's BenchmarkSleepWake), and the write that wakes the server on the
+// first request of each burst on top, where a system call costs ~0.1 µs; the rest of a query's cost is the same per request
 // whatever the wake-ups (bench/RESULTS.md, "Issue 28: CPU per request vs
 // wrk2"). So the CPU per request is set by how many requests share a
 // wake-up: at 20,000 QPS, 200 µs woke the issuer ~2,900 times a second,
