@@ -16,6 +16,16 @@
 #                               # rows nlg-https-pool (--http-client pool),
 #                               # nlg-https-slack500, and nlg-https-before
 #                               # (LOADGEND_BEFORE=another loadgend build)
+#   bench/peers.sh wrk2         # issue 28: netloadgen's HTTP Server run against wrk2
+#                               # (-R, open loop, the same body and -c CONNS) at each of
+#                               # WRK2_RATES (20000 50000), the two alternated (which goes
+#                               # first turns each repeat; LOADGEND_BEFORE: a third row,
+#                               # nlg-before-rQ, another loadgend build); then wrk2.md: CPU per request,
+#                               # netloadgen / wrk2, per repeat and median, whole process
+#                               # and steady state, and each row's load average (a helper
+#                               # or build on the machine shows there). Needs a wrk2 on
+#                               # PATH (WRK2 names another): Debian has none, see
+#                               # bench/RESULTS.md "Issue 28: CPU per request vs wrk2".
 #   bench/peers.sh llm          # issue 20: streaming Server at QPS=200 x 256 output
 #                               # tokens (128 in) against a simulated LLM far below
 #                               # its capacity (LLM_MODEL): OpenAI chat over HTTP SSE
@@ -87,6 +97,12 @@ if [ "$MODE" = llm ]; then
   NLG_MODEL=llmbench
   LATENCY_MS=${LATENCY_MS:-1000}
   LLM_MODEL=${LLM_MODEL:-name=llmbench,kind=llm,max_seqs=1024,step=2ms,per_seq=1us,prefill=1us}
+fi
+if [ "$MODE" = wrk2 ]; then
+  WRK2=${WRK2:-wrk2}
+  command -v "$WRK2" >/dev/null || { echo "peers.sh wrk2: no $WRK2 on PATH (set WRK2)" >&2; exit 1; }
+  WRK2_RATES=${WRK2_RATES:-"20000 50000"}
+  TARGETS=${TARGETS:-nullserver}
 fi
 QPS=${QPS:-20000}
 DURATION=${DURATION:-10}
@@ -209,6 +225,12 @@ row() {
     nlg-http-json) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" --json ;;
     nlg-grpc) nlg "$1" Server "grpc://$GRPC" --target-qps "$QPS" ;;
     nlg-grpc-offline32) nlg "$1" Offline "grpc://$GRPC" --target-qps "$OFFLINE_QPS" --max-inflight "$CONNS" --batch-size 1 ;;
+    # wrk2 paces each connection at QPS/CONNS from its own start (-R), open
+    # loop: a request late for its slot is charged from the slot (--latency).
+    wrk2-*) BODY="$OUT/body.bin" HLEN=$HLEN timed wrk "$1" "$WRK2" -t1 -c"$CONNS" -R"$QPS" -d"${DURATION}s" --latency \
+      -s bench/peers_wrk.lua "$url" ;;
+    nlg-http-bin-r*) nlg "$1" Server "http://$HTTP" --target-qps "$QPS" ;;
+    nlg-before-r*) LOADGEND=$LOADGEND_BEFORE nlg "$1" Server "http://$HTTP" --target-qps "$QPS" ;;
     wrk-c32) BODY="$OUT/body.bin" HLEN=$HLEN timed wrk "$1" wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -s bench/peers_wrk.lua "$url" ;;
     fortio-qps) timed fortio "$1" fortio load -quiet -qps "$QPS" -c "$CONNS" -t "${DURATION}s" -p 50,99 \
       -payload-file "$OUT/body.bin" -content-type application/octet-stream \
@@ -248,7 +270,7 @@ row() {
 {
   echo "date: $(date -u +%FT%TZ)  mode: $MODE  qps: $QPS  duration: ${DURATION}s  repeat: $REPEAT  conns: $CONNS"
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(uname -r), $(go version)"
-  echo "netloadgen: $(git describe --always --dirty)  wrk: $(wrk -v 2>&1 | head -1)  fortio: $(fortio version 2>&1 | head -1)  ghz: $(ghz --version 2>&1)"
+  echo "netloadgen: $(git describe --always --dirty)  wrk: $(wrk -v 2>&1 | head -1)  wrk2: $(${WRK2:-wrk2} -v 2>&1 | head -1)  fortio: $(fortio version 2>&1 | head -1)  ghz: $(ghz --version 2>&1)"
 } | tee "$OUT/header.txt"
 printf 'target\trow\trep\tverdict\trate\tp50_ms\tp99_ms\tlate_p99_ms\tcompleted\tcpu_s\trss_mib\tsteady_cpu_s\tsteady_window_s\trunq_delay_ms\tsteal_pct\n' >"$TSV"
 
@@ -257,6 +279,18 @@ for target in $TARGETS; do
   for rep in $(seq "$REPEAT"); do
     case $MODE in
       table | tls | llm) for r in $ROWS; do row "$r"; done ;;
+      wrk2) for q in $WRK2_RATES; do
+          # The rows of a rate go in turn, each repeat starting one further
+          # on: with LOADGEND_BEFORE (another loadgend build) a third row,
+          # nlg-before-rQ, runs it the same way.
+          set -- "nlg-http-bin-r$q" "wrk2-r$q"
+          if [ -n "${LOADGEND_BEFORE:-}" ]; then set -- "$@" "nlg-before-r$q"; fi
+          for _ in $(seq $(((rep - 1) % $#))); do set -- "${@:2}" "$1"; done
+          for r in "$@"; do
+            printf '%s\t%s\t%s\t%s\n' "$target" "$r" "$rep" "$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/load.tsv"
+            QPS=$q row "$r"
+          done
+        done ;;
       sweep) for q in $RATES; do nlg "nlg-http-bin-$q" Server "http://$HTTP" --target-qps "$q"; done ;;
       idle) DURATION=20 nlg nlg-http-bin-100 Server "http://$HTTP" --target-qps 100
         DURATION=20 nlg nlg-grpc-100 Server "grpc://$GRPC" --target-qps 100 ;;
@@ -266,4 +300,5 @@ for target in $TARGETS; do
 done
 python3 bench/peers_parse.py table "$TSV" | tee "$OUT/table.md"
 if [ "$MODE" = table ] || [ "$MODE" = tls ]; then python3 bench/peers_parse.py pairs "$TSV" | tee "$OUT/pairs.md"; fi
+if [ "$MODE" = wrk2 ]; then python3 bench/peers_parse.py wrk2 "$TSV" "$OUT/load.tsv" | tee "$OUT/wrk2.md"; fi
 if [ "$MODE" = llm ]; then python3 bench/peers_parse.py tokens "$TSV" | tee "$OUT/tokens.md"; fi

@@ -6,6 +6,7 @@
   peers_parse.py table TSV           -> Markdown: median [min-max] of 3 repeats per (target, row)
   peers_parse.py pairs TSV           -> Markdown: issue 8's ratios, each repeat's rows against each other
   peers_parse.py tokens TSV          -> Markdown: generative rows (issue 20): tokens/s, TTFT, TPOT, CPU per token
+  peers_parse.py wrk2 TSV LOAD       -> Markdown: issue 28's ratios, netloadgen / wrk2 CPU per request at each rate
 
 A generative run's row carries four more fields after steal_pct: output tokens, output tokens/s,
 TTFT p99 ms, TPOT p50 ms (result.json's tokens).
@@ -206,11 +207,67 @@ def pairs(tsv):
                 print(f"| {target} | {label} | {each} | {statistics.median(x / y for _, x, y in got):.2f}x |")
 
 
+def wrk2(tsv, loadf=None):
+    """Issue 28: rows nlg-http-bin-rQ and wrk2-rQ of each repeat (peers.sh wrk2), the CPU
+    per request of each (whole process, and steady state), their ratio per repeat and the
+    median of the ratios; LOAD has each row's 1-minute load average at its start."""
+    load = {}
+    if loadf:
+        for line in open(loadf):
+            p = line.split()
+            if len(p) == 4:
+                load[(p[0], p[1], p[2])] = p[3]
+    reps = {}
+    for p in tsv_rows(tsv):
+        m = re.match(r"(nlg-http-bin|nlg-before|wrk2)-r(\d+)$", p[1])
+        if m:
+            reps.setdefault((p[0], int(m.group(2))), {}).setdefault(p[2], {})[m.group(1)] = p
+    whole = lambda r: num(r[9]) / num(r[8]) * 1e6 if num(r[9]) and num(r[8]) else None
+    steady = lambda r: num(r[11]) / (num(r[4]) * num(r[12])) * 1e6 if len(r) > 12 and num(r[11]) and num(r[4]) and num(r[12]) else None
+    print("| target | rate | repeat | row | verdict, lateness p99 ms | load | CPU µs/req (whole) | / wrk2 | steady CPU µs/req | / wrk2 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    summary = []
+    for (target, rate), byrep in sorted(reps.items()):
+        ratios = {}
+        for rep, rows in sorted(byrep.items(), key=lambda kv: int(kv[0])):
+            if "wrk2" not in rows:
+                continue
+            b = rows["wrk2"]
+            wb, sb = whole(b), steady(b)
+            for kind in ("nlg-http-bin", "nlg-before", "wrk2"):
+                if kind not in rows:
+                    continue
+                a = rows[kind]
+                wa, sa = whole(a), steady(a)
+                rw = wa / wb if wa and wb else None
+                rs = sa / sb if sa and sb else None
+                if kind != "wrk2":
+                    ratios.setdefault(kind, ([], []))
+                    if rw:
+                        ratios[kind][0].append(rw)
+                    if rs:
+                        ratios[kind][1].append(rs)
+                f = lambda v, d=2: f"{v:.{d}f}" if v else "-"
+                verdict = a[3] if kind == "wrk2" else f"{a[3]}, {a[7]}"
+                print(f"| {target} | {rate} | {rep} | {a[1]} | {verdict} | {load.get((target, a[1], rep), '-')} "
+                      f"| {f(wa)} | {f(rw, 3)} | {f(sa)} | {f(rs, 3)} |")
+        for kind, (rw, rs) in ratios.items():
+            summary.append((target, rate, kind, rw, rs))
+    print()
+    print("| target | rate | row | pairs | median ratio to wrk2, whole process | median ratio, steady state |")
+    print("|---|---|---|---|---|---|")
+    for target, rate, kind, rw, rs in summary:
+        med = lambda xs: f"{statistics.median(xs):.3f} [{min(xs):.3f}–{max(xs):.3f}]" if xs else "-"
+        print(f"| {target} | {rate} | {kind} | {len(rw)} | {med(rw)} | {med(rs)} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "row":
         row(*sys.argv[2:6])
     elif sys.argv[1] == "tokens":
         tokens(sys.argv[2])
+    elif sys.argv[1] == "wrk2":
+        wrk2(*sys.argv[2:4])
     elif sys.argv[1] == "pairs":
         pairs(sys.argv[2])
     else:

@@ -60,6 +60,7 @@ type Poller struct {
 
 	done      <-chan struct{} // the context being watched
 	stopWatch func() bool
+	woke      chan struct{} // closed once the watch's wake-up is written
 }
 
 // The alarm's events: which of its three descriptors is ready.
@@ -274,7 +275,12 @@ func (p *Poller) Watch(ctx context.Context) {
 	if p.stopWatch != nil {
 		if !p.stopWatch() {
 			// The old context ended and woke the eventfd: drained, that
-			// wake-up is not the new one's.
+			// wake-up is not the new one's. Its write may still be on its
+			// way (AfterFunc runs it on a goroutine of its own): drained
+			// before it lands, it would end the next wait at once (a quiet
+			// wait of TestQuietWaitLeavesAnswersForItsEnd, under -race,
+			// after Preconnect's context was cancelled).
+			<-p.woke
 			var b [8]byte
 			_, _ = unix.Read(p.efd, b[:])
 		}
@@ -282,10 +288,12 @@ func (p *Poller) Watch(ctx context.Context) {
 	}
 	p.done = done
 	if done != nil {
-		efd := p.efd
+		efd, woke := p.efd, make(chan struct{})
+		p.woke = woke
 		p.stopWatch = context.AfterFunc(ctx, func() {
 			one := [8]byte{1}
 			_, _ = unix.Write(efd, one[:])
+			close(woke)
 		})
 	}
 }
@@ -304,7 +312,9 @@ func (p *Poller) Cancelled() bool {
 // loop's sockets).
 func (p *Poller) Close() {
 	if p.stopWatch != nil {
-		p.stopWatch()
+		if !p.stopWatch() {
+			<-p.woke // its write lands before the eventfd is closed
+		}
 		p.stopWatch = nil
 	}
 	for _, fd := range []int{p.tfd, p.efd} {

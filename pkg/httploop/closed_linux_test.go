@@ -105,28 +105,69 @@ func TestDroppedConnectionsFailOnlyTheirRequests(t *testing.T) {
 
 // A connection the loop found closed before writing costs nothing: the
 // server closes after each answer without saying so, the loop sees the
-// close while it waits, and the next request goes on a new connection,
-// written once.
+// close with the answer or while it waits, and the next request goes on a
+// new connection, written once.
 func TestLoopSkipsAConnectionFoundClosed(t *testing.T) {
 	s := startServer(t, func(int64) (string, bool) { return okResponse(""), true })
 	var res results
 	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1}, &res)
 	for i := range 5 {
 		l.Send(testRequest, uint64(i))
+		var c *conn // the one connection open (MaxConns 1): request i's
+		for _, sc := range l.slots {
+			if sc.state != stateClosed {
+				c = sc
+			}
+		}
+		gen := c.gen // its slot's next connection has another
 		pollFor(t, l, &res, i+1)
 		if err := res.errs[uint64(i)]; err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
-		c := l.idle[0]
-		for j, gen := 0, c.gen; c.gen == gen && c.state != stateClosed; j++ { // the loop sees the server's close
+		for j := 0; c.gen == gen && c.state != stateClosed; j++ { // the loop sees the server's close
 			if j == 1000 {
-				t.Fatal("the loop never saw the server close its connection")
+				t.Fatalf("request %d: the loop never saw the server close its connection", i)
 			}
 			l.PollUntil(t.Context(), time.Now().Add(10*time.Millisecond))
 		}
 	}
 	if got := s.requests.Load(); got != 5 || l.Retries() != 0 {
 		t.Fatalf("server read %d requests, %d resends; want 5 and 0", got, l.Retries())
+	}
+}
+
+// A close that came with the answer is read with it: the connection is
+// closed as the answer is delivered, not left idle (its sockets' events
+// are edge-triggered, and nothing would report the close again).
+func TestCloseWithTheAnswerClosesTheConnection(t *testing.T) {
+	s := &testServer{answer: func(int64) (string, bool) { return okResponse(""), true }, wrote: make(chan time.Time, 1)}
+	s.start(t)
+	var res results
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1}, &res)
+	if err := l.Preconnect(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	l.Send(testRequest, 1)
+	<-s.wrote
+	c := l.slots[0]
+	fd, gen := c.fd, c.gen
+	for i := 0; ; i++ { // the server's close reaches the socket before the loop looks
+		info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+		if err == nil && info.State == 8 { // TCP_CLOSE_WAIT
+			break
+		}
+		if i == 100000 {
+			t.Fatalf("the client's socket never saw the server's close (%v)", err)
+		}
+		runtime.Gosched()
+	}
+	pollFor(t, l, &res, 1)
+	if err := res.errs[1]; err != nil {
+		t.Fatalf("request 1: %v", err)
+	}
+	// (The loop may already be dialling its replacement, in the same slot.)
+	if c.gen == gen && c.state != stateClosed {
+		t.Errorf("the connection is %s after an answer that came with the close, want closed", map[int]string{stateIdle: "idle", stateBusy: "busy"}[c.state])
 	}
 }
 
@@ -139,7 +180,9 @@ func TestLoopResendsARequestItCouldNotWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &testServer{ln: ln, answer: func(n int64) (string, bool) { return okResponse(""), n == 0 }}
+	// The reset waits for the answer to be read (closeHold): a reset that
+	// came with it would close the connection then, never written on.
+	s := &testServer{ln: ln, answer: func(n int64) (string, bool) { return okResponse(""), n == 0 }, closeHold: make(chan struct{})}
 	s.wg.Go(func() {
 		// The first connection answers one request and is reset (linger
 		// 0); the rest are served as usual.
@@ -158,6 +201,7 @@ func TestLoopResendsARequestItCouldNotWrite(t *testing.T) {
 	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 2}, &res)
 	l.Send(testRequest, 0)
 	pollFor(t, l, &res, 1)
+	close(s.closeHold)
 	<-reset
 	// The reset reaches the idle connection; the loop does not poll before
 	// the next send, so it writes on it and fails before any byte leaves.

@@ -51,7 +51,14 @@ func (c *conn) wire() []byte {
 	return c.req.raw
 }
 
-const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP
+// connEvents are edge-triggered: epoll reports a socket once per arrival,
+// where level-triggered it polls every reported socket again at the next
+// wait to find it drained (tcp_poll twice an answer: 3–4% of a 50k QPS
+// run's CPU, bench/RESULTS.md "Issue 28"). So every reader reads until the
+// socket is drained (a short read, EAGAIN or its end), and a read that
+// fills the buffer and ends an answer closes the connection: what may
+// follow it would never be reported.
+const connEvents = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET
 
 // dial starts a non-blocking connect on a free slot.
 func (l *Loop) dial() error {
@@ -106,10 +113,13 @@ func (l *Loop) event(c *conn, ev uint32) {
 			}
 		}
 		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			// The server's close came with what is read now: it is not
+			// reported again (connEvents).
+			hup := ev&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0
 			if c.tc != nil {
-				l.readTLS(c)
+				l.readTLS(c, hup)
 			} else {
-				l.read(c)
+				l.read(c, hup)
 			}
 		}
 	}
@@ -201,8 +211,8 @@ func (l *Loop) write(c *conn) bool {
 }
 
 // read takes what the socket has and finishes c's request once its answer
-// is complete.
-func (l *Loop) read(c *conn) {
+// is complete; hup: the server has closed its side (it is read to the end).
+func (l *Loop) read(c *conn, hup bool) {
 	for {
 		n, err := l.recv(c)
 		switch {
@@ -224,11 +234,13 @@ func (l *Loop) read(c *conn) {
 		}
 		if done {
 			// Bytes after the answer were not asked for: the connection
-			// cannot be trusted with the next request.
-			l.finish(c, used < n || c.wrote < len(c.req.raw))
+			// cannot be trusted with the next request. A full read may
+			// have left some in the socket, unreported (connEvents), and
+			// a closed one is done.
+			l.finish(c, used < n || n == len(l.buf) || hup || c.wrote < len(c.req.raw))
 			return
 		}
-		if n < len(l.buf) {
+		if n < len(l.buf) && !hup {
 			return // the socket is drained: wait for the rest
 		}
 	}

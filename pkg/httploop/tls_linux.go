@@ -61,8 +61,9 @@ type tlsSock struct {
 	in   []byte   // ciphertext the loop read and crypto/tls has not taken (the loop's buffer, during a read)
 	out  []byte   // ciphertext crypto/tls wrote for the loop to send
 	hdr  [recordHeaderLen]byte
-	hn   int // bytes of the current record's header seen
-	left int // bytes of the current record's body not yet given
+	hn   int  // bytes of the current record's header seen
+	left int  // bytes of the current record's body not yet given
+	full bool // the read being decrypted filled the loop's buffer, or the server closed: the socket may hold more
 }
 
 const recordHeaderLen = 5 // type, version, length (RFC 8446 5.1)
@@ -306,7 +307,7 @@ func (l *Loop) encrypt(c *conn) error {
 
 // readTLS is read for a TLS connection: what the socket has goes through
 // crypto/tls to c's answer.
-func (l *Loop) readTLS(c *conn) {
+func (l *Loop) readTLS(c *conn, hup bool) {
 	for {
 		n, err := l.recv(c)
 		switch {
@@ -322,10 +323,10 @@ func (l *Loop) readTLS(c *conn) {
 			return
 		}
 		sock := c.sock // c's own, even when decrypt closes c
-		sock.in = l.buf[:n]
+		sock.in, sock.full = l.buf[:n], n == len(l.buf) || hup
 		more := l.decrypt(c)
-		sock.in = nil // the loop's buffer, reused by the next read
-		if !more || n < len(l.buf) {
+		sock.in, sock.full = nil, false // the loop's buffer, reused by the next read
+		if !more || (n < len(l.buf) && !hup) {
 			return
 		}
 	}
@@ -358,8 +359,9 @@ func (l *Loop) decrypt(c *conn) bool {
 				// Bytes after the answer were not asked for: the
 				// connection cannot be trusted with the next request.
 				// (tlsSock gives one record at a time: crypto/tls holds
-				// none of them.)
-				l.finish(c, used < m || err != nil || len(c.sock.in) > 0 || c.wrote < len(c.sock.out))
+				// none of them.) A full read may have left some in the
+				// socket, unreported (connEvents).
+				l.finish(c, used < m || err != nil || len(c.sock.in) > 0 || c.sock.full || c.wrote < len(c.sock.out))
 				return false
 			}
 		}

@@ -369,33 +369,47 @@ func splitSize(asked int, pr *Probe) int {
 // MaxIssueSlack is the largest IssueSlack accepted.
 const MaxIssueSlack = 10 * time.Millisecond
 
-// IssueSlackFor is the default issue slack: for Server, 2% of the latency
-// bound, at most 200 µs and at most five mean gaps between queries;
-// otherwise 0 (the thread's own, 50 µs). At 20,000
-// QPS the kernel's 50 µs woke the issuer ~7,000 times a second, ~10 µs of
-// CPU each on these VMs (the sleep, the switch from idle, the server's own
-// wake-up on the first request of each burst); 200 µs halves the wake-ups
-// for a lateness p99 of ~0.3 ms instead of ~0.1 (bench/RESULTS.md). The
-// lateness is charged to latency, so it is kept to a small part of the
-// bound: a 10 ms bound gets 200 µs, a 1 ms bound 20 µs. Below a few
-// thousand QPS the sleeps are long and park on a timer without slack, so
-// the setting only matters where it saves wake-ups.
+// IssueSlackFor is the default issue slack: for Server, 5% of the latency
+// bound, at most 500 µs and at most ten mean gaps between queries;
+// otherwise 0 (the thread's own, 50 µs). A wake-up of the issuer is the
+// dearest thing in a query's cost on the Intel VM measured: ~27 µs of the
+// issuer's CPU each (the sleep's timer and the switch from idle and back:
+// rawio's BenchmarkSleepWake), and the write that wakes the server on the
+// first request of each burst on top, where a system call costs ~0.1 µs; the rest of a query's cost is the same per request
+// whatever the wake-ups (bench/RESULTS.md, "Issue 28: CPU per request vs
+// wrk2"). So the CPU per request is set by how many requests share a
+// wake-up: at 20,000 QPS, 200 µs woke the issuer ~2,900 times a second,
+// 500 µs ~1,800 (about wrk2's own count at that rate), and cut the CPU per
+// request by 15–20%, for an issue lateness of 0.33 ms at the median and
+// 0.61 at p95 instead of 0.17 and 0.31.
+// Ten gaps give as many queries a wake-up at higher rates: 200 µs at
+// 50,000 QPS, 100 µs at 100,000 (fifteen, 300 µs at 50,000 QPS, saved a
+// little more CPU, but the one-core null server's latency p99 then passed
+// the 10 ms bound: 14–21 ms, INVALID in three alternated runs of three). The lateness is measured and charged to
+// latency, so it is kept to a small part of the bound: a 10 ms bound gets
+// 500 µs, a 1 ms bound 50 µs. Below a few thousand QPS the sleeps are long
+// and park on a timer without slack, so the setting only matters where it
+// saves wake-ups.
 //
 // On a VM whose host is busy, sleeps that long can lose the vCPU to other
-// guests: side by side, the rows with it had 2.9–17.2% steal, the rows with
-// 50 µs right after them 0.1–9.5%; alternated runs, 0–13 ticks against 1,
-// lateness p99 up to 1.05 ms against 0.11. It is measured either way, and
-// --issue-slack 50us keeps the kernel's default.
+// guests: side by side, the rows with 200 µs had 2.9–17.2% steal, the rows
+// with 50 µs right after them 0.1–9.5%; alternated runs, 0–13 ticks against
+// 1, lateness p99 up to 1.05 ms against 0.11. It is measured either way,
+// and --issue-slack 50us keeps the kernel's default.
 func IssueSlackFor(s loadgen.Settings) time.Duration {
 	if s.Scenario != trace.Server || s.ServerTargetLatencyNs == 0 || s.ServerTargetQPS <= 0 {
 		return 0
 	}
-	// Enough for some five due times per wake-up at the rate, no more: at
-	// 50,000 QPS the wake-ups are already shared, and 200 µs more than
-	// doubled the lateness p99 (0.16 → 0.44–0.53 ms on 32 connections).
-	perWake := time.Duration(5 / s.ServerTargetQPS * 1e9)
-	return max(min(time.Duration(s.ServerTargetLatencyNs/50), 200*time.Microsecond, perWake), time.Microsecond)
+	perWake := time.Duration(wakeShare / s.ServerTargetQPS * 1e9)
+	return max(min(time.Duration(s.ServerTargetLatencyNs/20), maxDefaultSlack, perWake), time.Microsecond)
 }
+
+// wakeShare is how many mean gaps between queries the default issue slack
+// spans at most, and maxDefaultSlack its cap (IssueSlackFor).
+const (
+	wakeShare       = 10
+	maxDefaultSlack = 500 * time.Microsecond
+)
 
 // preopen is how many connections open before the clock, within the
 // pool's cap: as many as the peers' usual -c 32, enough for 32 requests in

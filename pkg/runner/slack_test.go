@@ -23,10 +23,12 @@ func TestIssueSlackFor(t *testing.T) {
 		s    loadgen.Settings
 		want time.Duration
 	}{
-		{"20k QPS, 10 ms bound: the cap", server(20000, 10), 200 * time.Microsecond},
-		{"50k QPS: five gaps", server(50000, 10), 100 * time.Microsecond},
-		{"1 ms bound: 2% of it", server(1000, 1), 20 * time.Microsecond},
-		{"100 QPS: the cap (long waits have none)", server(100, 100), 200 * time.Microsecond},
+		{"20k QPS, 10 ms bound: 5% of it, the cap", server(20000, 10), 500 * time.Microsecond},
+		{"20k QPS, 100 ms bound: the cap", server(20000, 100), 500 * time.Microsecond},
+		{"50k QPS: ten gaps", server(50000, 10), 200 * time.Microsecond},
+		{"100k QPS: ten gaps", server(100000, 10), 100 * time.Microsecond},
+		{"1 ms bound: 5% of it", server(1000, 1), 50 * time.Microsecond},
+		{"100 QPS: the cap (long waits have none)", server(100, 100), 500 * time.Microsecond},
 		{"Offline: the thread's own", offline, 0},
 	} {
 		if got := IssueSlackFor(c.s); got != c.want {
