@@ -41,16 +41,6 @@ func writeHlog(w io.Writer, run *loadgen.Run, res *loadgen.Result) error {
 	return eachHlogInterval(run, res, lw.Write)
 }
 
-// hlogIntervals is every interval eachHlogInterval gives.
-func hlogIntervals(run *loadgen.Run, res *loadgen.Result) ([]stats.LogInterval, error) {
-	var out []stats.LogInterval
-	err := eachHlogInterval(run, res, func(iv stats.LogInterval) error {
-		out = append(out, iv)
-		return nil
-	})
-	return out, err
-}
-
 // eachHlogInterval slices the samples by the time their query was
 // scheduled and gives emit each slice's histogram in turn.
 // Only Server, whose queries are scheduled at the trace's offsets (and
