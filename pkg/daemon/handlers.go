@@ -193,10 +193,7 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 	if literals != nil {
 		s.literals[rec.ID] = literals
 	}
-	pos := len(s.queue) - 1
-	if s.active != nil {
-		pos++
-	}
+	pos := s.queuePosition(rec.ID)
 	s.mu.Unlock()
 	s.signal()
 	u := "/v1/runs/" + rec.ID
@@ -287,10 +284,7 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 	s.mu.Lock()
 	active := s.active
 	if rec.State == runstore.Queued {
-		pos := slices.Index(s.queue, rec.ID)
-		if active != nil {
-			pos++
-		}
+		pos := s.queuePosition(rec.ID)
 		st.QueuePosition = &pos
 	}
 	s.mu.Unlock()
@@ -413,8 +407,13 @@ func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	if i := slices.Index(s.queue, rec.ID); i >= 0 {
-		s.queue = slices.Delete(s.queue, i, i+1)
+	i := slices.Index(s.queue, rec.ID)
+	if i >= 0 || (rec.ID == s.taken && !s.takenCancelled) {
+		if i >= 0 {
+			s.queue = slices.Delete(s.queue, i, i+1)
+		} else {
+			s.takenCancelled = true // the worker is admitting it: it will not start it
+		}
 		delete(s.literals, rec.ID)
 		s.mu.Unlock()
 		rec, err := s.store.SetState(rec.ID, runstore.Cancelled, "cancelled through the API before it started")

@@ -38,8 +38,13 @@ type Service struct {
 	// <redacted>), taken when the run starts.
 	literals map[string]map[string]string
 	active   *activeRun
-	closing  bool
-	wake     chan struct{} // a run was queued, or the service is closing
+	// taken is the run the worker has taken off the queue and not yet
+	// made active (it is being admitted): still queued, first in line;
+	// takenCancelled: the API cancelled it meanwhile, so it never starts.
+	taken          string
+	takenCancelled bool
+	closing        bool
+	wake           chan struct{} // a run was queued, or the service is closing
 
 	ln         net.Listener
 	srv        *http.Server
@@ -48,6 +53,9 @@ type Service struct {
 	// afterRun, when set (by a test, before Start), is called by the
 	// worker once a run is over and its memory given back.
 	afterRun func()
+	// taking, when set (by a test, before Start), is called by the worker
+	// with each run it takes off the queue, before admitting it.
+	taking func(id string)
 }
 
 // Option adjusts New beyond Config: what a test injects.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,29 @@ func (s *Service) work() {
 	}
 }
 
+// untake clears the worker's hold on id once it is active or gone.
+func (s *Service) untake(id string) {
+	s.mu.Lock()
+	if s.taken == id {
+		s.taken, s.takenCancelled = "", false
+	}
+	s.mu.Unlock()
+}
+
+// queuePosition is how many runs are ahead of queued run id: the active
+// one, or the one being admitted, and those queued before it. The caller
+// holds s.mu.
+func (s *Service) queuePosition(id string) int {
+	if id == s.taken {
+		return 0
+	}
+	pos := slices.Index(s.queue, id)
+	if s.active != nil || s.taken != "" {
+		pos++
+	}
+	return pos
+}
+
 // next waits for a queued run; false once the service is closing.
 func (s *Service) next() (string, bool) {
 	for {
@@ -94,6 +118,7 @@ func (s *Service) next() (string, bool) {
 		if len(s.queue) > 0 {
 			id := s.queue[0]
 			s.queue = s.queue[1:]
+			s.taken = id
 			s.mu.Unlock()
 			return id, true
 		}
@@ -117,6 +142,10 @@ func (s *Service) metricsStarted(log *slog.Logger, id string, spec api.RunSpec, 
 
 func (s *Service) execute(id string) {
 	log := s.log.With("run", id)
+	defer s.untake(id) // whatever ends it: active, cancelled while queued, refused
+	if s.taking != nil {
+		s.taking(id)
+	}
 	rec, err := s.store.Get(id)
 	if err != nil || rec.State != runstore.Queued {
 		return // cancelled while queued
@@ -135,7 +164,11 @@ func (s *Service) execute(id string) {
 		s.mu.Unlock()
 		return // stays queued for the next start
 	}
-	s.active = a
+	if s.takenCancelled && s.taken == id {
+		s.mu.Unlock()
+		return // cancelled through the API while it was being admitted
+	}
+	s.active, s.taken = a, ""
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

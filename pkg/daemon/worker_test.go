@@ -157,3 +157,67 @@ func TestRunMemoryReturned(t *testing.T) {
 		t.Errorf("state %s", st.State)
 	}
 }
+
+// A run the worker has taken off the queue but not yet started (it is
+// being admitted) is still first in line: a run submitted then is queued
+// behind it, at position 1, not 0 (TestQueueAndCancel saw 0 once on a
+// loaded machine); its status says position 0; and a cancel of it is a
+// cancel of a queued run: it never starts.
+func TestRunBeingAdmittedIsFirstInLine(t *testing.T) {
+	sut := startSUT(t)
+	cfg := Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), MaxQPS: 50000, MaxDuration: time.Hour,
+		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}
+	s, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken, release := make(chan string, 4), make(chan struct{})
+	s.taking = func(id string) {
+		taken <- id
+		<-release
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shutdown(t, s) })
+	defer close(release) // before shutdown: the worker may hold the next run
+	base := "http://" + s.Addr()
+	target := "http://" + sut.HTTPAddr()
+
+	submit := func() api.RunCreated {
+		t.Helper()
+		code, b := do(t, "POST", base+"/v1/runs", spec(target, ""))
+		var c api.RunCreated
+		if code != 202 || json.Unmarshal(b, &c) != nil {
+			t.Fatalf("submit: %d %s", code, b)
+		}
+		return c
+	}
+	first := submit()
+	if id := <-taken; id != first.ID {
+		t.Fatalf("the worker took %s, want %s", id, first.ID)
+	}
+	second := submit()
+	if second.QueuePosition != 1 {
+		t.Errorf("a run submitted while the first is being admitted is at position %d, want 1", second.QueuePosition)
+	}
+	_, b := do(t, "GET", base+"/v1/runs/"+first.ID, "")
+	var st api.RunStatus
+	if err := json.Unmarshal(b, &st); err != nil || st.State != api.StateQueued || st.QueuePosition == nil || *st.QueuePosition != 0 {
+		t.Errorf("the run being admitted: %s, want queued at position 0", b)
+	}
+	if code, b := do(t, "POST", base+"/v1/runs/"+first.ID+"/cancel", ""); code != 200 || !strings.Contains(string(b), `"cancelled"`) {
+		t.Fatalf("cancel of the run being admitted: %d %s", code, b)
+	}
+	release <- struct{}{} // the first: it must not start
+	if id := <-taken; id != second.ID {
+		t.Fatalf("the worker took %s next, want %s", id, second.ID)
+	}
+	release <- struct{}{}
+	if st := waitState(t, base, second.ID); st.State != api.StateDone {
+		t.Errorf("second run %s, want done", st.State)
+	}
+	if st := waitState(t, base, first.ID); st.State != api.StateCancelled || st.StartedAt != nil {
+		t.Errorf("first run %s (started %v), want cancelled, never started", st.State, st.StartedAt)
+	}
+}
