@@ -98,12 +98,7 @@ func TestRunEndsWhenTheDiskIsFull(t *testing.T) {
 // next run (#8: 1.9 GB stayed resident after a cancelled run).
 func TestRunMemoryReturned(t *testing.T) {
 	sut := startSUT(t)
-	cfg := Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), MaxQPS: 50000, MaxDuration: time.Hour,
-		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}
-	s, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newUnstartedService(t)
 	idle := make(chan struct{}, 1)
 	s.afterRun = func() { idle <- struct{}{} }
 	if err := s.Start(); err != nil {
@@ -165,12 +160,7 @@ func TestRunMemoryReturned(t *testing.T) {
 // cancel of a queued run: it never starts.
 func TestRunBeingAdmittedIsFirstInLine(t *testing.T) {
 	sut := startSUT(t)
-	cfg := Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), MaxQPS: 50000, MaxDuration: time.Hour,
-		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}
-	s, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newUnstartedService(t)
 	taken, release := make(chan string, 4), make(chan struct{})
 	s.taking = func(id string) {
 		taken <- id
@@ -220,4 +210,16 @@ func TestRunBeingAdmittedIsFirstInLine(t *testing.T) {
 	if st := waitState(t, base, first.ID); st.State != api.StateCancelled || st.StartedAt != nil {
 		t.Errorf("first run %s (started %v), want cancelled, never started", st.State, st.StartedAt)
 	}
+}
+
+// newUnstartedService is a service with startDaemon's configuration, not yet
+// started: a test sets its hooks first.
+func newUnstartedService(t *testing.T) *Service {
+	t.Helper()
+	s, err := New(Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), MaxQPS: 50000, MaxDuration: time.Hour,
+		MaxInflight: 1024, LogLevel: "info", DrainTimeout: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
