@@ -84,6 +84,19 @@ func (s *Service) work() {
 	}
 }
 
+// activate makes a the active run, unless the service is closing (the run
+// stays queued for the next start) or the API cancelled it while it was
+// being admitted.
+func (s *Service) activate(a *activeRun) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || (s.takenCancelled && s.taken == a.id) {
+		return false
+	}
+	s.active, s.taken = a, ""
+	return true
+}
+
 // untake clears the worker's hold on id once it is active or gone.
 func (s *Service) untake(id string) {
 	s.mu.Lock()
@@ -159,17 +172,9 @@ func (s *Service) execute(id string) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	a := &activeRun{id: id, cancel: cancel}
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return // stays queued for the next start
+	if !s.activate(a) {
+		return
 	}
-	if s.takenCancelled && s.taken == id {
-		s.mu.Unlock()
-		return // cancelled through the API while it was being admitted
-	}
-	s.active, s.taken = a, ""
-	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.active = nil
