@@ -118,7 +118,7 @@ func (s *genRawServer) serve(c net.Conn) {
 	}
 	buf := make([]byte, 256<<10)
 	have, preface := 0, false
-	var msg []byte
+	var msg, firstToken []byte
 	answered := 0
 	for {
 		n, err := c.Read(buf[have:])
@@ -158,8 +158,17 @@ func (s *genRawServer) serve(c net.Conn) {
 						copy(answer[at:at+idWidth], id)
 					}
 					answered++
-					if answered == 1 && cut {
-						s.cutAnswer(c, answer[:firstEnd])
+					// The cut waits for the second request, so that both
+					// are in flight on this connection when it comes (a
+					// client that had not sent the second yet would send
+					// it on the next connection); it carries the first
+					// request's first token.
+					if cut && answered == 1 {
+						firstToken = append(firstToken[:0], answer[:firstEnd]...)
+						continue
+					}
+					if cut && answered == 2 {
+						s.cutAnswer(c, firstToken)
 						return
 					}
 					if err := s.answer(c, answer, firstEnd); err != nil {
