@@ -96,9 +96,9 @@ func newAccuracySampler(prob float64, seed uint64, samples, qslEnd int) (*accura
 	}
 	a.rank = make([]uint32, len(a.selected))
 	r := 0
-	for w, bits := range a.selected {
+	for w, word := range a.selected {
 		a.rank[w] = uint32(r) // samples ≤ trace.MaxSamples < 2^32
-		r += popcount(bits)
+		r += bits.OnesCount64(word)
 	}
 	a.index = make([]int32, count)
 	a.entries = make([]AccuracyEntry, count)
@@ -112,7 +112,7 @@ func (a *accuracySampler) isSelected(seq int) bool {
 // slot is selected sample seq's rank among the selected.
 func (a *accuracySampler) slot(seq int) int {
 	w := seq / 64
-	return int(a.rank[w]) + popcount(a.selected[w]&(1<<(seq%64)-1))
+	return int(a.rank[w]) + bits.OnesCount64(a.selected[w]&(1<<(seq%64)-1))
 }
 
 // issued notes the QSL indices of a query's selected samples, first its
@@ -127,7 +127,7 @@ func (a *accuracySampler) issued(first int, samples []int) {
 			seq = (seq/64 + 1) * 64
 			continue
 		}
-		seq += trailingZeros(w)
+		seq += bits.TrailingZeros64(w)
 		if seq >= end {
 			return
 		}
@@ -170,6 +170,3 @@ func (r *Run) AccuracyLog() []AccuracyEntry {
 func (r *Run) AccuracyLogSelected(seq int) bool {
 	return r.acc != nil && seq >= 0 && seq < r.n*r.spq && r.acc.isSelected(seq)
 }
-
-func popcount(w uint64) int      { return bits.OnesCount64(w) }
-func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }

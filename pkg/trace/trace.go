@@ -105,9 +105,6 @@ func (c *Cursor) Reset() {
 	c.sample, c.schedule = t.sampleRNG, t.scheduleRNG
 }
 
-// Index returns the index of the query the next call to Next returns.
-func (c *Cursor) Index() int { return c.next }
-
 // Next returns the next query, and false once all Len have been returned.
 func (c *Cursor) Next() (Query, bool) {
 	t := c.t
