@@ -35,15 +35,17 @@ type Run struct {
 	tr       *trace.Trace
 	cur      *trace.Cursor // the issuer's: the trace holds no query
 	sut      SUT
-	qsl      QSL
-	clock    Clock
-	poller   Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
-	quiet    QuietPoller // the poller, when it can wait for a due time quietly
-	log      *slog.Logger
-	sutName  string
-	obs      Observer               // nil: no telemetry
-	warm     atomic.Pointer[warmup] // the warm-up, once it has started
-	acc      *accuracySampler       // nil: no sampled accuracy log
+	// issuerSUTs are issuers 1 … N−1's SUTs (Engine.Issuers N > 1).
+	issuerSUTs []SUT
+	qsl        QSL
+	clock      Clock
+	poller     Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
+	quiet      QuietPoller // the poller, when it can wait for a due time quietly
+	log        *slog.Logger
+	sutName    string
+	obs        Observer               // nil: no telemetry
+	warm       atomic.Pointer[warmup] // the warm-up, once it has started
+	acc        *accuracySampler       // nil: no sampled accuracy log
 
 	n, spq   int
 	interval time.Duration // v0.5 MultiStream tick spacing
@@ -142,6 +144,9 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), notify: make(chan struct{}, 1), times: &issueLog{}}
 	for _, o := range opts {
 		o(r)
+	}
+	if err := r.checkIssuerSUTs(); err != nil {
+		return nil, fmt.Errorf("%w: %w", trace.ErrInvalidSettings, err)
 	}
 	if r.clock == nil {
 		r.clock = NewSystemClock(time.Duration(s.Engine.SpinThresholdNs))

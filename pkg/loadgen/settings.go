@@ -134,7 +134,20 @@ type EngineSettings struct {
 	// (--slo): the result's tokens.goodput_samples_per_second is the rate
 	// of samples meeting them. They never change the verdict.
 	SLO genai.SLO `json:"slo,omitzero"`
+	// Issuers splits the issuing of Server, Offline and closed-loop
+	// concurrency runs between this many issuers (0 and 1: one): issuer k
+	// of N issues the queries i with i mod N = k of the one trace (Offline:
+	// its samples split the same way), each on its own OS thread through
+	// its own SUT (WithIssuerSUTs), into the one record. The trace, the
+	// statistics and the logs do not depend on it. SingleStream and
+	// MultiStream are one sequence of queries, each issued after the
+	// previous one: they cannot be split.
+	Issuers int `json:"issuers,omitempty"`
 }
+
+// MaxIssuers bounds Engine.Issuers: an issuer is an OS thread, a client and
+// its share of the connections.
+const MaxIssuers = 256
 
 // MaxConcurrency bounds Engine.Concurrency: outstanding queries are
 // outstanding requests, each holding a connection's slot.
@@ -308,7 +321,24 @@ func (s Settings) Validate() error {
 	if s.Engine.MaxErrorMessages < 0 {
 		return bad("engine.max_error_messages", "must not be negative, got %d", s.Engine.MaxErrorMessages)
 	}
+	if err := s.checkIssuers(); err != nil {
+		return err
+	}
 	return s.checkConcurrency()
+}
+
+// checkIssuers: more than one issuer splits a trace whose queries do not
+// wait for each other.
+func (s Settings) checkIssuers() error {
+	n := s.Engine.Issuers
+	switch {
+	case n < 0 || n > MaxIssuers:
+		return fmt.Errorf("%w: issuers: must be in [1, %d], got %d", trace.ErrInvalidSettings, MaxIssuers, n)
+	case n > 1 && s.Engine.Concurrency == 0 && (s.Scenario == trace.SingleStream || s.Scenario == trace.MultiStream):
+		return fmt.Errorf("%w: issuers: %s is one sequence of queries, each issued when the previous one has completed, so it cannot be split between %d issuers; use 1 (Server, Offline and engine.concurrency runs can be split)",
+			trace.ErrInvalidSettings, s.Scenario, n)
+	}
+	return nil
 }
 
 // checkTokenLatencies: the engine judges token latencies as LoadGen 6.0.17
