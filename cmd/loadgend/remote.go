@@ -192,6 +192,9 @@ func (r *remoteRun) run(stdout io.Writer) int {
 // daemon names turned back into its flag.
 func (r *remoteRun) submitError(err error) error {
 	ae, ok := errors.AsType[*apiclient.APIError](err)
+	if ok && ae.Status == 401 {
+		return fmt.Errorf("%w (the token is read from %s)", err, TokenEnv)
+	}
 	if !ok || ae.Field == "" {
 		return err
 	}

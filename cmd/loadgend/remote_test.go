@@ -120,6 +120,13 @@ func TestRemoteRefusalNamesFlag(t *testing.T) {
 		{[]string{"--workers", "2", "--scenario", "SingleStream"}, "--workers: SingleStream is one sequence"},
 		{[]string{"--worker-timeout-ms", "50", "--workers", "2"}, "--worker-timeout-ms: 50: want 100 to 600000 ms"},
 	}
+	t.Setenv(TokenEnv, "not-the-token")
+	inv := runArgs("--coordinator", base, "--target", "http://127.0.0.1:9", "--model", "m", "--out", t.TempDir())
+	if inv.code != exitError || !strings.Contains(inv.stderr, "answered 401 unauthorized") || !strings.Contains(inv.stderr, TokenEnv) ||
+		strings.Contains(inv.stderr, "not-the-token") {
+		t.Errorf("a wrong token: %v", inv)
+	}
+	t.Setenv(TokenEnv, testToken)
 	for _, c := range cases {
 		dir := filepath.Join(t.TempDir(), "out")
 		args := append([]string{"--coordinator", base, "--target", "http://127.0.0.1:9", "--model", "m", "--out", dir}, c.args...)
