@@ -167,6 +167,9 @@ func (s RunSpec) CheckFields() error {
 	if err := checkHeaders(s.Headers); err != nil {
 		return err
 	}
+	if err := s.checkDistributed(); err != nil {
+		return err
+	}
 	if len(s.SLO) > maxSLOLen {
 		return fieldErr("slo", "longer than %d bytes: want ttft=DUR,tpot=DUR,e2e=DUR", maxSLOLen)
 	}

@@ -104,6 +104,19 @@ type RunSpec struct {
 	InputTokens  string `json:"input_tokens,omitempty"`
 	OutputTokens string `json:"output_tokens,omitempty"`
 	SharedPrefix string `json:"shared_prefix,omitempty"`
+
+	// KeepSamples makes the daemon keep the run's per-sample export,
+	// samples.jsonl (GET /v1/runs/{id}/samples.jsonl), whatever the
+	// endpoint: a generative run keeps it anyway. `loadgend run
+	// --coordinator` sets it for --samples-out.
+	KeepSamples bool `json:"keep_samples,omitempty"`
+
+	// The distributed run's fields (distributed.go): Workers 0 is a run on
+	// the daemon itself; the others apply only with Workers ≥ 1.
+	Workers               int      `json:"workers,omitempty"`
+	WorkersWaitMs         *uint64  `json:"workers_wait_ms,omitempty"`
+	MaxClockUncertaintyMs *float64 `json:"max_clock_uncertainty_ms,omitempty"`
+	WorkerTimeoutMs       *uint64  `json:"worker_timeout_ms,omitempty"`
 }
 
 // DefaultScenario is a spec's scenario when it names none, in the API as

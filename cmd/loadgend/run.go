@@ -65,6 +65,9 @@ func runWithSignals(args []string, sigs <-chan os.Signal, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
+	if req.remote != nil {
+		return runRemote(req, sigs, stdout, stderr)
+	}
 	if req.spec.OutDir == "" {
 		dir, err := claimOutDir(defaultOutBase, time.Now(), req.spec.Settings.Scenario.String(), req.spec.Model)
 		if err != nil {
@@ -152,6 +155,8 @@ type runRequest struct {
 	outDefault bool
 	// samplesOut is --samples-out: the per-sample export's file.
 	samplesOut string
+	// remote is a run for a daemon (--coordinator); spec is then unset.
+	remote *remoteRequest
 }
 
 // defaultOutBase is where a run without --out writes its files, each run
@@ -311,6 +316,11 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	if req.mode == modeAccuracy && spec.Overrides.WarmupMs != nil {
 		return req, errors.New("--warmup-ms: an accuracy run has no warm-up (it sends every sample once); leave the flag out")
 	}
+	// A daemon's run is built and checked by the daemon, under its own
+	// data root and secrets: its refusals come back naming the field.
+	if remote, err := f.remote(&req, spec); remote || err != nil {
+		return req, err
+	}
 	run, err := runspec.Build(spec, env)
 	if err != nil {
 		return req, f.explain(err)
@@ -325,6 +335,7 @@ type runFlags struct {
 	*specFlags
 	settings                        settingsFlags
 	out, logLevel, mode, samplesOut string
+	coordinator                     string
 	latency                         bool
 	httpClient, grpcClient          string
 	noEarlyVerdict                  bool
@@ -375,6 +386,7 @@ func newRunFlags() *runFlags {
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search), sweep (one trial per rate of --rates or --rate-range) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
 	f.sweep = addSweepFlags(f.specFlags)
+	f.addRemoteFlags()
 	return f
 }
 

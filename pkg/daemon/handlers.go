@@ -151,6 +151,9 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spec, err := runspec.Decode(bytes.NewReader(body), s.limits)
+	if err == nil {
+		err = s.checkWorkers(spec)
+	}
 	if err != nil {
 		status, eb := api.ErrorFor(err)
 		writeJSON(w, status, eb)
@@ -338,7 +341,7 @@ func (s *Service) getSamples(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := s.store.OpenFile(rec.ID, runstore.SamplesJSONLFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("run %s (%s) has no %s: only a run of a generative API keeps one", rec.ID, rec.State, runstore.SamplesJSONLFile), "")
+		writeError(w, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("run %s (%s) has no %s: only a run of a generative API, or one whose spec sets keep_samples, keeps one", rec.ID, rec.State, runstore.SamplesJSONLFile), "")
 		return
 	}
 	var st fs.FileInfo

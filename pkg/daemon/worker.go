@@ -296,6 +296,9 @@ func (s *Service) admit(rec runstore.Record) (api.RunSpec, runspec.Run, bool) {
 		return spec, runspec.Run{}, false
 	}
 	planned, err := runspec.Admit(run, s.limits, s.store.Dir(rec.ID))
+	if err == nil {
+		err = s.checkWorkers(spec)
+	}
 	if err != nil {
 		s.fail(rec.ID, "the spec is no longer admitted", err)
 		return spec, planned, false

@@ -67,6 +67,10 @@ type Options struct {
 	Rejudged bool
 	// Logger receives progress and inconsistencies (default slog.Default()).
 	Logger *slog.Logger
+	// KeepSamples writes samples.jsonl, the per-sample export, for any
+	// run (a generative run's is written anyway): the daemon's
+	// keep_samples, for `loadgend run --coordinator --samples-out`.
+	KeepSamples bool
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -137,7 +141,7 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 		return err
 	}
 	if run != nil {
-		if err := writeRecordFiles(dir, run, res); err != nil {
+		if err := writeRecordFiles(dir, run, res, o.KeepSamples); err != nil {
 			return err
 		}
 	} else {
@@ -152,8 +156,9 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 
 // writeRecordFiles writes the files only the run's per-sample record can
 // give: latency.hlog, timeseries.csv and .json, samples.txt,
-// latency_spectrum.txt, and for a generative run samples.jsonl.
-func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result) error {
+// latency_spectrum.txt, and for a generative run (or with keepSamples)
+// samples.jsonl.
+func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result, keepSamples bool) error {
 	if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
 		return err
 	}
@@ -170,7 +175,7 @@ func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result) error {
 	if err := atomicfile.Write(dir, SamplesFile, func(w io.Writer) error { return run.WriteSampleList(w, res) }); err != nil {
 		return err
 	}
-	if res.API != "" {
+	if res.API != "" || keepSamples {
 		if err := atomicfile.Write(dir, SamplesJSONLFile, run.WriteSamples); err != nil {
 			return err
 		}

@@ -77,6 +77,9 @@ type Spec struct {
 	DataSeed                         uint64
 	SUTName                          string
 	OutDir                           string // "" writes no files
+	// KeepSamples writes samples.jsonl into OutDir for any run, not only a
+	// generative one (the spec's keep_samples).
+	KeepSamples bool
 	// API is the protocol of a generative endpoint (`--api`); "" is what
 	// the probe finds, tensors when it finds no LLM.
 	API genai.API
@@ -323,7 +326,7 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 				return out, fmt.Errorf("writing the run's files: %w", err)
 			}
 		}
-		o := runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}
+		o := runlog.Options{TargetURL: t.URL, Model: spec.Model, Logger: log, KeepSamples: spec.KeepSamples, Extra: []mlperflog.Field{{Key: "protocol", Value: t.Scheme}, {Key: "batched", Value: fmt.Sprint(pr.Batched)}, {Key: "max_batch_size", Value: fmt.Sprint(pr.MaxBatch)}}}
 		if len(res.Headers) > 0 {
 			o.Extra = append(o.Extra, mlperflog.Field{Key: "headers", Value: strings.Join(res.Headers, "; ")})
 		}

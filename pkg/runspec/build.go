@@ -178,6 +178,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		Prompts:            prompts,
 		SUTName:            s.SUTName,
 		OutDir:             env.OutDir,
+		KeepSamples:        s.KeepSamples,
 		Headers:            headers,
 	}}
 	if sp := s.Search; sp != nil {
