@@ -46,6 +46,9 @@ type Run struct {
 	split          bool
 	stopMu         sync.Mutex
 	stopFirst      StopReason // the first stop of the whole run (stopAll)
+	shardSet       bool       // WithShard
+	startAt        time.Time  // WithStartAt; zero: start when ready
+	sink           RecordSink // WithRecordSink; nil: none
 	qsl            QSL
 	clock          Clock
 	poller         Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
@@ -293,8 +296,17 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		}
 		r.preStarted = true
 	}
+	if err := r.waitForStart(ctx); err != nil {
+		r.finished.Store(true)
+		return nil, err
+	}
 	wall := time.Now()
 	r.startTime = r.clock.Now()
+	if !r.startAt.IsZero() {
+		// The common start itself, not when the wait for it ended: the
+		// shards' schedules line up to the nanosecond.
+		wall, r.startTime = wall.Add(r.startAt.Sub(r.startTime)), r.startAt
+	}
 	r.startedAt.Store(&r.startTime)
 	r.log.Info("run started", "scenario", r.settings.Scenario.String(), "ruleset", string(r.settings.Ruleset),
 		"queries", r.n, "samples_per_query", r.spq, "sut", r.sutName)
@@ -405,6 +417,7 @@ func (r *Run) close() int64 {
 			seq := q*r.spq + j
 			if r.samples.FailInFlight(seq) {
 				r.noteTokenFailure("unanswered", seq, seq+1)
+				r.sinkUnanswered(seq)
 				n++
 			}
 		}
@@ -505,6 +518,9 @@ func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time
 	i := q.Index
 	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
 	r.times.add(is.k, s, at)
+	if r.sink != nil {
+		r.sink.QueryIssued(is.k, i, s, at)
+	}
 	atomicMax(&r.maxLateness, at-s)
 	if r.remaining != nil {
 		r.remaining[i].Store(int64(len(q.Samples)))
@@ -535,8 +551,13 @@ func (r *Run) issueSplit() {
 	q, _ := r.tr.Cursor().Next()
 	now := r.clock.Now()
 	at := int64(now.Sub(r.startTime))
-	r.times.add(r.iss[0].k, 0, at)
+	r.times.add(0, 0, at) // query 0, in shard 0's log whichever shards are here
 	atomicMax(&r.maxLateness, at)
+	if r.sink != nil {
+		for _, is := range r.iss {
+			r.sink.QueryIssued(is.k, 0, 0, at)
+		}
+	}
 	var shares int
 	for _, is := range r.iss {
 		shares += len(is.share)
@@ -596,25 +617,7 @@ func (r *Run) complete(c Completion) {
 		sched, inFlight = r.samples.InFlightScheduled(base + j)
 	}
 	lat := time.Duration(max(off-sched, 0)) // stamped before it was due: a clock artefact
-	n := int64(0)
-	for j := c.First; j < c.First+c.Count; j++ {
-		if c.Err != nil {
-			if !r.samples.FailInFlight(base + j) {
-				r.protocolErrs.Add(1)
-				continue
-			}
-		} else {
-			if _, ok := r.samples.Finish(base+j, off); !ok {
-				r.protocolErrs.Add(1)
-				continue
-			}
-			r.live.Record(lat)
-			if r.acc != nil && len(c.Data) == c.Count {
-				r.acc.add(base+j, &c, j)
-			}
-		}
-		n++
-	}
+	n := r.recordSamples(&c, base, off, sched, lat)
 	if n == 0 {
 		return
 	}
@@ -648,6 +651,41 @@ func (r *Run) complete(c Completion) {
 	if r.earlyOn {
 		r.checkEarlyVerdict(off)
 	}
+}
+
+// recordSamples records completion c's samples (base its query's first
+// sample's sequence number) answered or failed at off, lat after their
+// scheduled time sched; it returns how many it recorded (a sample already
+// finished is a protocol error, not recorded again).
+func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.Duration) int64 {
+	var rec SampleRecord
+	if r.sink != nil {
+		rec = r.sampleRecord(c, lat, off, sched)
+	}
+	n := int64(0)
+	for j := c.First; j < c.First+c.Count; j++ {
+		if c.Err != nil {
+			if !r.samples.FailInFlight(base + j) {
+				r.protocolErrs.Add(1)
+				continue
+			}
+		} else {
+			if _, ok := r.samples.Finish(base+j, off); !ok {
+				r.protocolErrs.Add(1)
+				continue
+			}
+			r.live.Record(lat)
+			if r.acc != nil && len(c.Data) == c.Count {
+				r.acc.add(base+j, c, j)
+			}
+		}
+		if r.sink != nil {
+			rec.Seq = base + j
+			r.sink.SampleDone(rec)
+		}
+		n++
+	}
+	return n
 }
 
 // completeTokens records a successful generative completion of query q
