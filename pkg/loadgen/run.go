@@ -562,7 +562,9 @@ func (r *Run) issueSplit() {
 	for _, is := range r.iss {
 		shares += len(is.share)
 	}
-	r.remaining[0].Store(int64(shares))
+	if r.remaining != nil { // nil with one sample a query: its slot says
+		r.remaining[0].Store(int64(shares))
+	}
 	if r.acc != nil {
 		r.acc.issued(0, q.Samples)
 	}
