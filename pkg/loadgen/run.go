@@ -102,16 +102,18 @@ type Run struct {
 	startTime time.Time // set before started is stored
 	finished  atomic.Bool
 
-	issuedQ, doneQ, doneS, failedS atomic.Int64
+	// The issued and done counts are the issuers' (queriesIssued,
+	// queriesDone, samplesDone, lastDoneNs): a count every issuer wrote
+	// would be a cache line the issuers' threads pass back and forth.
+	failedS atomic.Int64
 	drainedQ                       atomic.Int64 // queries close failed: never answered
-	lastDone, maxLateness          atomic.Int64
+	maxLateness                    atomic.Int64
 	maxOutstanding                 atomic.Int64 // closed loop: the most queries outstanding after an issue
 	protocolErrs, lateCompletions  atomic.Int64
 	// streamingAtDrain is the SUT's count of answers still streaming when
 	// the drain ended (StreamingSUT); written and read by Execute's
 	// goroutine only.
 	streamingAtDrain int64
-	active           atomic.Int64
 	closed           atomic.Bool
 
 	errMu       sync.Mutex
@@ -404,8 +406,10 @@ func (r *Run) cancelReason(ctx context.Context, reason StopReason) StopReason {
 // fails every issued sample that never answered. It returns their count.
 func (r *Run) close() int64 {
 	r.closed.Store(true)
-	for r.active.Load() != 0 {
-		runtimeYield()
+	for _, is := range r.iss {
+		for is.active.Load() != 0 {
+			runtimeYield()
+		}
 	}
 	var unanswered int64
 	r.eachIssued(func(q int) {
@@ -499,7 +503,7 @@ func (r *Run) noteError(msg string) {
 // eachIssued calls fn with every issued query, shard by shard.
 func (r *Run) eachIssued(fn func(q int)) {
 	if r.split {
-		if r.issuedQ.Load() > 0 {
+		if r.queriesIssued() > 0 {
 			fn(0)
 		}
 		return
@@ -537,7 +541,6 @@ func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time
 	}
 	is.issuedS += int64(len(q.Samples))
 	is.issuedQ.Add(1)
-	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
 	}
@@ -571,7 +574,6 @@ func (r *Run) issueSplit() {
 	for _, is := range r.iss {
 		is.issuedQ.Store(1)
 	}
-	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(0, shares, time.Duration(at))
 	}
@@ -589,9 +591,10 @@ func (is *issuer) issueShare(ctx context.Context, now time.Time) {
 }
 
 // complete records a completion; it is the done callback of every query.
-func (r *Run) complete(c Completion) {
-	r.active.Add(1)
-	defer r.active.Add(-1)
+// is is the issuer whose SUT called it: its counters count it.
+func (r *Run) complete(c Completion, is *issuer) {
+	is.active.Add(1)
+	defer is.active.Add(-1)
 	if r.closed.Load() {
 		r.lateCompletions.Add(1)
 		return
@@ -619,7 +622,7 @@ func (r *Run) complete(c Completion) {
 		sched, inFlight = r.samples.InFlightScheduled(base + j)
 	}
 	lat := time.Duration(max(off-sched, 0)) // stamped before it was due: a clock artefact
-	n := r.recordSamples(&c, base, off, sched, lat)
+	n := r.recordSamples(&c, base, off, sched, lat, is)
 	if n == 0 {
 		return
 	}
@@ -642,11 +645,11 @@ func (r *Run) complete(c Completion) {
 		}
 		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}
-	r.doneS.Add(n)
+	is.doneS.Add(n)
 	if r.queryDone != nil {
 		atomicMax(&r.queryDone[q], off)
 	}
-	atomicMax(&r.lastDone, off)
+	atomicMax(&is.lastDone, off)
 	if r.remaining == nil || r.remaining[q].Add(-n) == 0 {
 		r.finishQuery(q, sched, c.Err != nil)
 	}
@@ -659,7 +662,7 @@ func (r *Run) complete(c Completion) {
 // sample's sequence number) answered or failed at off, lat after their
 // scheduled time sched; it returns how many it recorded (a sample already
 // finished is a protocol error, not recorded again).
-func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.Duration) int64 {
+func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.Duration, is *issuer) int64 {
 	var rec SampleRecord
 	if r.sink != nil {
 		rec = r.sampleRecord(c, lat, off, sched)
@@ -676,7 +679,7 @@ func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.
 				r.protocolErrs.Add(1)
 				continue
 			}
-			r.live.Record(lat)
+			r.live.RecordIn(is.k, lat) // the issuer's own shard
 			if r.acc != nil && len(c.Data) == c.Count {
 				r.acc.add(base+j, c, j)
 			}
@@ -727,7 +730,6 @@ func (r *Run) finishQuery(q int, sched int64, failed bool) {
 	if r.obs != nil {
 		r.obs.QueryDone(q, failed)
 	}
-	r.doneQ.Add(1)
 	if r.split {
 		for _, is := range r.iss {
 			is.doneQ.Add(1)
@@ -754,7 +756,7 @@ func (r *Run) isIssued(q int) bool {
 		return false
 	}
 	if r.split {
-		return r.issuedQ.Load() > 0
+		return r.queriesIssued() > 0
 	}
 	is := r.byShard[q%r.shardN]
 	return is != nil && int64(q/r.shardN) < is.issuedQ.Load()
@@ -785,7 +787,7 @@ func (r *Run) checkEarlyVerdict(off int64) {
 	if !r.verdictWon.CompareAndSwap(false, true) {
 		return
 	}
-	r.verdict = EarlyVerdict{Stopped: true, AtNs: off, Reason: why, CompletedSamples: r.doneS.Load(),
+	r.verdict = EarlyVerdict{Stopped: true, AtNs: off, Reason: why, CompletedSamples: r.samplesDone(),
 		FailedSamples: failed, OverLatency: over, PlannedSamples: r.planned,
 		AllowedOverPercentile: r.allowedPerf, AllowedOverEarlyStopping: r.allowedES}
 	r.issueCancelM.Lock()
