@@ -105,11 +105,11 @@ type Run struct {
 	// The issued and done counts are the issuers' (queriesIssued,
 	// queriesDone, samplesDone, lastDoneNs): a count every issuer wrote
 	// would be a cache line the issuers' threads pass back and forth.
-	failedS atomic.Int64
-	drainedQ                       atomic.Int64 // queries close failed: never answered
-	maxLateness                    atomic.Int64
-	maxOutstanding                 atomic.Int64 // closed loop: the most queries outstanding after an issue
-	protocolErrs, lateCompletions  atomic.Int64
+	failedS                       atomic.Int64
+	drainedQ                      atomic.Int64 // queries close failed: never answered
+	maxLateness                   atomic.Int64
+	maxOutstanding                atomic.Int64 // closed loop: the most queries outstanding after an issue
+	protocolErrs, lateCompletions atomic.Int64
 	// streamingAtDrain is the SUT's count of answers still streaming when
 	// the drain ended (StreamingSUT); written and read by Execute's
 	// goroutine only.
