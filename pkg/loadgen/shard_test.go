@@ -24,7 +24,7 @@ type shardSUT struct {
 	latency func(seq int) time.Duration
 	fail    func(id int) error
 	silent  bool
-	batch   int          // >1: answer in ranges of this many samples, at the first one's time
+	batch   int           // >1: answer in ranges of this many samples, at the first one's time
 	onIssue func(q Query) // before the answer
 	after   func()        // after the answer
 
