@@ -37,7 +37,7 @@ const (
 // when no completion can write any more.
 func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wall time.Time, end time.Time) *Result {
 	s, e := r.settings, r.tr.Settings
-	issued := r.issuedQ.Load()
+	issued := r.queriesIssued()
 	res := &Result{
 		Ruleset: s.Ruleset, Scenario: s.Scenario.String(), Mode: s.Mode.String(), SUTName: r.sutName, Task: s.Task,
 		Requested: s, Effective: effectiveOf(e),
@@ -46,18 +46,21 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		GeneratedQueryDurationNs: int64(r.tr.Duration),
 		StartTime:                wall, DurationNs: int64(end.Sub(r.startTime)),
 		EndReason: reason, EndMessage: r.endMessage(reason), DrainTimedOut: drainTimedOut, Unanswered: unanswered,
-		QueriesIssued: issued, QueriesCompleted: r.doneQ.Load(), SamplesIssued: issued * int64(r.spq),
+		QueriesIssued: issued, QueriesCompleted: r.queriesDone(), SamplesIssued: r.samplesIssued(),
 		SamplesFailed: r.failedS.Load(), ProtocolErrors: r.protocolErrs.Load(), LateCompletions: r.lateCompletions.Load(),
-		FinalQueryAllSamplesDoneTimeNs: r.lastDone.Load(),
+		FinalQueryAllSamplesDoneTimeNs: r.lastDoneNs(),
 	}
 	res.EndTime = wall.Add(time.Duration(res.DurationNs))
+	if r.shardSet {
+		res.Shard = &Shard{Index: r.shardK, Of: r.shardN}
+	}
 	res.SamplesCompleted = res.SamplesIssued - res.SamplesFailed
 	r.errMu.Lock()
 	res.Errors = slices.Clone(r.errs)
 	res.Failures = r.failures.sorted()
 	r.errMu.Unlock()
 	if issued > 0 {
-		res.FinalQueryScheduledTimeNs, res.FinalQueryIssuedTimeNs = r.times.last[0], r.times.last[1]
+		res.FinalQueryScheduledTimeNs, res.FinalQueryIssuedTimeNs, _ = r.times.last()
 	}
 	if s.Scenario == trace.Server {
 		res.TargetQPS = s.ServerTargetQPS
@@ -263,7 +266,7 @@ func tokenEarlyStopping(res *Result, tl *TokenLatencies, invalid func(why, rec s
 // criteria stay as measured (facts about the run), but none of them makes
 // it VALID or INVALID, and LoadGen's advice does not apply.
 func (r *Run) closedLoop(res *Result) {
-	c := &ClosedLoop{Concurrency: r.settings.Engine.Concurrency, MaxOutstanding: r.maxOutstanding}
+	c := &ClosedLoop{Concurrency: r.settings.Engine.Concurrency, MaxOutstanding: r.maxOutstanding.Load()}
 	if ns := res.FinalQueryAllSamplesDoneTimeNs; ns > 0 {
 		c.CompletedSamplesPerSec = float64(res.SamplesCompleted) / (float64(ns) / 1e9)
 	}
@@ -397,7 +400,7 @@ func serverEarlyStoppingFailText(issued, more int64) string {
 // the last query is charged ceil(latency/interval). The run fails if the
 // sorted charges at the target percentile are ≥ 2.
 func (r *Run) tickAccounting() *MultiStreamTicks {
-	issued := int(r.issuedQ.Load())
+	issued := int(r.queriesIssued())
 	p := r.tr.Settings.TargetLatencyPercentile
 	m := &MultiStreamTicks{IntervalNs: int64(r.interval), Percentile: p, Met: true}
 	if issued == 0 {
@@ -413,7 +416,8 @@ func (r *Run) tickAccounting() *MultiStreamTicks {
 		}
 	}
 	last := issued - 1
-	lastLat := r.queryDone[last].Load() - r.times.last[0]
+	lastSched, _, _ := r.times.last()
+	lastLat := r.queryDone[last].Load() - lastSched
 	if r.queryFail[last].Load() || !r.answered(last) {
 		lastLat = math.MaxInt64
 	}
