@@ -45,10 +45,11 @@ type Run struct {
 	shardK, shardN int
 	split          bool
 	stopMu         sync.Mutex
-	stopFirst      StopReason // the first stop of the whole run (stopAll)
-	shardSet       bool       // WithShard
-	startAt        time.Time  // WithStartAt; zero: start when ready
-	sink           RecordSink // WithRecordSink; nil: none
+	stopFirst      StopReason                               // the first stop of the whole run (stopAll)
+	shardSet       bool                                     // WithShard
+	startAt        time.Time                                // WithStartAt; zero: start when ready
+	startGate      func(context.Context) (time.Time, error) // WithStartGate; nil: none
+	sink           RecordSink                               // WithRecordSink; nil: none
 	qsl            QSL
 	clock          Clock
 	poller         Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise

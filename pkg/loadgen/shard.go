@@ -32,6 +32,17 @@ func WithShard(k, n int) Option {
 // ErrStartPassed, saying by how much.
 func WithStartAt(t time.Time) Option { return func(r *Run) { r.startAt = t } }
 
+// WithStartGate is WithStartAt with a start learned once the run is ready:
+// after the untimed part, the run calls gate, and starts at the time it
+// returns (on the run's clock). A distributed run's worker reports itself
+// ready there, and waits for the common start its coordinator picks once
+// every worker is ready, so no worker's setup can outlast a start fixed
+// before it. An error from gate fails Execute with it; nothing timed was
+// issued.
+func WithStartGate(gate func(ctx context.Context) (time.Time, error)) Option {
+	return func(r *Run) { r.startGate = gate }
+}
+
 // Shard is a Result's shard of a distributed run (WithShard).
 type Shard struct {
 	// Index is the shard k, Of the number n of shards: the run issued the
@@ -58,6 +69,13 @@ func (r *Run) checkShard() error {
 // passed. A cancel during the wait starts the run at once: its issuers stop
 // at their first check, and the result says cancelled.
 func (r *Run) waitForStart(ctx context.Context) error {
+	if r.startGate != nil {
+		t, err := r.startGate(ctx)
+		if err != nil {
+			return fmt.Errorf("waiting for the start: %w", err)
+		}
+		r.startAt = t
+	}
 	if r.startAt.IsZero() {
 		return nil
 	}

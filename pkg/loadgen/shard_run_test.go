@@ -283,3 +283,44 @@ func TestSplitOfflineHostileCompletions(t *testing.T) {
 			res.SamplesFailed, res.SamplesIssued, res.SampleLatency.MaxNs, res.SampleLatency.MeanNs, want.SamplesIssued, want.SampleLatency.MaxNs, want.SampleLatency.MeanNs)
 	}
 }
+
+// TestStartGate: the gate is called once the run is ready, and the run
+// starts at the time it returns; its error fails Execute before any query.
+func TestStartGate(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Server)
+	clock := newFakeClock()
+	q := &fakeQSL{total: 1000, perf: 256}
+	var at time.Time
+	gate := func(context.Context) (time.Time, error) {
+		if q.loaded == nil {
+			t.Error("the gate was called before the QSL was loaded")
+		}
+		at = clock.Now().Add(700 * time.Millisecond)
+		return at, nil
+	}
+	sut := &shardSUT{latency: seqLatency}
+	r, err := NewRun(s, sut, q, WithClock(clock), quiet, WithStartGate(gate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Execute(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if at.IsZero() || !r.startTime.Equal(at) {
+		t.Errorf("run started at %v, the gate said %v", r.startTime, at)
+	}
+
+	refused := errors.New("worker w2 could not reach the target")
+	sut = &shardSUT{latency: seqLatency}
+	r, err = NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(newFakeClock()), quiet,
+		WithStartGate(func(context.Context) (time.Time, error) { return time.Time{}, refused }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Execute(context.Background()); !errors.Is(err, refused) {
+		t.Errorf("a gate that fails: %v, want its error", err)
+	}
+	if n := len(sut.queries()); n != 0 {
+		t.Errorf("%d queries issued after the gate failed", n)
+	}
+}
