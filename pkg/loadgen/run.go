@@ -52,8 +52,9 @@ type Run struct {
 	bound    time.Duration // Server latency bound (0 elsewhere)
 
 	// times holds every issued query's scheduled and issue times, a few
-	// bytes each; only the issuer writes it, the end of the run reads it.
-	times *issueLog
+	// bytes each, one log per shard; only a shard's issuer writes its log,
+	// the end of the run reads them.
+	times *shardLogs
 	// Per query, indexed by Query.ID: nil with one sample per query
 	// outside v0.5 MultiStream, where a sample's slot in the record says
 	// whether it was answered and whether it failed, and a query's
@@ -141,7 +142,7 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating the trace: %w", err)
 	}
-	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), notify: make(chan struct{}, 1), times: &issueLog{}}
+	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), notify: make(chan struct{}, 1), times: newShardLogs(1)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -482,7 +483,7 @@ func (r *Run) nextQuery() trace.Query {
 func (r *Run) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
 	i := q.Index
 	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
-	r.times.add(s, at)
+	r.times.add(0, s, at)
 	if late := at - s; late > r.maxLateness.Load() {
 		r.maxLateness.Store(late) // only the issuer writes it
 	}

@@ -57,7 +57,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.Failures = r.failures.sorted()
 	r.errMu.Unlock()
 	if issued > 0 {
-		res.FinalQueryScheduledTimeNs, res.FinalQueryIssuedTimeNs = r.times.last[0], r.times.last[1]
+		res.FinalQueryScheduledTimeNs, res.FinalQueryIssuedTimeNs, _ = r.times.last()
 	}
 	if s.Scenario == trace.Server {
 		res.TargetQPS = s.ServerTargetQPS
@@ -413,7 +413,8 @@ func (r *Run) tickAccounting() *MultiStreamTicks {
 		}
 	}
 	last := issued - 1
-	lastLat := r.queryDone[last].Load() - r.times.last[0]
+	lastSched, _, _ := r.times.last()
+	lastLat := r.queryDone[last].Load() - lastSched
 	if r.queryFail[last].Load() || !r.answered(last) {
 		lastLat = math.MaxInt64
 	}
