@@ -123,6 +123,8 @@ type Run struct {
 	verdict      EarlyVerdict
 	issueCancel  context.CancelFunc
 	issueCancelM sync.Mutex
+
+	merge *mergeState // a run rebuilt from its workers' records (NewMergedRun); nil otherwise
 }
 
 // NewRun validates the settings, asks the QSL for its counts and generates
@@ -385,8 +387,11 @@ func (r *Run) close() int64 {
 	}
 	var unanswered int64
 	issued := int(r.issuedQ.Load())
+	if r.merge != nil {
+		issued = r.n // its shards' queries issued need not be a prefix of the trace
+	}
 	for q := 0; q < issued; q++ {
-		if r.answered(q) {
+		if (r.merge != nil && !r.merge.issuedQuery(q)) || r.answered(q) {
 			continue
 		}
 		n := 0
@@ -457,7 +462,9 @@ func (r *Run) noteFailure(err error, n, off int64, msg func() string) (outcome s
 	if off >= 0 {
 		r.countFailedAt(off, n)
 	}
-	if len(r.errs) < r.settings.Engine.MaxErrorMessages {
+	// A merged run keeps the workers' own messages (FinishMerged), not
+	// texts made up from their records.
+	if r.merge == nil && len(r.errs) < r.settings.Engine.MaxErrorMessages {
 		r.errs = append(r.errs, r.scrubbed(msg()))
 	}
 	r.errMu.Unlock()
@@ -481,12 +488,19 @@ func (r *Run) nextQuery() trace.Query {
 
 // issue hands query q to the SUT with the given scheduled and issue times.
 func (r *Run) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
+	r.noteIssued(0, q, int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime)))
 	i := q.Index
-	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
-	r.times.add(0, s, at)
-	if late := at - s; late > r.maxLateness.Load() {
-		r.maxLateness.Store(late) // only the issuer writes it
-	}
+	r.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, r.done)
+}
+
+// noteIssued is the bookkeeping of query q issued by shard's issuer,
+// scheduled at s and issued at at (ns since the start): the issue log, the
+// lateness, the record's slots, the counters. issue and a merged run's
+// MergeIssued share it.
+func (r *Run) noteIssued(shard int, q trace.Query, s, at int64) {
+	i := q.Index
+	r.times.add(shard, s, at)
+	atomicMax(&r.maxLateness, at-s)
 	if r.remaining != nil {
 		r.remaining[i].Store(int64(len(q.Samples)))
 	}
@@ -504,7 +518,6 @@ func (r *Run) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
 	if r.obs != nil {
 		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
 	}
-	r.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, r.done)
 }
 
 // complete records a completion; it is the done callback of every query.
@@ -529,7 +542,16 @@ func (r *Run) complete(c Completion) {
 		r.noteError(fmt.Sprintf("protocol: completion of query %d samples [%d, %d+%d) does not match an issued query", q, c.First, c.First, c.Count))
 		return
 	}
-	off := int64(at.Sub(r.startTime))
+	r.record(c, int64(at.Sub(r.startTime)))
+}
+
+// record is the bookkeeping of completion c, checked against the issued
+// queries, at off ns since the start: the record's slots, the counters, the
+// live histogram, the token record, failures by kind and by second, and the
+// early verdict. complete and a merged run's MergeSample share it, so a
+// worker's sample counts exactly as a local completion does.
+func (r *Run) record(c Completion, off int64) {
+	q := c.Query
 	base := q * r.spq
 	// Every sample of a query shares its scheduled time; read it before
 	// any of the samples is finished (a finished slot holds its latency).
