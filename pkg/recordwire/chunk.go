@@ -57,6 +57,11 @@ type Sample struct {
 	FirstTokenNs int64 // the first token's time from the query's scheduled time
 	OutputTokens int64
 	InputTokens  int64
+	// TokensFromServer: OutputTokens is the server's count, not the
+	// responses'. Burst: the token-bearing responses all arrived at one
+	// instant (no decoding measured). Flag bits, free for tensor runs.
+	TokensFromServer bool
+	Burst            bool
 }
 
 // End is how a worker's shard ended, from the worker's side.
@@ -74,8 +79,9 @@ type End struct {
 	ByKind   []KindCount // failures by kind
 }
 
-// KindCount is the failures of one kind.
+// KindCount is the failures of one kind, and the text of one of them.
 type KindCount struct {
-	Kind  string
-	Count int64
+	Kind    string
+	Count   int64
+	Example string
 }

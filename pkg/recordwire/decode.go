@@ -269,13 +269,14 @@ func (d *decoder) samples(c *Chunk, kinds []string) {
 		*s = Sample{}
 		at := d.off
 		f := d.u("flags")
-		if d.err == nil && f&^(sampleFailed|sampleTokens) != 0 {
+		if d.err == nil && f&^sampleFlags != 0 {
 			d.off = at
 			d.fail("flags", fmt.Errorf("%w: unknown flags %#x", ErrMalformed, f))
 		}
 		seq += d.z("seq")
 		s.Seq, s.LatencyNs = seq, d.z("latency")
 		s.Failed, s.Generative = f&sampleFailed != 0, f&sampleTokens != 0
+		s.TokensFromServer, s.Burst = f&sampleFromServer != 0, f&sampleBurst != 0
 		if s.Failed {
 			at := d.off
 			k := d.u("kind")
@@ -307,10 +308,10 @@ func (d *decoder) end() *End {
 			e.Messages[i] = d.str("end message")
 		}
 	}
-	if n := d.count("end failures by kind", d.lim.MaxKinds, minStringBytes+1); n > 0 {
+	if n := d.count("end failures by kind", d.lim.MaxKinds, 2*minStringBytes+1); n > 0 {
 		e.ByKind = make([]KindCount, n)
 		for i := range e.ByKind {
-			e.ByKind[i] = KindCount{Kind: d.str("end kind"), Count: d.n("end kind count")}
+			e.ByKind[i] = KindCount{Kind: d.str("end kind"), Count: d.n("end kind count"), Example: d.str("end kind example")}
 		}
 	}
 	return e

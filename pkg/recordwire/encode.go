@@ -8,10 +8,10 @@ import "encoding/binary"
 //	str:run id  str:worker  u:shard  u:shards  u:seq
 //	u:kinds  kinds × str
 //	u:issues  issues × (z:query−previous z:scheduled−previous z:issued−scheduled)
-//	u:samples samples × (u:flags(1 failed, 2 tokens) z:seq−previous z:latency
+//	u:samples samples × (u:flags(1 failed, 2 tokens, 4 tokens from server, 8 burst) z:seq−previous z:latency
 //	                     [u:kind index, failed] [z:first token u:output u:input, tokens])
 //	[End: str:stop reason u:issued u:completed u:failed u:unanswered
-//	      z:lateness p50 z:p99 z:max u:resent u:messages × str u:kinds × (str u:count)]
+//	      z:lateness p50 z:p99 z:max u:resent u:messages × str u:kinds × (str u:count str:example)]
 //
 // where str is u:length and the bytes. Deltas run from 0 at the chunk's
 // start, so each chunk decodes alone. A shard's queries ascend and its
@@ -26,6 +26,9 @@ const (
 const (
 	sampleFailed = 1 << iota
 	sampleTokens
+	sampleFromServer
+	sampleBurst
+	sampleFlags = sampleFailed | sampleTokens | sampleFromServer | sampleBurst
 )
 
 // Encoder encodes chunks, keeping its scratch (the kinds table) between
@@ -97,6 +100,12 @@ func (e *Encoder) appendSample(dst []byte, s *Sample, prevSeq int64) []byte {
 	if s.Generative {
 		f |= sampleTokens
 	}
+	if s.TokensFromServer {
+		f |= sampleFromServer
+	}
+	if s.Burst {
+		f |= sampleBurst
+	}
 	dst = binary.AppendUvarint(dst, f)
 	dst = appendZ(dst, s.Seq-prevSeq)
 	dst = appendZ(dst, s.LatencyNs)
@@ -141,6 +150,7 @@ func appendEnd(dst []byte, e *End) []byte {
 	for _, k := range e.ByKind {
 		dst = appendString(dst, k.Kind)
 		dst = binary.AppendUvarint(dst, uint64(k.Count))
+		dst = appendString(dst, k.Example)
 	}
 	return dst
 }

@@ -24,10 +24,11 @@ func tensorChunk() *Chunk {
 func genChunk() *Chunk {
 	c := tensorChunk()
 	c.Samples[0].Generative, c.Samples[0].FirstTokenNs, c.Samples[0].OutputTokens, c.Samples[0].InputTokens = true, 80_000_000, 512, 1024
+	c.Samples[0].TokensFromServer, c.Samples[1].Burst = true, true
 	c.Samples[2].Generative, c.Samples[2].FirstTokenNs, c.Samples[2].InputTokens = true, -1, 77 // failed after its prompt was counted
 	c.End = &End{StopReason: "min duration and min query count met", Issued: 3, Completed: 3, Failed: 1, Unanswered: 0,
 		LatenessP50Ns: 300, LatenessP99Ns: 1500, LatenessMaxNs: 1501, Resent: 2,
-		Messages: []string{"query 7: timeout after 30s", ""}, ByKind: []KindCount{{"timeout", 2}, {"http 503", 1}}}
+		Messages: []string{"query 7: timeout after 30s", ""}, ByKind: []KindCount{{"timeout", 2, "query 7: timeout after 30s"}, {"http 503", 1, ""}}}
 	return c
 }
 
@@ -101,6 +102,7 @@ func randChunk(rng *rand.Rand) *Chunk {
 		}
 		if rng.IntN(2) == 0 {
 			sm.Generative, sm.FirstTokenNs, sm.OutputTokens, sm.InputTokens = true, rng.Int64N(sm.LatencyNs+1), rng.Int64N(1<<20), rng.Int64N(1<<20)
+			sm.TokensFromServer, sm.Burst = rng.IntN(2) == 0, rng.IntN(3) == 0
 		}
 		c.Samples = append(c.Samples, sm)
 	}
@@ -111,7 +113,7 @@ func randChunk(rng *rand.Rand) *Chunk {
 			c.End.Messages = append(c.End.Messages, randString(rng, 200))
 		}
 		for range rng.IntN(5) {
-			c.End.ByKind = append(c.End.ByKind, KindCount{randString(rng, 20), rng.Int64N(1 << 30)})
+			c.End.ByKind = append(c.End.ByKind, KindCount{randString(rng, 20), rng.Int64N(1 << 30), randString(rng, 100)})
 		}
 	}
 	return c
@@ -244,7 +246,7 @@ func TestMalformed(t *testing.T) {
 		{"no shards", "shard", Append(nil, &Chunk{}), 8},
 		{"overlong varint", "run id", append([]byte(magic+"\x01\x00"), bytes.Repeat([]byte{0xff}, 11)...), 6},
 		{"kind index past the table", "sample 0: kind", append(append([]byte(magic+"\x01\x00"), 0, 0, 0, 1, 0, 0, 0, 1), 1, 0, 0, 9), 17},
-		{"unknown sample flag", "sample 0: flags", append(append([]byte(magic+"\x01\x00"), 0, 0, 0, 1, 0, 0, 0, 1), 8, 0, 0), 14},
+		{"unknown sample flag", "sample 0: flags", append(append([]byte(magic+"\x01\x00"), 0, 0, 0, 1, 0, 0, 0, 1), 16, 0, 0), 14},
 		{"negative tokens", "sample 0: output tokens", append(append(append([]byte(magic+"\x01\x00"), 0, 0, 0, 1, 0, 0, 0, 1), 2, 0, 0, 0),
 			0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0), 18},
 	} {
