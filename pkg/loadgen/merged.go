@@ -39,14 +39,14 @@ type mergedSUT struct{ name string }
 func (s mergedSUT) Name() string                                      { return s.name }
 func (mergedSUT) IssueQuery(context.Context, Query, func(Completion)) {}
 
-// mergeState is what a merged run adds to a Run: the shards' progress
-// through the trace, checked record by record.
+// mergeState is what a merged run adds to a Run: one record at a time,
+// and the end. The shards' progress is the run's issuers' (one per shard,
+// none of which issues).
 type mergeState struct {
-	mu       sync.Mutex // one record at a time: the coordinator's workers call concurrently
-	shards   int
-	issued   []int           // per shard, the queries merged
-	cursors  []*trace.Cursor // per shard, the trace walked to its last merged query
-	finished *Result
+	mu         sync.Mutex // the coordinator's workers' records arrive concurrently
+	splitSeen  []bool     // Offline split between shards: the shards that reported its query
+	unanswered []uint64   // bit per sample: a worker reported it unanswered at its drain's end
+	finished   *Result
 }
 
 // NewMergedRun is the run N workers carried out, rebuilt from their records:
@@ -56,10 +56,9 @@ type mergeState struct {
 // MergeSample as the workers' chunks arrive, in any interleaving of the
 // shards, then FinishMerged. It is never executed.
 //
-// Server runs and closed-loop concurrency runs can be sharded (shards ≥ 1);
-// SingleStream and MultiStream are one sequence of queries (shards 1 only),
-// and v0.5 MultiStream's tick accounting and Offline's sample split are not
-// carried by the records (refused).
+// Server, Offline and closed-loop concurrency runs can be sharded;
+// SingleStream and MultiStream are one sequence of queries (shards 1
+// only), and v0.5 MultiStream's tick accounting is not in the records.
 func NewMergedRun(s Settings, qsl QSLCounts, shards int, opts ...Option) (*Run, error) {
 	if shards < 1 {
 		return nil, fmt.Errorf("%w: workers: %d shards; a run has at least 1", trace.ErrInvalidSettings, shards)
@@ -67,7 +66,7 @@ func NewMergedRun(s Settings, qsl QSLCounts, shards int, opts ...Option) (*Run, 
 	if err := mergeable(s, shards); err != nil {
 		return nil, fmt.Errorf("%w: workers: %w", trace.ErrInvalidSettings, err)
 	}
-	var stand []SUT // the issuers' SUTs NewRun asks for; never used
+	var stand []SUT // the in-process issuers' SUTs NewRun asks for; never used
 	for range max(s.Engine.Issuers, 1) - 1 {
 		stand = append(stand, mergedSUT{})
 	}
@@ -78,22 +77,24 @@ func NewMergedRun(s Settings, qsl QSLCounts, shards int, opts ...Option) (*Run, 
 	if r.interval > 0 {
 		return nil, fmt.Errorf("%w: workers: v0.5 MultiStream's ticks are not in a worker's records", trace.ErrInvalidSettings)
 	}
-	m := &mergeState{shards: shards, issued: make([]int, shards), cursors: make([]*trace.Cursor, shards)}
-	for k := range m.cursors {
-		m.cursors[k] = r.tr.Cursor()
+	// One issuer per shard, as a run of Engine.Issuers N has: the shards'
+	// progress, cursors and counters live where a local run keeps them.
+	r.shardN, r.iss, r.byShard = shards, nil, make([]*issuer, shards)
+	for k := range shards {
+		is := &issuer{r: r, k: k, sut: mergedSUT{}, notify: make(chan struct{}, 1)}
+		r.iss, r.byShard[k] = append(r.iss, is), is
 	}
-	r.merge = m
+	r.split = s.Scenario == trace.Offline && shards > 1
+	r.startIssuers()
 	r.times = newShardLogs(shards)
-	user := r.classify
-	if user == nil {
-		user = defaultClassifier
-	}
-	r.classify = func(err error) (string, string) {
-		if f, ok := errors.AsType[*recordFailure](err); ok {
-			return f.outcome, f.status
+	r.merge = &mergeState{splitSeen: make([]bool, shards)}
+	if s.Scenario == trace.Offline {
+		for seq := range r.n * r.spq {
+			_ = r.samples.Start(seq, 0) // as Execute does: in flight from the start
 		}
-		return user(err)
+		r.preStarted = true
 	}
+	r.classify = mergedClassifier(r.classify)
 	// The run's clock is the records': any start will do, and it is fixed,
 	// so that a merged run depends on nothing but its records.
 	r.startTime = time.Unix(0, 0)
@@ -102,13 +103,25 @@ func NewMergedRun(s Settings, qsl QSLCounts, shards int, opts ...Option) (*Run, 
 	return r, nil
 }
 
+// mergedClassifier classifies a worker's failed sample by the kind its
+// record carries, anything else by user's classifier.
+func mergedClassifier(user FailureClassifier) FailureClassifier {
+	if user == nil {
+		user = defaultClassifier
+	}
+	return func(err error) (string, string) {
+		if f, ok := errors.AsType[*recordFailure](err); ok {
+			return f.outcome, f.status
+		}
+		return user(err)
+	}
+}
+
 // mergeable says why settings s cannot be split into shards, if they cannot.
 func mergeable(s Settings, shards int) error {
 	switch {
-	case shards == 1, s.Engine.Concurrency > 0, s.Scenario == trace.Server:
+	case shards == 1, s.Engine.Concurrency > 0, s.Scenario == trace.Server, s.Scenario == trace.Offline:
 		return nil
-	case s.Scenario == trace.Offline:
-		return fmt.Errorf("an Offline run is one query; %d workers cannot share it yet", shards)
 	}
 	return fmt.Errorf("%s is one sequence of queries, each issued when the previous one is answered: %d workers cannot share it", s.Scenario, shards)
 }
@@ -116,8 +129,9 @@ func mergeable(s Settings, shards int) error {
 // MergeIssued merges shard's issue of query q, scheduled at scheduledNs and
 // issued at issuedNs (ns since the run's start on the worker's clock, moved
 // by its measured offset). A shard's queries are shard, shard+N, shard+2N …
-// in that order, each once; in a Server run the scheduled time must be the
-// trace's (a worker of another trace is refused).
+// in that order, each once (Offline split between shards: query 0, once
+// by every shard); in a Server run the scheduled time must be the trace's
+// (a worker of another trace is refused).
 func (r *Run) MergeIssued(shard, q int, scheduledNs, issuedNs int64) error {
 	m := r.merge
 	if m == nil {
@@ -128,32 +142,52 @@ func (r *Run) MergeIssued(shard, q int, scheduledNs, issuedNs int64) error {
 	switch {
 	case m.finished != nil:
 		return fmt.Errorf("%w: shard %d query %d: the run has finished", ErrBadRecord, shard, q)
-	case shard < 0 || shard >= m.shards:
-		return fmt.Errorf("%w: shard %d: the run has shards 0 to %d", ErrBadRecord, shard, m.shards-1)
+	case shard < 0 || shard >= r.shardN:
+		return fmt.Errorf("%w: shard %d: the run has shards 0 to %d", ErrBadRecord, shard, r.shardN-1)
+	case scheduledNs < 0 || issuedNs < 0 || issuedNs > maxMergedNs:
+		return fmt.Errorf("%w: shard %d query %d: scheduled %d ns, issued %d ns: out of range", ErrBadRecord, shard, q, scheduledNs, issuedNs)
+	case r.split:
+		return r.mergeSplit(shard, q, scheduledNs, issuedNs)
 	}
-	want := shard + m.issued[shard]*m.shards
+	is := r.byShard[shard]
+	want := shard + int(is.issuedQ.Load())*r.shardN
 	switch {
 	case q != want:
 		return fmt.Errorf("%w: shard %d: query %d, want %d (a shard's queries come once each, in trace order)", ErrBadRecord, shard, q, want)
 	case q >= r.n:
 		return fmt.Errorf("%w: shard %d: query %d is past the trace's %d queries", ErrBadRecord, shard, q, r.n)
-	case scheduledNs < 0 || issuedNs < 0:
-		return fmt.Errorf("%w: shard %d query %d: scheduled %d ns, issued %d ns: times before the run's start", ErrBadRecord, shard, q, scheduledNs, issuedNs)
 	}
-	cur := m.cursors[shard]
-	tq, _ := cur.Next()
-	for tq.Index < q {
-		tq, _ = cur.Next()
-	}
+	tq, _ := is.next()
 	if r.settings.Scenario == trace.Server && scheduledNs != int64(tq.Scheduled) {
 		// The cursor has passed q; the shard's next record must be q again
 		// (a caller drops a worker at its first refused record, so this
 		// walk from the start is rare).
-		cur.Reset()
+		is.cur.Reset()
+		for k := 0; k <= want-r.shardN; k++ {
+			is.cur.Next()
+		}
 		return fmt.Errorf("%w: shard %d query %d: scheduled at %d ns, the trace has %d ns (a worker of another trace?)", ErrBadRecord, shard, q, scheduledNs, int64(tq.Scheduled))
 	}
-	m.issued[shard]++
-	r.noteIssued(shard, tq, scheduledNs, issuedNs)
+	is.noteIssued(tq, scheduledNs, issuedNs)
+	return nil
+}
+
+// mergeSplit merges shard's report of Offline's one query, split between
+// the shards: the first report issues it (at its issue time), each shard's
+// puts its share in flight.
+func (r *Run) mergeSplit(shard, q int, scheduledNs, issuedNs int64) error {
+	m := r.merge
+	switch {
+	case q != 0 || scheduledNs != 0:
+		return fmt.Errorf("%w: shard %d: query %d scheduled at %d ns; Offline's one query is 0, due at 0", ErrBadRecord, shard, q, scheduledNs)
+	case m.splitSeen[shard]:
+		return fmt.Errorf("%w: shard %d: query 0 again (a shard issues it once)", ErrBadRecord, shard)
+	}
+	if r.issuedQ.Load() == 0 {
+		r.noteSplit(issuedNs)
+	}
+	m.splitSeen[shard] = true
+	r.byShard[shard].issuedS = int64(len(r.byShard[shard].share))
 	return nil
 }
 
@@ -172,15 +206,12 @@ func newRecordFailure(kind string) *recordFailure {
 	return &recordFailure{kind: kind, outcome: o, status: st}
 }
 
-// issuedQuery reports whether query q was merged as issued.
-func (m *mergeState) issuedQuery(q int) bool {
-	k := q % m.shards
-	return q/m.shards < m.issued[k]
-}
-
 // MergeSample merges one sample's outcome: its sequence number in range,
-// its query merged as issued, the sample not yet recorded. It goes through
-// the bookkeeping a local completion does.
+// its query merged as issued by its shard, the sample not yet recorded. It
+// goes through the bookkeeping a local completion does. A sample a worker
+// reports unanswered at its drain's end (Kind "unanswered") stays in flight
+// until FinishMerged fails it, as a local run's drain end does (counted
+// apart, not by the second it failed in).
 func (r *Run) MergeSample(s SampleRecord) error {
 	m := r.merge
 	if m == nil {
@@ -188,33 +219,23 @@ func (r *Run) MergeSample(s SampleRecord) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.finished != nil {
-		return fmt.Errorf("%w: sample %d: the run has finished", ErrBadRecord, s.Seq)
+	sched, err := r.checkSample(s)
+	if err != nil {
+		return err
 	}
-	if s.Seq < 0 || s.Seq >= r.n*r.spq {
-		return fmt.Errorf("%w: sample %d: seq is outside the trace's %d samples", ErrBadRecord, s.Seq, r.n*r.spq)
-	}
-	q := s.Seq / r.spq
-	if !m.issuedQuery(q) {
-		return fmt.Errorf("%w: sample %d: its query %d was not issued (its issue record comes first)", ErrBadRecord, s.Seq, q)
-	}
-	sched, inFlight := r.samples.InFlightScheduled(s.Seq)
-	switch {
-	case !inFlight:
-		return fmt.Errorf("%w: sample %d: recorded already", ErrBadRecord, s.Seq)
-	case s.LatencyNs < 0 || s.LatencyNs > maxMergedNs-sched:
-		return fmt.Errorf("%w: sample %d: latency_ns %d is out of range", ErrBadRecord, s.Seq, s.LatencyNs)
-	case s.Tokens < 0 || s.InputTokens < 0:
-		return fmt.Errorf("%w: sample %d: tokens %d, input tokens %d: negative", ErrBadRecord, s.Seq, s.Tokens, s.InputTokens)
-	case s.FirstTokenNs < 0 || s.FirstTokenNs > maxMergedNs-sched:
-		return fmt.Errorf("%w: sample %d: first_token_ns %d is out of range", ErrBadRecord, s.Seq, s.FirstTokenNs)
-	}
-	c := Completion{Query: q, First: s.Seq % r.spq, Count: 1, Tokens: s.Tokens, InputTokens: s.InputTokens, TokensFromServer: s.TokensFromServer}
-	if s.Failed {
-		c.Err = newRecordFailure(s.Kind)
-	}
+	c := Completion{Query: s.Seq / r.spq, First: s.Seq % r.spq, Count: 1, Tokens: int(s.Tokens), InputTokens: int(s.InputTokens), TokensFromServer: s.TokensFromServer}
 	if s.Tokens > 0 || s.InputTokens > 0 {
 		c.FirstToken = r.startTime.Add(time.Duration(sched + s.FirstTokenNs))
+	}
+	if s.Failed && s.Kind == unansweredKind {
+		m.markUnanswered(s.Seq, r.n*r.spq)
+		if c.Tokens > 0 || c.InputTokens > 0 {
+			r.keepMeasured(&c, s.Seq, s.Seq+1, sched+s.LatencyNs, sched)
+		}
+		return nil
+	}
+	if s.Failed {
+		c.Err = newRecordFailure(s.Kind)
 	}
 	r.record(c, sched+s.LatencyNs)
 	if s.Tokens > 0 && !s.Failed {
@@ -225,8 +246,53 @@ func (r *Run) MergeSample(s SampleRecord) error {
 	return nil
 }
 
-// maxMergedNs bounds a record's times (ns since the start): about 290
-// years, past any run, and far from int64's overflow.
+// unansweredKind is the kind of a sample a worker's drain end failed.
+const unansweredKind = "unanswered"
+
+// checkSample refuses a record MergeSample cannot take; it returns the
+// sample's scheduled time.
+func (r *Run) checkSample(s SampleRecord) (sched int64, err error) {
+	m := r.merge
+	bad := func(format string, a ...any) (int64, error) {
+		return 0, fmt.Errorf("%w: sample %d: "+format, append([]any{ErrBadRecord, s.Seq}, a...)...)
+	}
+	if m.finished != nil {
+		return bad("the run has finished")
+	}
+	if s.Seq < 0 || s.Seq >= r.n*r.spq {
+		return bad("seq is outside the trace's %d samples", r.n*r.spq)
+	}
+	q := s.Seq / r.spq
+	if !r.isIssued(q) || (r.split && !m.splitSeen[s.Seq%r.shardN]) {
+		return bad("its query %d was not issued by its shard (the issue record comes first)", q)
+	}
+	sched, inFlight := r.samples.InFlightScheduled(s.Seq)
+	switch {
+	case !inFlight || m.isUnanswered(s.Seq):
+		return bad("recorded already")
+	case s.LatencyNs < 0 || s.LatencyNs > maxMergedNs-sched:
+		return bad("latency_ns %d is out of range", s.LatencyNs)
+	case s.Tokens < 0 || s.InputTokens < 0:
+		return bad("tokens %d, input tokens %d: negative", s.Tokens, s.InputTokens)
+	case s.FirstTokenNs < 0 || s.FirstTokenNs > maxMergedNs-sched:
+		return bad("first_token_ns %d is out of range", s.FirstTokenNs)
+	}
+	return sched, nil
+}
+
+func (m *mergeState) markUnanswered(seq, n int) {
+	if m.unanswered == nil {
+		m.unanswered = make([]uint64, (n+63)/64) // a bit a sample, made at the first
+	}
+	m.unanswered[seq/64] |= 1 << (seq % 64)
+}
+
+func (m *mergeState) isUnanswered(seq int) bool {
+	return m.unanswered != nil && m.unanswered[seq/64]&(1<<(seq%64)) != 0
+}
+
+// maxMergedNs bounds a record's times (ns since the start): about 104
+// days, past any run, and far from int64's overflow.
 const maxMergedNs = 1 << 63 / 1024
 
 // StopWorkerLost ends a merged run one of whose workers was lost.
@@ -254,6 +320,10 @@ type MergedEnd struct {
 	// drain ended (StreamingSUT), summed.
 	StreamingAtDrain int64
 	Resent           int64 // requests the workers' clients sent again, summed
+	// MaxOutstanding is a closed loop's most queries outstanding: the
+	// workers' maxima summed (with several, an upper bound: their peaks
+	// need not coincide).
+	MaxOutstanding int64
 
 	// Messages are the workers' failure messages, in shard order: those of
 	// their completions, not a worker's own count of unanswered samples
@@ -288,6 +358,7 @@ func (r *Run) FinishMerged(end MergedEnd) *Result {
 		lost = append(lost, fmt.Sprintf("worker %s lost at %.1f s: %d samples unaccounted", w.Name, float64(w.AtNs)/1e9, r.unaccounted(w.Shard)))
 	}
 	r.sutName, r.streamingAtDrain = end.SUTName, end.StreamingAtDrain
+	r.maxOutstanding.Store(end.MaxOutstanding)
 	r.errMu.Lock()
 	r.errs = append(r.errs[:0], end.Messages[:min(len(end.Messages), r.settings.Engine.MaxErrorMessages)]...)
 	r.errMu.Unlock()
@@ -320,19 +391,31 @@ func (r *Run) FinishMerged(end MergedEnd) *Result {
 
 const recWorkerLost = "a worker was lost mid-run: see its logs and its node's (killed, evicted, partitioned?), then run again"
 
-// unaccounted counts shard's issued samples that no record answered.
+// unaccounted counts shard's issued samples that no record accounted for:
+// neither answered nor reported unanswered.
 func (r *Run) unaccounted(shard int) int64 {
 	m := r.merge
-	if shard < 0 || shard >= m.shards {
+	if shard < 0 || shard >= r.shardN {
 		return 0
 	}
 	var n int64
-	for i := range m.issued[shard] {
-		q := shard + i*m.shards
-		for seq := q * r.spq; seq < (q+1)*r.spq; seq++ {
-			if _, inFlight := r.samples.InFlightScheduled(seq); inFlight {
-				n++
+	count := func(seq int) {
+		if _, inFlight := r.samples.InFlightScheduled(seq); inFlight && !m.isUnanswered(seq) {
+			n++
+		}
+	}
+	if r.split {
+		if m.splitSeen[shard] {
+			for seq := shard; seq < r.spq; seq += r.shardN {
+				count(seq)
 			}
+		}
+		return n
+	}
+	for i := range int(r.byShard[shard].issuedQ.Load()) {
+		q := shard + i*r.shardN
+		for seq := q * r.spq; seq < (q+1)*r.spq; seq++ {
+			count(seq)
 		}
 	}
 	return n

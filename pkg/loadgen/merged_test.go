@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -20,12 +21,23 @@ import (
 // run's clock gave them; made relative to the start after the run).
 type recordingSUT struct {
 	SUT
+	shard int
+	rec   *recorder // shared by the issuers' SUTs
+}
+
+type recorder struct {
 	mu      sync.Mutex
-	issues  []issuedQuery
+	issues  []rawIssue
 	samples []rawSample
 }
 
+type rawIssue struct {
+	shard int
+	q     issuedQuery
+}
+
 type rawSample struct {
+	shard     int
 	seq       int
 	scheduled time.Time
 	at        time.Time
@@ -33,15 +45,16 @@ type rawSample struct {
 }
 
 func (s *recordingSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)) {
-	s.mu.Lock()
-	s.issues = append(s.issues, issuedQuery{ID: q.ID, FirstSample: q.FirstSample, Scheduled: q.Scheduled, Issued: q.Issued})
-	s.mu.Unlock()
+	rec := s.rec
+	rec.mu.Lock()
+	rec.issues = append(rec.issues, rawIssue{s.shard, issuedQuery{ID: q.ID, FirstSample: q.FirstSample, Scheduled: q.Scheduled, Issued: q.Issued}})
+	rec.mu.Unlock()
 	s.SUT.IssueQuery(ctx, q, func(c Completion) {
-		s.mu.Lock()
+		rec.mu.Lock()
 		for j := c.First; j < c.First+c.Count; j++ {
-			s.samples = append(s.samples, rawSample{seq: q.FirstSample + j, scheduled: q.Scheduled, at: c.At, err: c.Err})
+			rec.samples = append(rec.samples, rawSample{shard: s.shard, seq: q.Sample(j), scheduled: q.Scheduled, at: c.At, err: c.Err})
 		}
-		s.mu.Unlock()
+		rec.mu.Unlock()
 		done(c)
 	})
 }
@@ -49,16 +62,19 @@ func (s *recordingSUT) IssueQuery(ctx context.Context, q Query, done func(Comple
 // records are one run's issue and sample records, as its workers would
 // have streamed them.
 type records struct {
-	issues  [][3]int64 // query, scheduled ns, issued ns
+	issues  [][4]int64 // shard, query, scheduled ns, issued ns
 	samples []SampleRecord
+	shardOf map[int]int // a sample's shard
 }
 
-func (s *recordingSUT) records(start time.Time, kind func(error) string) records {
-	var out records
-	for _, q := range s.issues {
-		out.issues = append(out.issues, [3]int64{int64(q.ID), int64(q.Scheduled.Sub(start)), int64(q.Issued.Sub(start))})
+func (s *recorder) records(start time.Time, kind func(error) string) records {
+	out := records{shardOf: map[int]int{}}
+	for _, is := range s.issues {
+		q := is.q
+		out.issues = append(out.issues, [4]int64{int64(is.shard), int64(q.ID), int64(q.Scheduled.Sub(start)), int64(q.Issued.Sub(start))})
 	}
 	for _, x := range s.samples {
+		out.shardOf[x.seq] = x.shard
 		rec := SampleRecord{Seq: x.seq, LatencyNs: max(int64(x.at.Sub(x.scheduled)), 0)}
 		if x.err != nil {
 			rec.Failed, rec.Kind = true, kind(x.err)
@@ -90,22 +106,28 @@ func kindOf(err error) string {
 
 // singleRun is a Server run on the fake SUT with varied latencies and two
 // kinds of failure, and its records.
-func singleRun(t *testing.T, s Settings) (*Run, *Result, records) {
+func singleRun(t *testing.T, s Settings, issuers int) (*Run, *Result, records) {
+	closed := s.Scenario != trace.Server // the closed loops and Offline wait for answers: the SUT moves the clock
 	t.Helper()
 	clk := newFakeClock()
-	fake := &fakeSUT{clock: clk,
-		latency: func(id int) time.Duration { return time.Duration(1+id%7) * time.Millisecond },
-		fail: func(id int) error {
-			switch {
-			case id%29 == 3:
-				return errOverloaded
-			case id%41 == 5:
-				return errTimedOut
-			}
-			return nil
-		}}
-	sut := &recordingSUT{SUT: fake}
-	r, err := NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(clk), quiet, WithFailureClassifier(testClassifier))
+	rec := &recorder{}
+	var suts []SUT
+	for range issuers {
+		fake := &fakeSUT{clock: clk, advance: closed,
+			latency: func(id int) time.Duration { return time.Duration(1+id%7) * time.Millisecond },
+			fail: func(id int) error {
+				switch {
+				case id%13 == 3: // more often than the timeouts: kinds of equal count are ordered by which came first, which merging does not keep
+					return errOverloaded
+				case id%41 == 5:
+					return errTimedOut
+				}
+				return nil
+			}}
+		suts = append(suts, &recordingSUT{SUT: fake, shard: len(suts), rec: rec})
+	}
+	s.Engine.Issuers = issuers
+	r, err := NewRun(s, suts[0], &fakeQSL{total: 1000, perf: 256}, WithClock(clk), quiet, WithFailureClassifier(testClassifier), WithIssuerSUTs(suts[1:]...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,12 +135,16 @@ func singleRun(t *testing.T, s Settings) (*Run, *Result, records) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, res, sut.records(r.startTime, kindOf)
+	return r, res, rec.records(r.startTime, kindOf)
 }
 
 func endOf(res *Result) MergedEnd {
-	return MergedEnd{Reason: res.EndReason, DrainTimedOut: res.DrainTimedOut, SUTName: res.SUTName, Wall: res.StartTime,
+	end := MergedEnd{Reason: res.EndReason, DrainTimedOut: res.DrainTimedOut, SUTName: res.SUTName, Wall: res.StartTime,
 		DurationNs: res.DurationNs, Resent: res.RequestsResent, Messages: res.Errors, Examples: res.Failures}
+	if res.ClosedLoop != nil {
+		end.MaxOutstanding = res.ClosedLoop.MaxOutstanding // what the workers would report
+	}
+	return end
 }
 
 // replay merges recs into m as n workers would deliver them: the shards'
@@ -127,14 +153,17 @@ func endOf(res *Result) MergedEnd {
 // change nothing. drop, when non-nil, withholds a record.
 func replay(t *testing.T, m *Run, recs records, n int, rng *rand.Rand, drop func(issue bool, q int) bool) {
 	t.Helper()
-	perShard := make([][][3]int64, n)
+	server := m.Settings().Scenario == trace.Server // the trace's schedule is checked
+	perShard := make([][][4]int64, n)
 	for _, is := range recs.issues {
-		k := int(is[0]) % n
-		perShard[k] = append(perShard[k], is)
+		perShard[is[0]] = append(perShard[is[0]], is)
 	}
-	bySeq := map[int][]SampleRecord{}
+	type key struct{ shard, q int }
+	byQuery := map[key][]SampleRecord{}
+	spq := m.Trace().SamplesPerQuery
 	for _, x := range recs.samples {
-		bySeq[x.Seq] = append(bySeq[x.Seq], x)
+		k := key{recs.shardOf[x.Seq], x.Seq / spq}
+		byQuery[k] = append(byQuery[k], x)
 	}
 	var ready []SampleRecord
 	mergeOne := func() {
@@ -159,23 +188,24 @@ func replay(t *testing.T, m *Run, recs records, n int, rng *rand.Rand, drop func
 		is := perShard[k][0]
 		perShard[k] = perShard[k][1:]
 		left--
-		if drop != nil && drop(true, int(is[0])) {
+		q := int(is[1])
+		if drop != nil && drop(true, q) {
 			continue
 		}
-		if rng.IntN(40) == 0 {
-			if err := m.MergeIssued(k, int(is[0]), is[1]+1, is[2]); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "another trace") {
+		if server && rng.IntN(40) == 0 {
+			if err := m.MergeIssued(k, q, is[2]+1, is[3]); !errors.Is(err, ErrBadRecord) {
 				t.Fatalf("a query of another schedule: %v", err)
 			}
 		}
-		if err := m.MergeIssued(k, int(is[0]), is[1], is[2]); err != nil {
+		if err := m.MergeIssued(k, q, is[2], is[3]); err != nil {
 			t.Fatalf("MergeIssued(%d, %v): %v", k, is, err)
 		}
 		if rng.IntN(40) == 0 {
-			if err := m.MergeIssued(k, int(is[0]), is[1], is[2]); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "in trace order") {
+			if err := m.MergeIssued(k, q, is[2], is[3]); !errors.Is(err, ErrBadRecord) {
 				t.Fatalf("a query issued twice: %v", err)
 			}
 		}
-		for _, x := range bySeq[int(is[0])] {
+		for _, x := range byQuery[key{k, q}] {
 			if drop == nil || !drop(false, x.Seq) {
 				ready = append(ready, x)
 			}
@@ -208,22 +238,39 @@ func writeAll(t *testing.T, r *Run, res *Result) (list, samples []byte, tl [][3]
 // A run rebuilt from its records, in 1 to 4 shards delivered in any order
 // and among bad records, is the run: the same Result and the same files.
 func TestMergedRunIsTheRun(t *testing.T) {
-	s := testSettings(t, RulesetLoadGen6, trace.Server)
-	single, res, recs := singleRun(t, s)
-	if res.SamplesFailed == 0 || res.SamplesIssued < 150 {
-		t.Fatalf("the single run should fail some of its %d samples: %d failed", res.SamplesIssued, res.SamplesFailed)
-	}
-	list, samples, tl := writeAll(t, single, res)
-	for _, n := range []int{1, 3, 4} {
-		t.Run(fmt.Sprintf("%d shards", n), func(t *testing.T) {
-			m, err := NewMergedRun(s, QSLCounts{1000, 256}, n, quiet, WithFailureClassifier(testClassifier))
+	server := testSettings(t, RulesetLoadGen6, trace.Server)
+	offline := testSettings(t, RulesetLoadGen6, trace.Offline)
+	concurrent := testSettings(t, RulesetLoadGen6, trace.SingleStream)
+	concurrent.Engine.Concurrency = 8
+	for _, tc := range []struct {
+		name string
+		s    Settings
+		n    int
+	}{
+		{"Server", server, 1}, {"Server", server, 3}, {"Server", server, 4},
+		{"Offline", offline, 1}, {"Offline", offline, 3},
+		{"concurrency", concurrent, 1}, {"concurrency", concurrent, 2},
+	} {
+		s, n := tc.s, tc.n
+		t.Run(fmt.Sprintf("%s in %d shards", tc.name, n), func(t *testing.T) {
+			single, res, recs := singleRun(t, s, n)
+			if (s.Scenario == trace.Server && res.SamplesFailed == 0) || res.SamplesIssued < 50 {
+				t.Fatalf("the single run should fail some of its %d samples: %d failed", res.SamplesIssued, res.SamplesFailed)
+			}
+			if res.Unanswered != 0 || res.EndReason != StopCompleted {
+				// A split Offline query's multi-sample completion once
+				// completed its first sample only (completeShare).
+				t.Fatalf("the single run left %d samples unanswered, ended %s", res.Unanswered, res.EndReason)
+			}
+			list, samples, tl := writeAll(t, single, res)
+			m, err := NewMergedRun(single.Settings(), QSLCounts{1000, 256}, n, quiet, WithFailureClassifier(testClassifier))
 			if err != nil {
 				t.Fatal(err)
 			}
 			replay(t, m, recs, n, rand.New(rand.NewPCG(29, uint64(n))), nil)
 			got := m.FinishMerged(endOf(res))
 			if !reflect.DeepEqual(got, res) {
-				t.Errorf("merged result differs:\n got %+v\nwant %+v", got, res)
+				t.Errorf("merged result differs: %s", resultDiff(t, got, res))
 			}
 			gl, gs, gtl := writeAll(t, m, got)
 			if !bytes.Equal(gl, list) {
@@ -249,8 +296,9 @@ func TestMergedRunIsTheRun(t *testing.T) {
 // the samples it issued that no record answered, which fail unanswered.
 func TestMergedRunLostWorker(t *testing.T) {
 	s := testSettings(t, RulesetLoadGen6, trace.Server)
-	_, res, recs := singleRun(t, s)
 	const n, lostShard = 3, 2
+	single, res, recs := singleRun(t, s, n)
+	s = single.Settings()
 	cut := len(recs.issues) / 2
 	unaccounted := 0
 	drop := func(issue bool, q int) bool {
@@ -302,7 +350,7 @@ func TestMergedRunRefusesBadRecords(t *testing.T) {
 		{"negative shard", m.MergeIssued(-1, 0, 0, 0), "shard -1"},
 		{"another shard's query", m.MergeIssued(0, 1, int64(q1.Scheduled), 0), "query 1, want 0"},
 		{"a query skipped", m.MergeIssued(1, 3, 0, 0), "query 3, want 1"},
-		{"before the start", m.MergeIssued(0, 0, int64(q0.Scheduled), -5), "before the run's start"},
+		{"before the start", m.MergeIssued(0, 0, int64(q0.Scheduled), -5), "issued -5 ns: out of range"},
 		{"not issued", m.MergeSample(SampleRecord{Seq: 0}), "not issued"},
 		{"seq out of range", m.MergeSample(SampleRecord{Seq: 1 << 40}), "outside the trace"},
 		{"negative seq", m.MergeSample(SampleRecord{Seq: -1}), "outside the trace"},
@@ -347,7 +395,6 @@ func TestNewMergedRunRefusesWhatCannotBeSharded(t *testing.T) {
 	}{
 		{trace.SingleStream, RulesetLoadGen6, 2, "one sequence of queries"},
 		{trace.MultiStream, RulesetLoadGen6, 3, "one sequence of queries"},
-		{trace.Offline, RulesetLoadGen6, 2, "Offline"},
 		{trace.MultiStream, RulesetV05, 1, "ticks"},
 		{trace.Server, RulesetLoadGen6, 0, "0 shards"},
 	} {
@@ -359,4 +406,32 @@ func TestNewMergedRunRefusesWhatCannotBeSharded(t *testing.T) {
 	if _, err := NewMergedRun(testSettings(t, RulesetLoadGen6, trace.SingleStream), QSLCounts{1000, 256}, 1, quiet); err != nil {
 		t.Errorf("SingleStream in one shard: %v", err)
 	}
+}
+
+// resultDiff names the lines of result.json that differ.
+func resultDiff(t *testing.T, got, want *Result) string {
+	t.Helper()
+	g, err1 := json.MarshalIndent(got, "", " ")
+	w, err2 := json.MarshalIndent(want, "", " ")
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	gl, wl := strings.Split(string(g), "\n"), strings.Split(string(w), "\n")
+	var out []string
+	for i := 0; i < max(len(gl), len(wl)) && len(out) < 20; i++ {
+		var a, b string
+		if i < len(gl) {
+			a = gl[i]
+		}
+		if i < len(wl) {
+			b = wl[i]
+		}
+		if a != b {
+			out = append(out, fmt.Sprintf("line %d: got %s, want %s", i, a, b))
+		}
+	}
+	if len(out) == 0 {
+		return "(equal as JSON: unexported or non-JSON fields differ)"
+	}
+	return strings.Join(out, "\n")
 }

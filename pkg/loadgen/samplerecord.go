@@ -17,8 +17,8 @@ type SampleRecord struct {
 
 	// A generative sample's token fields (Tokens > 0 or InputTokens > 0).
 	FirstTokenNs     int64 // its first token, from its query's scheduled time
-	Tokens           int
-	InputTokens      int
+	Tokens           int32
+	InputTokens      int32
 	TokensFromServer bool // Tokens is the server's count, not the responses'
 	Burst            bool // its token-bearing responses all arrived at one instant
 }
