@@ -68,12 +68,12 @@ func (r *Run) setUpIssuers() error {
 	if err := r.checkIssuerSUTs(); err != nil {
 		return err
 	}
+	if err := r.checkShard(); err != nil {
+		return err
+	}
 	suts := append([]SUT{r.sut}, r.issuerSUTs...)
 	shards := n
-	if r.shardN > 0 {
-		if n > 1 {
-			return fmt.Errorf("issuers: a shard of a distributed run (WithShard) has one issuer, got %d", n)
-		}
+	if r.shardSet {
 		shards = r.shardN
 	}
 	if c := r.settings.Engine.Concurrency; c > 0 && c < shards {
@@ -83,7 +83,7 @@ func (r *Run) setUpIssuers() error {
 	r.byShard = make([]*issuer, shards)
 	for i, s := range suts {
 		is := &issuer{r: r, k: i, sut: s, notify: make(chan struct{}, 1)}
-		if shards > n {
+		if r.shardSet {
 			is.k = r.shardK
 		}
 		is.done = is.complete
@@ -118,7 +118,7 @@ func (is *issuer) next() (trace.Query, bool) {
 	for ok && q.Index%is.r.shardN != is.k {
 		q, ok = is.cur.Next()
 	}
-	return q, ok
+	return q, ok && q.Index < is.r.n // r.n: the trace's length (benchmarks cut it)
 }
 
 // count is the number of queries in the issuer's shard.

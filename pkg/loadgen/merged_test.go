@@ -16,72 +16,29 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
-// recordingSUT wraps a SUT and keeps, as a worker's record sink would,
-// every query's issue and every completed sample's outcome (times as the
-// run's clock gave them; made relative to the start after the run).
-type recordingSUT struct {
-	SUT
-	shard int
-	rec   *recorder // shared by the issuers' SUTs
-}
-
+// recorder is a RecordSink that keeps everything: the records a run's
+// workers would have streamed.
 type recorder struct {
-	mu      sync.Mutex
-	issues  []rawIssue
-	samples []rawSample
+	mu sync.Mutex
+	records
 }
 
-type rawIssue struct {
-	shard int
-	q     issuedQuery
-}
-
-type rawSample struct {
-	shard     int
-	seq       int
-	scheduled time.Time
-	at        time.Time
-	err       error
-}
-
-func (s *recordingSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)) {
-	rec := s.rec
-	rec.mu.Lock()
-	rec.issues = append(rec.issues, rawIssue{s.shard, issuedQuery{ID: q.ID, FirstSample: q.FirstSample, Scheduled: q.Scheduled, Issued: q.Issued}})
-	rec.mu.Unlock()
-	s.SUT.IssueQuery(ctx, q, func(c Completion) {
-		rec.mu.Lock()
-		for j := c.First; j < c.First+c.Count; j++ {
-			rec.samples = append(rec.samples, rawSample{shard: s.shard, seq: q.Sample(j), scheduled: q.Scheduled, at: c.At, err: c.Err})
-		}
-		rec.mu.Unlock()
-		done(c)
-	})
-}
-
-// records are one run's issue and sample records, as its workers would
-// have streamed them.
+// records are one run's issue and sample records.
 type records struct {
 	issues  [][4]int64 // shard, query, scheduled ns, issued ns
 	samples []SampleRecord
-	shardOf map[int]int // a sample's shard
 }
 
-func (s *recorder) records(start time.Time, kind func(error) string) records {
-	out := records{shardOf: map[int]int{}}
-	for _, is := range s.issues {
-		q := is.q
-		out.issues = append(out.issues, [4]int64{int64(is.shard), int64(q.ID), int64(q.Scheduled.Sub(start)), int64(q.Issued.Sub(start))})
-	}
-	for _, x := range s.samples {
-		out.shardOf[x.seq] = x.shard
-		rec := SampleRecord{Seq: x.seq, LatencyNs: max(int64(x.at.Sub(x.scheduled)), 0)}
-		if x.err != nil {
-			rec.Failed, rec.Kind = true, kind(x.err)
-		}
-		out.samples = append(out.samples, rec)
-	}
-	return out
+func (r *recorder) QueryIssued(shard, q int, scheduledNs, issuedNs int64) {
+	r.mu.Lock()
+	r.issues = append(r.issues, [4]int64{int64(shard), int64(q), scheduledNs, issuedNs})
+	r.mu.Unlock()
+}
+
+func (r *recorder) SampleDone(s SampleRecord) {
+	r.mu.Lock()
+	r.samples = append(r.samples, s)
+	r.mu.Unlock()
 }
 
 var (
@@ -99,18 +56,26 @@ func testClassifier(err error) (string, string) {
 	return defaultClassifier(err)
 }
 
-func kindOf(err error) string {
-	o, st := testClassifier(err)
-	return strings.TrimSpace(o + " " + st)
-}
-
 // singleRun is a Server run on the fake SUT with varied latencies and two
 // kinds of failure, and its records.
-func singleRun(t *testing.T, s Settings, issuers int) (*Run, *Result, records) {
+// silentSUT never answers the queries silent names (the others, its SUT does).
+type silentSUT struct {
+	SUT
+	silent func(id int) bool
+}
+
+func (s silentSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)) {
+	if !s.silent(q.ID) {
+		s.SUT.IssueQuery(ctx, q, done)
+	}
+}
+
+// singleRun is the run on the fake SUT with issuers issuers; silent, when
+// not nil, names queries never answered.
+func singleRun(t *testing.T, s Settings, issuers int, silent ...func(int) bool) (*Run, *Result, records) {
 	closed := s.Scenario != trace.Server // the closed loops and Offline wait for answers: the SUT moves the clock
 	t.Helper()
 	clk := newFakeClock()
-	rec := &recorder{}
 	var suts []SUT
 	for range issuers {
 		fake := &fakeSUT{clock: clk, advance: closed,
@@ -124,10 +89,16 @@ func singleRun(t *testing.T, s Settings, issuers int) (*Run, *Result, records) {
 				}
 				return nil
 			}}
-		suts = append(suts, &recordingSUT{SUT: fake, shard: len(suts), rec: rec})
+		if len(silent) > 0 {
+			suts = append(suts, silentSUT{fake, silent[0]})
+			continue
+		}
+		suts = append(suts, fake)
 	}
 	s.Engine.Issuers = issuers
-	r, err := NewRun(s, suts[0], &fakeQSL{total: 1000, perf: 256}, WithClock(clk), quiet, WithFailureClassifier(testClassifier), WithIssuerSUTs(suts[1:]...))
+	rec := &recorder{}
+	r, err := NewRun(s, suts[0], &fakeQSL{total: 1000, perf: 256}, WithClock(clk), quiet, WithFailureClassifier(testClassifier),
+		WithIssuerSUTs(suts[1:]...), WithRecordSink(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +106,7 @@ func singleRun(t *testing.T, s Settings, issuers int) (*Run, *Result, records) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, res, rec.records(r.startTime, kindOf)
+	return r, res, rec.records
 }
 
 func endOf(res *Result) MergedEnd {
@@ -162,7 +133,10 @@ func replay(t *testing.T, m *Run, recs records, n int, rng *rand.Rand, drop func
 	byQuery := map[key][]SampleRecord{}
 	spq := m.Trace().SamplesPerQuery
 	for _, x := range recs.samples {
-		k := key{recs.shardOf[x.Seq], x.Seq / spq}
+		k := key{(x.Seq / spq) % n, x.Seq / spq}
+		if m.split {
+			k.shard = x.Seq % n // Offline's one query, its samples split
+		}
 		byQuery[k] = append(byQuery[k], x)
 	}
 	var ready []SampleRecord
@@ -242,22 +216,30 @@ func TestMergedRunIsTheRun(t *testing.T) {
 	offline := testSettings(t, RulesetLoadGen6, trace.Offline)
 	concurrent := testSettings(t, RulesetLoadGen6, trace.SingleStream)
 	concurrent.Engine.Concurrency = 8
+	drained := server
+	drained.Engine.DrainTimeoutMs = 20 // of real time: the silent queries' wait
 	for _, tc := range []struct {
-		name string
-		s    Settings
-		n    int
+		name   string
+		s      Settings
+		n      int
+		silent func(int) bool
 	}{
-		{"Server", server, 1}, {"Server", server, 3}, {"Server", server, 4},
-		{"Offline", offline, 1}, {"Offline", offline, 3},
-		{"concurrency", concurrent, 1}, {"concurrency", concurrent, 2},
+		{"Server", server, 1, nil}, {"Server", server, 3, nil}, {"Server", server, 4, nil},
+		{"Offline", offline, 1, nil}, {"Offline", offline, 3, nil},
+		{"concurrency", concurrent, 1, nil}, {"concurrency", concurrent, 2, nil},
+		{"Server with unanswered queries", drained, 3, func(id int) bool { return id%17 == 9 }},
 	} {
 		s, n := tc.s, tc.n
 		t.Run(fmt.Sprintf("%s in %d shards", tc.name, n), func(t *testing.T) {
-			single, res, recs := singleRun(t, s, n)
+			var silent []func(int) bool
+			if tc.silent != nil {
+				silent = append(silent, tc.silent)
+			}
+			single, res, recs := singleRun(t, s, n, silent...)
 			if (s.Scenario == trace.Server && res.SamplesFailed == 0) || res.SamplesIssued < 50 {
 				t.Fatalf("the single run should fail some of its %d samples: %d failed", res.SamplesIssued, res.SamplesFailed)
 			}
-			if res.Unanswered != 0 || res.EndReason != StopCompleted {
+			if (res.Unanswered != 0) != (tc.silent != nil) {
 				// A split Offline query's multi-sample completion once
 				// completed its first sample only (completeShare).
 				t.Fatalf("the single run left %d samples unanswered, ended %s", res.Unanswered, res.EndReason)

@@ -46,6 +46,9 @@ type Run struct {
 	split          bool
 	stopMu         sync.Mutex
 	stopFirst      StopReason // the first stop of the whole run (stopAll)
+	shardSet       bool       // WithShard
+	startAt        time.Time  // WithStartAt; zero: start when ready
+	sink           RecordSink // WithRecordSink; nil: none
 	qsl            QSL
 	clock          Clock
 	poller         Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
@@ -295,8 +298,17 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		}
 		r.preStarted = true
 	}
+	if err := r.waitForStart(ctx); err != nil {
+		r.finished.Store(true)
+		return nil, err
+	}
 	wall := time.Now()
 	r.startTime = r.clock.Now()
+	if !r.startAt.IsZero() {
+		// The common start itself, not when the wait for it ended: the
+		// shards' schedules line up to the nanosecond.
+		wall, r.startTime = wall.Add(r.startAt.Sub(r.startTime)), r.startAt
+	}
 	r.startedAt.Store(&r.startTime)
 	r.log.Info("run started", "scenario", r.settings.Scenario.String(), "ruleset", string(r.settings.Ruleset),
 		"queries", r.n, "samples_per_query", r.spq, "sut", r.sutName)
@@ -407,6 +419,7 @@ func (r *Run) close() int64 {
 			seq := q*r.spq + j
 			if r.samples.FailInFlight(seq) {
 				r.noteTokenFailure("unanswered", seq, seq+1)
+				r.sinkUnanswered(seq)
 				n++
 			}
 		}
@@ -519,6 +532,9 @@ func (is *issuer) noteIssued(q trace.Query, s, at int64) {
 	r := is.r
 	i := q.Index
 	r.times.add(is.k, s, at)
+	if r.sink != nil {
+		r.sink.QueryIssued(is.k, i, s, at)
+	}
 	atomicMax(&r.maxLateness, at-s)
 	if r.remaining != nil {
 		r.remaining[i].Store(int64(len(q.Samples)))
@@ -552,13 +568,20 @@ func (r *Run) issueSplit() {
 // the start; a merged run's MergeIssued shares it.
 func (r *Run) noteSplit(at int64) {
 	q, _ := r.tr.Cursor().Next()
-	r.times.add(r.iss[0].k, 0, at)
+	r.times.add(0, 0, at) // query 0, in shard 0's log whichever shards are here
 	atomicMax(&r.maxLateness, at)
+	if r.sink != nil {
+		for _, is := range r.iss {
+			r.sink.QueryIssued(is.k, 0, 0, at)
+		}
+	}
 	var shares int
 	for _, is := range r.iss {
 		shares += len(is.share)
 	}
-	r.remaining[0].Store(int64(shares))
+	if r.remaining != nil { // nil with one sample a query: its slot says
+		r.remaining[0].Store(int64(shares))
+	}
 	if r.acc != nil {
 		r.acc.issued(0, q.Samples)
 	}
@@ -622,25 +645,7 @@ func (r *Run) record(c Completion, off int64) {
 		sched, inFlight = r.samples.InFlightScheduled(base + j)
 	}
 	lat := time.Duration(max(off-sched, 0)) // stamped before it was due: a clock artefact
-	n := int64(0)
-	for j := c.First; j < c.First+c.Count; j++ {
-		if c.Err != nil {
-			if !r.samples.FailInFlight(base + j) {
-				r.protocolErrs.Add(1)
-				continue
-			}
-		} else {
-			if _, ok := r.samples.Finish(base+j, off); !ok {
-				r.protocolErrs.Add(1)
-				continue
-			}
-			r.live.Record(lat)
-			if r.acc != nil && len(c.Data) == c.Count {
-				r.acc.add(base+j, &c, j)
-			}
-		}
-		n++
-	}
+	n := r.recordSamples(&c, base, off, sched, lat)
 	if n == 0 {
 		return
 	}
@@ -674,6 +679,41 @@ func (r *Run) record(c Completion, off int64) {
 	if r.earlyOn {
 		r.checkEarlyVerdict(off)
 	}
+}
+
+// recordSamples records completion c's samples (base its query's first
+// sample's sequence number) answered or failed at off, lat after their
+// scheduled time sched; it returns how many it recorded (a sample already
+// finished is a protocol error, not recorded again).
+func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.Duration) int64 {
+	var rec SampleRecord
+	if r.sink != nil {
+		rec = r.sampleRecord(c, lat, off, sched)
+	}
+	n := int64(0)
+	for j := c.First; j < c.First+c.Count; j++ {
+		if c.Err != nil {
+			if !r.samples.FailInFlight(base + j) {
+				r.protocolErrs.Add(1)
+				continue
+			}
+		} else {
+			if _, ok := r.samples.Finish(base+j, off); !ok {
+				r.protocolErrs.Add(1)
+				continue
+			}
+			r.live.Record(lat)
+			if r.acc != nil && len(c.Data) == c.Count {
+				r.acc.add(base+j, c, j)
+			}
+		}
+		if r.sink != nil {
+			rec.Seq = base + j
+			r.sink.SampleDone(rec)
+		}
+		n++
+	}
+	return n
 }
 
 // completeTokens records a successful generative completion of query q

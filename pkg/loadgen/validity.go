@@ -51,6 +51,9 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		FinalQueryAllSamplesDoneTimeNs: r.lastDone.Load(),
 	}
 	res.EndTime = wall.Add(time.Duration(res.DurationNs))
+	if r.shardSet {
+		res.Shard = &Shard{Index: r.shardK, Of: r.shardN}
+	}
 	res.SamplesCompleted = res.SamplesIssued - res.SamplesFailed
 	r.errMu.Lock()
 	res.Errors = slices.Clone(r.errs)

@@ -92,6 +92,8 @@ type Streamer struct {
 	sent    atomic.Int64
 }
 
+var _ loadgen.RecordSink = (*Streamer)(nil)
+
 // NewStreamer returns a streamer of h's records.
 func NewStreamer(h Header, opt Options) *Streamer {
 	return &Streamer{h: h, opt: opt.withDefaults(), full: make(chan struct{}, 1)}
@@ -121,7 +123,6 @@ func (s *Streamer) SampleDone(r loadgen.SampleRecord) {
 	w := recordwire.Sample{Seq: int64(r.Seq), LatencyNs: r.LatencyNs, Failed: r.Failed, Kind: r.Kind}
 	if r.Tokens > 0 || r.InputTokens > 0 {
 		w.Generative, w.FirstTokenNs, w.OutputTokens, w.InputTokens = true, r.FirstTokenNs, int64(r.Tokens), int64(r.InputTokens)
-		w.TokensFromServer, w.Burst = r.TokensFromServer, r.Burst
 	}
 	s.mu.Lock()
 	s.cur.Samples = append(s.cur.Samples, w)
