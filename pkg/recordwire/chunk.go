@@ -74,6 +74,9 @@ type End struct {
 
 	LatenessP50Ns, LatenessP99Ns, LatenessMaxNs int64 // issue lateness of the shard's queries
 	Resent                                      int64 // requests the client sent again
+	// MaxOutstanding: a closed loop's most queries outstanding after an
+	// issue. Streaming: answers still streaming when the drain ended.
+	MaxOutstanding, Streaming int64
 
 	Messages []string    // the failure messages the worker kept (bounded by the worker)
 	ByKind   []KindCount // failures by kind

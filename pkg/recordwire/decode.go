@@ -301,7 +301,7 @@ func (d *decoder) end() *End {
 	e := &End{StopReason: d.str("end stop reason")}
 	e.Issued, e.Completed, e.Failed, e.Unanswered = d.n("end issued"), d.n("end completed"), d.n("end failed"), d.n("end unanswered")
 	e.LatenessP50Ns, e.LatenessP99Ns, e.LatenessMaxNs = d.z("end lateness p50"), d.z("end lateness p99"), d.z("end lateness max")
-	e.Resent = d.n("end resent")
+	e.Resent, e.MaxOutstanding, e.Streaming = d.n("end resent"), d.n("end max outstanding"), d.n("end streaming")
 	if n := d.count("end messages", d.lim.MaxMessage, minStringBytes); n > 0 {
 		e.Messages = make([]string, n)
 		for i := range e.Messages {

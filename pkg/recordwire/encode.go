@@ -11,7 +11,7 @@ import "encoding/binary"
 //	u:samples samples × (u:flags(1 failed, 2 tokens, 4 tokens from server, 8 burst) z:seq−previous z:latency
 //	                     [u:kind index, failed] [z:first token u:output u:input, tokens])
 //	[End: str:stop reason u:issued u:completed u:failed u:unanswered
-//	      z:lateness p50 z:p99 z:max u:resent u:messages × str u:kinds × (str u:count str:example)]
+//	      z:lateness p50 z:p99 z:max u:resent u:max outstanding u:streaming u:messages × str u:kinds × (str u:count str:example)]
 //
 // where str is u:length and the bytes. Deltas run from 0 at the chunk's
 // start, so each chunk decodes alone. A shard's queries ascend and its
@@ -141,7 +141,9 @@ func appendEnd(dst []byte, e *End) []byte {
 	for _, v := range [...]int64{e.LatenessP50Ns, e.LatenessP99Ns, e.LatenessMaxNs} {
 		dst = appendZ(dst, v)
 	}
-	dst = binary.AppendUvarint(dst, uint64(e.Resent))
+	for _, v := range [...]int64{e.Resent, e.MaxOutstanding, e.Streaming} {
+		dst = binary.AppendUvarint(dst, uint64(v))
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(e.Messages)))
 	for _, m := range e.Messages {
 		dst = appendString(dst, m)

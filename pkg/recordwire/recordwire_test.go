@@ -27,7 +27,7 @@ func genChunk() *Chunk {
 	c.Samples[0].TokensFromServer, c.Samples[1].Burst = true, true
 	c.Samples[2].Generative, c.Samples[2].FirstTokenNs, c.Samples[2].InputTokens = true, -1, 77 // failed after its prompt was counted
 	c.End = &End{StopReason: "min duration and min query count met", Issued: 3, Completed: 3, Failed: 1, Unanswered: 0,
-		LatenessP50Ns: 300, LatenessP99Ns: 1500, LatenessMaxNs: 1501, Resent: 2,
+		LatenessP50Ns: 300, LatenessP99Ns: 1500, LatenessMaxNs: 1501, Resent: 2, MaxOutstanding: 8, Streaming: 1,
 		Messages: []string{"query 7: timeout after 30s", ""}, ByKind: []KindCount{{"timeout", 2, "query 7: timeout after 30s"}, {"http 503", 1, ""}}}
 	return c
 }
@@ -108,7 +108,8 @@ func randChunk(rng *rand.Rand) *Chunk {
 	}
 	if rng.IntN(3) == 0 {
 		c.End = &End{StopReason: randString(rng, 100), Issued: rng.Int64N(1 << 40), Completed: rng.Int64N(1 << 40), Failed: rng.Int64N(1000),
-			Unanswered: rng.Int64N(1000), LatenessP50Ns: rng.Int64N(1e6) - 1000, LatenessP99Ns: rng.Int64N(1e9), LatenessMaxNs: rng.Int64(), Resent: rng.Int64N(10)}
+			Unanswered: rng.Int64N(1000), LatenessP50Ns: rng.Int64N(1e6) - 1000, LatenessP99Ns: rng.Int64N(1e9), LatenessMaxNs: rng.Int64(), Resent: rng.Int64N(10),
+			MaxOutstanding: rng.Int64N(4096), Streaming: rng.Int64N(10)}
 		for range rng.IntN(5) {
 			c.End.Messages = append(c.End.Messages, randString(rng, 200))
 		}
@@ -188,7 +189,7 @@ func TestRefusedBeforeAllocating(t *testing.T) {
 		{"samples more than the bytes hold", huge(append(head(0), 0, 0), 1<<20), ErrTruncated, "samples"},
 		{"string over the limit", huge(append([]byte(magic), Version, 0), 1<<40), ErrLimit, "run id"},
 		{"string longer than the bytes", huge(append([]byte(magic), Version, 0), 4000), ErrTruncated, "run id"},
-		{"messages more than the bytes hold", huge(append(append(head(flagEnd), 0, 0, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0), 1000), ErrTruncated, "end messages"},
+		{"messages more than the bytes hold", huge(append(append(head(flagEnd), 0, 0, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), 1000), ErrTruncated, "end messages"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
