@@ -28,8 +28,9 @@ type Receiver struct {
 	runID string
 	lim   recordwire.Limits
 
-	mu     sync.Mutex
-	shards []shardState
+	mu      sync.Mutex
+	shards  []shardState
+	scratch recordwire.Chunk // decoded into under mu: its arrays reused chunk after chunk
 }
 
 type shardState struct {
@@ -58,13 +59,11 @@ func NewReceiver(run *loadgen.Run, runID string, workers []string, lim recordwir
 func (r *Receiver) Receive(b []byte) (dup bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	// The header first, from a scratch chunk: which shard's state to use
-	// is not known before it is read.
-	var c recordwire.Chunk
-	if err := recordwire.DecodeInto(&c, b, r.lim); err != nil {
+	c := &r.scratch
+	if err := recordwire.DecodeInto(c, b, r.lim); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrChunk, err)
 	}
-	st, err := r.shardOf(&c)
+	st, err := r.shardOf(c)
 	if err != nil {
 		return false, err
 	}
@@ -78,12 +77,12 @@ func (r *Receiver) Receive(b []byte) (dup bool, err error) {
 	case st.ended:
 		return false, st.refuse(fmt.Errorf("%w: worker %s: chunk %d after its last chunk", ErrChunk, st.worker, c.Seq))
 	}
-	if err := r.apply(&c); err != nil {
+	if err := r.apply(c); err != nil {
 		return false, st.refuse(fmt.Errorf("%w: worker %s: chunk %d: %w", ErrChunk, st.worker, c.Seq, err))
 	}
 	st.next++
 	if c.End != nil {
-		st.ended, st.end = true, *c.End
+		st.ended, st.end = true, *c.End // c.End is the decoder's own, not reused
 	}
 	return false, nil
 }
