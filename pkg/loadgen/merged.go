@@ -223,7 +223,8 @@ func (r *Run) MergeSample(s SampleRecord) error {
 	if err != nil {
 		return err
 	}
-	c := Completion{Query: s.Seq / r.spq, First: s.Seq % r.spq, Count: 1, Tokens: int(s.Tokens), InputTokens: int(s.InputTokens)}
+	c := Completion{Query: s.Seq / r.spq, First: s.Seq % r.spq, Count: 1, Tokens: int(s.Tokens), InputTokens: int(s.InputTokens),
+		TokensFromServer: s.TokensFromServer}
 	if s.Tokens > 0 || s.InputTokens > 0 {
 		c.FirstToken = r.startTime.Add(time.Duration(sched + s.FirstTokenNs))
 	}
@@ -239,10 +240,9 @@ func (r *Run) MergeSample(s SampleRecord) error {
 	}
 	r.record(c, sched+s.LatencyNs)
 	if s.Tokens > 0 && !s.Failed {
-		// A record carries no inter-token gaps: recordTokens took it for a
-		// burst (all its tokens at one instant), which would keep it out of
-		// the per-user rates. Not knowing, count it as decoded.
-		r.tokenRec().burst[s.Seq] = false
+		// A record carries no inter-token gaps (recordTokens took it for a
+		// burst): the worker said whether it was one.
+		r.tokenRec().burst[s.Seq] = s.Burst && s.Tokens >= 2
 	}
 	return nil
 }

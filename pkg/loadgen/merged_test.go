@@ -70,9 +70,36 @@ func (s silentSUT) IssueQuery(ctx context.Context, q Query, done func(Completion
 	}
 }
 
-// singleRun is the run on the fake SUT with issuers issuers; silent, when
-// not nil, names queries never answered.
-func singleRun(t *testing.T, s Settings, issuers int, silent ...func(int) bool) (*Run, *Result, records) {
+// tokenSUT makes its SUT's answers generative: output and prompt tokens,
+// the first token before the end, the count from the server for every
+// other query, and inter-token gaps but for every fifth (a burst).
+type tokenSUT struct{ SUT }
+
+func (tokenSUT) Generative() bool { return true }
+
+func (s tokenSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)) {
+	s.SUT.IssueQuery(ctx, q, func(c Completion) {
+		c.Tokens, c.InputTokens, c.TokensFromServer = 2+q.ID%9, 100+q.ID, q.ID%2 == 0
+		c.FirstToken = c.At.Add(-time.Duration(c.Tokens) * 100 * time.Microsecond)
+		c.Gaps = make([]time.Duration, c.Tokens-1)
+		for i := range c.Gaps {
+			if q.ID%5 != 0 {
+				c.Gaps[i] = 100 * time.Microsecond
+			}
+		}
+		done(c)
+	})
+}
+
+func silently(silent func(int) bool) func(SUT) SUT {
+	return func(s SUT) SUT { return silentSUT{s, silent} }
+}
+
+func generative(s SUT) SUT { return tokenSUT{s} }
+
+// singleRun is the run on the fake SUT with issuers issuers, each SUT
+// wrapped by wrap when it is not nil.
+func singleRun(t *testing.T, s Settings, issuers int, wrap ...func(SUT) SUT) (*Run, *Result, records) {
 	closed := s.Scenario != trace.Server // the closed loops and Offline wait for answers: the SUT moves the clock
 	t.Helper()
 	clk := newFakeClock()
@@ -89,11 +116,11 @@ func singleRun(t *testing.T, s Settings, issuers int, silent ...func(int) bool) 
 				}
 				return nil
 			}}
-		if len(silent) > 0 {
-			suts = append(suts, silentSUT{fake, silent[0]})
-			continue
+		var sut SUT = fake
+		if len(wrap) > 0 && wrap[0] != nil {
+			sut = wrap[0](sut)
 		}
-		suts = append(suts, fake)
+		suts = append(suts, sut)
 	}
 	s.Engine.Issuers = issuers
 	rec := &recorder{}
@@ -219,27 +246,25 @@ func TestMergedRunIsTheRun(t *testing.T) {
 	drained := server
 	drained.Engine.DrainTimeoutMs = 20 // of real time: the silent queries' wait
 	for _, tc := range []struct {
-		name   string
-		s      Settings
-		n      int
-		silent func(int) bool
+		name       string
+		s          Settings
+		n          int
+		wrap       func(SUT) SUT
+		unanswered bool
 	}{
-		{"Server", server, 1, nil}, {"Server", server, 3, nil}, {"Server", server, 4, nil},
-		{"Offline", offline, 1, nil}, {"Offline", offline, 3, nil},
-		{"concurrency", concurrent, 1, nil}, {"concurrency", concurrent, 2, nil},
-		{"Server with unanswered queries", drained, 3, func(id int) bool { return id%17 == 9 }},
+		{"Server", server, 1, nil, false}, {"Server", server, 3, nil, false}, {"Server", server, 4, nil, false},
+		{"Offline", offline, 1, nil, false}, {"Offline", offline, 3, nil, false},
+		{"concurrency", concurrent, 1, nil, false}, {"concurrency", concurrent, 2, nil, false},
+		{"Server with unanswered queries", drained, 3, silently(func(id int) bool { return id%17 == 9 }), true},
+		{"generative Server", server, 3, generative, false},
 	} {
 		s, n := tc.s, tc.n
 		t.Run(fmt.Sprintf("%s in %d shards", tc.name, n), func(t *testing.T) {
-			var silent []func(int) bool
-			if tc.silent != nil {
-				silent = append(silent, tc.silent)
-			}
-			single, res, recs := singleRun(t, s, n, silent...)
+			single, res, recs := singleRun(t, s, n, tc.wrap)
 			if (s.Scenario == trace.Server && res.SamplesFailed == 0) || res.SamplesIssued < 50 {
 				t.Fatalf("the single run should fail some of its %d samples: %d failed", res.SamplesIssued, res.SamplesFailed)
 			}
-			if (res.Unanswered != 0) != (tc.silent != nil) {
+			if (res.Unanswered != 0) != tc.unanswered {
 				// A split Offline query's multi-sample completion once
 				// completed its first sample only (completeShare).
 				t.Fatalf("the single run left %d samples unanswered, ended %s", res.Unanswered, res.EndReason)
@@ -251,6 +276,14 @@ func TestMergedRunIsTheRun(t *testing.T) {
 			}
 			replay(t, m, recs, n, rand.New(rand.NewPCG(29, uint64(n))), nil)
 			got := m.FinishMerged(endOf(res))
+			if res.Tokens != nil && got.Tokens != nil {
+				// The inter-token gaps are not in the records (a histogram
+				// of every gap, not per sample): the merged run has none.
+				if got.Tokens.ITL.Count != 0 || res.Tokens.ITL.Count == 0 {
+					t.Errorf("ITL: merged %d gaps, the run %d", got.Tokens.ITL.Count, res.Tokens.ITL.Count)
+				}
+				got.Tokens.ITL = res.Tokens.ITL
+			}
 			if !reflect.DeepEqual(got, res) {
 				t.Errorf("merged result differs: %s", resultDiff(t, got, res))
 			}

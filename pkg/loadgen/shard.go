@@ -100,6 +100,11 @@ type SampleRecord struct {
 	FirstTokenNs int64
 	Tokens       int32
 	InputTokens  int32
+	// TokensFromServer: Tokens is the server's count, not the responses'.
+	// Burst: an answered sample of two tokens or more whose token-bearing
+	// responses all arrived at one instant (its E2E − TTFT measures no
+	// decoding). A merged run needs both to judge as a local one does.
+	TokensFromServer, Burst bool
 }
 
 // WithRecordSink makes the run report its record to s as it is made.
@@ -122,6 +127,8 @@ func (r *Run) sampleRecord(c *Completion, lat time.Duration, off, sched int64) S
 	if c.Tokens > 0 || c.InputTokens > 0 {
 		rec.FirstTokenNs = r.firstTokenAt(c, off, sched) - sched
 		rec.Tokens, rec.InputTokens = clampTokens(c.Tokens), clampTokens(c.InputTokens)
+		rec.TokensFromServer = c.TokensFromServer
+		rec.Burst = c.Err == nil && rec.Tokens >= 2 && together(c.Gaps)
 	}
 	return rec
 }

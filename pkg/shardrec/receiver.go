@@ -124,7 +124,8 @@ func (r *Receiver) apply(c *recordwire.Chunk) error {
 			return fmt.Errorf("sample %d: seq %d, tokens %d, input tokens %d: out of range", i, s.Seq, s.OutputTokens, s.InputTokens)
 		}
 		rec := loadgen.SampleRecord{Seq: int(s.Seq), LatencyNs: s.LatencyNs, Failed: s.Failed, Kind: s.Kind,
-			FirstTokenNs: s.FirstTokenNs, Tokens: int32(s.OutputTokens), InputTokens: int32(s.InputTokens)}
+			FirstTokenNs: s.FirstTokenNs, Tokens: int32(s.OutputTokens), InputTokens: int32(s.InputTokens),
+			TokensFromServer: s.TokensFromServer, Burst: s.Burst}
 		if err := r.run.MergeSample(rec); err != nil {
 			return fmt.Errorf("sample %d: %w", i, err)
 		}

@@ -123,6 +123,7 @@ func (s *Streamer) SampleDone(r loadgen.SampleRecord) {
 	w := recordwire.Sample{Seq: int64(r.Seq), LatencyNs: r.LatencyNs, Failed: r.Failed, Kind: r.Kind}
 	if r.Tokens > 0 || r.InputTokens > 0 {
 		w.Generative, w.FirstTokenNs, w.OutputTokens, w.InputTokens = true, r.FirstTokenNs, int64(r.Tokens), int64(r.InputTokens)
+		w.TokensFromServer, w.Burst = r.TokensFromServer, r.Burst
 	}
 	s.mu.Lock()
 	s.cur.Samples = append(s.cur.Samples, w)

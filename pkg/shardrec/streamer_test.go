@@ -77,7 +77,7 @@ func feed(s *Streamer, n, g int) {
 					r.Failed, r.Kind = true, "timeout"
 				}
 				if i%3 == 0 {
-					r.Tokens, r.InputTokens, r.FirstTokenNs = 5, 9, 50
+					r.Tokens, r.InputTokens, r.FirstTokenNs, r.Burst, r.TokensFromServer = 5, 9, 50, i%2 == 0, i%4 == 0
 				}
 				s.SampleDone(r)
 			}
@@ -121,7 +121,7 @@ func (c *coordinator) check(n int) {
 			want.Failed, want.Kind = true, "timeout"
 		}
 		if i%3 == 0 {
-			want.Generative, want.OutputTokens, want.InputTokens, want.FirstTokenNs = true, 5, 9, 50
+			want.Generative, want.OutputTokens, want.InputTokens, want.FirstTokenNs, want.Burst, want.TokensFromServer = true, 5, 9, 50, i%2 == 0, i%4 == 0
 		}
 		if sm != want {
 			c.t.Fatalf("sample %d delivered as %+v, want %+v", seq, sm, want)
