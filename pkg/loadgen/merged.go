@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -183,8 +184,8 @@ func (r *Run) mergeSplit(shard, q int, scheduledNs, issuedNs int64) error {
 	case m.splitSeen[shard]:
 		return fmt.Errorf("%w: shard %d: query 0 again (a shard issues it once)", ErrBadRecord, shard)
 	}
-	if r.issuedQ.Load() == 0 {
-		r.noteSplit(issuedNs)
+	if !slices.Contains(m.splitSeen, true) {
+		r.noteSplit(issuedNs) // the first report issues it
 	}
 	m.splitSeen[shard] = true
 	r.byShard[shard].issuedS = int64(len(r.byShard[shard].share))
@@ -238,7 +239,11 @@ func (r *Run) MergeSample(s SampleRecord) error {
 	if s.Failed {
 		c.Err = newRecordFailure(s.Kind)
 	}
-	r.record(c, sched+s.LatencyNs)
+	shard := c.Query % r.shardN
+	if r.split {
+		shard = s.Seq % r.shardN
+	}
+	r.record(c, sched+s.LatencyNs, r.byShard[shard])
 	if s.Tokens > 0 && !s.Failed {
 		// A record carries no inter-token gaps (recordTokens took it for a
 		// burst): the worker said whether it was one.

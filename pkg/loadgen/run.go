@@ -102,16 +102,18 @@ type Run struct {
 	startTime time.Time // set before started is stored
 	finished  atomic.Bool
 
-	issuedQ, doneQ, doneS, failedS atomic.Int64
-	drainedQ                       atomic.Int64 // queries close failed: never answered
-	lastDone, maxLateness          atomic.Int64
-	maxOutstanding                 atomic.Int64 // closed loop: the most queries outstanding after an issue
-	protocolErrs, lateCompletions  atomic.Int64
+	// The issued and done counts are the issuers' (queriesIssued,
+	// queriesDone, samplesDone, lastDoneNs): a count every issuer wrote
+	// would be a cache line the issuers' threads pass back and forth.
+	failedS                       atomic.Int64
+	drainedQ                      atomic.Int64 // queries close failed: never answered
+	maxLateness                   atomic.Int64
+	maxOutstanding                atomic.Int64 // closed loop: the most queries outstanding after an issue
+	protocolErrs, lateCompletions atomic.Int64
 	// streamingAtDrain is the SUT's count of answers still streaming when
 	// the drain ended (StreamingSUT); written and read by Execute's
 	// goroutine only.
 	streamingAtDrain int64
-	active           atomic.Int64
 	closed           atomic.Bool
 
 	errMu       sync.Mutex
@@ -406,8 +408,10 @@ func (r *Run) cancelReason(ctx context.Context, reason StopReason) StopReason {
 // fails every issued sample that never answered. It returns their count.
 func (r *Run) close() int64 {
 	r.closed.Store(true)
-	for r.active.Load() != 0 {
-		runtimeYield()
+	for _, is := range r.iss {
+		for is.active.Load() != 0 {
+			runtimeYield()
+		}
 	}
 	var unanswered int64
 	r.eachIssued(func(q int) {
@@ -503,7 +507,7 @@ func (r *Run) noteError(msg string) {
 // eachIssued calls fn with every issued query, shard by shard.
 func (r *Run) eachIssued(fn func(q int)) {
 	if r.split {
-		if r.issuedQ.Load() > 0 {
+		if r.queriesIssued() > 0 {
 			fn(0)
 		}
 		return
@@ -551,7 +555,6 @@ func (is *issuer) noteIssued(q trace.Query, s, at int64) {
 	}
 	is.issuedS += int64(len(q.Samples))
 	is.issuedQ.Add(1)
-	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
 	}
@@ -588,7 +591,6 @@ func (r *Run) noteSplit(at int64) {
 	for _, is := range r.iss {
 		is.issuedQ.Store(1)
 	}
-	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(0, shares, time.Duration(at))
 	}
@@ -606,9 +608,10 @@ func (is *issuer) issueShare(ctx context.Context, now time.Time) {
 }
 
 // complete records a completion; it is the done callback of every query.
-func (r *Run) complete(c Completion) {
-	r.active.Add(1)
-	defer r.active.Add(-1)
+// is is the issuer whose SUT called it: its counters count it.
+func (r *Run) complete(c Completion, is *issuer) {
+	is.active.Add(1)
+	defer is.active.Add(-1)
 	if r.closed.Load() {
 		r.lateCompletions.Add(1)
 		return
@@ -627,15 +630,16 @@ func (r *Run) complete(c Completion) {
 		r.noteError(fmt.Sprintf("protocol: completion of query %d samples [%d, %d+%d) does not match an issued query", q, c.First, c.First, c.Count))
 		return
 	}
-	r.record(c, int64(at.Sub(r.startTime)))
+	r.record(c, int64(at.Sub(r.startTime)), is)
 }
 
 // record is the bookkeeping of completion c, checked against the issued
 // queries, at off ns since the start: the record's slots, the counters, the
 // live histogram, the token record, failures by kind and by second, and the
 // early verdict. complete and a merged run's MergeSample share it, so a
-// worker's sample counts exactly as a local completion does.
-func (r *Run) record(c Completion, off int64) {
+// worker's sample counts exactly as a local completion does. is is the
+// issuer whose counters count it.
+func (r *Run) record(c Completion, off int64, is *issuer) {
 	q := c.Query
 	base := q * r.spq
 	// Every sample of a query shares its scheduled time; read it before
@@ -645,7 +649,7 @@ func (r *Run) record(c Completion, off int64) {
 		sched, inFlight = r.samples.InFlightScheduled(base + j)
 	}
 	lat := time.Duration(max(off-sched, 0)) // stamped before it was due: a clock artefact
-	n := r.recordSamples(&c, base, off, sched, lat)
+	n := r.recordSamples(&c, base, off, sched, lat, is)
 	if n == 0 {
 		return
 	}
@@ -668,11 +672,11 @@ func (r *Run) record(c Completion, off int64) {
 		}
 		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}
-	r.doneS.Add(n)
+	is.doneS.Add(n)
 	if r.queryDone != nil {
 		atomicMax(&r.queryDone[q], off)
 	}
-	atomicMax(&r.lastDone, off)
+	atomicMax(&is.lastDone, off)
 	if r.remaining == nil || r.remaining[q].Add(-n) == 0 {
 		r.finishQuery(q, sched, c.Err != nil)
 	}
@@ -685,7 +689,7 @@ func (r *Run) record(c Completion, off int64) {
 // sample's sequence number) answered or failed at off, lat after their
 // scheduled time sched; it returns how many it recorded (a sample already
 // finished is a protocol error, not recorded again).
-func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.Duration) int64 {
+func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.Duration, is *issuer) int64 {
 	var rec SampleRecord
 	if r.sink != nil {
 		rec = r.sampleRecord(c, lat, off, sched)
@@ -702,7 +706,7 @@ func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.
 				r.protocolErrs.Add(1)
 				continue
 			}
-			r.live.Record(lat)
+			r.live.RecordIn(is.k, lat) // the issuer's own shard
 			if r.acc != nil && len(c.Data) == c.Count {
 				r.acc.add(base+j, c, j)
 			}
@@ -753,7 +757,6 @@ func (r *Run) finishQuery(q int, sched int64, failed bool) {
 	if r.obs != nil {
 		r.obs.QueryDone(q, failed)
 	}
-	r.doneQ.Add(1)
 	if r.split {
 		for _, is := range r.iss {
 			is.doneQ.Add(1)
@@ -780,7 +783,7 @@ func (r *Run) isIssued(q int) bool {
 		return false
 	}
 	if r.split {
-		return r.issuedQ.Load() > 0
+		return r.queriesIssued() > 0
 	}
 	is := r.byShard[q%r.shardN]
 	return is != nil && int64(q/r.shardN) < is.issuedQ.Load()
@@ -811,7 +814,7 @@ func (r *Run) checkEarlyVerdict(off int64) {
 	if !r.verdictWon.CompareAndSwap(false, true) {
 		return
 	}
-	r.verdict = EarlyVerdict{Stopped: true, AtNs: off, Reason: why, CompletedSamples: r.doneS.Load(),
+	r.verdict = EarlyVerdict{Stopped: true, AtNs: off, Reason: why, CompletedSamples: r.samplesDone(),
 		FailedSamples: failed, OverLatency: over, PlannedSamples: r.planned,
 		AllowedOverPercentile: r.allowedPerf, AllowedOverEarlyStopping: r.allowedES}
 	r.issueCancelM.Lock()

@@ -294,3 +294,28 @@ func TestIssuersMaxQueryCount(t *testing.T) {
 		}
 	}
 }
+
+// max_duration seen by any issuer stops them all: none issues more than
+// the one query whose issue found the time up.
+func TestIssuersMaxDuration(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Server)
+	s.MinDurationMs, s.MaxDurationMs = 2000, 100
+	r, res, suts := shardRun(t, s, 3, func(int) *shardSUT { return &shardSUT{latency: seqLatency} })
+	if res.EndReason != StopMaxDuration {
+		t.Errorf("end reason %q, want %q", res.EndReason, StopMaxDuration)
+	}
+	for k, sut := range suts {
+		over := 0
+		for _, q := range sut.queries() {
+			if q.Scheduled.Sub(r.startTime) > 100*time.Millisecond {
+				over++
+			}
+		}
+		if over > 1 {
+			t.Errorf("issuer %d issued %d queries due after max_duration, want at most the one that found it", k, over)
+		}
+	}
+	if res.QueriesIssued >= int64(r.Trace().Len()) {
+		t.Errorf("issued all %d queries of a 2 s trace cut at 100 ms", res.QueriesIssued)
+	}
+}
