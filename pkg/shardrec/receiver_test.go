@@ -248,3 +248,38 @@ func TestReceiverRefusesBadChunks(t *testing.T) {
 		t.Errorf("a sample of no issued query: %v", err)
 	}
 }
+
+// A worker's end: its counts, lateness and kinds, without its own count of
+// unanswered samples (the merged run makes one over all workers).
+func TestEndOf(t *testing.T) {
+	res := &loadgen.Result{EndReason: loadgen.StopCompleted, SamplesIssued: 100, SamplesCompleted: 90, SamplesFailed: 10, Unanswered: 4, RequestsResent: 2,
+		IssueLateness: loadgen.LatencyStats{MaxNs: 900, Percentiles: []loadgen.Percentile{{P: 0.5, LatencyNs: 10}, {P: 0.99, LatencyNs: 500}}},
+		ClosedLoop:    &loadgen.ClosedLoop{MaxOutstanding: 7},
+		Errors:        []string{"query 3 samples [0, 1): HTTP 503", "4 samples got no response before the drain timeout"},
+		Failures: []loadgen.Failure{{Outcome: "error", Status: "HTTP 503", Count: 6, Example: "HTTP 503"},
+			{Outcome: "unanswered", Count: 4, Example: "no response"}}}
+	e := EndOf(res)
+	want := recordwire.End{StopReason: "completed", Issued: 100, Completed: 90, Failed: 10, Unanswered: 4, Resent: 2,
+		LatenessP50Ns: 10, LatenessP99Ns: 500, LatenessMaxNs: 900, MaxOutstanding: 7,
+		Messages: []string{"query 3 samples [0, 1): HTTP 503"},
+		ByKind:   []recordwire.KindCount{{Kind: "error HTTP 503", Count: 6, Example: "HTTP 503"}}}
+	if !reflect.DeepEqual(e, want) {
+		t.Errorf("EndOf:\n got %+v\nwant %+v", e, want)
+	}
+	// The ends of two workers, summed and in shard order.
+	m, err := loadgen.NewMergedRun(settings(t), loadgen.QSLCounts{Total: 1000, Performance: 256}, 2, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv := NewReceiver(m, "r1", []string{"w0", "w1"}, recordwire.Limits{})
+	for k := range 2 {
+		c := recordwire.Chunk{RunID: "r1", Worker: fmt.Sprintf("w%d", k), Shard: k, Shards: 2, End: &e}
+		if _, err := rcv.Receive(recordwire.Append(nil, &c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := rcv.End(loadgen.MergedEnd{Resent: 1})
+	if got.Resent != 5 || got.MaxOutstanding != 14 || len(got.Messages) != 2 || len(got.Examples) != 2 || got.Examples[0].Status != "HTTP 503" {
+		t.Errorf("merged end %+v", got)
+	}
+}
