@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/stats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -326,6 +327,9 @@ type MergedEnd struct {
 	// drain ended (StreamingSUT), summed.
 	StreamingAtDrain int64
 	Resent           int64 // requests the workers' clients sent again, summed
+	// InterTokenGaps are the workers' inter-token gaps (Run.InterTokenGaps),
+	// merged bucket by bucket: the records carry no gap.
+	InterTokenGaps []stats.Bucket
 	// MaxOutstanding is a closed loop's most queries outstanding: the
 	// workers' maxima summed (with several, an upper bound: their peaks
 	// need not coincide).
@@ -365,6 +369,9 @@ func (r *Run) FinishMerged(end MergedEnd) *Result {
 	}
 	r.sutName, r.streamingAtDrain = end.SUTName, end.StreamingAtDrain
 	r.maxOutstanding.Store(end.MaxOutstanding)
+	if t := r.tok.Load(); t != nil {
+		t.itl.AddBuckets(end.InterTokenGaps)
+	}
 	r.errMu.Lock()
 	r.errs = append(r.errs[:0], end.Messages[:min(len(end.Messages), r.settings.Engine.MaxErrorMessages)]...)
 	r.errMu.Unlock()
@@ -440,4 +447,15 @@ func (r *Run) takeExamples(ex []Failure) {
 			}
 		}
 	}
+}
+
+// InterTokenGaps returns the inter-token gaps of a generative run's
+// answered samples, as histogram buckets (nil for a run without tokens):
+// what a worker reports at its end for its coordinator's merged run.
+// Read it after Execute has returned.
+func (r *Run) InterTokenGaps() []stats.Bucket {
+	if t := r.tok.Load(); t != nil {
+		return t.itl.Buckets()
+	}
+	return nil
 }

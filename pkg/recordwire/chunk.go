@@ -80,6 +80,14 @@ type End struct {
 
 	Messages []string    // the failure messages the worker kept (bounded by the worker)
 	ByKind   []KindCount // failures by kind
+	// ITL is a generative run's inter-token gaps, as histogram buckets
+	// (the records carry no gap).
+	ITL []Bucket
+}
+
+// Bucket is a histogram bucket: its lowest value and its count.
+type Bucket struct {
+	ValueNs, Count int64
 }
 
 // KindCount is the failures of one kind, and the text of one of them.

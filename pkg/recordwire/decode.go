@@ -314,6 +314,12 @@ func (d *decoder) end() *End {
 			e.ByKind[i] = KindCount{Kind: d.str("end kind"), Count: d.n("end kind count"), Example: d.str("end kind example")}
 		}
 	}
+	if n := d.count("end ITL buckets", d.lim.MaxRecords, 2); n > 0 {
+		e.ITL = make([]Bucket, n)
+		for i := range e.ITL {
+			e.ITL[i] = Bucket{ValueNs: d.n("end ITL value"), Count: d.n("end ITL count")}
+		}
+	}
 	return e
 }
 

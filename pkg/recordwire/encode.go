@@ -11,7 +11,8 @@ import "encoding/binary"
 //	u:samples samples × (u:flags(1 failed, 2 tokens, 4 tokens from server, 8 burst) z:seq−previous z:latency
 //	                     [u:kind index, failed] [z:first token u:output u:input, tokens])
 //	[End: str:stop reason u:issued u:completed u:failed u:unanswered
-//	      z:lateness p50 z:p99 z:max u:resent u:max outstanding u:streaming u:messages × str u:kinds × (str u:count str:example)]
+//	      z:lateness p50 z:p99 z:max u:resent u:max outstanding u:streaming u:messages × str u:kinds × (str u:count str:example)
+//	      u:ITL buckets × (u:value u:count)]
 //
 // where str is u:length and the bytes. Deltas run from 0 at the chunk's
 // start, so each chunk decodes alone. A shard's queries ascend and its
@@ -153,6 +154,11 @@ func appendEnd(dst []byte, e *End) []byte {
 		dst = appendString(dst, k.Kind)
 		dst = binary.AppendUvarint(dst, uint64(k.Count))
 		dst = appendString(dst, k.Example)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(e.ITL)))
+	for _, b := range e.ITL {
+		dst = binary.AppendUvarint(dst, uint64(b.ValueNs))
+		dst = binary.AppendUvarint(dst, uint64(b.Count))
 	}
 	return dst
 }

@@ -28,7 +28,8 @@ func genChunk() *Chunk {
 	c.Samples[2].Generative, c.Samples[2].FirstTokenNs, c.Samples[2].InputTokens = true, -1, 77 // failed after its prompt was counted
 	c.End = &End{StopReason: "min duration and min query count met", Issued: 3, Completed: 3, Failed: 1, Unanswered: 0,
 		LatenessP50Ns: 300, LatenessP99Ns: 1500, LatenessMaxNs: 1501, Resent: 2, MaxOutstanding: 8, Streaming: 1,
-		Messages: []string{"query 7: timeout after 30s", ""}, ByKind: []KindCount{{"timeout", 2, "query 7: timeout after 30s"}, {"http 503", 1, ""}}}
+		Messages: []string{"query 7: timeout after 30s", ""}, ByKind: []KindCount{{"timeout", 2, "query 7: timeout after 30s"}, {"http 503", 1, ""}},
+		ITL: []Bucket{{100_000, 12}, {1_000_000, 3}}}
 	return c
 }
 
@@ -78,6 +79,9 @@ func norm(c *Chunk) {
 	if c.End != nil && len(c.End.ByKind) == 0 {
 		c.End.ByKind = nil
 	}
+	if c.End != nil && len(c.End.ITL) == 0 {
+		c.End.ITL = nil
+	}
 }
 
 // randChunk is a chunk a worker might send, and some it would not: any
@@ -112,6 +116,9 @@ func randChunk(rng *rand.Rand) *Chunk {
 			MaxOutstanding: rng.Int64N(4096), Streaming: rng.Int64N(10)}
 		for range rng.IntN(5) {
 			c.End.Messages = append(c.End.Messages, randString(rng, 200))
+		}
+		for range rng.IntN(50) {
+			c.End.ITL = append(c.End.ITL, Bucket{rng.Int64N(1 << 42), rng.Int64N(1 << 30)})
 		}
 		for range rng.IntN(5) {
 			c.End.ByKind = append(c.End.ByKind, KindCount{randString(rng, 20), rng.Int64N(1 << 30), randString(rng, 100)})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/recordwire"
+	"github.com/netloadgen/netloadgen/pkg/stats"
 )
 
 // ErrChunk is what Receive refuses a chunk with: it does not decode, it is
@@ -152,8 +153,8 @@ func (r *Receiver) Ended() bool {
 
 // End completes base, the coordinator's account of how the run ended, with
 // what the workers' last chunks reported: their failure messages (in shard
-// order) and kinds' examples, resends, answers streaming at the drain and
-// closed-loop peaks, summed. A worker whose end never came reports nothing.
+// order) and kinds' examples, resends, answers streaming at the drain,
+// closed-loop peaks and inter-token gaps, summed. A worker whose end never came reports nothing.
 func (r *Receiver) End(base loadgen.MergedEnd) loadgen.MergedEnd {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -170,16 +171,19 @@ func (r *Receiver) End(base loadgen.MergedEnd) loadgen.MergedEnd {
 		base.Resent += e.Resent
 		base.StreamingAtDrain += e.Streaming
 		base.MaxOutstanding += e.MaxOutstanding
+		for _, b := range e.ITL {
+			base.InterTokenGaps = append(base.InterTokenGaps, stats.Bucket{ValueNs: b.ValueNs, Count: b.Count})
+		}
 	}
 	return base
 }
 
-// EndOf is a worker's end, from its shard's result: what its last chunk
-// carries. Its count of unanswered samples is left out of the messages and
+// EndOf is a worker's end, from its shard's run and result: what its last
+// chunk carries. Its count of unanswered samples is left out of the messages and
 // the kinds (the merged run counts all of them in one). The answers
 // streaming at its drain's end are not in a result: a worker that knows
 // them sets End.Streaming.
-func EndOf(res *loadgen.Result) recordwire.End {
+func EndOf(run *loadgen.Run, res *loadgen.Result) recordwire.End {
 	e := recordwire.End{StopReason: string(res.EndReason), Issued: res.SamplesIssued, Completed: res.SamplesCompleted,
 		Failed: res.SamplesFailed, Unanswered: res.Unanswered, Resent: res.RequestsResent, LatenessMaxNs: res.IssueLateness.MaxNs}
 	p50, _ := res.IssueLateness.At(0.5)
@@ -187,6 +191,9 @@ func EndOf(res *loadgen.Result) recordwire.End {
 	e.LatenessP50Ns, e.LatenessP99Ns = int64(p50), int64(p99)
 	if res.ClosedLoop != nil {
 		e.MaxOutstanding = res.ClosedLoop.MaxOutstanding
+	}
+	for _, b := range run.InterTokenGaps() {
+		e.ITL = append(e.ITL, recordwire.Bucket{ValueNs: b.ValueNs, Count: b.Count})
 	}
 	e.Messages = res.Errors
 	if n := len(e.Messages); n > 0 && res.Unanswered > 0 && strings.HasPrefix(e.Messages[n-1], fmt.Sprintf("%d samples got no ", res.Unanswered)) {

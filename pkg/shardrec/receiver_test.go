@@ -35,10 +35,12 @@ func (c *virtualClock) SleepUntil(ctx context.Context, t time.Time) {
 var errOverloaded = errors.New("HTTP 503: overloaded")
 
 // scriptedSUT answers each query at once, stamped its scripted latency
-// after its issue; some fail.
+// after its issue, with tokens and their gaps (every fourth a burst, every
+// third counted by the server); some fail.
 type scriptedSUT struct{}
 
-func (scriptedSUT) Name() string { return "scripted" }
+func (scriptedSUT) Name() string     { return "scripted" }
+func (scriptedSUT) Generative() bool { return true }
 func (scriptedSUT) IssueQuery(_ context.Context, q loadgen.Query, done func(loadgen.Completion)) {
 	var err error
 	if q.ID%50 == 7 {
@@ -46,6 +48,14 @@ func (scriptedSUT) IssueQuery(_ context.Context, q loadgen.Query, done func(load
 	}
 	c := q.Done(err)
 	c.At = q.Issued.Add(time.Duration(1+q.ID%5) * time.Millisecond)
+	c.Tokens, c.InputTokens, c.TokensFromServer = 2+q.ID%5, 50, q.ID%3 == 0
+	c.FirstToken = c.At.Add(-time.Duration(c.Tokens) * 100 * time.Microsecond)
+	c.Gaps = make([]time.Duration, c.Tokens-1)
+	for i := range c.Gaps {
+		if q.ID%4 != 0 {
+			c.Gaps[i] = time.Duration(50+q.ID%40) * time.Microsecond
+		}
+	}
 	done(c)
 }
 
@@ -68,7 +78,7 @@ func settings(t *testing.T) loadgen.Settings {
 
 var quiet = loadgen.WithLogger(slog.New(slog.DiscardHandler))
 
-func run(t *testing.T, s loadgen.Settings, opts ...loadgen.Option) *loadgen.Result {
+func run(t *testing.T, s loadgen.Settings, opts ...loadgen.Option) (*loadgen.Run, *loadgen.Result) {
 	t.Helper()
 	clk := &virtualClock{base: time.Unix(1_700_000_000, 0)}
 	r, err := loadgen.NewRun(s, scriptedSUT{}, loadgen.QSLCounts{Total: 1000, Performance: 256},
@@ -80,7 +90,7 @@ func run(t *testing.T, s loadgen.Settings, opts ...loadgen.Option) *loadgen.Resu
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res
+	return r, res
 }
 
 // worker runs shard k of n, streaming its records to send; stop, when not
@@ -91,12 +101,12 @@ func worker(t *testing.T, s loadgen.Settings, k, n int, send SendFunc) *loadgen.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- st.Run(ctx, send) }()
-	res := run(t, s, loadgen.WithShard(k, n), loadgen.WithRecordSink(st))
+	r, res := run(t, s, loadgen.WithShard(k, n), loadgen.WithRecordSink(st))
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("worker %d: Run: %v", k, err)
 	}
-	if err := st.Finish(context.Background(), EndOf(res), send); err != nil {
+	if err := st.Finish(context.Background(), EndOf(r, res), send); err != nil {
 		t.Fatalf("worker %d: Finish: %v", k, err)
 	}
 	return res
@@ -113,7 +123,10 @@ func receive(rcv *Receiver) SendFunc {
 // is the run one host would have made, its verdict included.
 func TestThreeWorkersAreOneRun(t *testing.T) {
 	s := settings(t)
-	single := run(t, s)
+	_, single := run(t, s)
+	if single.Tokens == nil || single.Tokens.ITL.Count == 0 {
+		t.Fatal("the run has no inter-token gaps: the test tests none")
+	}
 	if single.SamplesFailed == 0 || single.SamplesFailed > 9 {
 		t.Fatalf("the run failed %d samples; the test wants a few", single.SamplesFailed)
 	}
@@ -177,7 +190,7 @@ func TestLostWorker(t *testing.T) {
 			}
 		}
 	}}
-	run(t, s, loadgen.WithShard(2, 3), loadgen.WithRecordSink(sink))
+	_, _ = run(t, s, loadgen.WithShard(2, 3), loadgen.WithRecordSink(sink))
 	if rcv.Ended() {
 		t.Fatal("worker 2's end arrived")
 	}
@@ -258,7 +271,11 @@ func TestEndOf(t *testing.T) {
 		Errors:        []string{"query 3 samples [0, 1): HTTP 503", "4 samples got no response before the drain timeout"},
 		Failures: []loadgen.Failure{{Outcome: "error", Status: "HTTP 503", Count: 6, Example: "HTTP 503"},
 			{Outcome: "unanswered", Count: 4, Example: "no response"}}}
-	e := EndOf(res)
+	m, err := loadgen.NewMergedRun(settings(t), loadgen.QSLCounts{Total: 1000, Performance: 256}, 2, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := EndOf(m, res) // a run of no tokens: no gaps
 	want := recordwire.End{StopReason: "completed", Issued: 100, Completed: 90, Failed: 10, Unanswered: 4, Resent: 2,
 		LatenessP50Ns: 10, LatenessP99Ns: 500, LatenessMaxNs: 900, MaxOutstanding: 7,
 		Messages: []string{"query 3 samples [0, 1): HTTP 503"},
@@ -267,10 +284,7 @@ func TestEndOf(t *testing.T) {
 		t.Errorf("EndOf:\n got %+v\nwant %+v", e, want)
 	}
 	// The ends of two workers, summed and in shard order.
-	m, err := loadgen.NewMergedRun(settings(t), loadgen.QSLCounts{Total: 1000, Performance: 256}, 2, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.ITL = []recordwire.Bucket{{ValueNs: 1000, Count: 3}}
 	rcv := NewReceiver(m, "r1", []string{"w0", "w1"}, recordwire.Limits{})
 	for k := range 2 {
 		c := recordwire.Chunk{RunID: "r1", Worker: fmt.Sprintf("w%d", k), Shard: k, Shards: 2, End: &e}
@@ -279,7 +293,8 @@ func TestEndOf(t *testing.T) {
 		}
 	}
 	got := rcv.End(loadgen.MergedEnd{Resent: 1})
-	if got.Resent != 5 || got.MaxOutstanding != 14 || len(got.Messages) != 2 || len(got.Examples) != 2 || got.Examples[0].Status != "HTTP 503" {
+	if got.Resent != 5 || got.MaxOutstanding != 14 || len(got.Messages) != 2 || len(got.Examples) != 2 || got.Examples[0].Status != "HTTP 503" ||
+		len(got.InterTokenGaps) != 2 || got.InterTokenGaps[1].Count != 3 {
 		t.Errorf("merged end %+v", got)
 	}
 }
