@@ -266,7 +266,7 @@ func (r *Run) completeShare(c Completion, is *issuer) {
 		r.noteError(fmt.Sprintf("protocol: completion of query %d samples [%d, %d+%d) of shard %d does not match an issued query", c.Query, c.First, c.First, c.Count, is.k))
 		return
 	}
-	first, count, data := c.First, c.Count, c.Data // the loop sets c's to each sample's
+	first, count, data := c.First, c.Count, c.Data
 	for j := first; j < first+count; j++ {
 		c.First, c.Count = is.k+j*r.shardN, 1
 		if data != nil {

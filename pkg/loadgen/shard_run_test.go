@@ -239,3 +239,47 @@ func TestRecordSinkDoesNotAllocate(t *testing.T) {
 		t.Errorf("%d allocations for 40,000 queries, %d for 2,000: %s per query", large, small, fmt.Sprint(float64(large-small)/38_000))
 	}
 }
+
+// hostileShareSUT answers its share of a split Offline query as a broken
+// server would: every sample twice, plus ranges past its share, before the
+// start, of another query, and with the wrong number of response bodies.
+type hostileShareSUT struct{ shardSUT }
+
+func (s *hostileShareSUT) IssueQuery(ctx context.Context, q Query, done func(Completion)) {
+	s.shardSUT.IssueQuery(ctx, q, done)
+	n := len(q.Samples)
+	done(q.DoneRange(0, n, nil)) // all again: each a protocol error
+	for _, c := range []Completion{
+		q.DoneRange(n, 1, nil), q.DoneRange(-1, 1, nil), q.DoneRange(0, 0, nil), q.DoneRange(0, n+1, nil),
+		{Query: 1, First: 0, Count: 1}, {Query: 0, First: 0, Count: 2, Data: [][]byte{{1}}},
+	} {
+		done(c)
+	}
+}
+
+// A split Offline query's completions are checked against the issuer's
+// share: duplicates and ranges that are not its own are protocol errors,
+// counted, and change no sample.
+func TestSplitOfflineHostileCompletions(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Offline)
+	_, want, _ := shardRun(t, s, 1, func(int) *shardSUT { return &shardSUT{latency: seqLatency} })
+	s.Engine.Issuers = 2
+	good, bad := &shardSUT{latency: seqLatency}, &hostileShareSUT{shardSUT{latency: seqLatency}}
+	r, err := NewRun(s, good, &fakeQSL{total: 1000, perf: 256}, WithClock(newFakeClock()), quiet, WithIssuerSUTs(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Execute(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := len(bad.queries()[0].Samples)
+	if wantErrs := int64(share + 6); res.ProtocolErrors != wantErrs {
+		t.Errorf("%d protocol errors, want %d (a share of %d answered twice, 6 bad ranges): %q", res.ProtocolErrors, wantErrs, share, res.Errors)
+	}
+	if res.SamplesFailed != 0 || res.SamplesIssued != want.SamplesIssued || res.SampleLatency.MaxNs != want.SampleLatency.MaxNs ||
+		res.SampleLatency.MeanNs != want.SampleLatency.MeanNs {
+		t.Errorf("a hostile issuer's SUT changed the record: %d failed, %d issued, max %d mean %d; want 0, %d, %d, %d",
+			res.SamplesFailed, res.SamplesIssued, res.SampleLatency.MaxNs, res.SampleLatency.MeanNs, want.SamplesIssued, want.SampleLatency.MaxNs, want.SampleLatency.MeanNs)
+	}
+}

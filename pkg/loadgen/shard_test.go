@@ -24,6 +24,7 @@ type shardSUT struct {
 	latency func(seq int) time.Duration
 	fail    func(id int) error
 	silent  bool
+	batch   int           // >1: answer in ranges of this many samples, at the first one's time
 	onIssue func(q Query) // before the answer
 	after   func()        // after the answer
 
@@ -48,8 +49,9 @@ func (s *shardSUT) IssueQuery(_ context.Context, q Query, done func(Completion))
 	if s.fail != nil {
 		err = s.fail(q.ID)
 	}
-	for j := range q.Samples {
-		c := q.DoneRange(j, 1, err)
+	step := max(s.batch, 1)
+	for j := 0; j < len(q.Samples); j += step {
+		c := q.DoneRange(j, min(step, len(q.Samples)-j), err)
 		c.At = q.Scheduled.Add(s.latency(q.Sample(j)))
 		done(c)
 	}
@@ -317,5 +319,21 @@ func TestIssuersMaxDuration(t *testing.T) {
 	}
 	if res.QueriesIssued >= int64(r.Trace().Len()) {
 		t.Errorf("issued all %d queries of a 2 s trace cut at 100 ms", res.QueriesIssued)
+	}
+}
+
+// A split Offline query answered in batches (as the SUT adapters cut it):
+// every sample of every share is recorded once, the query completes.
+func TestSplitOfflineBatches(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Offline)
+	for _, n := range []int{2, 3} {
+		_, res, suts := shardRun(t, s, n, func(int) *shardSUT { return &shardSUT{latency: seqLatency, batch: 8} })
+		if res.SamplesCompleted != res.SamplesIssued || res.SamplesFailed != 0 || res.ProtocolErrors != 0 || res.QueriesCompleted != 1 || res.EndReason != StopCompleted {
+			t.Errorf("%d issuers, batches of 8: %d of %d samples completed, %d failed, %d protocol errors, %d queries completed, %s",
+				n, res.SamplesCompleted, res.SamplesIssued, res.SamplesFailed, res.ProtocolErrors, res.QueriesCompleted, res.EndReason)
+		}
+		if got := len(suts[n-1].queries()[0].Samples); got < 16 {
+			t.Errorf("%d issuers: the last share has %d samples, too few for batches to matter", n, got)
+		}
 	}
 }
