@@ -135,6 +135,8 @@ type Run struct {
 	verdict      EarlyVerdict
 	issueCancel  context.CancelFunc
 	issueCancelM sync.Mutex
+
+	merge *mergeState // a run rebuilt from its workers' records (NewMergedRun); nil otherwise
 }
 
 // NewRun validates the settings, asks the QSL for its counts and generates
@@ -486,7 +488,9 @@ func (r *Run) noteFailure(err error, n, off int64, msg func() string) (outcome s
 	if off >= 0 {
 		r.countFailedAt(off, n)
 	}
-	if len(r.errs) < r.settings.Engine.MaxErrorMessages {
+	// A merged run keeps the workers' own messages (FinishMerged), not
+	// texts made up from their records.
+	if r.merge == nil && len(r.errs) < r.settings.Engine.MaxErrorMessages {
 		r.errs = append(r.errs, r.scrubbed(msg()))
 	}
 	r.errMu.Unlock()
@@ -520,8 +524,18 @@ func (r *Run) eachIssued(fn func(q int)) {
 // scheduled and issue times.
 func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
 	r := is.r
+	is.noteIssued(q, int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime)))
 	i := q.Index
-	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
+	is.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, is.done)
+}
+
+// noteIssued is the bookkeeping of the issuer's query q, scheduled at s and
+// issued at at (ns since the start): the issue log, the lateness, the
+// record's slots, the counters. issue and a merged run's MergeIssued share
+// it.
+func (is *issuer) noteIssued(q trace.Query, s, at int64) {
+	r := is.r
+	i := q.Index
 	r.times.add(is.k, s, at)
 	if r.sink != nil {
 		r.sink.QueryIssued(is.k, i, s, at)
@@ -545,16 +559,19 @@ func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time
 	if r.obs != nil {
 		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
 	}
-	is.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, is.done)
 }
 
 // issueSplit issues Offline's one query when its samples are split
 // between shards: logged and counted once, its samples in flight since the
 // start; each issuer then hands its SUT its share (issueShare).
 func (r *Run) issueSplit() {
+	r.noteSplit(int64(r.clock.Now().Sub(r.startTime)))
+}
+
+// noteSplit is issueSplit's bookkeeping, the query issued at at ns since
+// the start; a merged run's MergeIssued shares it.
+func (r *Run) noteSplit(at int64) {
 	q, _ := r.tr.Cursor().Next()
-	now := r.clock.Now()
-	at := int64(now.Sub(r.startTime))
 	r.times.add(0, 0, at) // query 0, in shard 0's log whichever shards are here
 	atomicMax(&r.maxLateness, at)
 	if r.sink != nil {
@@ -614,7 +631,17 @@ func (r *Run) complete(c Completion, is *issuer) {
 		r.noteError(fmt.Sprintf("protocol: completion of query %d samples [%d, %d+%d) does not match an issued query", q, c.First, c.First, c.Count))
 		return
 	}
-	off := int64(at.Sub(r.startTime))
+	r.record(c, int64(at.Sub(r.startTime)), is)
+}
+
+// record is the bookkeeping of completion c, checked against the issued
+// queries, at off ns since the start: the record's slots, the counters, the
+// live histogram, the token record, failures by kind and by second, and the
+// early verdict. complete and a merged run's MergeSample share it, so a
+// worker's sample counts exactly as a local completion does. is is the
+// issuer whose counters count it.
+func (r *Run) record(c Completion, off int64, is *issuer) {
+	q := c.Query
 	base := q * r.spq
 	// Every sample of a query shares its scheduled time; read it before
 	// any of the samples is finished (a finished slot holds its latency).

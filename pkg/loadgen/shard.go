@@ -106,7 +106,11 @@ type SampleRecord struct {
 	Seq       int   // sample sequence number (Query.Sample(j))
 	LatencyNs int64 // from its query's scheduled time; of a failed sample, when it failed (0: unanswered)
 	Failed    bool
-	Kind      string // the failure's kind (the FailureClassifier's outcome), "" on success
+	// Kind is a failure's kind: the FailureClassifier's outcome, then, when
+	// the server answered with one, a space and the status ("timeout",
+	// "error HTTP 503"; outcomes have no spaces), so that a merged run
+	// counts failures by the kinds a local run does. "" on success.
+	Kind string
 	// A generative sample's token measurements (zero otherwise), as the
 	// run's token record keeps them: the first token-bearing response,
 	// ns after the query's scheduled time, the output tokens and the
@@ -114,6 +118,11 @@ type SampleRecord struct {
 	FirstTokenNs int64
 	Tokens       int32
 	InputTokens  int32
+	// TokensFromServer: Tokens is the server's count, not the responses'.
+	// Burst: an answered sample of two tokens or more whose token-bearing
+	// responses all arrived at one instant (its E2E − TTFT measures no
+	// decoding). A merged run needs both to judge as a local one does.
+	TokensFromServer, Burst bool
 }
 
 // WithRecordSink makes the run report its record to s as it is made.
@@ -131,13 +140,24 @@ func (r *Run) sampleRecord(c *Completion, lat time.Duration, off, sched int64) S
 			classify = defaultClassifier
 		}
 		rec.Failed = true
-		rec.Kind, _ = classify(c.Err)
+		rec.Kind = failureKind(classify(c.Err))
 	}
 	if c.Tokens > 0 || c.InputTokens > 0 {
 		rec.FirstTokenNs = r.firstTokenAt(c, off, sched) - sched
 		rec.Tokens, rec.InputTokens = clampTokens(c.Tokens), clampTokens(c.InputTokens)
+		rec.TokensFromServer = c.TokensFromServer
+		rec.Burst = c.Err == nil && rec.Tokens >= 2 && together(c.Gaps)
 	}
 	return rec
+}
+
+// failureKind is SampleRecord.Kind of a failure classified as outcome and
+// status.
+func failureKind(outcome, status string) string {
+	if status == "" {
+		return outcome
+	}
+	return outcome + " " + status
 }
 
 // sinkUnanswered tells the sink that sample seq got no answer by the

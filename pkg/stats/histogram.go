@@ -189,3 +189,35 @@ func (r *LatencyRecord) Histogram(from, to int) (*hdrhistogram.Histogram, error)
 	})
 	return h, nil
 }
+
+// Bucket is the count of a histogram's values that fall in one bucket,
+// named by the lowest value of the bucket: what a histogram sends to be
+// merged into another of the same range and precision, bucket for bucket.
+type Bucket struct {
+	ValueNs, Count int64
+}
+
+// Buckets returns the non-empty buckets of everything recorded so far.
+func (l *LiveHistogram) Buckets() []Bucket {
+	var out []Bucket
+	for _, b := range l.Snapshot().Distribution() {
+		if b.Count > 0 {
+			out = append(out, Bucket{ValueNs: b.From, Count: b.Count})
+		}
+	}
+	return out
+}
+
+// AddBuckets merges bs (another histogram's Buckets): each bucket's count
+// lands in the bucket of its value, so percentiles, mean and max come out
+// as if every value had been recorded here. Values outside the range are
+// clamped into it; a non-positive count adds nothing.
+func (l *LiveHistogram) AddBuckets(bs []Bucket) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range bs {
+		if b.Count > 0 {
+			_ = l.total.RecordValues(min(max(b.ValueNs, 0), HistogramMax), b.Count) // within range: cannot fail
+		}
+	}
+}

@@ -204,3 +204,34 @@ func TestLiveHistogramQuantilesMatchSnapshot(t *testing.T) {
 		t.Errorf("percent instead of fraction: %v", err)
 	}
 }
+
+// Buckets and AddBuckets: histograms merged bucket by bucket give the
+// quantiles, mean and max of one histogram of every value.
+func TestLiveHistogramBuckets(t *testing.T) {
+	all, a, b := NewLiveHistogram(), NewLiveHistogram(), NewLiveHistogram()
+	for i := range 5000 {
+		d := time.Duration(1+i*i%997) * 37 * time.Microsecond
+		all.Record(d)
+		if i%3 == 0 {
+			a.Record(d)
+		} else {
+			b.Record(d)
+		}
+	}
+	merged := NewLiveHistogram()
+	merged.AddBuckets(a.Buckets())
+	merged.AddBuckets(b.Buckets())
+	merged.AddBuckets([]Bucket{{ValueNs: 5, Count: 0}, {ValueNs: 5, Count: -3}}) // nothing
+	w, g := all.Snapshot(), merged.Snapshot()
+	if w.TotalCount() != g.TotalCount() || w.Mean() != g.Mean() || w.Max() != g.Max() {
+		t.Fatalf("merged: %d values, mean %v, max %d; want %d, %v, %d", g.TotalCount(), g.Mean(), g.Max(), w.TotalCount(), w.Mean(), w.Max())
+	}
+	for _, p := range []float64{0.5, 0.9, 0.99, 0.999} {
+		if gv, wv := g.ValueAtQuantile(100*p), w.ValueAtQuantile(100*p); gv != wv {
+			t.Errorf("p%v: merged %d, want %d", p, gv, wv)
+		}
+	}
+	if len(NewLiveHistogram().Buckets()) != 0 {
+		t.Error("an empty histogram has buckets")
+	}
+}
