@@ -150,6 +150,10 @@ type Result struct {
 	// counts are its shard's only, and its verdict is not the run's (the
 	// run is judged on the merged record of every shard).
 	Shard *Shard `json:"shard,omitempty"`
+	// Workers are the workers of a distributed run, by shard: what each
+	// issued and measured, and its clock as the coordinator measured it.
+	// Nil for a run on one host.
+	Workers []WorkerShard `json:"workers,omitempty"`
 	// Tokens is what a generative run measured of its tokens (TokenResult);
 	// nil when no sample carried any.
 	Tokens *TokenResult `json:"tokens,omitempty"`
@@ -362,4 +366,25 @@ type TLSInfo struct {
 	ServerName         string `json:"server_name,omitempty"` // the name checked: the one given, else the target's host
 	CustomCA           bool   `json:"custom_ca"`             // a CA was trusted besides the system's roots
 	ClientCertificate  bool   `json:"client_certificate"`    // mutual TLS
+}
+
+// WorkerShard is one worker of a distributed run in its result.json.
+type WorkerShard struct {
+	Name string `json:"name"`
+	// Shard k: the worker issued the queries i with i mod len(workers) = k.
+	Shard            int   `json:"shard"`
+	SamplesIssued    int64 `json:"samples_issued"`
+	SamplesCompleted int64 `json:"samples_completed"`
+	SamplesFailed    int64 `json:"samples_failed"`
+	// Its issue lateness (issued − scheduled, on its own clock).
+	IssueLatenessP50Ns int64 `json:"issue_lateness_p50_ns"`
+	IssueLatenessP99Ns int64 `json:"issue_lateness_p99_ns"`
+	IssueLatenessMaxNs int64 `json:"issue_lateness_max_ns"`
+	// Its clock minus the coordinator's, and the bound on that estimate's
+	// error (half the least round trip of the exchanges).
+	ClockOffsetNs      int64 `json:"clock_offset_ns"`
+	ClockUncertaintyNs int64 `json:"clock_uncertainty_ns"`
+	// Lost: the worker was lost during the run (its samples not accounted
+	// for count as failed).
+	Lost bool `json:"lost,omitempty"`
 }
