@@ -215,7 +215,6 @@ type session struct {
 	interval time.Duration
 	runID    string              // the assignment being carried out
 	finished *api.WorkerFinished // to report, until a heartbeat took it
-	gone     bool                // the coordinator answered 404
 }
 
 // serve is one session: heartbeats beside the poll loop. It returns true
