@@ -214,6 +214,7 @@ type session struct {
 	mu       sync.Mutex
 	interval time.Duration
 	runID    string              // the assignment being carried out
+	stopRun  context.CancelFunc  // stops it
 	finished *api.WorkerFinished // to report, until a heartbeat took it
 }
 
@@ -266,17 +267,19 @@ func (w *Worker) handle(ctx context.Context, s *session, a api.WorkerAssignment)
 	}
 	w.log.Info("assignment", "run_id", a.RunID, "shard", a.Shard, "shards", a.Shards, "start_ns", a.StartNs)
 	w.own.assignments.Inc()
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
 	s.mu.Lock()
-	s.runID = a.RunID
+	s.runID, s.stopRun = a.RunID, stop
 	s.mu.Unlock()
-	err := w.cfg.Execute(ctx, a)
+	err := w.cfg.Execute(rctx, a)
 	fin := &api.WorkerFinished{RunID: a.RunID}
 	if err != nil {
 		fin.Error = err.Error()
 		w.log.Warn("assignment failed", "run_id", a.RunID, "error", err)
 	}
 	s.mu.Lock()
-	s.runID, s.finished = "", fin
+	s.runID, s.stopRun, s.finished = "", nil, fin
 	s.mu.Unlock()
 	// Reported now, not at the next beat; a failure here is retried by
 	// the heartbeats.
@@ -344,6 +347,10 @@ func (w *Worker) beat(ctx context.Context, s *session) error {
 	}
 	if ack.HeartbeatIntervalMs > 0 {
 		s.interval = time.Duration(ack.HeartbeatIntervalMs) * time.Millisecond
+	}
+	if ack.StopRunID != "" && ack.StopRunID == s.runID && s.stopRun != nil {
+		w.log.Warn("the coordinator stops the assignment", "run_id", s.runID)
+		s.stopRun()
 	}
 	s.mu.Unlock()
 	return nil
