@@ -163,7 +163,9 @@ func (c *Crew) Assign(name string, a api.WorkerAssignment) error {
 }
 
 // SyncClocks tells every member to measure its clock now and waits for
-// their new estimates (or ctx's end, or a member lost).
+// their new estimates (or ctx's end, or a member lost). Call it before
+// Assign: a worker carrying out an assignment does not poll. A member's
+// start time on its clock is then est[name].ClientTime(start).
 func (c *Crew) SyncClocks(ctx context.Context) (map[string]clocksync.Estimate, error) {
 	c.f.mu.Lock()
 	gens := map[string]uint64{}
