@@ -201,9 +201,28 @@ func (w *Worker) register(ctx context.Context) (*session, error) {
 	}
 	w.log.Info("registered", "heartbeat_interval_ms", out.HeartbeatIntervalMs, "worker_timeout_ms", out.WorkerTimeoutMs)
 	w.own.connected.Set(1)
-	s := &session{id: out.Session, pollWait: time.Duration(out.PollWaitMs) * time.Millisecond}
-	s.interval = time.Duration(out.HeartbeatIntervalMs) * time.Millisecond
+	pollWait := time.Duration(out.PollWaitMs) * time.Millisecond
+	if pollWait <= 0 {
+		pollWait = defaultPollWait
+	}
+	s := &session{id: out.Session, pollWait: min(pollWait, maxPollWait)}
+	s.interval = heartbeatInterval(out.HeartbeatIntervalMs)
 	return s, nil
+}
+
+// Bounds on what the coordinator may ask: a worker beats no more often than
+// minInterval, and polls no longer than maxPollWait, whatever it is told.
+const (
+	minInterval = 50 * time.Millisecond
+	maxInterval = time.Minute
+	maxPollWait = 5 * time.Minute
+	// defaultPollWait is asked when the coordinator names no wait: the
+	// poll always sends wait_ms, so that its own timeout covers it.
+	defaultPollWait = 25 * time.Second
+)
+
+func heartbeatInterval(ms int64) time.Duration {
+	return min(max(time.Duration(ms)*time.Millisecond, minInterval), maxInterval)
 }
 
 // session is one registration's state.
@@ -346,7 +365,7 @@ func (w *Worker) beat(ctx context.Context, s *session) error {
 		s.finished = nil
 	}
 	if ack.HeartbeatIntervalMs > 0 {
-		s.interval = time.Duration(ack.HeartbeatIntervalMs) * time.Millisecond
+		s.interval = heartbeatInterval(ack.HeartbeatIntervalMs)
 	}
 	if ack.StopRunID != "" && ack.StopRunID == s.runID && s.stopRun != nil {
 		w.log.Warn("the coordinator stops the assignment", "run_id", s.runID)
