@@ -1,15 +1,10 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/netloadgen/netloadgen/api"
 )
-
-// ErrNoWorkers is wrapped by the refusal of a distributed run (a spec with
-// workers ≥ 1) by a daemon that has no workers to give it.
-var ErrNoWorkers = errors.New("no registered workers")
 
 // checkWorkers decides whether this daemon takes a spec's workers: 0 is a
 // run on the daemon itself, always taken. A distributed run is refused for
