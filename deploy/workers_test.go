@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/netloadgen/netloadgen/pkg/daemon"
 )
 
 // The workers' objects and the label that finds their pods
@@ -162,6 +164,9 @@ func checkWorkerCommand(t *testing.T, wb workerBuild, c corev1.Container) {
 	if want := serviceAddr(wb.service, "http"); coord.Host != want {
 		t.Errorf("--coordinator %s: the coordinator's Service is %s", coord, want)
 	}
+	if err := coordinatorAdmits(wb.coordinator.Env, coord.Hostname()); err != nil {
+		t.Error(err)
+	}
 	_, once := flags["--once"]
 	if once != (wb.kind == "Job") {
 		t.Errorf("%s with --once %v: a Job's workers take one run and exit, a Deployment's stay", wb.kind, once)
@@ -174,6 +179,52 @@ func checkWorkerCommand(t *testing.T, wb workerBuild, c corev1.Container) {
 			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == ref }) {
 				t.Errorf("arg %q refers to $(%s), not in the container's env: the kubelet would pass it literally", a, ref)
 			}
+		}
+	}
+}
+
+// coordinatorAdmits: the coordinator takes requests whose Host is the name
+// workers reach it by. Without LOADGEND_ALLOWED_HOSTS it takes any Host
+// (listening beyond loopback it cannot know its names); with it, only the
+// names listed (the daemon's host guard: names compared, never resolved).
+func coordinatorAdmits(env []corev1.EnvVar, host string) error {
+	for _, e := range env {
+		if e.Name != "LOADGEND_ALLOWED_HOSTS" {
+			continue
+		}
+		if e.ValueFrom != nil {
+			return fmt.Errorf("LOADGEND_ALLOWED_HOSTS from %s: set it as a value, so this check can read it", mustJSON(e.ValueFrom))
+		}
+		var list []string
+		for _, h := range strings.Split(e.Value, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				list = append(list, h)
+			}
+		}
+		a, err := daemon.NewAllowlist(list)
+		if err != nil {
+			return fmt.Errorf("LOADGEND_ALLOWED_HOSTS %q: %w", e.Value, err)
+		}
+		if !a.Lists(host) {
+			return fmt.Errorf("LOADGEND_ALLOWED_HOSTS %q does not list %s, the name workers reach the coordinator by: their requests would be 403 host_not_allowed", e.Value, host)
+		}
+	}
+	return nil
+}
+
+func TestCoordinatorAdmits(t *testing.T) {
+	hosts := func(v string) []corev1.EnvVar { return []corev1.EnvVar{{Name: "LOADGEND_ALLOWED_HOSTS", Value: v}} }
+	for _, c := range []struct {
+		env []corev1.EnvVar
+		ok  bool
+	}{
+		{nil, true},
+		{hosts("loadgend, loadgend.netloadgen.svc"), true},
+		{hosts("*.svc.cluster.local"), false},
+		{hosts("proxy.example.com"), false},
+	} {
+		if err := coordinatorAdmits(c.env, "loadgend"); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want admitted %v", mustJSON(c.env), err, c.ok)
 		}
 	}
 }
