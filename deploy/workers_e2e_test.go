@@ -27,8 +27,9 @@ import (
 const e2eVersion = "deploy-e2e-workers"
 
 // TestWorkersFromManifest starts workers exactly as the kubelet would start
-// the distributed overlay's worker pods, and checks that the coordinator
-// lists them. What is tested is what is deployed:
+// the distributed overlay's worker pods (two of the Deployment's, one of
+// the Job's), and checks that the coordinator lists them. What is tested
+// is what is deployed:
 //
 //   - argv is the rendered container's command and args, with $(VAR)
 //     expanded against its env as the kubelet does; the command's
@@ -36,8 +37,8 @@ const e2eVersion = "deploy-e2e-workers"
 //     stamped in as the image's is;
 //   - the environment is the image's ENV (the Dockerfile's final stage)
 //     overlaid by the container's env, resolved as the kubelet does:
-//     POD_NAME from the pod's name (two names of the form a Deployment
-//     gives), LOADGEND_API_TOKEN from the Secret loadgend-api-token this
+//     POD_NAME from the pod's name (names of the form a Deployment or a
+//     Job gives), LOADGEND_API_TOKEN from the Secret loadgend-api-token this
 //     test creates, as an operator does, with the coordinator's token.
 //
 // Two substitutions, because there is no cluster here: the coordinator
@@ -49,23 +50,33 @@ func TestWorkersFromManifest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds loadgend")
 	}
-	c, err := RenderedWorker("overlays/distributed", "Deployment")
+	dep, err := RenderedWorker("overlays/distributed", "Deployment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := RenderedWorker("overlays/distributed-job", "Job")
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := buildLoadgend(t)
 	const token = "e2e-token-0123456789abcdef"
 	coord := startCoordinator(t, bin, token)
-	pods := []string{"loadgend-worker-6f9d8c7b5d-x2k4p", "loadgend-worker-6f9d8c7b5d-q7r9t"}
+	// Pod names as a Deployment's ReplicaSet and a Job name them.
+	pods := []struct {
+		name string
+		c    corev1.Container
+	}{{"loadgend-worker-6f9d8c7b5d-x2k4p", dep}, {"loadgend-worker-6f9d8c7b5d-q7r9t", dep}, {"loadgend-worker-once-z8m2w", job}}
 	var workers []*proc
+	var names []string
 	for _, pod := range pods {
-		argv, env := podProcess(t, c, pod, token, coord.addr)
+		argv, env := podProcess(t, pod.c, pod.name, token, coord.addr)
 		if argv[0] != "/loadgend" {
 			t.Fatalf("command %v: the image's binary is /loadgend", argv)
 		}
-		workers = append(workers, startProc(t, pod, append([]string{bin}, argv[1:]...), env))
+		workers = append(workers, startProc(t, pod.name, append([]string{bin}, argv[1:]...), env))
+		names = append(names, pod.name)
 	}
-	list := waitWorkers(t, coord, token, pods, workers)
+	list := waitWorkers(t, coord, token, names, workers)
 	for _, w := range list {
 		if w.State != "idle" || w.Version != e2eVersion {
 			t.Errorf("worker %s: state %q version %q, want idle and the image's version %q", w.Name, w.State, w.Version, e2eVersion)
@@ -74,7 +85,7 @@ func TestWorkersFromManifest(t *testing.T) {
 	if v := coordVersion(t, coord, token); v != e2eVersion {
 		t.Errorf("the coordinator's version %q, want %q", v, e2eVersion)
 	}
-	probeWorkers(t, c, list)
+	probeWorkers(t, dep, list)
 	for _, w := range workers {
 		w.stop(t, syscall.SIGTERM, terminationGrace(t))
 	}
@@ -253,7 +264,7 @@ func getJSON(t *testing.T, ctx context.Context, rawURL, token string, v any) err
 
 // waitWorkers polls GET /v1/workers (the coordinator has no event for a
 // registration) until every pod is listed idle, a worker exits, or 30 s
-// pass.
+// pass. A worker exits 0 when stopped or when its --once run is done.
 func waitWorkers(t *testing.T, coord coordinator, token string, pods []string, workers []*proc) []workerInfo {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -266,7 +277,7 @@ func waitWorkers(t *testing.T, coord coordinator, token string, pods []string, w
 		for _, w := range workers {
 			select {
 			case <-w.exited:
-				t.Fatalf("worker %s exited (%v) before both were listed idle (its output is below); is `loadgend worker` built in (branch workers merged)?", w.name, w.err)
+				t.Fatalf("worker %s exited (%v) before all were listed idle (its output is below); is `loadgend worker` built in (branch workers merged)?", w.name, w.err)
 			default:
 			}
 		}
