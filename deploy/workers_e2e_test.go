@@ -41,11 +41,16 @@ const e2eVersion = "deploy-e2e-workers"
 //     Job gives), LOADGEND_API_TOKEN from the Secret loadgend-api-token this
 //     test creates, as an operator does, with the coordinator's token.
 //
-// Two substitutions, because there is no cluster here: the coordinator
-// URL's host:port (the loadgend Service) becomes the test coordinator's
-// loopback address, and LOADGEND_LISTEN's host:port (0.0.0.0:8080, one pod
-// each) becomes 127.0.0.1:0, loopback and a port of each worker's own.
-// The coordinator is `loadgend serve` on loopback with the token.
+// The coordinator is the same overlay's loadgend pod, started the same
+// way (no command: the image's ENTRYPOINT, `loadgend serve`; its
+// allowlist from the build's ConfigMap).
+//
+// The substitutions, because there is no cluster here: the workers'
+// coordinator URL's host:port (the loadgend Service) becomes the test
+// coordinator's loopback address; each LOADGEND_LISTEN (0.0.0.0:8080, one
+// pod each) becomes 127.0.0.1:0, loopback and a port of each process's
+// own; the coordinator's LOADGEND_DATA_DIR (its emptyDir's mount) a
+// temporary directory.
 func TestWorkersFromManifest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds loadgend")
@@ -70,9 +75,6 @@ func TestWorkersFromManifest(t *testing.T) {
 	var names []string
 	for _, pod := range pods {
 		argv, env := podProcess(t, pod.c, pod.name, token, coord.addr)
-		if argv[0] != "/loadgend" {
-			t.Fatalf("command %v: the image's binary is /loadgend", argv)
-		}
 		workers = append(workers, startProc(t, pod.name, append([]string{bin}, argv[1:]...), env))
 		names = append(names, pod.name)
 	}
@@ -147,7 +149,7 @@ func podProcess(t *testing.T, c corev1.Container, pod, token, coordAddr string) 
 		t.Fatalf("LOADGEND_LISTEN: %v", err)
 	}
 	vars["LOADGEND_LISTEN"] = "127.0.0.1:0"
-	argv = kubeletArgv(c, vars)
+	argv = containerArgv(t, c, vars)
 	replaced := 0
 	for i, a := range argv {
 		k, v, ok := strings.Cut(a, "=")
@@ -165,12 +167,17 @@ func podProcess(t *testing.T, c corev1.Container, pod, token, coordAddr string) 
 	if replaced != 1 {
 		t.Fatalf("argv %v: want one --coordinator=URL to point at the test's coordinator", argv)
 	}
+	return argv, childEnvOf(withImageEnv(t, vars))
+}
+
+// withImageEnv is the image's ENV overlaid by vars, the container's.
+func withImageEnv(t *testing.T, vars map[string]string) map[string]string {
+	t.Helper()
 	full := imageEnv(t)
 	for k, v := range vars {
 		full[k] = v
 	}
-	env = childEnvOf(full)
-	return argv, env
+	return full
 }
 
 // childEnvOf is this process's environment less any LOADGEND_* variable
@@ -196,15 +203,31 @@ type coordinator struct {
 	addr string
 }
 
+// startCoordinator starts the distributed overlay's loadgend pod as the
+// kubelet would, with the substitutions TestWorkersFromManifest documents.
 func startCoordinator(t *testing.T, bin, token string) coordinator {
 	t.Helper()
+	const dir = "overlays/distributed"
+	pod, err := renderedPod(dir, "Deployment", "loadgend")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pod.Containers[0]
+	configMaps := map[string]map[string]string{}
+	for name, cm := range typedBuild(t, dir).configMaps {
+		configMaps[name] = cm.Data
+	}
+	vars, err := kubeletEnv(c, fakePod{name: "loadgend-7c9f6d5b8d-k2m4n", namespace: "netloadgen",
+		secrets:    map[string]map[string]string{"loadgend-api-token": {"token": token}},
+		configMaps: configMaps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars["LOADGEND_LISTEN"] = "127.0.0.1:0"
+	vars["LOADGEND_DATA_DIR"] = t.TempDir()
+	argv := containerArgv(t, c, vars)
 	listening := make(chan string, 1)
-	p := startProcWatch(t, "coordinator", []string{bin, "serve"}, childEnvOf(map[string]string{
-		"LOADGEND_LISTEN":    "127.0.0.1:0",
-		"LOADGEND_API_TOKEN": token,
-		"LOADGEND_DATA_DIR":  t.TempDir(),
-		"LOADGEND_LOG_LEVEL": "info",
-	}), func(line string) {
+	p := startProcWatch(t, "coordinator", append([]string{bin}, argv[1:]...), childEnvOf(withImageEnv(t, vars)), func(line string) {
 		var rec struct {
 			Msg  string `json:"msg"`
 			Addr string `json:"addr"`
@@ -220,11 +243,37 @@ func startCoordinator(t *testing.T, bin, token string) coordinator {
 	case addr := <-listening:
 		return coordinator{p, addr}
 	case <-p.exited:
-		t.Fatalf("the coordinator exited before listening (%v):\n%s", p.err, p.out.String())
+		t.Fatalf("the coordinator exited before listening (%v)", p.err)
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the coordinator did not log that it listens within 30 s:\n%s", p.out.String())
+		t.Fatal("the coordinator did not log that it listens within 30 s")
 	}
 	return coordinator{}
+}
+
+// containerArgv is what the container runs: its command, or else the
+// image's ENTRYPOINT, then its args ($(VAR) expanded as the kubelet does).
+// The first element must be the image's /loadgend.
+func containerArgv(t *testing.T, c corev1.Container, vars map[string]string) []string {
+	t.Helper()
+	if len(c.Command) == 0 {
+		ins, err := parseDockerfile(readDockerfile(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range ins {
+			if in.cmd == "ENTRYPOINT" {
+				c.Command = nil
+				if err := json.Unmarshal([]byte(in.args), &c.Command); err != nil {
+					t.Fatalf("ENTRYPOINT %s: %v", in.args, err)
+				}
+			}
+		}
+	}
+	argv := kubeletArgv(c, vars)
+	if len(argv) == 0 || argv[0] != "/loadgend" {
+		t.Fatalf("the container runs %v: the image's binary is /loadgend", argv)
+	}
+	return argv
 }
 
 // workerInfo is the part of GET /v1/workers' entries this test reads.

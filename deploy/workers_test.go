@@ -38,41 +38,52 @@ const (
 // command, args, env (references unresolved, as in the manifest) and
 // probes. The end-to-end test starts workers from exactly this.
 func RenderedWorker(dir, kind string) (corev1.Container, error) {
-	objs, err := kustomizeBuild(dir)
+	name := map[string]string{"Deployment": workerDeployment, "Job": workerJob}[kind]
+	if name == "" {
+		return corev1.Container{}, fmt.Errorf("worker kind %q: want Deployment or Job", kind)
+	}
+	pod, err := renderedPod(dir, kind, name)
 	if err != nil {
 		return corev1.Container{}, err
 	}
+	return pod.Containers[0], nil
+}
+
+// renderedPod is the pod spec of the Deployment or Job name in dir's
+// build, which must have one container.
+func renderedPod(dir, kind, name string) (corev1.PodSpec, error) {
+	objs, err := kustomizeBuild(dir)
+	if err != nil {
+		return corev1.PodSpec{}, err
+	}
 	d := newStrictDecoder()
 	for _, o := range objs {
+		if o.str("kind") != kind || o.str("metadata", "name") != name {
+			continue
+		}
 		b, err := json.Marshal(o)
 		if err != nil {
-			return corev1.Container{}, err
+			return corev1.PodSpec{}, err
 		}
 		v, err := d.decode(b)
 		if err != nil {
-			return corev1.Container{}, fmt.Errorf("%s: %s: %w", dir, o.key(), err)
+			return corev1.PodSpec{}, fmt.Errorf("%s: %s: %w", dir, o.key(), err)
 		}
 		var pod corev1.PodSpec
 		switch v := v.(type) {
 		case *appsv1.Deployment:
-			if kind != "Deployment" || v.Name != workerDeployment {
-				continue
-			}
 			pod = v.Spec.Template.Spec
 		case *batchv1.Job:
-			if kind != "Job" || v.Name != workerJob {
-				continue
-			}
 			pod = v.Spec.Template.Spec
 		default:
-			continue
+			return corev1.PodSpec{}, fmt.Errorf("%s: %s is a %T", dir, o.key(), v)
 		}
 		if len(pod.Containers) != 1 {
-			return corev1.Container{}, fmt.Errorf("%s: %s %s has %d containers, want the worker's alone", dir, kind, o.str("metadata", "name"), len(pod.Containers))
+			return corev1.PodSpec{}, fmt.Errorf("%s: %s has %d containers, want one", dir, o.key(), len(pod.Containers))
 		}
-		return pod.Containers[0], nil
+		return pod, nil
 	}
-	return corev1.Container{}, fmt.Errorf("%s: no worker %s (%s or %s) in the build", dir, kind, workerDeployment, workerJob)
+	return corev1.PodSpec{}, fmt.Errorf("%s: no %s %s in the build", dir, kind, name)
 }
 
 // workerBuild is one build holding workers, with what they are checked
