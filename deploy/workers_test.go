@@ -319,13 +319,16 @@ func splitListen(addr string) (string, int, error) {
 	return addr[:i], p, nil
 }
 
+// checkWorkerProbes: the three probes the coordinator has, on the worker's
+// /healthz (it serves that and /metrics, no /readyz: nothing routes to it),
+// and resources.
 func checkWorkerProbes(t *testing.T, c corev1.Container) {
 	t.Helper()
 	for _, p := range []struct {
 		name  string
 		probe *corev1.Probe
 		path  string
-	}{{"liveness", c.LivenessProbe, "/healthz"}, {"readiness", c.ReadinessProbe, "/readyz"}, {"startup", c.StartupProbe, "/healthz"}} {
+	}{{"liveness", c.LivenessProbe, "/healthz"}, {"readiness", c.ReadinessProbe, "/healthz"}, {"startup", c.StartupProbe, "/healthz"}} {
 		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port != intstr.FromString("http") {
 			t.Errorf("%s probe %s, want GET %s on port http", p.name, mustJSON(p.probe), p.path)
 		}
