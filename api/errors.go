@@ -47,9 +47,11 @@ const (
 	CodeBodyTimeout      = "body_timeout"       // 408: the body did not arrive within LOADGEND_BODY_TIMEOUT
 	CodeBodyTooLarge     = "body_too_large"     // 413
 	CodeUnsupportedMedia = "unsupported_media_type"
-	CodeQueueFull        = "queue_full"  // 429: too many queued runs
-	CodeInternal         = "internal"    // 500
-	CodeUnavailable      = "unavailable" // 503: not ready, or shutting down
+	CodeQueueFull        = "queue_full"       // 429: too many queued runs
+	CodeInternal         = "internal"         // 500
+	CodeUnavailable      = "unavailable"      // 503: not ready, or shutting down
+	CodeVersionMismatch  = "version_mismatch" // 409: a worker of another version than the coordinator's
+	CodeNameTaken        = "name_taken"       // 409: a live worker holds the name
 )
 
 // ErrorBody is the JSON body of every 4xx and 5xx answer.

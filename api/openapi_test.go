@@ -189,7 +189,8 @@ func TestOpenAPIEnums(t *testing.T) {
 		states = append(states, string(s))
 	}
 	codes := []string{CodeInvalidRequest, CodeUnauthorized, CodeTargetNotAllowed, CodeHostNotAllowed, CodeOriginNotAllowed, CodeNotFound, CodeMethodNotAllowed,
-		CodeNotFinished, CodeAlreadyFinished, CodeBodyTimeout, CodeBodyTooLarge, CodeUnsupportedMedia, CodeQueueFull, CodeInternal, CodeUnavailable}
+		CodeNotFinished, CodeAlreadyFinished, CodeBodyTimeout, CodeBodyTooLarge, CodeUnsupportedMedia, CodeQueueFull, CodeInternal, CodeUnavailable,
+		CodeVersionMismatch, CodeNameTaken}
 	var files []string
 	params, _ := raw["paths"].(map[string]any)["/v1/runs/{id}/files/{name}"].(map[string]any)["parameters"].([]any)
 	for _, p := range params {

@@ -26,6 +26,7 @@ var commands = map[string]command{
 	"compliance": complianceCommand,
 	"report":     reportCommand,
 	"rejudge":    rejudgeCommand,
+	"worker":     workerCommand,
 }
 
 // summaries is each command's line in `loadgend help`.
@@ -36,6 +37,7 @@ var summaries = map[string]string{
 	"accuracy":   "score an accuracy log against a labels file (top-1)",
 	"report":     "one self-contained HTML page of run directories: spectrum, time series, failures, trials, runs overlaid",
 	"schedule":   "print the trace LoadGen would issue for the given settings",
+	"worker":     "a worker: registers with a loadgend daemon (--coordinator URL) and carries shards of its distributed runs",
 	"rejudge":    "the LoadGen logs a run's samples.txt would give under other settings (e.g. --tpot-latency-ms 40), without running again",
 }
 

@@ -70,6 +70,10 @@ type Config struct {
 	// MaxEventStreams caps the event streams open at once (GET
 	// /v1/runs/{id}/events); more get 503. 0: DefaultMaxEventStreams.
 	MaxEventStreams int `envconfig:"MAX_EVENT_STREAMS" default:"64" desc:"event streams open at once; more get 503"`
+	// WorkerTimeout is how long a registered worker may go without a
+	// heartbeat before it is lost (a run's worker_timeout_ms overrides it
+	// for the run's workers). 0: DefaultWorkerTimeout.
+	WorkerTimeout time.Duration `envconfig:"WORKER_TIMEOUT" default:"3s" desc:"a worker silent this long is lost"`
 }
 
 // DefaultBodyTimeout is LOADGEND_BODY_TIMEOUT's default: a run spec is a
@@ -136,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.BodyTimeout < 0 {
 		return fmt.Errorf("%w: LOADGEND_BODY_TIMEOUT cannot be negative", ErrConfig)
+	}
+	if c.WorkerTimeout < 0 {
+		return fmt.Errorf("%w: LOADGEND_WORKER_TIMEOUT cannot be negative", ErrConfig)
 	}
 	if c.DrainTimeout < 0 {
 		return fmt.Errorf("%w: LOADGEND_DRAIN_TIMEOUT cannot be negative", ErrConfig)

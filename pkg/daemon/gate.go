@@ -80,6 +80,10 @@ func (g *apiGate) leave() { <-g.slots }
 var ungated = []api.Route{
 	{Method: "GET", Path: "/v1/runs/{id}/events"},
 	{Method: "POST", Path: "/v1/runs/{id}/cancel"},
+	// A worker's heartbeat, long poll and clock exchange (fleet_handlers.go).
+	{Method: "POST", Path: "/v1/workers/{name}/heartbeat"},
+	{Method: "GET", Path: "/v1/workers/{name}/work"},
+	{Method: "POST", Path: "/v1/workers/{name}/clock"},
 }
 
 // bodyRead reads a request's body, bounded in size (maxBody) and in time

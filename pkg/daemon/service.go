@@ -15,6 +15,7 @@ import (
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/metrics"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/version"
 )
 
 // Service is a running loadgend: the API server, the run queue and its one
@@ -30,6 +31,9 @@ type Service struct {
 	met    *metrics.Metrics
 	allow  *Allowlist
 	limits api.Limits
+	fleet  *Fleet // the registered workers
+	// stopSweep ends the fleet's sweeper.
+	stopSweep context.CancelFunc
 
 	mu    sync.Mutex
 	queue []string // run ids waiting, FIFO
@@ -117,6 +121,11 @@ func New(cfg Config, log *slog.Logger, opts ...Option) (*Service, error) {
 		workerDone: make(chan struct{}),
 		serveErr:   make(chan error, 1),
 	}
+	s.fleet = newFleet(time.Now, cfg.WorkerTimeout, version.String())
+	if err := registerFleetMetrics(reg, s.fleet); err != nil {
+		store.Close()
+		return nil, err
+	}
 	s.gate = newAPIGate(cfg.APIConcurrency)
 	s.hub = newEventHub(cfg.MaxEventStreams, s.eventSnapshot)
 	s.sums = newSummaries(store)
@@ -155,6 +164,9 @@ func (s *Service) Start() error {
 		s.signal()
 	}
 	go s.hub.run()
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	s.stopSweep = stopSweep
+	go s.fleet.runSweeper(sweepCtx)
 	go func() { s.serveErr <- s.srv.Serve(ln) }()
 	go s.work()
 	s.log.Info("loadgend listening", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir, "queued", queued)
@@ -192,6 +204,12 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.signal()
+	// Workers' long polls end now, or the server's shutdown would wait
+	// for them.
+	s.fleet.close()
+	if s.stopSweep != nil {
+		s.stopSweep()
+	}
 	select {
 	case <-s.workerDone:
 	case <-ctx.Done():
