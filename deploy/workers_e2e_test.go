@@ -326,7 +326,7 @@ func waitWorkers(t *testing.T, coord coordinator, token string, pods []string, w
 		for _, w := range workers {
 			select {
 			case <-w.exited:
-				t.Fatalf("worker %s exited (%v) before all were listed idle (its output is below); is `loadgend worker` built in (branch workers merged)?", w.name, w.err)
+				t.Fatalf("worker %s exited (%v) before all were listed idle (its output is below)", w.name, w.err)
 			default:
 			}
 		}
