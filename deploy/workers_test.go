@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/daemon"
 )
 
@@ -27,9 +28,6 @@ const (
 	workerJob        = "loadgend-worker-once"
 	workerNameLabel  = "app.kubernetes.io/name"
 	workerNameValue  = "loadgend-worker"
-	// maxWorkerName is the coordinator's bound on a worker's name
-	// (api.MaxWorkerNameLen, a DNS label): the pod's name must fit.
-	maxWorkerName = 63
 )
 
 // RenderedWorker resolves the kustomization dir, decodes it strictly and
@@ -378,11 +376,12 @@ func checkWorkerPod(t *testing.T, wb workerBuild) {
 			t.Errorf("restartPolicy %q: want Never, a worker that exited has taken its run", pod.RestartPolicy)
 		}
 	}
-	// A Deployment's pod is NAME-HASH(≤10)-XXXXX, a Job's NAME-XXXXX;
-	// the worker registers under it.
-	suffix := map[string]int{"Deployment": 17, "Job": 6}[wb.kind]
-	if len(wb.name)+suffix > maxWorkerName {
-		t.Errorf("%s %s: its pods' names may reach %d bytes, over the %d a worker's name may have", wb.kind, wb.name, len(wb.name)+suffix, maxWorkerName)
+	// A Deployment's pod is NAME-HASH(≤10)-XXXXX, a Job's NAME-XXXXX; the
+	// worker registers under it, so the longest must be a worker name the
+	// coordinator takes.
+	longest := map[string]string{"Deployment": wb.name + "-6f9d8c7b5d-x2k4p", "Job": wb.name + "-x2k4p"}[wb.kind]
+	if err := api.CheckWorkerName(longest); err != nil {
+		t.Errorf("%s %s: a pod name such as %s is no worker name: %v", wb.kind, wb.name, longest, err)
 	}
 }
 
