@@ -83,6 +83,10 @@ type WorkerHeartbeatAck struct {
 	// HeartbeatIntervalMs may change (a run with a shorter
 	// worker_timeout_ms): the worker takes it from here on.
 	HeartbeatIntervalMs int64 `json:"heartbeat_interval_ms"`
+	// StopRunID tells the worker to stop the assignment of that run now:
+	// the run ended (another worker was lost, it was cancelled), or the
+	// coordinator does not know it (it restarted).
+	StopRunID string `json:"stop_run_id,omitempty"`
 }
 
 // WorkerAssignment is what a worker's GET .../work returns: a shard of a

@@ -93,6 +93,13 @@ func Estimated(xs []Exchange) (Estimate, error) {
 	return Estimate{Offset: b.Offset(), Uncertainty: b.Uncertainty(), Exchanges: len(xs), Best: b}, nil
 }
 
+// ClientTime is server time t (ns since the Unix epoch) on the client's
+// clock: what a worker is told to start at.
+func (e Estimate) ClientTime(t int64) int64 { return t + int64(e.Offset) }
+
+// ServerTime is client time t on the server's clock.
+func (e Estimate) ServerTime(t int64) int64 { return t - int64(e.Offset) }
+
 // ErrTooUncertain marks an estimate too loose for a run.
 var ErrTooUncertain = errors.New("clock offset too uncertain")
 

@@ -108,3 +108,14 @@ func TestCheck(t *testing.T) {
 		t.Errorf("no estimate: %v", err)
 	}
 }
+
+func TestClientServerTime(t *testing.T) {
+	e := Estimate{Offset: 250 * time.Millisecond}
+	const start = int64(1_700_000_000_000_000_000)
+	if got := e.ClientTime(start); got != start+250_000_000 {
+		t.Errorf("ClientTime: %d", got)
+	}
+	if got := e.ServerTime(e.ClientTime(start)); got != start {
+		t.Errorf("ServerTime(ClientTime): %d", got)
+	}
+}

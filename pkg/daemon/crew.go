@@ -47,6 +47,7 @@ type Crew struct {
 	lost     chan LostWorker
 	finished chan FinishedWorker
 	reported map[string]bool // finished sent, under f.mu
+	stopped  bool            // Stop was called, under f.mu
 }
 
 // Pick takes req.N idle workers, waiting up to req.Wait for them, and marks
@@ -162,7 +163,9 @@ func (c *Crew) Assign(name string, a api.WorkerAssignment) error {
 }
 
 // SyncClocks tells every member to measure its clock now and waits for
-// their new estimates (or ctx's end, or a member lost).
+// their new estimates (or ctx's end, or a member lost). Call it before
+// Assign: a worker carrying out an assignment does not poll. A member's
+// start time on its clock is then est[name].ClientTime(start).
 func (c *Crew) SyncClocks(ctx context.Context) (map[string]clocksync.Estimate, error) {
 	c.f.mu.Lock()
 	gens := map[string]uint64{}
@@ -215,6 +218,20 @@ func (c *Crew) CheckClocks(max time.Duration) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Stop tells the crew's workers to stop their assignments: each hears it
+// in the answer to its next heartbeat (within a heartbeat interval) and
+// reports its end in the one after. Their pending work is dropped.
+func (c *Crew) Stop() {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	c.stopped = true
+	for _, n := range c.names {
+		if m, ok := c.f.workers[n]; ok && m.crew == c {
+			m.work = nil
+		}
+	}
 }
 
 // Release makes the crew's workers idle again (those still alive and of the

@@ -263,11 +263,18 @@ func (f *Fleet) heartbeat(name, session string, hb api.WorkerHeartbeat) (api.Wor
 		return api.WorkerHeartbeatAck{}, err
 	}
 	m.lastBeat = f.now()
-	if fin := hb.Finished; fin != nil && m.crew != nil && fin.RunID == m.crew.runID && !m.crew.reported[name] {
-		m.crew.reported[name] = true
-		m.crew.finished <- FinishedWorker{Name: name, RunID: fin.RunID, Error: fin.Error}
+	c := m.crew
+	if fin := hb.Finished; fin != nil && c != nil && fin.RunID == c.runID && !c.reported[name] {
+		c.reported[name] = true
+		c.finished <- FinishedWorker{Name: name, RunID: fin.RunID, Error: fin.Error}
 	}
-	return api.WorkerHeartbeatAck{HeartbeatIntervalMs: f.interval(m).Milliseconds()}, nil
+	ack := api.WorkerHeartbeatAck{HeartbeatIntervalMs: f.interval(m).Milliseconds()}
+	// A worker carrying out a run its crew stopped, or one this daemon
+	// does not know (it restarted, the crew was released), stops it.
+	if hb.RunID != "" && (c == nil || c.runID != hb.RunID || c.stopped) {
+		ack.StopRunID = hb.RunID
+	}
+	return ack, nil
 }
 
 // poll waits up to wait for the worker's next assignment; ok false when

@@ -290,3 +290,25 @@ func TestCrewSyncAndCheckClocks(t *testing.T) {
 		t.Errorf("check: %v", err)
 	}
 }
+
+// TestFleetStopsUnknownRuns: a worker carrying out a run the daemon does
+// not know (it restarted) or whose crew stopped is told to stop it.
+func TestFleetStopsUnknownRuns(t *testing.T) {
+	f, _ := testFleet(t)
+	reg := mustRegister(t, f, "w")
+	ack, err := f.heartbeat("w", reg.Session, api.WorkerHeartbeat{RunID: "from-before"})
+	if err != nil || ack.StopRunID != "from-before" {
+		t.Errorf("unknown run: %+v %v", ack, err)
+	}
+	crew, err := f.Pick(context.Background(), PickRequest{RunID: "r", N: 1, Wait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack, _ := f.heartbeat("w", reg.Session, api.WorkerHeartbeat{RunID: "r"}); ack.StopRunID != "" {
+		t.Errorf("its own run: %+v", ack)
+	}
+	crew.Stop()
+	if ack, _ := f.heartbeat("w", reg.Session, api.WorkerHeartbeat{RunID: "r"}); ack.StopRunID != "r" {
+		t.Errorf("stopped: %+v", ack)
+	}
+}

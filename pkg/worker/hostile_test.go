@@ -139,3 +139,13 @@ func TestRegisterRefusesHollowAnswer(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestIntervalBounded: a coordinator asking for a heartbeat every
+// millisecond, or once a year, gets one within [50 ms, 1 min].
+func TestIntervalBounded(t *testing.T) {
+	for ms, want := range map[int64]time.Duration{1: minInterval, 750: 750 * time.Millisecond, 365 * 24 * 3600 * 1000: maxInterval, -5: minInterval} {
+		if got := heartbeatInterval(ms); got != want {
+			t.Errorf("%d ms: %v, want %v", ms, got, want)
+		}
+	}
+}

@@ -275,3 +275,30 @@ func TestConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCrewStopEndsTheAssignment: Crew.Stop reaches a worker mid-run through
+// its heartbeat's answer; its executor's context ends and it reports the
+// end.
+func TestCrewStopEndsTheAssignment(t *testing.T) {
+	svc := coordinator(t, "", func(c *daemon.Config) { c.WorkerTimeout = 400 * time.Millisecond })
+	started := make(chan struct{})
+	runWorker(t, worker.Config{Coordinator: "http://" + svc.Addr(), Name: "stoppable",
+		Execute: func(ctx context.Context, a api.WorkerAssignment) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		}})
+	crew := pick(t, svc, "long", 1)
+	if err := crew.Assign("stoppable", api.WorkerAssignment{RunID: "long", Spec: spec, Shards: 1}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	crew.Stop()
+	fin := <-crew.Finished()
+	if fin.Name != "stoppable" || !strings.Contains(fin.Error, "context canceled") {
+		t.Errorf("finished %+v", fin)
+	}
+	crew.Release()
+	// Idle again: a new pick takes it.
+	pick(t, svc, "next", 1).Release()
+}

@@ -201,9 +201,28 @@ func (w *Worker) register(ctx context.Context) (*session, error) {
 	}
 	w.log.Info("registered", "heartbeat_interval_ms", out.HeartbeatIntervalMs, "worker_timeout_ms", out.WorkerTimeoutMs)
 	w.own.connected.Set(1)
-	s := &session{id: out.Session, pollWait: time.Duration(out.PollWaitMs) * time.Millisecond}
-	s.interval = time.Duration(out.HeartbeatIntervalMs) * time.Millisecond
+	pollWait := time.Duration(out.PollWaitMs) * time.Millisecond
+	if pollWait <= 0 {
+		pollWait = defaultPollWait
+	}
+	s := &session{id: out.Session, pollWait: min(pollWait, maxPollWait)}
+	s.interval = heartbeatInterval(out.HeartbeatIntervalMs)
 	return s, nil
+}
+
+// Bounds on what the coordinator may ask: a worker beats no more often than
+// minInterval, and polls no longer than maxPollWait, whatever it is told.
+const (
+	minInterval = 50 * time.Millisecond
+	maxInterval = time.Minute
+	maxPollWait = 5 * time.Minute
+	// defaultPollWait is asked when the coordinator names no wait: the
+	// poll always sends wait_ms, so that its own timeout covers it.
+	defaultPollWait = 25 * time.Second
+)
+
+func heartbeatInterval(ms int64) time.Duration {
+	return min(max(time.Duration(ms)*time.Millisecond, minInterval), maxInterval)
 }
 
 // session is one registration's state.
@@ -214,8 +233,8 @@ type session struct {
 	mu       sync.Mutex
 	interval time.Duration
 	runID    string              // the assignment being carried out
+	stopRun  context.CancelFunc  // stops it
 	finished *api.WorkerFinished // to report, until a heartbeat took it
-	gone     bool                // the coordinator answered 404
 }
 
 // serve is one session: heartbeats beside the poll loop. It returns true
@@ -267,17 +286,19 @@ func (w *Worker) handle(ctx context.Context, s *session, a api.WorkerAssignment)
 	}
 	w.log.Info("assignment", "run_id", a.RunID, "shard", a.Shard, "shards", a.Shards, "start_ns", a.StartNs)
 	w.own.assignments.Inc()
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
 	s.mu.Lock()
-	s.runID = a.RunID
+	s.runID, s.stopRun = a.RunID, stop
 	s.mu.Unlock()
-	err := w.cfg.Execute(ctx, a)
+	err := w.cfg.Execute(rctx, a)
 	fin := &api.WorkerFinished{RunID: a.RunID}
 	if err != nil {
 		fin.Error = err.Error()
 		w.log.Warn("assignment failed", "run_id", a.RunID, "error", err)
 	}
 	s.mu.Lock()
-	s.runID, s.finished = "", fin
+	s.runID, s.stopRun, s.finished = "", nil, fin
 	s.mu.Unlock()
 	// Reported now, not at the next beat; a failure here is retried by
 	// the heartbeats.
@@ -344,7 +365,11 @@ func (w *Worker) beat(ctx context.Context, s *session) error {
 		s.finished = nil
 	}
 	if ack.HeartbeatIntervalMs > 0 {
-		s.interval = time.Duration(ack.HeartbeatIntervalMs) * time.Millisecond
+		s.interval = heartbeatInterval(ack.HeartbeatIntervalMs)
+	}
+	if ack.StopRunID != "" && ack.StopRunID == s.runID && s.stopRun != nil {
+		w.log.Warn("the coordinator stops the assignment", "run_id", s.runID)
+		s.stopRun()
 	}
 	s.mu.Unlock()
 	return nil
