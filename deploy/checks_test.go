@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -28,6 +29,7 @@ const nonrootUID = 65532
 // typed is one build's objects decoded into their Go types.
 type typed struct {
 	deployments map[string]*appsv1.Deployment
+	jobs        map[string]*batchv1.Job
 	services    map[string]*corev1.Service
 	configMaps  map[string]*corev1.ConfigMap
 	monitors    map[string]*ServiceMonitor
@@ -36,7 +38,7 @@ type typed struct {
 
 func typedBuild(t *testing.T, dir string) typed {
 	t.Helper()
-	tb := typed{map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}, map[string]*corev1.ConfigMap{},
+	tb := typed{map[string]*appsv1.Deployment{}, map[string]*batchv1.Job{}, map[string]*corev1.Service{}, map[string]*corev1.ConfigMap{},
 		map[string]*ServiceMonitor{}, map[string]*InferenceService{}}
 	d := newStrictDecoder()
 	for _, o := range build(t, dir) {
@@ -48,6 +50,8 @@ func typedBuild(t *testing.T, dir string) typed {
 		switch v := v.(type) {
 		case *appsv1.Deployment:
 			tb.deployments[v.Name] = v
+		case *batchv1.Job:
+			tb.jobs[v.Name] = v
 		case *corev1.Service:
 			tb.services[v.Name] = v
 		case *corev1.ConfigMap:
@@ -59,6 +63,19 @@ func typedBuild(t *testing.T, dir string) typed {
 		}
 	}
 	return tb
+}
+
+// podTemplates returns the pod template of every Deployment and Job of the
+// build, by kind/name.
+func (tb typed) podTemplates() map[string]corev1.PodTemplateSpec {
+	m := map[string]corev1.PodTemplateSpec{}
+	for _, d := range tb.deployments {
+		m["Deployment/"+d.Name] = d.Spec.Template
+	}
+	for _, j := range tb.jobs {
+		m["Job/"+j.Name] = j.Spec.Template
+	}
+	return m
 }
 
 // TestLoadgendDeployment checks, in every build that holds loadgend, what
@@ -271,18 +288,18 @@ func TestScraping(t *testing.T) {
 				t.Errorf("%s: ServiceMonitor %s selects %d Services, want loadgend's", dir, sm.Name, matched)
 			}
 		}
-		for _, dep := range tb.deployments {
-			a := dep.Spec.Template.Annotations
+		for name, tpl := range tb.podTemplates() {
+			a := tpl.Annotations
 			if a["prometheus.io/scrape"] == "" {
 				continue
 			}
 			kinds["annotations"] = true
 			port, err := strconv.Atoi(a["prometheus.io/port"])
 			if a["prometheus.io/scrape"] != "true" || err != nil || a["prometheus.io/path"] != "/metrics" {
-				t.Errorf("%s: %s annotations %v", dir, dep.Name, a)
+				t.Errorf("%s: %s annotations %v", dir, name, a)
 			}
-			if !containerPort(dep.Spec.Template.Spec, int32(port)) {
-				t.Errorf("%s: %s: prometheus.io/port %d is not a container port", dir, dep.Name, port)
+			if !containerPort(tpl.Spec, int32(port)) {
+				t.Errorf("%s: %s: prometheus.io/port %d is not a container port", dir, name, port)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
@@ -150,6 +151,8 @@ func patchSchema(kind string) (any, bool) {
 	switch kind {
 	case "Deployment":
 		return appsv1.Deployment{}, true
+	case "Job":
+		return batchv1.Job{}, true
 	case "Service":
 		return corev1.Service{}, true
 	case "ConfigMap":

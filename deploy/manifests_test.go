@@ -67,6 +67,7 @@ spec:
     metadata: {labels: {a: b}}
     spec:
       containers: [{name: c, image: i:1, readinesProbe: {}}]`},
+		{"Job typo", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {backofflimit: 1, template: {spec: {containers: [{name: c, image: i:1}]}}}"},
 		{"duplicate field", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: b}\ndata: {c: d}"},
 		{"wrong type", "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: [{port: http}]}"},
 		{"unknown kind", "apiVersion: v1\nkind: Servce\nmetadata: {name: x}"},
