@@ -286,6 +286,13 @@ func overrides(o api.RunSettings, ls *loadgen.Settings) []override {
 			e.Concurrency = int(n)
 			return nil
 		})},
+		{"issuers", []string{"engine.issuers"}, ifSet(o.Issuers, func(n uint64) error {
+			if n == 0 || n > loadgen.MaxIssuers {
+				return fmt.Errorf("must be in [1, %d], got %d", loadgen.MaxIssuers, n)
+			}
+			e.Issuers = int(n)
+			return nil
+		})},
 	}
 }
 

@@ -76,6 +76,9 @@ type Config struct {
 	HTTPClient, GRPCClient string
 	// MaxConns caps the HTTP loop's connections.
 	MaxConns int
+	// GRPCConns is the gRPC loop's connection count (0: the gRPC client's,
+	// grpcclient.Client.Conns): an issuer of several takes its share.
+	GRPCConns int
 	// TLS says the target is https:// or grpcs://. The HTTP loop speaks
 	// TLS (with HTTP's TLS configuration, httpclient.Client.TLSConfig);
 	// the gRPC loop speaks plain text only (its HTTP/2 over raw sockets),
@@ -230,7 +233,11 @@ func (a *Adapter) openLoop(cfg Config) error {
 		}
 	}
 	if cfg.GRPC != nil && !capture && !cfg.TLS && cfg.GRPCClient != GRPCClientGRPC {
-		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: cfg.GRPC.Conns(), Slack: cfg.Slack,
+		conns := cfg.GRPCConns
+		if conns <= 0 {
+			conns = cfg.GRPC.Conns()
+		}
+		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: conns, Slack: cfg.Slack,
 			Authority: cfg.GRPC.Authority(), Metadata: cfg.GRPC.Metadata()})
 		switch {
 		case errors.Is(err, grpcloop.ErrUnsupported) && cfg.GRPCClient == "":
