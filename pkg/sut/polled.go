@@ -33,11 +33,11 @@ type polled[R any] struct {
 	shape  *Network // request building and chunking; it sends nothing
 	o      Options
 
-	single  []prepared[R] // by QSL index: one-sample requests
+	single []prepared[R] // by QSL index: one-sample requests
 	// shared: single is another issuer's (shareSingles), read by several
 	// issuer threads at once, so nothing writes it once the run starts.
 	shared  bool
-	multi   map[string]R  // by the samples' indices: batched requests
+	multi   map[string]R // by the samples' indices: batched requests
 	key     []byte
 	done    func(loadgen.Completion)
 	chunked map[int]*chunkedQuery // queries cut into several requests, by ID
