@@ -1,0 +1,108 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// ErrIssuersClient refuses engine.issuers > 1 on a client that is not an
+// event loop.
+var ErrIssuersClient = errors.New("issuers: more than one issuer needs the event-loop clients")
+
+// issuerCount is the run's number of issuers (engine.issuers; 0 is one).
+func issuerCount(s loadgen.Settings) int { return max(s.Engine.Issuers, 1) }
+
+// share is issuer k of n's part of total (connections): the parts differ
+// by at most one and add up to total, each at least one.
+func share(total, n, k int) int {
+	return max(total/n+boolInt(k < total%n), 1)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// splitConns gives issuer k of n its share of cfg's connections: the HTTP
+// loop's cap and the gRPC loop's count.
+func splitConns(cfg sut.Config, n, k int) sut.Config {
+	if n <= 1 {
+		return cfg
+	}
+	cfg.MaxConns = share(cfg.MaxConns, n, k)
+	if cfg.GRPC != nil {
+		cfg.GRPCConns = share(cfg.GRPC.Conns(), n, k)
+	}
+	return cfg
+}
+
+// openIssuers opens the SUTs of issuers 1 … n−1 of a run whose issuer 0
+// sends through first (opened with splitConns(cfg, n, 0)): each its own
+// event loop with its share of the connections, polled on its issuer's OS
+// thread. Only the event loops are split: the pool and grpc-go send from a
+// goroutine per request over one pool whatever issues into them, and a run
+// that captures responses (accuracy) or is generative uses those or its own
+// readers, so more issuers are refused there rather than quietly adding
+// nothing.
+func openIssuers(cfg sut.Config, n int, first *sut.Adapter) ([]*sut.Adapter, error) {
+	if n <= 1 {
+		return nil, nil
+	}
+	if !first.SendsFromIssuer() {
+		why := "the pool (--http-client pool) or grpc-go (--grpc-client grpc, or a grpcs:// target) sends from a goroutine per request over one shared pool"
+		if cfg.Options.Capture {
+			why = "a run that logs responses (accuracy, sampled accuracy logging) sends with the pool or grpc-go, from a goroutine per request"
+		}
+		return nil, fmt.Errorf("%w (%d asked): %s, so issuers would split nothing; use 1, or the loop client (Linux, plain-text gRPC)", ErrIssuersClient, n, why)
+	}
+	more := make([]*sut.Adapter, 0, n-1)
+	for k := 1; k < n; k++ {
+		a, err := sut.Open(splitConns(cfg, n, k))
+		if err == nil && !a.SendsFromIssuer() {
+			a.Close()
+			err = fmt.Errorf("%w: issuer %d got no event loop", ErrIssuersClient, k)
+		}
+		if err != nil {
+			closeAll(more)
+			return nil, fmt.Errorf("issuer %d of %d: %w", k, n, err)
+		}
+		more = append(more, a)
+	}
+	return more, nil
+}
+
+func closeAll(as []*sut.Adapter) error {
+	var errs []error
+	for _, a := range as {
+		errs = append(errs, a.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// issuerSUTs are the engine SUTs of issuers 1 … n−1 (loadgen.WithIssuerSUTs).
+func issuerSUTs(more []*sut.Adapter) []loadgen.SUT {
+	out := make([]loadgen.SUT, len(more))
+	for i, a := range more {
+		out[i] = a.SUT()
+	}
+	return out
+}
+
+// prepareIssuers prepares issuers 1 … n−1 after issuer 0 (owner)
+// prepared tr: they send owner's one-sample requests
+// (sut.Adapter.PrepareSharing) rather than encode their own.
+func prepareIssuers(ctx context.Context, tr *trace.Trace, owner *sut.Adapter, more []*sut.Adapter) error {
+	for i, a := range more {
+		if err := a.PrepareSharing(ctx, tr, owner); err != nil {
+			return fmt.Errorf("issuer %d of %d: %w", i+1, len(more)+1, err)
+		}
+	}
+	return nil
+}
