@@ -169,11 +169,11 @@ type Outcome struct {
 // session is everything a run needs before its engine exists: the probed
 // target, the sample library and the SUT adapter.
 type session struct {
-	t     target.Target
-	conn  *connection
-	pr    *Probe
-	lib   sampleSet
-	sut   *sut.Adapter
+	t    target.Target
+	conn *connection
+	pr   *Probe
+	lib  sampleSet
+	sut  *sut.Adapter
 	// more are issuers 1 … N−1's SUTs (engine.issuers N > 1), each with
 	// its share of the connections; sut is issuer 0's.
 	more  []*sut.Adapter
