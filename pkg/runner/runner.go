@@ -435,11 +435,16 @@ const MaxIssueSlack = 10 * time.Millisecond
 // with 50 µs right after them 0.1–9.5%; alternated runs, 0–13 ticks against
 // 1, lateness p99 up to 1.05 ms against 0.11. It is measured either way,
 // and --issue-slack 50us keeps the kernel's default.
+//
+// With engine.issuers N, the gaps are each issuer's (N times the run's):
+// every issuer sleeps and wakes on its own thread for its own queries.
 func IssueSlackFor(s loadgen.Settings) time.Duration {
 	if s.Scenario != trace.Server || s.ServerTargetLatencyNs == 0 || s.ServerTargetQPS <= 0 {
 		return 0
 	}
-	perWake := time.Duration(wakeShare / s.ServerTargetQPS * 1e9)
+	// Each of N issuers wakes for its own 1/N of the queries: ten of its
+	// own gaps give its wake-ups as many queries as one issuer's.
+	perWake := time.Duration(wakeShare / (s.ServerTargetQPS / float64(issuerCount(s))) * 1e9)
 	return max(min(time.Duration(s.ServerTargetLatencyNs/20), maxDefaultSlack, perWake), time.Microsecond)
 }
 
