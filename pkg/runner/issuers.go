@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/trace"
@@ -31,7 +32,8 @@ func boolInt(b bool) int {
 }
 
 // splitConns gives issuer k of n its share of cfg's connections: the HTTP
-// loop's cap and the gRPC loop's count.
+// loop's cap and the gRPC loop's count. The HTTP loops' budget for the
+// answers read at once is shared (sharedBudget), not split.
 func splitConns(cfg sut.Config, n, k int) sut.Config {
 	if n <= 1 {
 		return cfg
@@ -39,6 +41,16 @@ func splitConns(cfg sut.Config, n, k int) sut.Config {
 	cfg.MaxConns = share(cfg.MaxConns, n, k)
 	if cfg.GRPC != nil {
 		cfg.GRPCConns = share(cfg.GRPC.Conns(), n, k)
+	}
+	return cfg
+}
+
+// sharedBudget gives the n issuers' HTTP loops one budget for the answers
+// they read at once, of the client's limit: unshared, each would hold up to
+// the whole of it, n times the bound --max-response-bytes documents.
+func sharedBudget(cfg sut.Config, n int) sut.Config {
+	if n > 1 && cfg.HTTP != nil {
+		cfg.ResponseBudget = httpclient.NewBudget(cfg.HTTP.ResponseBudget().Limit())
 	}
 	return cfg
 }

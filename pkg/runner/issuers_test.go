@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
+	"github.com/netloadgen/netloadgen/kserve/httpclient"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 )
 
@@ -39,5 +40,24 @@ func TestSplitConnsGivesEachIssuerItsShare(t *testing.T) {
 	a, b := splitConns(cfg, 2, 0), splitConns(cfg, 2, 1)
 	if a.MaxConns+b.MaxConns != 10 || a.GRPCConns+b.GRPCConns != 5 || a.GRPCConns != 3 {
 		t.Errorf("two issuers: MaxConns %d+%d, GRPCConns %d+%d", a.MaxConns, b.MaxConns, a.GRPCConns, b.GRPCConns)
+	}
+}
+
+// The HTTP loops of several issuers read their answers within one budget
+// of the client's limit, not one each.
+func TestIssuersShareOneResponseBudget(t *testing.T) {
+	hc, err := httpclient.New("http://127.0.0.1:1", httpclient.MaxResponseBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	cfg := sut.Config{HTTP: hc, MaxConns: 8}
+	if one := sharedBudget(cfg, 1); one.ResponseBudget != nil {
+		t.Error("one issuer: a budget besides the loop's own")
+	}
+	two := sharedBudget(cfg, 2)
+	a, b := splitConns(two, 2, 0), splitConns(two, 2, 1)
+	if a.ResponseBudget == nil || a.ResponseBudget != b.ResponseBudget || a.ResponseBudget.Limit() != hc.ResponseBudget().Limit() {
+		t.Errorf("two issuers: budgets %p and %p, want one of the client's limit %d", a.ResponseBudget, b.ResponseBudget, hc.ResponseBudget().Limit())
 	}
 }

@@ -282,6 +282,7 @@ func (ss *session) openTensor(spec Spec, name string, capture bool) error {
 	cfg := sut.Config{HTTP: conn.http, GRPC: conn.grpc, Addr: t.Host, Library: lib, Options: so,
 		HTTPClient: spec.HTTPClient, GRPCClient: spec.GRPCClient, MaxConns: ss.conns, Slack: slack, TLS: t.TLS()}
 	n := issuerCount(spec.Settings)
+	cfg = sharedBudget(cfg, n)
 	ad, err := sut.Open(splitConns(cfg, n, 0))
 	if err != nil {
 		return err

@@ -76,6 +76,9 @@ type Config struct {
 	HTTPClient, GRPCClient string
 	// MaxConns caps the HTTP loop's connections.
 	MaxConns int
+	// ResponseBudget, when set, is the HTTP loop's budget for the answers
+	// read at once, shared by the loops of a run's issuers (LoopOptions.Budget).
+	ResponseBudget *httpclient.Budget
 	// GRPCConns is the gRPC loop's connection count (0: the gRPC client's,
 	// grpcclient.Client.Conns): an issuer of several takes its share.
 	GRPCConns int
@@ -224,7 +227,7 @@ func (a *Adapter) openLoop(cfg Config) error {
 	capture := cfg.Options.Capture
 	var err error
 	if cfg.HTTP != nil && !capture && cfg.HTTPClient != HTTPClientPool {
-		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack, TLS: cfg.HTTP.TLSConfig()})
+		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack, TLS: cfg.HTTP.TLSConfig(), Budget: cfg.ResponseBudget})
 		switch {
 		case errors.Is(err, httploop.ErrUnsupported) && cfg.HTTPClient == "":
 			a.loop = nil // the pool serves where the loop cannot run
