@@ -84,19 +84,19 @@ func (c *SystemClock) SleepUntil(ctx context.Context, t time.Time) {
 
 // sleepUntil is the issuer's wait for a due time: the clock's sleep, or,
 // with a Poller SUT, polling it so completions are delivered meanwhile.
-func (r *Run) sleepUntil(ctx context.Context, t time.Time) {
-	if r.poller == nil {
-		r.clock.SleepUntil(ctx, t)
+func (is *issuer) sleepUntil(ctx context.Context, t time.Time) {
+	if is.poller == nil {
+		is.r.clock.SleepUntil(ctx, t)
 		return
 	}
 	done := ctx.Done()
 	// time.Until reads only the monotonic clock (t has a monotonic
 	// reading); time.Now reads both, twice the cost, once per query.
 	for time.Until(t) > 0 && !cancelled(done) {
-		if r.quiet != nil {
-			r.quiet.PollQuietUntil(ctx, t)
+		if is.quiet != nil {
+			is.quiet.PollQuietUntil(ctx, t)
 		} else {
-			r.poller.PollUntil(ctx, t)
+			is.poller.PollUntil(ctx, t)
 		}
 	}
 }

@@ -12,38 +12,52 @@ import (
 // issueServer walks the Poisson schedule open loop: sleep until a query is
 // due, issue it, never wait for a response. Latency counts from the ideal
 // time, so a late issue is charged to the SUT, not hidden.
-func (r *Run) issueServer(ctx, sutCtx context.Context) StopReason {
+// With several shards, each issuer walks its own queries open loop;
+// max_query_count M is the queries before M in the trace, whichever
+// issuer holds them.
+func (r *Run) issueServer(ctx, sutCtx context.Context, is *issuer) StopReason {
 	done := ctx.Done()
 	maxAsync := int64(r.tr.Settings.MaxAsyncQueries)
-	for i := 0; i < r.n; i++ {
-		q, _ := r.cur.Next()
+	maxQ := r.tr.Settings.MaxQueryCount
+	for {
+		q, ok := is.next()
+		if !ok {
+			return StopCompleted
+		}
+		if maxQ > 0 && uint64(q.Index) >= maxQ {
+			return StopMaxQueryCount // this shard's part of the first M is issued
+		}
 		due := r.startTime.Add(q.Scheduled)
-		r.sleepUntil(ctx, due)
+		is.sleepUntil(ctx, due)
 		if cancelled(done) {
 			return StopCancelled
 		}
 		now := r.clock.Now()
-		r.issue(sutCtx, q, due, now)
+		is.issue(sutCtx, q, due, now)
 		if maxAsync > 0 && r.issuedQ.Load()-r.doneQ.Load() > maxAsync {
-			return StopTooManyInFlight
+			return r.stopAll(StopTooManyInFlight)
 		}
-		if stop := r.limits(i+1, now); stop != "" {
-			return stop
+		if maxQ > 0 && uint64(q.Index+r.shardN) >= maxQ {
+			return StopMaxQueryCount
+		}
+		if stop := r.limits(0, now); stop != "" {
+			return r.stopAll(stop)
 		}
 	}
-	return StopCompleted
 }
 
 // issueClosedLoop is SingleStream and loadgen6 MultiStream: the next query
 // goes out when the previous one has completed, scheduled at that moment.
-func (r *Run) issueClosedLoop(ctx, sutCtx context.Context, w *waiter) StopReason {
+func (r *Run) issueClosedLoop(ctx, sutCtx context.Context, is *issuer) StopReason {
 	done := ctx.Done()
+	w := is.w
 	for i := 0; i < r.n; i++ {
 		if cancelled(done) {
 			return StopCancelled
 		}
 		now := r.clock.Now()
-		r.issue(sutCtx, r.nextQuery(), now, now)
+		q, _ := is.next()
+		is.issue(sutCtx, q, now, now)
 		if r.naturalEnd(i+1, now) {
 			return StopCompleted
 		}
@@ -62,30 +76,33 @@ func (r *Run) issueClosedLoop(ctx, sutCtx context.Context, w *waiter) StopReason
 // is no schedule, so a query is scheduled when it is sent and its latency
 // counts from the send: unlike the open loop of Server, a slow server slows
 // the load instead of queueing it (perf_analyzer's --concurrency-range).
-// At most N queries are ever outstanding.
-func (r *Run) issueConcurrent(ctx, sutCtx context.Context, w *waiter) StopReason {
+// At most N queries are ever outstanding. With several issuers, each keeps
+// its share of the N outstanding (issuer.window) and waits for its own
+// queries; the counts that end the run are over all of them.
+func (r *Run) issueConcurrent(ctx, sutCtx context.Context, is *issuer) StopReason {
 	done := ctx.Done()
-	n := int64(r.settings.Engine.Concurrency)
-	for i := 0; i < r.n; i++ {
-		if int64(i) >= n {
-			// Query i may go once i-n+1 queries are done: n outstanding.
-			if stop := w.wait(ctx, int64(i)-n+1); stop != "" {
-				return stop
+	w, n := is.w, is.window
+	for i := int64(0); i < int64(is.count()); i++ {
+		if i >= n {
+			// Its query i may go once i-n+1 of its queries are done: n
+			// outstanding.
+			if stop := w.wait(ctx, i-n+1); stop != "" {
+				return r.stopAll(stop)
 			}
 		}
 		if cancelled(done) {
 			return StopCancelled
 		}
+		q, _ := is.next()
 		now := r.clock.Now()
-		r.issue(sutCtx, r.nextQuery(), now, now)
-		if out := r.issuedQ.Load() - r.doneQ.Load(); out > r.maxOutstanding {
-			r.maxOutstanding = out // only the issuer writes it
+		is.issue(sutCtx, q, now, now)
+		atomicMax(&r.maxOutstanding, r.issuedQ.Load()-r.doneQ.Load())
+		issued := int(r.issuedQ.Load())
+		if r.naturalEnd(issued, now) {
+			return r.stopAll(StopCompleted)
 		}
-		if r.naturalEnd(i+1, now) {
-			return StopCompleted
-		}
-		if stop := r.limits(i+1, now); stop != "" {
-			return stop
+		if stop := r.limits(issued, now); stop != "" {
+			return r.stopAll(stop)
 		}
 	}
 	return StopRanOut
@@ -95,8 +112,9 @@ func (r *Run) issueConcurrent(ctx, sutCtx context.Context, w *waiter) StopReason
 // (k = 1, 2, …). A query whose tick passes while the previous one is still
 // outstanding goes on the first tick after that query completes; it records
 // how many ticks it advanced (1 = on time).
-func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
+func (r *Run) issueTicks(ctx, sutCtx context.Context, is *issuer) StopReason {
 	done := ctx.Done()
+	w := is.w
 	iv := int64(r.interval)
 	tick := int64(0)
 	for i := 0; i < r.n; i++ {
@@ -116,12 +134,13 @@ func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
 		r.ticks[i] = int32(min(next-tick, 1<<31-1))
 		tick = next
 		due := r.startTime.Add(time.Duration(next * iv))
-		r.sleepUntil(ctx, due)
+		is.sleepUntil(ctx, due)
 		if cancelled(done) {
 			return StopCancelled
 		}
 		now := r.clock.Now()
-		r.issue(sutCtx, r.nextQuery(), due, now)
+		q, _ := is.next()
+		is.issue(sutCtx, q, due, now)
 		if r.naturalEnd(i+1, now) {
 			return StopCompleted
 		}
@@ -134,9 +153,17 @@ func (r *Run) issueTicks(ctx, sutCtx context.Context, w *waiter) StopReason {
 
 // issueOffline sends the one query of every sample at the start; the SUT
 // adapter cuts it into requests.
-func (r *Run) issueOffline(ctx, sutCtx context.Context, w *waiter) StopReason {
+// Split between shards, each issuer hands its SUT its share of the
+// samples (issueShare).
+func (r *Run) issueOffline(ctx, sutCtx context.Context, is *issuer) StopReason {
+	w := is.w
 	now := r.clock.Now()
-	r.issue(sutCtx, r.nextQuery(), r.startTime, now)
+	if r.split {
+		is.issueShare(sutCtx, now)
+	} else {
+		q, _ := is.next()
+		is.issue(sutCtx, q, r.startTime, now)
+	}
 	// The one query is the whole run: it is waited for as the closed
 	// loops wait for theirs (ended by a cancel, or by the endpoint's
 	// silence for the drain timeout), not cut off by the drain timeout
@@ -182,38 +209,40 @@ func runtimeYield() { runtime.Gosched() }
 // real clock: it bounds waiting, it measures nothing.
 type waiter struct {
 	r     *Run
+	is    *issuer
 	idle  time.Duration
 	poll  time.Duration
 	timer *time.Timer
 }
 
-func newWaiter(r *Run) *waiter {
+func newWaiter(r *Run, is *issuer) *waiter {
 	idle := time.Duration(r.settings.Engine.DrainTimeoutMs) * time.Millisecond
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &waiter{r: r, idle: idle, poll: min(idle, 20*time.Millisecond), timer: t}
+	return &waiter{r: r, is: is, idle: idle, poll: min(idle, 20*time.Millisecond), timer: t}
 }
 
-// wait returns "" once target queries have completed, StopCancelled if ctx
-// ends first, StopStalled if the SUT goes silent for the drain timeout.
+// wait returns "" once target of its issuer's queries have completed,
+// StopCancelled if ctx ends first, StopStalled if the SUT goes silent for
+// the drain timeout.
 func (w *waiter) wait(ctx context.Context, target int64) StopReason {
-	r := w.r
-	if r.doneQ.Load() >= target {
+	r, is := w.r, w.is
+	if is.doneQ.Load() >= target {
 		return ""
 	}
 	done := ctx.Done()
 	lastS, lastProgress := r.doneS.Load(), time.Now()
-	for r.doneQ.Load() < target {
-		if r.poller != nil {
+	for is.doneQ.Load() < target {
+		if is.poller != nil {
 			// Completions arrive from inside the poll, on this goroutine.
-			r.poller.PollUntil(ctx, time.Now().Add(w.poll))
+			is.poller.PollUntil(ctx, time.Now().Add(w.poll))
 			if cancelled(done) {
 				return StopCancelled
 			}
 		} else {
 			w.timer.Reset(w.poll)
 			select {
-			case <-r.notify:
+			case <-is.notify:
 			case <-w.timer.C:
 			case <-done:
 				w.timer.Stop()
@@ -231,26 +260,26 @@ func (w *waiter) wait(ctx context.Context, target int64) StopReason {
 	return ""
 }
 
-// drain waits for every issued query until deadline: the drain timeout is a
+// drain waits for every query its issuer issued until deadline: the drain timeout is a
 // bound on the whole drain from the moment issuing stops, not on the silence
 // between answers (a SUT far over capacity answers now and then for as long
 // as its backlog lasts). False if some query was still unanswered then.
 func (w *waiter) drain(deadline time.Time) bool {
-	r := w.r
-	target := r.issuedQ.Load()
-	for r.doneQ.Load() < target {
+	is := w.is
+	target := is.issuedQ.Load()
+	for is.doneQ.Load() < target {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return false
 		}
 		step := min(left, w.poll)
-		if r.poller != nil {
-			r.poller.PollUntil(context.Background(), time.Now().Add(step))
+		if is.poller != nil {
+			is.poller.PollUntil(context.Background(), time.Now().Add(step))
 			continue
 		}
 		w.timer.Reset(step)
 		select {
-		case <-r.notify:
+		case <-is.notify:
 			w.timer.Stop()
 		case <-w.timer.C:
 		}

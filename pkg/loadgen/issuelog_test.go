@@ -66,3 +66,55 @@ func TestIssueLogIsCompact(t *testing.T) {
 		t.Errorf("%.2f bytes a query, want at most 5.5", per)
 	}
 }
+
+// Shard logs read back as one log in trace order: shard k's i-th entry is
+// query k+i·N, whatever the number of shards, across chunk boundaries; a
+// shard that stopped early leaves gaps, not a misnumbering; last is the
+// highest-indexed query's.
+func TestShardLogsInterleave(t *testing.T) {
+	const queries = 120_000 // several chunks a shard
+	for _, n := range []int{1, 2, 3, 7} {
+		cut := map[int]int{}
+		if n > 1 {
+			cut[1] = 1000 // shard 1 stopped after 1000 of its queries
+		}
+		s := newShardLogs(n)
+		var want [][3]int64
+		for q := range queries {
+			k := q % n
+			if c, ok := cut[k]; ok && q/n >= c {
+				continue
+			}
+			sched, issued := int64(q)*1000, int64(q)*1000+int64(q%97)
+			s.add(k, sched, issued)
+			want = append(want, [3]int64{int64(q), sched, issued})
+		}
+		if s.len() != len(want) {
+			t.Fatalf("n=%d: len %d, want %d", n, s.len(), len(want))
+		}
+		i := 0
+		s.each(func(q int, sched, issued int64) bool {
+			if i >= len(want) || [3]int64{int64(q), sched, issued} != want[i] {
+				t.Fatalf("n=%d: entry %d = (%d, %d, %d), want %v", n, i, q, sched, issued, want[i])
+			}
+			i++
+			return true
+		})
+		if i != len(want) {
+			t.Fatalf("n=%d: walked %d, want %d", n, i, len(want))
+		}
+		ls, li, ok := s.last()
+		w := want[len(want)-1]
+		if !ok || ls != w[1] || li != w[2] {
+			t.Errorf("n=%d: last = %d, %d, %v; want %d, %d", n, ls, li, ok, w[1], w[2])
+		}
+		stopped := 0
+		s.each(func(int, int64, int64) bool { stopped++; return stopped < 5 })
+		if stopped != 5 {
+			t.Errorf("n=%d: a walk told to stop at its 5th query visited %d", n, stopped)
+		}
+	}
+	if _, _, ok := newShardLogs(3).last(); ok {
+		t.Error("empty shard logs report a last query")
+	}
+}

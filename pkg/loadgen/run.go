@@ -33,27 +33,37 @@ func WithLogger(l *slog.Logger) Option { return func(r *Run) { r.log = l } }
 type Run struct {
 	settings Settings
 	tr       *trace.Trace
-	cur      *trace.Cursor // the issuer's: the trace holds no query
 	sut      SUT
 	// issuerSUTs are issuers 1 … N−1's SUTs (Engine.Issuers N > 1).
 	issuerSUTs []SUT
-	qsl        QSL
-	clock      Clock
-	poller     Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
-	quiet      QuietPoller // the poller, when it can wait for a due time quietly
-	log        *slog.Logger
-	sutName    string
-	obs        Observer               // nil: no telemetry
-	warm       atomic.Pointer[warmup] // the warm-up, once it has started
-	acc        *accuracySampler       // nil: no sampled accuracy log
+	// iss are the run's issuers (iss[0] issues through sut); byShard has
+	// them by shard, nil for a shard another process issues (WithShard).
+	// shardN is the number of shards the trace is split into, shardK a
+	// worker's shard (WithShard). split: Offline's one query is split.
+	iss            []*issuer
+	byShard        []*issuer
+	shardK, shardN int
+	split          bool
+	stopMu         sync.Mutex
+	stopFirst      StopReason // the first stop of the whole run (stopAll)
+	qsl            QSL
+	clock          Clock
+	poller         Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
+	quiet          QuietPoller // the poller, when it can wait for a due time quietly
+	log            *slog.Logger
+	sutName        string
+	obs            Observer               // nil: no telemetry
+	warm           atomic.Pointer[warmup] // the warm-up, once it has started
+	acc            *accuracySampler       // nil: no sampled accuracy log
 
 	n, spq   int
 	interval time.Duration // v0.5 MultiStream tick spacing
 	bound    time.Duration // Server latency bound (0 elsewhere)
 
 	// times holds every issued query's scheduled and issue times, a few
-	// bytes each; only the issuer writes it, the end of the run reads it.
-	times *issueLog
+	// bytes each, one log per shard; only a shard's issuer writes its log,
+	// the end of the run reads them.
+	times *shardLogs
 	// Per query, indexed by Query.ID: nil with one sample per query
 	// outside v0.5 MultiStream, where a sample's slot in the record says
 	// whether it was answered and whether it failed, and a query's
@@ -92,7 +102,7 @@ type Run struct {
 	issuedQ, doneQ, doneS, failedS atomic.Int64
 	drainedQ                       atomic.Int64 // queries close failed: never answered
 	lastDone, maxLateness          atomic.Int64
-	maxOutstanding                 int64 // closed loop: the most queries outstanding after an issue
+	maxOutstanding                 atomic.Int64 // closed loop: the most queries outstanding after an issue
 	protocolErrs, lateCompletions  atomic.Int64
 	// streamingAtDrain is the SUT's count of answers still streaming when
 	// the drain ended (StreamingSUT); written and read by Execute's
@@ -100,9 +110,6 @@ type Run struct {
 	streamingAtDrain int64
 	active           atomic.Int64
 	closed           atomic.Bool
-	notify           chan struct{}
-	// done is r.complete bound once: a method value made per call allocates.
-	done func(Completion)
 
 	errMu       sync.Mutex
 	errs        []string
@@ -141,18 +148,18 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating the trace: %w", err)
 	}
-	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), notify: make(chan struct{}, 1), times: &issueLog{}}
+	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default()}
 	for _, o := range opts {
 		o(r)
 	}
-	if err := r.checkIssuerSUTs(); err != nil {
+	if err := r.setUpIssuers(); err != nil {
 		return nil, fmt.Errorf("%w: %w", trace.ErrInvalidSettings, err)
 	}
+	r.times = newShardLogs(r.shardN)
 	if r.clock == nil {
 		r.clock = NewSystemClock(time.Duration(s.Engine.SpinThresholdNs))
 	}
 	r.n, r.spq = tr.Len(), tr.SamplesPerQuery
-	r.cur = tr.Cursor()
 	if s.Scenario == trace.MultiStream && s.Ruleset == RulesetV05 {
 		r.interval = s.MultiStreamInterval()
 	}
@@ -171,7 +178,6 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 		}
 	}
 	r.live = stats.NewLiveHistogram()
-	r.done = r.complete
 	if r.interval > 0 {
 		r.ticks = make([]int32, r.n)
 	}
@@ -256,8 +262,8 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		return nil, ErrAlreadyExecuted
 	}
 	r.sutName = r.sut.Name()
-	r.poller = pollerFor(r.sut, r.clock)
-	r.quiet, _ = r.poller.(QuietPoller)
+	r.startIssuers()
+	r.poller, r.quiet = r.iss[0].poller, r.iss[0].quiet // the warm-up's
 	if c, ok := r.clock.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
@@ -280,8 +286,10 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		warm = r.warmUp(ctx)
 	}
 	if r.settings.Scenario == trace.Offline {
-		for seq := range r.n * r.spq {
-			_ = r.samples.Start(seq, 0)
+		for _, is := range r.iss {
+			for seq := is.k; seq < r.n*r.spq; seq += r.shardN {
+				_ = r.samples.Start(seq, 0)
+			}
 		}
 		r.preStarted = true
 	}
@@ -291,19 +299,21 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	r.log.Info("run started", "scenario", r.settings.Scenario.String(), "ruleset", string(r.settings.Ruleset),
 		"queries", r.n, "samples_per_query", r.spq, "sut", r.sutName)
 
-	w := newWaiter(r)
-	reason := StopCancelled // cancelled during the warm-up: nothing timed is issued
+	reason, drained := StopCancelled, true // cancelled during the warm-up: nothing timed is issued
 	if warm == nil || ctx.Err() == nil {
-		reason = r.issueScenario(issueCtx, sutCtx, w)
+		if r.split {
+			r.issueSplit()
+		}
+		// Each issuer drains its queries from the moment it stopped.
+		reason, drained = r.issueAll(issueCtx, sutCtx)
 	}
-	// The drain timeout runs from here, whatever stopped the issuing.
-	deadline := time.Now().Add(time.Duration(r.settings.Engine.DrainTimeoutMs) * time.Millisecond)
-	drained := reason != StopStalled && w.drain(deadline)
 	reason = r.cancelReason(ctx, reason)
 	end := r.clock.Now()
-	if ss, ok := r.sut.(StreamingSUT); ok {
-		// Before the cancel: the cancelled answers end at once.
-		r.streamingAtDrain = int64(ss.Streaming())
+	for _, is := range r.iss {
+		if ss, ok := is.sut.(StreamingSUT); ok {
+			// Before the cancel: the cancelled answers end at once.
+			r.streamingAtDrain += int64(ss.Streaming())
+		}
 	}
 	// Closed before the SUT is cancelled: an answer the cancel ends is one
 	// that had not come by the drain timeout, unanswered, not a failure of
@@ -324,8 +334,10 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	res := r.result(reason, !drained, unanswered, wall, end)
 	res.Warmup = warm
 	res.Tokens = r.tokenResult(res)
-	if rs, ok := r.sut.(Resender); ok {
-		res.RequestsResent = int64(rs.Resends())
+	for _, is := range r.iss {
+		if rs, ok := is.sut.(Resender); ok {
+			res.RequestsResent += int64(rs.Resends())
+		}
 	}
 	if o, ok := r.obs.(ResendObserver); ok {
 		o.Resent(uint64(res.RequestsResent))
@@ -342,19 +354,20 @@ func (r *Run) recordBytes() int64 {
 	return int64(r.n)*int64(r.spq)*8 + int64(r.times.size())
 }
 
-// issueScenario issues the trace by scenario; it returns why it stopped.
-func (r *Run) issueScenario(issueCtx, sutCtx context.Context, w *waiter) StopReason {
+// issueScenario issues issuer is's shard of the trace by scenario; it
+// returns why it stopped.
+func (r *Run) issueScenario(issueCtx, sutCtx context.Context, is *issuer) StopReason {
 	switch {
 	case r.settings.Scenario == trace.Server:
-		return r.issueServer(issueCtx, sutCtx)
+		return r.issueServer(issueCtx, sutCtx, is)
 	case r.settings.Scenario == trace.Offline:
-		return r.issueOffline(issueCtx, sutCtx, w)
+		return r.issueOffline(issueCtx, sutCtx, is)
 	case r.settings.Engine.Concurrency > 0:
-		return r.issueConcurrent(issueCtx, sutCtx, w)
+		return r.issueConcurrent(issueCtx, sutCtx, is)
 	case r.interval > 0:
-		return r.issueTicks(issueCtx, sutCtx, w)
+		return r.issueTicks(issueCtx, sutCtx, is)
 	}
-	return r.issueClosedLoop(issueCtx, sutCtx, w)
+	return r.issueClosedLoop(issueCtx, sutCtx, is)
 }
 
 // cancelReason is why the run ended, given that it stopped issuing for
@@ -383,10 +396,9 @@ func (r *Run) close() int64 {
 		runtimeYield()
 	}
 	var unanswered int64
-	issued := int(r.issuedQ.Load())
-	for q := 0; q < issued; q++ {
+	r.eachIssued(func(q int) {
 		if r.answered(q) {
-			continue
+			return
 		}
 		n := 0
 		for j := 0; j < r.spq; j++ {
@@ -411,7 +423,7 @@ func (r *Run) close() int64 {
 			}
 			r.obs.QueryDone(q, true)
 		}
-	}
+	})
 	if unanswered > 0 {
 		// Counted apart from FailedBySecond: Timeline puts them in the
 		// last second.
@@ -471,21 +483,29 @@ func (r *Run) noteError(msg string) {
 	r.errMu.Unlock()
 }
 
-// nextQuery is the issuer's next query: the issue loops issue the trace
-// in order.
-func (r *Run) nextQuery() trace.Query {
-	q, _ := r.cur.Next()
-	return q
+// eachIssued calls fn with every issued query, shard by shard.
+func (r *Run) eachIssued(fn func(q int)) {
+	if r.split {
+		if r.issuedQ.Load() > 0 {
+			fn(0)
+		}
+		return
+	}
+	for _, is := range r.iss {
+		for i := range int(is.issuedQ.Load()) {
+			fn(is.k + i*r.shardN)
+		}
+	}
 }
 
-// issue hands query q to the SUT with the given scheduled and issue times.
-func (r *Run) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
+// issue hands query q of its shard to the issuer's SUT with the given
+// scheduled and issue times.
+func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
+	r := is.r
 	i := q.Index
 	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
-	r.times.add(s, at)
-	if late := at - s; late > r.maxLateness.Load() {
-		r.maxLateness.Store(late) // only the issuer writes it
-	}
+	r.times.add(is.k, s, at)
+	atomicMax(&r.maxLateness, at-s)
 	if r.remaining != nil {
 		r.remaining[i].Store(int64(len(q.Samples)))
 	}
@@ -499,11 +519,50 @@ func (r *Run) issue(ctx context.Context, q trace.Query, sched, now time.Time) {
 		// logged samples' QSL indices.
 		r.acc.issued(i*r.spq, q.Samples)
 	}
+	is.issuedS += int64(len(q.Samples))
+	is.issuedQ.Add(1)
 	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
 	}
-	r.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, r.done)
+	is.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, is.done)
+}
+
+// issueSplit issues Offline's one query when its samples are split
+// between shards: logged and counted once, its samples in flight since the
+// start; each issuer then hands its SUT its share (issueShare).
+func (r *Run) issueSplit() {
+	q, _ := r.tr.Cursor().Next()
+	now := r.clock.Now()
+	at := int64(now.Sub(r.startTime))
+	r.times.add(r.iss[0].k, 0, at)
+	atomicMax(&r.maxLateness, at)
+	var shares int
+	for _, is := range r.iss {
+		shares += len(is.share)
+	}
+	r.remaining[0].Store(int64(shares))
+	if r.acc != nil {
+		r.acc.issued(0, q.Samples)
+	}
+	for _, is := range r.iss {
+		is.issuedQ.Store(1)
+	}
+	r.issuedQ.Add(1)
+	if r.obs != nil {
+		r.obs.Issued(0, shares, time.Duration(at))
+	}
+}
+
+// issueShare hands the issuer's SUT its share of Offline's split query:
+// its sample j is the query's sample k + j·N (Query.Stride).
+func (is *issuer) issueShare(ctx context.Context, now time.Time) {
+	r := is.r
+	is.issuedS = int64(len(is.share))
+	if len(is.share) == 0 {
+		return
+	}
+	is.sut.IssueQuery(ctx, Query{ID: 0, FirstSample: is.k, Stride: r.shardN, Samples: is.share, Scheduled: r.startTime, Issued: now}, is.done)
 }
 
 // complete records a completion; it is the done callback of every query.
@@ -519,7 +578,7 @@ func (r *Run) complete(c Completion) {
 		at = r.clock.Now()
 	}
 	q := c.Query
-	if q < 0 || q >= int(r.issuedQ.Load()) || c.Count <= 0 || c.First < 0 || c.First > r.spq-c.Count {
+	if !r.isIssued(q) || c.Count <= 0 || c.First < 0 || c.First > r.spq-c.Count {
 		if w := r.warm.Load(); w != nil && q >= w.base {
 			w.complete(c) // a late warm-up answer: it measures nothing
 			return
@@ -629,10 +688,36 @@ func (r *Run) finishQuery(q int, sched int64, failed bool) {
 		r.obs.QueryDone(q, failed)
 	}
 	r.doneQ.Add(1)
+	if r.split {
+		for _, is := range r.iss {
+			is.doneQ.Add(1)
+			is.wake()
+		}
+		return
+	}
+	is := r.byShard[q%r.shardN]
+	is.doneQ.Add(1)
+	is.wake()
+}
+
+// wake tells the issuer, if it waits, that a query of its has completed.
+func (is *issuer) wake() {
 	select {
-	case r.notify <- struct{}{}:
+	case is.notify <- struct{}{}:
 	default:
 	}
+}
+
+// isIssued reports whether query q has been issued (in this process).
+func (r *Run) isIssued(q int) bool {
+	if q < 0 || q >= r.n {
+		return false
+	}
+	if r.split {
+		return r.issuedQ.Load() > 0
+	}
+	is := r.byShard[q%r.shardN]
+	return is != nil && int64(q/r.shardN) < is.issuedQ.Load()
 }
 
 func (r *Run) checkEarlyVerdict(off int64) {

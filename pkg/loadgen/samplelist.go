@@ -282,7 +282,7 @@ func sampleLine(line string) (TokenSample, error) {
 // Execute has returned.
 func (r *Run) Recorded(res *Result) Recorded {
 	rec := r.recordedHead(res)
-	rec.Samples = make([]TokenSample, 0, int(r.issuedQ.Load())*r.spq)
+	rec.Samples = make([]TokenSample, 0, r.samplesIssued())
 	r.eachRecorded(func(x TokenSample) { rec.Samples = append(rec.Samples, x) })
 	return rec
 }

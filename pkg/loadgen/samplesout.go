@@ -33,7 +33,12 @@ func (r *Run) WriteSamples(w io.Writer) error {
 	cur := r.tr.Cursor()
 	var err error
 	r.times.each(func(q int, sched, issued int64) bool {
-		tq, _ := cur.Next() // the log holds issued queries only, in trace order
+		// The log holds issued queries only, in trace order; with several
+		// shards a stop may have left gaps.
+		tq, _ := cur.Next()
+		for tq.Index < q {
+			tq, _ = cur.Next()
+		}
 		r.samples.Each(q*r.spq, (q+1)*r.spq, func(seq int, d time.Duration) {
 			buf = r.appendSample(buf, t, seq, tq.Samples[seq%r.spq], sched, issued, d)
 		})

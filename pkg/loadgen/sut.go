@@ -83,12 +83,22 @@ type Query struct {
 	// Samples are QSL indices, contiguous in one request when batched. The
 	// slice aliases the trace: do not modify it.
 	Samples []int
+	// Stride is the step between the sequence numbers of the query's
+	// samples: sample j is FirstSample + j·Stride (Sample). 0 (every query
+	// but a split one) means 1. An Offline query split between issuers
+	// (Settings.Engine.Issuers, WithShard) holds issuer k of N's share,
+	// samples k, k+N, …: FirstSample k, Stride N.
+	Stride int
 	// Scheduled is when the query was due; latency counts from here. For
 	// Server it is the ideal Poisson time even if the issue was late.
 	Scheduled time.Time
 	// Issued is when the engine handed the query to the SUT.
 	Issued time.Time
 }
+
+// Sample returns the sequence number of the query's sample j (an index
+// into Samples): unique within the run, for request or response ids.
+func (q Query) Sample(j int) int { return q.FirstSample + j*max(q.Stride, 1) }
 
 // Done returns the completion of all of the query's samples; err nil means
 // success.

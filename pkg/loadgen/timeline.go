@@ -24,7 +24,7 @@ type Timeline struct {
 	// run's end (Result.Unanswered).
 	FailedBySecond []int64
 
-	times *issueLog
+	times *shardLogs
 }
 
 // EachQuery calls fn with every issued query's scheduled and issue times,

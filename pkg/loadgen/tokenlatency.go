@@ -281,7 +281,7 @@ func serverEarlyStoppingResult(v stats.ServerEarlyStopping, p float64) *EarlySto
 // token rules read it, in sequence order. A sample whose answer carried no
 // token has its first token at its completion and 0 tokens.
 func (r *Run) tokenSamples() []TokenSample {
-	out := make([]TokenSample, 0, int(r.issuedQ.Load())*r.spq)
+	out := make([]TokenSample, 0, r.samplesIssued())
 	r.eachSample(func(s TokenSample) { out = append(out, s) })
 	return out
 }
@@ -289,8 +289,10 @@ func (r *Run) tokenSamples() []TokenSample {
 // eachSample calls fn with tokenSamples's samples one by one.
 func (r *Run) eachSample(fn func(TokenSample)) {
 	t := r.tok.Load()
-	n := int(r.issuedQ.Load()) * r.spq
-	r.samples.Each(0, n, func(seq int, d time.Duration) {
+	// Every sample of the record: those of queries never issued are not
+	// recorded and skipped (with several shards the issued queries need
+	// not be the first ones).
+	r.samples.Each(0, r.n*r.spq, func(seq int, d time.Duration) {
 		if d == stats.FailedLatency {
 			fn(TokenSample{LatencyNs: int64(d), FirstTokenNs: int64(d), Failed: true})
 			return

@@ -148,8 +148,8 @@ func (r *Run) tokenResult(res *Result) *TokenResult {
 // eachTokenSample calls fn for every sample answered successfully with
 // tokens, in sequence order.
 func (r *Run) eachTokenSample(t *tokenRecord, fn func(tokenSample)) {
-	n := int(r.issuedQ.Load()) * r.spq
-	r.samples.Each(0, n, func(seq int, d time.Duration) {
+	// Every sample of the record: unissued ones are not recorded, skipped.
+	r.samples.Each(0, r.n*r.spq, func(seq int, d time.Duration) {
 		if d == stats.FailedLatency || t.tokens[seq] <= 0 {
 			return
 		}

@@ -46,7 +46,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		GeneratedQueryDurationNs: int64(r.tr.Duration),
 		StartTime:                wall, DurationNs: int64(end.Sub(r.startTime)),
 		EndReason: reason, EndMessage: r.endMessage(reason), DrainTimedOut: drainTimedOut, Unanswered: unanswered,
-		QueriesIssued: issued, QueriesCompleted: r.doneQ.Load(), SamplesIssued: issued * int64(r.spq),
+		QueriesIssued: issued, QueriesCompleted: r.doneQ.Load(), SamplesIssued: r.samplesIssued(),
 		SamplesFailed: r.failedS.Load(), ProtocolErrors: r.protocolErrs.Load(), LateCompletions: r.lateCompletions.Load(),
 		FinalQueryAllSamplesDoneTimeNs: r.lastDone.Load(),
 	}
@@ -57,7 +57,7 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 	res.Failures = r.failures.sorted()
 	r.errMu.Unlock()
 	if issued > 0 {
-		res.FinalQueryScheduledTimeNs, res.FinalQueryIssuedTimeNs = r.times.last[0], r.times.last[1]
+		res.FinalQueryScheduledTimeNs, res.FinalQueryIssuedTimeNs, _ = r.times.last()
 	}
 	if s.Scenario == trace.Server {
 		res.TargetQPS = s.ServerTargetQPS
@@ -263,7 +263,7 @@ func tokenEarlyStopping(res *Result, tl *TokenLatencies, invalid func(why, rec s
 // criteria stay as measured (facts about the run), but none of them makes
 // it VALID or INVALID, and LoadGen's advice does not apply.
 func (r *Run) closedLoop(res *Result) {
-	c := &ClosedLoop{Concurrency: r.settings.Engine.Concurrency, MaxOutstanding: r.maxOutstanding}
+	c := &ClosedLoop{Concurrency: r.settings.Engine.Concurrency, MaxOutstanding: r.maxOutstanding.Load()}
 	if ns := res.FinalQueryAllSamplesDoneTimeNs; ns > 0 {
 		c.CompletedSamplesPerSec = float64(res.SamplesCompleted) / (float64(ns) / 1e9)
 	}
@@ -413,7 +413,8 @@ func (r *Run) tickAccounting() *MultiStreamTicks {
 		}
 	}
 	last := issued - 1
-	lastLat := r.queryDone[last].Load() - r.times.last[0]
+	lastSched, _, _ := r.times.last()
+	lastLat := r.queryDone[last].Load() - lastSched
 	if r.queryFail[last].Load() || !r.answered(last) {
 		lastLat = math.MaxInt64
 	}

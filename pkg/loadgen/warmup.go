@@ -84,7 +84,7 @@ func (w *warmup) openLoop(ctx, sutCtx context.Context, d time.Duration) {
 			return
 		}
 		due := start.Add(off)
-		r.sleepUntil(ctx, due)
+		r.iss[0].sleepUntil(ctx, due) // issuer 0 warms up alone
 		if cancelled(done) {
 			return
 		}

@@ -100,7 +100,7 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 			continue
 		}
 		s.input = p.InputTokens
-		s.req = genai.Request{Model: g.opts.Model, Version: g.opts.Version, Prompt: p, Stream: g.opts.Stream, ID: uint64(q.FirstSample + j),
+		s.req = genai.Request{Model: g.opts.Model, Version: g.opts.Version, Prompt: p, Stream: g.opts.Stream, ID: uint64(q.Sample(j)),
 			Capture: g.opts.Capture}
 		rctx := ctx
 		if g.opts.Timeout > 0 {
