@@ -148,6 +148,7 @@ func TestRunIssuersRefused(t *testing.T) {
 		{[]string{"--scenario", "SingleStream", "--issuers", "2"}, []string{"--issuers", "one sequence of queries"}},
 		{[]string{"--scenario", "MultiStream", "--issuers", "2"}, []string{"--issuers", "one sequence of queries"}},
 		{[]string{"--issuers", "0"}, []string{"--issuers", "[1, 256]"}},
+		{[]string{"--concurrency", "1", "--issuers", "2"}, []string{"--issuers", "concurrency must be at least the issuers"}},
 		{[]string{"--issuers", "300"}, []string{"--issuers", "[1, 256]"}},
 		{[]string{"--issuers", "2", "--http-client", "pool", "--target-qps", "100"}, []string{"issuers", "goroutine per request", "use 1"}},
 	} {

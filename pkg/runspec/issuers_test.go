@@ -40,6 +40,7 @@ func TestSettingsIssuers(t *testing.T) {
 		{"MultiStream", `{"issuers": 2}`, "one sequence of queries"},
 		{"Server", `{"issuers": 0}`, "[1, 256]"},
 		{"Server", `{"issuers": 257}`, "[1, 256]"},
+		{"SingleStream", `{"issuers": 4, "concurrency": 3}`, "concurrency must be at least the issuers"},
 	} {
 		spec, err := decode(c.scenario, c.settings)
 		if err == nil {

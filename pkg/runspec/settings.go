@@ -86,6 +86,10 @@ func layerSettings(s api.RunSpec, names confNames, ls loadgen.Settings, builtIn 
 	if err := ls.Validate(); err != nil {
 		return ls, src, settingsFieldErr(err, src)
 	}
+	if n, c := ls.Engine.Issuers, ls.Engine.Concurrency; n > 1 && c > 0 && c < n {
+		// The engine refuses it too, but only once the target is probed.
+		return ls, src, fieldErr("settings.issuers", "%d issuers of a closed loop of %d: each issuer keeps a share of the outstanding requests, so the concurrency must be at least the issuers; lower issuers or raise concurrency", n, c)
+	}
 	return ls, src, nil
 }
 
