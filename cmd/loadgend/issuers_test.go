@@ -169,3 +169,18 @@ func TestRunIssuersRefused(t *testing.T) {
 		})
 	}
 }
+
+// A generative run's client reads its answers on its own goroutines: two
+// issuers are refused before any load, saying so.
+func TestRunIssuersRefusedForAGenerativeModel(t *testing.T) {
+	p := startProxy(t, "name=llm,kind=llm,max_seqs=64,step=2ms,per_seq=10us,prefill=1us")
+	dir := t.TempDir()
+	inv := runArgs("--target", targetOf(p, "http"), "--model", "llm", "--out", dir, "--issuers", "2", "--min-duration-ms", "100")
+	if inv.code != exitError || !strings.Contains(inv.stderr, "issuers") || !strings.Contains(inv.stderr, "generative") {
+		t.Fatalf("want exit %d naming issuers and the generative client: %v", exitError, inv)
+	}
+	if res, err := runlog.Load(dir); err == nil {
+		t.Errorf("a refused run wrote a result: %+v", res)
+	}
+}
+

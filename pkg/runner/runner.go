@@ -231,14 +231,6 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if name == "" {
 		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
 	}
-	if pr.API != "" {
-		ad, ps, loop, err := openGenerative(spec, t, conn, pr, name, capture)
-		if err != nil {
-			return nil, err
-		}
-		ok = true
-		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), genLoop: loop}, nil
-	}
 	if issuerCount(spec.Settings) > 1 && pr.API != "" {
 		return nil, fmt.Errorf("%w (%d asked): a generative run's client reads its answers on its own goroutines, so issuers would split nothing; use 1", ErrIssuersClient, issuerCount(spec.Settings))
 	}
@@ -344,7 +336,7 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o.Started(run)
 	}
 	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop() || ss.genLoop, "scenario", run.Trace().Settings.Scenario.String(),
-		"queries", run.Trace().Len(), "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
+		"queries", run.Trace().Len(), "issuers", len(ss.more)+1, "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
 	res, err := run.Execute(ctx)
 	if err != nil {
