@@ -183,4 +183,3 @@ func TestRunIssuersRefusedForAGenerativeModel(t *testing.T) {
 		t.Errorf("a refused run wrote a result: %+v", res)
 	}
 }
-
