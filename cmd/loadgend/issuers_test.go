@@ -151,6 +151,7 @@ func TestRunIssuersRefused(t *testing.T) {
 		{[]string{"--concurrency", "1", "--issuers", "2"}, []string{"--issuers", "concurrency must be at least the issuers"}},
 		{[]string{"--issuers", "300"}, []string{"--issuers", "[1, 256]"}},
 		{[]string{"--issuers", "2", "--http-client", "pool", "--target-qps", "100"}, []string{"issuers", "goroutine per request", "use 1"}},
+		{[]string{"--issuers", "2", "--mode", "accuracy", "--scenario", "Offline"}, []string{"issuers", "logs responses", "use 1"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := t.TempDir()
