@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,4 +124,55 @@ func BenchmarkVirtualServerCPU(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkServerIssuers issues b.N Server queries split between 1 and 2
+// issuers, each with a null SUT answering inline, on the system clock at a
+// rate no issuer holds (every query is due before it is issued): ns/query
+// is the wall time per query, cpu-ns/query the process's CPU time per
+// query (user + system, getrusage), allocs/query the allocations. The
+// issuers run on their own threads, so with 2 cores 2 issuers should show
+// about half the wall time and about the same CPU per query.
+func BenchmarkServerIssuers(b *testing.B) {
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("issuers=%d", n), func(b *testing.B) {
+			s := DefaultSettings(RulesetLoadGen6)
+			s.Scenario = trace.Server
+			s.ServerTargetQPS = 100_000_000 // always behind: no sleeping
+			s.MinDurationMs = 1
+			s.MinQueryCount = uint64(b.N)
+			s.Engine.Issuers = n
+			others := make([]SUT, n-1)
+			for k := range others {
+				others[k] = nullSUT{}
+			}
+			r, err := NewRun(s, nullSUT{}, &fakeQSL{total: 1024, perf: 1024}, WithIssuerSUTs(others...), WithLogger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.n = b.N // the trace holds at least b.N queries; issue exactly b.N
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			res, err := r.Execute(context.Background())
+			b.StopTimer()
+			cpu := cpuTime() - cpu0
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.SamplesIssued != int64(b.N) || res.SamplesFailed != 0 {
+				b.Fatalf("issued %d, failed %d; want %d, 0", res.SamplesIssued, res.SamplesFailed, b.N)
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/query")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

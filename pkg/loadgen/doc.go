@@ -6,4 +6,10 @@
 // (design/MLPERF.md, design/LOADGEN-REFERENCE.md §1-§5). It knows nothing of
 // HTTP or gRPC and writes no files: the Result it returns carries everything
 // the logs need (RESULT.md documents its JSON form).
+//
+// A trace can be issued in shards (shard k of N: the queries i with
+// i mod N = k): by N issuers in one process (Settings.Engine.Issuers,
+// WithIssuerSUTs), or one shard a process, the workers of a distributed
+// run (WithShard, WithStartAt, WithRecordSink); docs/ARCHITECTURE.md says
+// how.
 package loadgen

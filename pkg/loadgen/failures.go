@@ -156,7 +156,7 @@ func (r *Run) failureAdvice(res *Result, samples stats.Latencies, reason StopRea
 	answeredOver := int64(samples.CountOver(r.bound) - samples.Failed())
 	fa.latency = answeredOver <= allowed
 	if f, err := stats.NewMinPassingFinder(p, stats.EarlyStoppingConfidence); err == nil {
-		fa.earlyStopping = f.Server(r.issuedQ.Load(), answeredOver).Met
+		fa.earlyStopping = f.Server(r.queriesIssued(), answeredOver).Met
 	}
 	return fa
 }

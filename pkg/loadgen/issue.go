@@ -34,7 +34,7 @@ func (r *Run) issueServer(ctx, sutCtx context.Context, is *issuer) StopReason {
 		}
 		now := r.clock.Now()
 		is.issue(sutCtx, q, due, now)
-		if maxAsync > 0 && r.issuedQ.Load()-r.doneQ.Load() > maxAsync {
+		if maxAsync > 0 && r.queriesIssued()-r.queriesDone() > maxAsync {
 			return r.stopAll(StopTooManyInFlight)
 		}
 		if maxQ > 0 && uint64(q.Index+r.shardN) >= maxQ {
@@ -96,8 +96,8 @@ func (r *Run) issueConcurrent(ctx, sutCtx context.Context, is *issuer) StopReaso
 		q, _ := is.next()
 		now := r.clock.Now()
 		is.issue(sutCtx, q, now, now)
-		atomicMax(&r.maxOutstanding, r.issuedQ.Load()-r.doneQ.Load())
-		issued := int(r.issuedQ.Load())
+		issued := int(r.queriesIssued())
+		atomicMax(&r.maxOutstanding, int64(issued)-r.queriesDone())
 		if r.naturalEnd(issued, now) {
 			return r.stopAll(StopCompleted)
 		}
@@ -231,7 +231,7 @@ func (w *waiter) wait(ctx context.Context, target int64) StopReason {
 		return ""
 	}
 	done := ctx.Done()
-	lastS, lastProgress := r.doneS.Load(), time.Now()
+	lastS, lastProgress := r.samplesDone(), time.Now()
 	for is.doneQ.Load() < target {
 		if is.poller != nil {
 			// Completions arrive from inside the poll, on this goroutine.
@@ -249,7 +249,7 @@ func (w *waiter) wait(ctx context.Context, target int64) StopReason {
 				return StopCancelled
 			}
 		}
-		if s := r.doneS.Load(); s != lastS {
+		if s := r.samplesDone(); s != lastS {
 			lastS, lastProgress = s, time.Now()
 		} else if time.Since(lastProgress) >= w.idle {
 			w.timer.Stop()

@@ -56,9 +56,13 @@ type issuer struct {
 	share []int
 
 	issuedQ atomic.Int64 // its queries issued (only it writes; completions read)
-	doneQ   atomic.Int64 // its queries answered
+	doneQ   atomic.Int64 // its queries answered (split Offline: the one query)
 	issuedS int64        // its samples issued; read after it has stopped
-	_       [64]byte     // its counters on their own cache line
+	// Counted by the completions its SUT reports: samples done, the latest
+	// completion (ns since the start), completions in progress (close
+	// waits them out).
+	doneS, lastDone, active atomic.Int64
+	_                       [64]byte // its counters on their own cache line
 }
 
 // setUpIssuers makes the run's issuers: N in process (Engine.Issuers), or
@@ -68,12 +72,12 @@ func (r *Run) setUpIssuers() error {
 	if err := r.checkIssuerSUTs(); err != nil {
 		return err
 	}
+	if err := r.checkShard(); err != nil {
+		return err
+	}
 	suts := append([]SUT{r.sut}, r.issuerSUTs...)
 	shards := n
-	if r.shardN > 0 {
-		if n > 1 {
-			return fmt.Errorf("issuers: a shard of a distributed run (WithShard) has one issuer, got %d", n)
-		}
+	if r.shardSet {
 		shards = r.shardN
 	}
 	if c := r.settings.Engine.Concurrency; c > 0 && c < shards {
@@ -83,7 +87,7 @@ func (r *Run) setUpIssuers() error {
 	r.byShard = make([]*issuer, shards)
 	for i, s := range suts {
 		is := &issuer{r: r, k: i, sut: s, notify: make(chan struct{}, 1)}
-		if shards > n {
+		if r.shardSet {
 			is.k = r.shardK
 		}
 		is.done = is.complete
@@ -107,7 +111,7 @@ func (is *issuer) complete(c Completion) {
 		is.r.completeShare(c, is)
 		return
 	}
-	is.r.complete(c)
+	is.r.complete(c, is)
 }
 
 // next returns the issuer's next query of its shard: the cursor draws the
@@ -118,7 +122,7 @@ func (is *issuer) next() (trace.Query, bool) {
 	for ok && q.Index%is.r.shardN != is.k {
 		q, ok = is.cur.Next()
 	}
-	return q, ok
+	return q, ok && q.Index < is.r.n // r.n: the trace's length (benchmarks cut it)
 }
 
 // count is the number of queries in the issuer's shard.
@@ -262,13 +266,13 @@ func (r *Run) completeShare(c Completion, is *issuer) {
 		r.noteError(fmt.Sprintf("protocol: completion of query %d samples [%d, %d+%d) of shard %d does not match an issued query", c.Query, c.First, c.First, c.Count, is.k))
 		return
 	}
-	first, data := c.First, c.Data
-	for j := first; j < first+c.Count; j++ {
+	first, count, data := c.First, c.Count, c.Data
+	for j := first; j < first+count; j++ {
 		c.First, c.Count = is.k+j*r.shardN, 1
 		if data != nil {
 			c.Data = data[j-first : j-first+1]
 		}
-		r.complete(c)
+		r.complete(c, is)
 	}
 }
 
@@ -279,4 +283,46 @@ func (r *Run) samplesIssued() int64 {
 		n += is.issuedS
 	}
 	return n
+}
+
+// queriesIssued is the queries issued so far (in this process).
+func (r *Run) queriesIssued() int64 {
+	if r.split {
+		return min(r.iss[0].issuedQ.Load(), 1) // the one query, whoever issued
+	}
+	var n int64
+	for _, is := range r.iss {
+		n += is.issuedQ.Load()
+	}
+	return n
+}
+
+// queriesDone is the queries answered so far.
+func (r *Run) queriesDone() int64 {
+	if r.split {
+		return r.iss[0].doneQ.Load() // every issuer counts the one query
+	}
+	var n int64
+	for _, is := range r.iss {
+		n += is.doneQ.Load()
+	}
+	return n
+}
+
+// samplesDone is the samples answered or failed by a completion so far.
+func (r *Run) samplesDone() int64 {
+	var n int64
+	for _, is := range r.iss {
+		n += is.doneS.Load()
+	}
+	return n
+}
+
+// lastDoneNs is the latest completion's offset (ns since the start).
+func (r *Run) lastDoneNs() int64 {
+	var t int64
+	for _, is := range r.iss {
+		t = max(t, is.lastDone.Load())
+	}
+	return t
 }

@@ -45,11 +45,11 @@ func (r *Run) Progress() Progress {
 		return p
 	}
 	p.Started = true
-	p.IssuedQueries = r.issuedQ.Load()
-	p.CompletedQueries = r.doneQ.Load()
+	p.IssuedQueries = r.queriesIssued()
+	p.CompletedQueries = r.queriesDone()
 	// A query the drain gave up on is failed, not in flight.
 	p.InFlightQueries = p.IssuedQueries - p.CompletedQueries - r.drainedQ.Load()
-	p.CompletedSamples = r.doneS.Load()
+	p.CompletedSamples = r.samplesDone()
 	p.FailedSamples = r.failedS.Load()
 	if r.bound > 0 {
 		p.OverLatencySamples = r.samples.Over()

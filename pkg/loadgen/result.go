@@ -146,6 +146,10 @@ type Result struct {
 	// MLPerf scenario, so Validity is ValidityNA and Valid false, with no
 	// invalid_reasons or LoadGen advice.
 	ClosedLoop *ClosedLoop `json:"closed_loop,omitempty"`
+	// Shard is set for one shard of a distributed run (WithShard): the
+	// counts are its shard's only, and its verdict is not the run's (the
+	// run is judged on the merged record of every shard).
+	Shard *Shard `json:"shard,omitempty"`
 	// Tokens is what a generative run measured of its tokens (TokenResult);
 	// nil when no sample carried any.
 	Tokens *TokenResult `json:"tokens,omitempty"`

@@ -46,6 +46,9 @@ type Run struct {
 	split          bool
 	stopMu         sync.Mutex
 	stopFirst      StopReason // the first stop of the whole run (stopAll)
+	shardSet       bool       // WithShard
+	startAt        time.Time  // WithStartAt; zero: start when ready
+	sink           RecordSink // WithRecordSink; nil: none
 	qsl            QSL
 	clock          Clock
 	poller         Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
@@ -99,16 +102,18 @@ type Run struct {
 	startTime time.Time // set before started is stored
 	finished  atomic.Bool
 
-	issuedQ, doneQ, doneS, failedS atomic.Int64
-	drainedQ                       atomic.Int64 // queries close failed: never answered
-	lastDone, maxLateness          atomic.Int64
-	maxOutstanding                 atomic.Int64 // closed loop: the most queries outstanding after an issue
-	protocolErrs, lateCompletions  atomic.Int64
+	// The issued and done counts are the issuers' (queriesIssued,
+	// queriesDone, samplesDone, lastDoneNs): a count every issuer wrote
+	// would be a cache line the issuers' threads pass back and forth.
+	failedS                       atomic.Int64
+	drainedQ                      atomic.Int64 // queries close failed: never answered
+	maxLateness                   atomic.Int64
+	maxOutstanding                atomic.Int64 // closed loop: the most queries outstanding after an issue
+	protocolErrs, lateCompletions atomic.Int64
 	// streamingAtDrain is the SUT's count of answers still streaming when
 	// the drain ended (StreamingSUT); written and read by Execute's
 	// goroutine only.
 	streamingAtDrain int64
-	active           atomic.Int64
 	closed           atomic.Bool
 
 	errMu       sync.Mutex
@@ -293,8 +298,17 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		}
 		r.preStarted = true
 	}
+	if err := r.waitForStart(ctx); err != nil {
+		r.finished.Store(true)
+		return nil, err
+	}
 	wall := time.Now()
 	r.startTime = r.clock.Now()
+	if !r.startAt.IsZero() {
+		// The common start itself, not when the wait for it ended: the
+		// shards' schedules line up to the nanosecond.
+		wall, r.startTime = wall.Add(r.startAt.Sub(r.startTime)), r.startAt
+	}
 	r.startedAt.Store(&r.startTime)
 	r.log.Info("run started", "scenario", r.settings.Scenario.String(), "ruleset", string(r.settings.Ruleset),
 		"queries", r.n, "samples_per_query", r.spq, "sut", r.sutName)
@@ -392,8 +406,10 @@ func (r *Run) cancelReason(ctx context.Context, reason StopReason) StopReason {
 // fails every issued sample that never answered. It returns their count.
 func (r *Run) close() int64 {
 	r.closed.Store(true)
-	for r.active.Load() != 0 {
-		runtimeYield()
+	for _, is := range r.iss {
+		for is.active.Load() != 0 {
+			runtimeYield()
+		}
 	}
 	var unanswered int64
 	r.eachIssued(func(q int) {
@@ -405,6 +421,7 @@ func (r *Run) close() int64 {
 			seq := q*r.spq + j
 			if r.samples.FailInFlight(seq) {
 				r.noteTokenFailure("unanswered", seq, seq+1)
+				r.sinkUnanswered(seq)
 				n++
 			}
 		}
@@ -486,7 +503,7 @@ func (r *Run) noteError(msg string) {
 // eachIssued calls fn with every issued query, shard by shard.
 func (r *Run) eachIssued(fn func(q int)) {
 	if r.split {
-		if r.issuedQ.Load() > 0 {
+		if r.queriesIssued() > 0 {
 			fn(0)
 		}
 		return
@@ -505,6 +522,9 @@ func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time
 	i := q.Index
 	s, at := int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime))
 	r.times.add(is.k, s, at)
+	if r.sink != nil {
+		r.sink.QueryIssued(is.k, i, s, at)
+	}
 	atomicMax(&r.maxLateness, at-s)
 	if r.remaining != nil {
 		r.remaining[i].Store(int64(len(q.Samples)))
@@ -521,7 +541,6 @@ func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time
 	}
 	is.issuedS += int64(len(q.Samples))
 	is.issuedQ.Add(1)
-	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(i, len(q.Samples), time.Duration(at-s))
 	}
@@ -535,20 +554,26 @@ func (r *Run) issueSplit() {
 	q, _ := r.tr.Cursor().Next()
 	now := r.clock.Now()
 	at := int64(now.Sub(r.startTime))
-	r.times.add(r.iss[0].k, 0, at)
+	r.times.add(0, 0, at) // query 0, in shard 0's log whichever shards are here
 	atomicMax(&r.maxLateness, at)
+	if r.sink != nil {
+		for _, is := range r.iss {
+			r.sink.QueryIssued(is.k, 0, 0, at)
+		}
+	}
 	var shares int
 	for _, is := range r.iss {
 		shares += len(is.share)
 	}
-	r.remaining[0].Store(int64(shares))
+	if r.remaining != nil { // nil with one sample a query: its slot says
+		r.remaining[0].Store(int64(shares))
+	}
 	if r.acc != nil {
 		r.acc.issued(0, q.Samples)
 	}
 	for _, is := range r.iss {
 		is.issuedQ.Store(1)
 	}
-	r.issuedQ.Add(1)
 	if r.obs != nil {
 		r.obs.Issued(0, shares, time.Duration(at))
 	}
@@ -566,9 +591,10 @@ func (is *issuer) issueShare(ctx context.Context, now time.Time) {
 }
 
 // complete records a completion; it is the done callback of every query.
-func (r *Run) complete(c Completion) {
-	r.active.Add(1)
-	defer r.active.Add(-1)
+// is is the issuer whose SUT called it: its counters count it.
+func (r *Run) complete(c Completion, is *issuer) {
+	is.active.Add(1)
+	defer is.active.Add(-1)
 	if r.closed.Load() {
 		r.lateCompletions.Add(1)
 		return
@@ -596,25 +622,7 @@ func (r *Run) complete(c Completion) {
 		sched, inFlight = r.samples.InFlightScheduled(base + j)
 	}
 	lat := time.Duration(max(off-sched, 0)) // stamped before it was due: a clock artefact
-	n := int64(0)
-	for j := c.First; j < c.First+c.Count; j++ {
-		if c.Err != nil {
-			if !r.samples.FailInFlight(base + j) {
-				r.protocolErrs.Add(1)
-				continue
-			}
-		} else {
-			if _, ok := r.samples.Finish(base+j, off); !ok {
-				r.protocolErrs.Add(1)
-				continue
-			}
-			r.live.Record(lat)
-			if r.acc != nil && len(c.Data) == c.Count {
-				r.acc.add(base+j, &c, j)
-			}
-		}
-		n++
-	}
+	n := r.recordSamples(&c, base, off, sched, lat, is)
 	if n == 0 {
 		return
 	}
@@ -637,17 +645,52 @@ func (r *Run) complete(c Completion) {
 		}
 		r.noteTokenFailure(o, base+c.First, base+c.First+c.Count)
 	}
-	r.doneS.Add(n)
+	is.doneS.Add(n)
 	if r.queryDone != nil {
 		atomicMax(&r.queryDone[q], off)
 	}
-	atomicMax(&r.lastDone, off)
+	atomicMax(&is.lastDone, off)
 	if r.remaining == nil || r.remaining[q].Add(-n) == 0 {
 		r.finishQuery(q, sched, c.Err != nil)
 	}
 	if r.earlyOn {
 		r.checkEarlyVerdict(off)
 	}
+}
+
+// recordSamples records completion c's samples (base its query's first
+// sample's sequence number) answered or failed at off, lat after their
+// scheduled time sched; it returns how many it recorded (a sample already
+// finished is a protocol error, not recorded again).
+func (r *Run) recordSamples(c *Completion, base int, off, sched int64, lat time.Duration, is *issuer) int64 {
+	var rec SampleRecord
+	if r.sink != nil {
+		rec = r.sampleRecord(c, lat, off, sched)
+	}
+	n := int64(0)
+	for j := c.First; j < c.First+c.Count; j++ {
+		if c.Err != nil {
+			if !r.samples.FailInFlight(base + j) {
+				r.protocolErrs.Add(1)
+				continue
+			}
+		} else {
+			if _, ok := r.samples.Finish(base+j, off); !ok {
+				r.protocolErrs.Add(1)
+				continue
+			}
+			r.live.RecordIn(is.k, lat) // the issuer's own shard
+			if r.acc != nil && len(c.Data) == c.Count {
+				r.acc.add(base+j, c, j)
+			}
+		}
+		if r.sink != nil {
+			rec.Seq = base + j
+			r.sink.SampleDone(rec)
+		}
+		n++
+	}
+	return n
 }
 
 // completeTokens records a successful generative completion of query q
@@ -687,7 +730,6 @@ func (r *Run) finishQuery(q int, sched int64, failed bool) {
 	if r.obs != nil {
 		r.obs.QueryDone(q, failed)
 	}
-	r.doneQ.Add(1)
 	if r.split {
 		for _, is := range r.iss {
 			is.doneQ.Add(1)
@@ -714,7 +756,7 @@ func (r *Run) isIssued(q int) bool {
 		return false
 	}
 	if r.split {
-		return r.issuedQ.Load() > 0
+		return r.queriesIssued() > 0
 	}
 	is := r.byShard[q%r.shardN]
 	return is != nil && int64(q/r.shardN) < is.issuedQ.Load()
@@ -745,7 +787,7 @@ func (r *Run) checkEarlyVerdict(off int64) {
 	if !r.verdictWon.CompareAndSwap(false, true) {
 		return
 	}
-	r.verdict = EarlyVerdict{Stopped: true, AtNs: off, Reason: why, CompletedSamples: r.doneS.Load(),
+	r.verdict = EarlyVerdict{Stopped: true, AtNs: off, Reason: why, CompletedSamples: r.samplesDone(),
 		FailedSamples: failed, OverLatency: over, PlannedSamples: r.planned,
 		AllowedOverPercentile: r.allowedPerf, AllowedOverEarlyStopping: r.allowedES}
 	r.issueCancelM.Lock()

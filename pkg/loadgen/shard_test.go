@@ -24,6 +24,7 @@ type shardSUT struct {
 	latency func(seq int) time.Duration
 	fail    func(id int) error
 	silent  bool
+	batch   int           // >1: answer in ranges of this many samples, at the first one's time
 	onIssue func(q Query) // before the answer
 	after   func()        // after the answer
 
@@ -48,8 +49,9 @@ func (s *shardSUT) IssueQuery(_ context.Context, q Query, done func(Completion))
 	if s.fail != nil {
 		err = s.fail(q.ID)
 	}
-	for j := range q.Samples {
-		c := q.DoneRange(j, 1, err)
+	step := max(s.batch, 1)
+	for j := 0; j < len(q.Samples); j += step {
+		c := q.DoneRange(j, min(step, len(q.Samples)-j), err)
 		c.At = q.Scheduled.Add(s.latency(q.Sample(j)))
 		done(c)
 	}
@@ -291,6 +293,47 @@ func TestIssuersMaxQueryCount(t *testing.T) {
 		}
 		if res.EndReason != StopMaxQueryCount {
 			t.Errorf("%d issuers: end reason %q", n, res.EndReason)
+		}
+	}
+}
+
+// max_duration seen by any issuer stops them all: none issues more than
+// the one query whose issue found the time up.
+func TestIssuersMaxDuration(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Server)
+	s.MinDurationMs, s.MaxDurationMs = 2000, 100
+	r, res, suts := shardRun(t, s, 3, func(int) *shardSUT { return &shardSUT{latency: seqLatency} })
+	if res.EndReason != StopMaxDuration {
+		t.Errorf("end reason %q, want %q", res.EndReason, StopMaxDuration)
+	}
+	for k, sut := range suts {
+		over := 0
+		for _, q := range sut.queries() {
+			if q.Scheduled.Sub(r.startTime) > 100*time.Millisecond {
+				over++
+			}
+		}
+		if over > 1 {
+			t.Errorf("issuer %d issued %d queries due after max_duration, want at most the one that found it", k, over)
+		}
+	}
+	if res.QueriesIssued >= int64(r.Trace().Len()) {
+		t.Errorf("issued all %d queries of a 2 s trace cut at 100 ms", res.QueriesIssued)
+	}
+}
+
+// A split Offline query answered in batches (as the SUT adapters cut it):
+// every sample of every share is recorded once, the query completes.
+func TestSplitOfflineBatches(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Offline)
+	for _, n := range []int{2, 3} {
+		_, res, suts := shardRun(t, s, n, func(int) *shardSUT { return &shardSUT{latency: seqLatency, batch: 8} })
+		if res.SamplesCompleted != res.SamplesIssued || res.SamplesFailed != 0 || res.ProtocolErrors != 0 || res.QueriesCompleted != 1 || res.EndReason != StopCompleted {
+			t.Errorf("%d issuers, batches of 8: %d of %d samples completed, %d failed, %d protocol errors, %d queries completed, %s",
+				n, res.SamplesCompleted, res.SamplesIssued, res.SamplesFailed, res.ProtocolErrors, res.QueriesCompleted, res.EndReason)
+		}
+		if got := len(suts[n-1].queries()[0].Samples); got < 16 {
+			t.Errorf("%d issuers: the last share has %d samples, too few for batches to matter", n, got)
 		}
 	}
 }

@@ -37,7 +37,7 @@ const (
 // when no completion can write any more.
 func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wall time.Time, end time.Time) *Result {
 	s, e := r.settings, r.tr.Settings
-	issued := r.issuedQ.Load()
+	issued := r.queriesIssued()
 	res := &Result{
 		Ruleset: s.Ruleset, Scenario: s.Scenario.String(), Mode: s.Mode.String(), SUTName: r.sutName, Task: s.Task,
 		Requested: s, Effective: effectiveOf(e),
@@ -46,11 +46,14 @@ func (r *Run) result(reason StopReason, drainTimedOut bool, unanswered int64, wa
 		GeneratedQueryDurationNs: int64(r.tr.Duration),
 		StartTime:                wall, DurationNs: int64(end.Sub(r.startTime)),
 		EndReason: reason, EndMessage: r.endMessage(reason), DrainTimedOut: drainTimedOut, Unanswered: unanswered,
-		QueriesIssued: issued, QueriesCompleted: r.doneQ.Load(), SamplesIssued: r.samplesIssued(),
+		QueriesIssued: issued, QueriesCompleted: r.queriesDone(), SamplesIssued: r.samplesIssued(),
 		SamplesFailed: r.failedS.Load(), ProtocolErrors: r.protocolErrs.Load(), LateCompletions: r.lateCompletions.Load(),
-		FinalQueryAllSamplesDoneTimeNs: r.lastDone.Load(),
+		FinalQueryAllSamplesDoneTimeNs: r.lastDoneNs(),
 	}
 	res.EndTime = wall.Add(time.Duration(res.DurationNs))
+	if r.shardSet {
+		res.Shard = &Shard{Index: r.shardK, Of: r.shardN}
+	}
 	res.SamplesCompleted = res.SamplesIssued - res.SamplesFailed
 	r.errMu.Lock()
 	res.Errors = slices.Clone(r.errs)
@@ -397,7 +400,7 @@ func serverEarlyStoppingFailText(issued, more int64) string {
 // the last query is charged ceil(latency/interval). The run fails if the
 // sorted charges at the target percentile are ≥ 2.
 func (r *Run) tickAccounting() *MultiStreamTicks {
-	issued := int(r.issuedQ.Load())
+	issued := int(r.queriesIssued())
 	p := r.tr.Settings.TargetLatencyPercentile
 	m := &MultiStreamTicks{IntervalNs: int64(r.interval), Percentile: p, Met: true}
 	if issued == 0 {

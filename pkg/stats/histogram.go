@@ -74,6 +74,18 @@ func (l *LiveHistogram) Record(d time.Duration) {
 	s.mu.Unlock()
 }
 
+// RecordIn is Record into shard k (modulo the shards) instead of one
+// picked at random: a recorder that is one of a fixed few (an issuer of
+// loadgen's, on its own thread) keeps to its own shard, so the shard's
+// lock and counts stay in its core's cache instead of moving between the
+// recorders' cores on every record.
+func (l *LiveHistogram) RecordIn(k int, d time.Duration) {
+	s := &l.shards[uint(k)%uint(len(l.shards))]
+	s.mu.Lock()
+	recordClamped(s.h, d)
+	s.mu.Unlock()
+}
+
 // RecordEach adds every latency of ds under one shard lock: a generative
 // sample's inter-token gaps, hundreds at a time, pay one lock, not one each.
 // An empty ds costs nothing.

@@ -80,6 +80,28 @@ func TestLiveHistogramRecordEach(t *testing.T) {
 	}
 }
 
+// RecordIn records into the given shard, any k (negative or past the
+// shards) wrapping onto one; concurrent recorders each with their own k
+// lose nothing.
+func TestLiveHistogramRecordIn(t *testing.T) {
+	l := NewLiveHistogram()
+	var wg sync.WaitGroup
+	for _, k := range []int{0, 1, -1, 1 << 20} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 1000 {
+				l.RecordIn(k, 2*time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	s := l.Snapshot()
+	if s.TotalCount() != 4000 || !s.ValuesAreEquivalent(s.Max(), int64(2*time.Millisecond)) {
+		t.Errorf("count %d, max %d: want 4000 values of 2 ms", s.TotalCount(), s.Max())
+	}
+}
+
 func TestRecordHistogram(t *testing.T) {
 	r, _ := NewLatencyRecord(6)
 	for i, d := range []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond} {
