@@ -107,13 +107,23 @@ func issuerSUTs(more []*sut.Adapter) []loadgen.SUT {
 	return out
 }
 
-// prepareIssuers prepares issuers 1 … n−1 after issuer 0 (owner)
-// prepared tr: they send owner's one-sample requests
-// (sut.Adapter.PrepareSharing) rather than encode their own.
-func prepareIssuers(ctx context.Context, tr *trace.Trace, owner *sut.Adapter, more []*sut.Adapter) error {
+// prepareIssuers encodes, before the clock, what each issuer sends: one
+// issuer's SUT (single) the whole trace; of N, issuer 0 (owner) its shard,
+// then issuers 1 … N−1 theirs, sending owner's one-sample requests
+// (sut.Adapter.PrepareShard) rather than encoding their own.
+func prepareIssuers(ctx context.Context, tr *trace.Trace, single interface {
+	Prepare(ctx context.Context, tr *trace.Trace) error
+}, owner *sut.Adapter, more []*sut.Adapter) error {
+	if len(more) == 0 {
+		return single.Prepare(ctx, tr)
+	}
+	n := len(more) + 1
+	if err := owner.PrepareShard(ctx, tr, sut.Shard{K: 0, N: n}, nil); err != nil {
+		return err
+	}
 	for i, a := range more {
-		if err := a.PrepareSharing(ctx, tr, owner); err != nil {
-			return fmt.Errorf("issuer %d of %d: %w", i+1, len(more)+1, err)
+		if err := a.PrepareShard(ctx, tr, sut.Shard{K: i + 1, N: n}, owner); err != nil {
+			return fmt.Errorf("issuer %d of %d: %w", i+1, n, err)
 		}
 	}
 	return nil

@@ -509,10 +509,7 @@ func (p *preparingQSL) Load(ctx context.Context, indices []int) error {
 	if err := p.lib.Load(ctx, indices); err != nil {
 		return err
 	}
-	if err := p.sut.Prepare(ctx, p.trace); err != nil {
-		return err
-	}
-	if err := prepareIssuers(ctx, p.trace, p.owner, p.more); err != nil {
+	if err := prepareIssuers(ctx, p.trace, p.sut, p.owner, p.more); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -4,6 +4,8 @@ package sut
 
 import (
 	"context"
+	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +32,7 @@ func issuerTrace(t *testing.T) *trace.Trace {
 // Two issuers' adapters of one run: the second sends the first's encoded
 // one-sample requests (the same bytes, not a copy) on its own connections,
 // and the server answers both.
-func TestPrepareSharingSendsTheOwnersRequests(t *testing.T) {
+func TestPrepareShardSendsTheOwnersRequests(t *testing.T) {
 	s := startInferServer(t)
 	enc, err := httpclient.New(s.url)
 	if err != nil {
@@ -52,13 +54,13 @@ func TestPrepareSharingSendsTheOwnersRequests(t *testing.T) {
 	owner, other, alone := open(), open(), open()
 	tr := issuerTrace(t)
 	// Not yet prepared: nothing to share, alone encodes its own.
-	if err := alone.PrepareSharing(t.Context(), tr, owner); err != nil {
+	if err := alone.PrepareShard(t.Context(), tr, Shard{K: 1, N: 3}, owner); err != nil {
 		t.Fatal(err)
 	}
-	if err := owner.Prepare(t.Context(), tr); err != nil {
+	if err := owner.PrepareShard(t.Context(), tr, Shard{K: 0, N: 3}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.PrepareSharing(t.Context(), tr, owner); err != nil {
+	if err := other.PrepareShard(t.Context(), tr, Shard{K: 2, N: 3}, owner); err != nil {
 		t.Fatal(err)
 	}
 	i := tr.LoadedSet[0]
@@ -118,5 +120,67 @@ func TestSendsFromIssuerOnlyTheEventLoops(t *testing.T) {
 			t.Errorf("%T: SendsFromIssuer %v, want %v", a.SUT(), got, tc.want)
 		}
 		a.Close()
+	}
+}
+
+// Offline's query split between two issuers: each prepares the batches of
+// its own share (samples k, k+2, …), cut as it will send them, and none of
+// the whole query's.
+func TestPrepareShardEncodesItsShareOfOffline(t *testing.T) {
+	hc, _ := openClients(t)
+	req := trace.DefaultSettings()
+	req.Scenario = trace.Offline
+	req.OfflineExpectedQPS = 1
+	req.MinQueryCount = 40 // Offline's query: 40 samples
+	req.MinDurationMs = 0
+	tr, err := trace.New(req, trace.QSL{TotalSampleCount: 64, PerformanceSampleCount: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := tr.Cursor().Next()
+	for k := range 2 {
+		a, err := Open(Config{HTTP: hc, Addr: "127.0.0.1:1", Library: library(t, true), MaxConns: 2,
+			Options: Options{Model: "m", MaxBatch: 8, BatchSize: 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		if err := a.PrepareShard(t.Context(), tr, Shard{K: k, N: 2}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var share []int
+		for i := k; i < len(q.Samples); i += 2 {
+			share = append(share, q.Samples[i])
+		}
+		want := map[string]bool{}
+		for from := 0; from < len(share); from += 8 {
+			var key []byte
+			for _, s := range share[from:min(from+8, len(share))] {
+				key = binary.AppendUvarint(key, uint64(s))
+			}
+			want[string(key)] = true
+		}
+		got := a.loop.multi
+		if len(got) != len(want) {
+			t.Errorf("issuer %d of 2: %d batches prepared, want its share's %d", k, len(got), len(want))
+		}
+		for key := range want {
+			if _, ok := got[key]; !ok {
+				t.Errorf("issuer %d of 2: a batch of its share was not prepared", k)
+			}
+		}
+	}
+}
+
+// Only the event loops send a shard: the pool refuses one of more than one.
+func TestPrepareShardNeedsAnEventLoop(t *testing.T) {
+	hc, _ := openClients(t)
+	a, err := Open(Config{HTTP: hc, HTTPClient: HTTPClientPool, Addr: "127.0.0.1:1", Library: library(t, true), Options: Options{Model: "m", MaxBatch: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.PrepareShard(t.Context(), issuerTrace(t), Shard{K: 1, N: 2}, nil); err == nil || !strings.Contains(err.Error(), "event-loop") {
+		t.Errorf("the pool prepared issuer 1 of 2: %v", err)
 	}
 }

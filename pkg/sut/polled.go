@@ -96,6 +96,11 @@ func (l *polled[R]) PollQuietUntil(ctx context.Context, t time.Time) { l.tr.Poll
 // send: one per loaded sample, and one per distinct batch of samples (up
 // to maxCached), as prepareTrace plans them.
 func (l *polled[R]) Prepare(ctx context.Context, tr *trace.Trace) error {
+	return l.prepareShard(ctx, tr, Shard{})
+}
+
+// prepareShard is Prepare for what shard sh of the trace sends.
+func (l *polled[R]) prepareShard(ctx context.Context, tr *trace.Trace, sh Shard) error {
 	request := func(samples []int) error { _, err := l.request(samples); return err }
 	single := request
 	if l.shared {
@@ -103,7 +108,7 @@ func (l *polled[R]) Prepare(ctx context.Context, tr *trace.Trace) error {
 	} else {
 		l.sizeSingles(l.shape.lib.TotalSampleCount())
 	}
-	return prepareTrace(ctx, tr, l.shape.chunks(tr.SamplesPerQuery), single, request,
+	return prepareShard(ctx, tr, sh, l.shape.chunks, single, request,
 		func() bool { return len(l.multi) >= maxCached })
 }
 
