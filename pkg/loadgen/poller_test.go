@@ -275,3 +275,37 @@ func TestPollerNotUsedOnAVirtualClock(t *testing.T) {
 		t.Fatal("a SUT without PollUntil would be polled")
 	}
 }
+
+// With several issuers each polls its own SUT on its own goroutine (the
+// pollSUTs have no locks: under -race a call from another goroutine
+// fails), and every completion comes through its issuer's polls.
+func TestPollerPerIssuer(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		sc    trace.Scenario
+		conc  int
+		batch int
+	}{{"Server", trace.Server, 0, 0}, {"Offline", trace.Offline, 0, 7}, {"concurrency", trace.SingleStream, 4, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := testSettings(t, RulesetLoadGen6, c.sc)
+			s.MinDurationMs, s.Engine.Concurrency, s.Engine.Issuers = 100, c.conc, 3
+			suts := []*pollSUT{{latency: time.Millisecond, batch: c.batch}, {latency: time.Millisecond, batch: c.batch}, {latency: time.Millisecond, batch: c.batch}}
+			r, err := NewRun(s, suts[0], &fakeQSL{total: 1000, perf: 256}, quiet, WithIssuerSUTs(suts[1], suts[2]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := r.Execute(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, sut := range suts {
+				if sut.issued == 0 || sut.polls == 0 || sut.doneOutside != 0 {
+					t.Errorf("issuer %d: %d queries, %d polls, %d completions outside its polls", k, sut.issued, sut.polls, sut.doneOutside)
+				}
+			}
+			if res.QueriesIssued == 0 || res.QueriesCompleted != res.QueriesIssued || res.SamplesFailed != 0 || res.DrainTimedOut {
+				t.Errorf("issued %d, completed %d, failed %d, drain timed out %v", res.QueriesIssued, res.QueriesCompleted, res.SamplesFailed, res.DrainTimedOut)
+			}
+		})
+	}
+}
