@@ -256,6 +256,12 @@ type RunSettings struct {
 	// once, for min_duration_ms. Not an MLPerf scenario: result.json has a
 	// closed_loop block and validity "N/A".
 	Concurrency *uint64 `json:"concurrency,omitempty"`
+	// Issuers splits the issuing of a Server, Offline or closed-loop run
+	// between this many issuers, each on its own OS thread with its own
+	// event-loop client and its share of the connections (1: one, the
+	// default): the trace, the statistics and the logs do not change.
+	// SingleStream and MultiStream cannot be split.
+	Issuers *uint64 `json:"issuers,omitempty"`
 }
 
 // Search modes (Search.Mode): SearchFindPeak, the highest Server QPS that

@@ -355,6 +355,7 @@ func newRunFlags() *runFlags {
 	// The settings flags first: schedule and rejudge register them too.
 	f.addTraceFlags(&f.settings)
 	f.addJudgeFlags(&f.settings)
+	f.addIssuersFlag()
 	f.integer(&spec.BatchSize, "batch-size", "batch_size", 0, "samples per request when a query is split (Offline)")
 	f.integer(&spec.MaxInflight, "max-inflight", "max_inflight", 0, "requests outstanding per query (Offline; 0 = no cap)")
 	f.str(&spec.Data, "data", "data", "", "samples: a directory (.npy or .bin/.raw files, a subdirectory or stacked file per input), a .npy/.bin file (single input) or perf_analyzer JSON (default: synthetic from the model's metadata); for a generative model, a FILE.jsonl of prompts ({\"prompt\"}, {\"messages\"} or ShareGPT {\"conversations\"} per line, optional max_tokens/output_len)")

@@ -102,6 +102,14 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		[]string{"--target", "http://h:1", "--model", "m", "--concurrency", "8", "--min-duration-ms", "500"},
 		`{"target": "http://h:1", "model": "m", "scenario": "SingleStream", "settings": {"concurrency": 8, "min_duration_ms": 500}}`,
 	}, {
+		"two issuers",
+		[]string{"--target", "http://h:1", "--model", "m", "--issuers", "2", "--target-qps", "20000"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "settings": {"issuers": 2, "target_qps": 20000}}`,
+	}, {
+		"a closed loop of two issuers",
+		[]string{"--target", "http://h:1", "--model", "m", "--concurrency", "8", "--issuers", "2"},
+		`{"target": "http://h:1", "model": "m", "scenario": "SingleStream", "settings": {"concurrency": 8, "issuers": 2}}`,
+	}, {
 		"synthetic prompts for a generative model",
 		[]string{"--target", "http://h:1", "--model", "llm", "--input-tokens", "uniform:10:20", "--output-tokens", "lognormal:64:0.5",
 			"--shared-prefix", "2:16", "--total-samples", "50", "--performance-samples", "20"},

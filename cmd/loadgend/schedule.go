@@ -65,6 +65,7 @@ func newScheduleFlags() *scheduleFlags {
 	o := &f.spec.Overrides
 	f.addTraceFlags(&f.settings)
 	f.addJudgeFlags(&f.settings)
+	f.addIssuersFlag()
 	f.str(&f.spec.Model, "model", "model", "", "the model whose lines of --mlperf-conf and --user-conf apply, as run's --model (default: only the lines for every model, *)")
 	f.boolean(&o.PerformanceIssueSame, "issue-same", "settings.performance_issue_same", "performance_issue_same")
 	f.uint(&o.PerformanceIssueSameIndex, "issue-same-index", "settings.performance_issue_same_index", "performance_issue_same_index (into the loaded set)")

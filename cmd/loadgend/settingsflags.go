@@ -60,6 +60,14 @@ func (f *specFlags) addJudgeFlags(sf *settingsFlags) {
 	f.str(&sf.userConf, "user-conf", "user_conf", "", "a user.conf to apply after mlperf.conf (LoadGen's syntax)")
 }
 
+// addIssuersFlag registers --issuers: run and schedule. It never changes
+// the trace, so schedule takes it only so that the flags of a run give it
+// the run's trace, and refuses it where run does (SingleStream and
+// MultiStream).
+func (f *specFlags) addIssuersFlag() {
+	f.uint(&f.spec.Overrides.Issuers, "issuers", "settings.issuers", "split the issuing between N issuers, each on its own OS thread with its own event-loop client and 1/N of the connections (Server, Offline and --concurrency runs; one host's cores: the trace, the statistics and the logs are the same for any N; default 1)")
+}
+
 // fill writes into the spec what the flags hold outside it: the sample
 // counts that were given and the conf files' texts. applySet must have
 // run (set).

@@ -67,6 +67,12 @@ type Config struct {
 	// (0: httpclient.DefaultResponseBudget of MaxResponseBytes): an answer
 	// whose JSON would pass it fails as too large.
 	MaxResponseBytesTotal int64
+	// Budget, when set, is the budget the connections' kept JSON is
+	// reserved from instead of one of MaxResponseBytesTotal of the loop's
+	// own: loops that share it (the issuers of one run, each a loop on its
+	// own thread; the budget is atomic) hold at most its limit between
+	// them, as one loop would.
+	Budget *httpclient.Budget
 }
 
 func (c *Config) normalise() error {

@@ -75,7 +75,10 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httploop: resolve %q: %w", cfg.Addr, err)
 	}
-	l := &Loop{cfg: cfg, peer: peer, checkAt: never, buf: make([]byte, readBufSize), budget: httpclient.NewBudget(cfg.MaxResponseBytesTotal)}
+	l := &Loop{cfg: cfg, peer: peer, checkAt: never, buf: make([]byte, readBufSize), budget: cfg.Budget}
+	if l.budget == nil {
+		l.budget = httpclient.NewBudget(cfg.MaxResponseBytesTotal)
+	}
 	if err := l.poll.Open("httploop", maxEvents); err != nil {
 		l.Close()
 		return nil, err

@@ -58,7 +58,7 @@ func executeAccuracy(ctx context.Context, spec Spec, o Options) (*AccuracyOutcom
 		return nil, err
 	}
 	defer ss.conn.probe.Close()
-	defer ss.sut.Close()
+	defer ss.close()
 	run, err := loadgen.NewAccuracyRun(spec.Settings, ss.sut.SUT(), accuracyQSL{ss.lib}, append([]loadgen.Option{loadgen.WithLogger(log)}, o.Engine...)...)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -171,11 +172,14 @@ type Outcome struct {
 // session is everything a run needs before its engine exists: the probed
 // target, the sample library and the SUT adapter.
 type session struct {
-	t     target.Target
-	conn  *connection
-	pr    *Probe
-	lib   sampleSet
-	sut   *sut.Adapter
+	t    target.Target
+	conn *connection
+	pr   *Probe
+	lib  sampleSet
+	sut  *sut.Adapter
+	// more are issuers 1 … N−1's SUTs (engine.issuers N > 1), each with
+	// its share of the connections; sut is issuer 0's.
+	more  []*sut.Adapter
 	conns int
 	tls   *tlsconf.Summary // nil: plain text
 	// genLoop: a generative run's requests go by grpcloop's Generator.
@@ -230,6 +234,9 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if name == "" {
 		name = "Network SUT (" + t.URL + ", " + spec.Model + ")"
 	}
+	if issuerCount(spec.Settings) > 1 && pr.API != "" {
+		return nil, fmt.Errorf("%w (%d asked): a generative run's client reads its answers on its own goroutines, so issuers would split nothing; use 1", ErrIssuersClient, issuerCount(spec.Settings))
+	}
 	if pr.API != "" {
 		ad, ps, loop, err := openGenerative(spec, t, conn, pr, name, capture)
 		if err != nil {
@@ -238,13 +245,24 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		ok = true
 		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), genLoop: loop}, nil
 	}
+	ss := &session{t: t, conn: conn, pr: pr, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname())}
+	if err := ss.openTensor(spec, name, capture); err != nil {
+		return nil, err
+	}
+	ok = true
+	return ss, nil
+}
+
+// openTensor builds a tensor model's library and SUTs (one per issuer).
+func (ss *session) openTensor(spec Spec, name string, capture bool) error {
+	pr, t, conn := ss.pr, ss.t, ss.conn
 	if spec.BatchSize > 1 && !pr.Batched {
 		// sut.New would quietly send one sample per request instead.
-		return nil, fmt.Errorf("batch size %d: model %q has no batch dimension (max_batch_size 0)", spec.BatchSize, spec.Model)
+		return fmt.Errorf("batch size %d: model %q has no batch dimension (max_batch_size 0)", spec.BatchSize, spec.Model)
 	}
 	lib, err := library(spec, pr)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	so := sut.Options{
 		Model: spec.Model, Version: spec.ModelVersion, MaxBatch: pr.MaxBatch,
@@ -256,14 +274,25 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	if slack == 0 {
 		slack = IssueSlackFor(spec.Settings)
 	}
-	ad, err := sut.Open(sut.Config{HTTP: conn.http, GRPC: conn.grpc, Addr: t.Host, Library: lib, Options: so,
-		HTTPClient: spec.HTTPClient, GRPCClient: spec.GRPCClient, MaxConns: conns, Slack: slack, TLS: t.TLS()})
+	cfg := sut.Config{HTTP: conn.http, GRPC: conn.grpc, Addr: t.Host, Library: lib, Options: so,
+		HTTPClient: spec.HTTPClient, GRPCClient: spec.GRPCClient, MaxConns: ss.conns, Slack: slack, TLS: t.TLS()}
+	n := issuerCount(spec.Settings)
+	cfg = sharedBudget(cfg, n)
+	ad, err := sut.Open(splitConns(cfg, n, 0))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ok = true
-	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname())}, nil
+	more, err := openIssuers(cfg, n, ad)
+	if err != nil {
+		ad.Close()
+		return err
+	}
+	ss.lib, ss.sut, ss.more = lib, ad, more
+	return nil
 }
+
+// close ends the session's SUTs, every issuer's.
+func (ss *session) close() error { return errors.Join(ss.sut.Close(), closeAll(ss.more)) }
 
 // Run carries out spec. An error means the run could not start or could not
 // finish its bookkeeping; a run that started always returns its Result, with
@@ -290,14 +319,17 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer ss.conn.probe.Close()
-	defer ss.sut.Close()
+	defer ss.close()
 	t, pr := ss.t, ss.pr
 	if ss.tls != nil && ss.tls.InsecureSkipVerify {
 		log.Warn(insecureWarning, "target", t.URL)
 	}
-	q := &preparingQSL{lib: ss.lib, sut: ss.sut, preconnect: ss.sut.Preconnect, conns: ss.conns}
+	q := &preparingQSL{lib: ss.lib, sut: ss.sut, preconnect: ss.sut.Preconnect, conns: ss.conns, owner: ss.sut, more: ss.more}
 	// The result counts failures by the same classifier as the live metrics.
 	base := []loadgen.Option{loadgen.WithLogger(log), loadgen.WithFailureClassifier(outcome.Names)}
+	if len(ss.more) > 0 {
+		base = append(base, loadgen.WithIssuerSUTs(issuerSUTs(ss.more)...))
+	}
 	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append(base, o.Engine...)...)
 	if err != nil {
 		return nil, err
@@ -307,7 +339,7 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		o.Started(run)
 	}
 	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop() || ss.genLoop, "scenario", run.Trace().Settings.Scenario.String(),
-		"queries", run.Trace().Len(), "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
+		"queries", run.Trace().Len(), "issuers", len(ss.more)+1, "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
 	res, err := run.Execute(ctx)
 	if err != nil {
@@ -399,11 +431,16 @@ const MaxIssueSlack = 10 * time.Millisecond
 // with 50 µs right after them 0.1–9.5%; alternated runs, 0–13 ticks against
 // 1, lateness p99 up to 1.05 ms against 0.11. It is measured either way,
 // and --issue-slack 50us keeps the kernel's default.
+//
+// With engine.issuers N, the gaps are each issuer's (N times the run's):
+// every issuer sleeps and wakes on its own thread for its own queries.
 func IssueSlackFor(s loadgen.Settings) time.Duration {
 	if s.Scenario != trace.Server || s.ServerTargetLatencyNs == 0 || s.ServerTargetQPS <= 0 {
 		return 0
 	}
-	perWake := time.Duration(wakeShare / s.ServerTargetQPS * 1e9)
+	// Each of N issuers wakes for its own 1/N of the queries: ten of its
+	// own gaps give its wake-ups as many queries as one issuer's.
+	perWake := time.Duration(wakeShare / (s.ServerTargetQPS / float64(issuerCount(s))) * 1e9)
 	return max(min(time.Duration(s.ServerTargetLatencyNs/20), maxDefaultSlack, perWake), time.Microsecond)
 }
 
@@ -461,6 +498,11 @@ type preparingQSL struct {
 	preconnect func(ctx context.Context, n int) error
 	conns      int
 	trace      *trace.Trace
+	// owner and more are issuer 0's and issuers 1 … N−1's SUTs of a run
+	// of several issuers (more empty otherwise): more share owner's
+	// requests, and each opens its share of the connections.
+	owner *sut.Adapter
+	more  []*sut.Adapter
 }
 
 func (p *preparingQSL) TotalSampleCount() int       { return p.lib.TotalSampleCount() }
@@ -470,10 +512,19 @@ func (p *preparingQSL) Load(ctx context.Context, indices []int) error {
 	if err := p.lib.Load(ctx, indices); err != nil {
 		return err
 	}
-	if err := p.sut.Prepare(ctx, p.trace); err != nil {
+	if err := prepareIssuers(ctx, p.trace, p.sut, p.owner, p.more); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return p.preconnect(ctx, min(p.conns, preopen))
+	open, n := min(p.conns, preopen), len(p.more)+1
+	if err := p.preconnect(ctx, share(open, n, 0)); err != nil {
+		return err
+	}
+	for i, a := range p.more {
+		if err := a.Preconnect(ctx, share(open, n, i+1)); err != nil {
+			return fmt.Errorf("issuer %d of %d: %w", i+1, n, err)
+		}
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ func TestIssueSlackFor(t *testing.T) {
 		s.ServerTargetQPS, s.ServerTargetLatencyNs = qps, boundMs*1e6
 		return s
 	}
+	issuers := func(s loadgen.Settings, n int) loadgen.Settings { s.Engine.Issuers = n; return s }
 	offline := loadgen.DefaultSettings(loadgen.RulesetLoadGen6)
 	offline.Scenario = trace.Offline
 	for _, c := range []struct {
@@ -30,6 +31,9 @@ func TestIssueSlackFor(t *testing.T) {
 		{"1 ms bound: 5% of it", server(1000, 1), 50 * time.Microsecond},
 		{"100 QPS: the cap (long waits have none)", server(100, 100), 500 * time.Microsecond},
 		{"Offline: the thread's own", offline, 0},
+		{"100k QPS, 2 issuers: ten of each one's gaps", issuers(server(100000, 10), 2), 200 * time.Microsecond},
+		{"100k QPS, 4 issuers: ten gaps, 400 µs", issuers(server(100000, 10), 4), 400 * time.Microsecond},
+		{"20k QPS, 2 issuers: still the cap", issuers(server(20000, 10), 2), 500 * time.Microsecond},
 	} {
 		if got := IssueSlackFor(c.s); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)

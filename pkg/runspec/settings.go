@@ -86,6 +86,10 @@ func layerSettings(s api.RunSpec, names confNames, ls loadgen.Settings, builtIn 
 	if err := ls.Validate(); err != nil {
 		return ls, src, settingsFieldErr(err, src)
 	}
+	if n, c := ls.Engine.Issuers, ls.Engine.Concurrency; n > 1 && c > 0 && c < n {
+		// The engine refuses it too, but only once the target is probed.
+		return ls, src, fieldErr("settings.issuers", "%d issuers of a closed loop of %d: each issuer keeps a share of the outstanding requests, so the concurrency must be at least the issuers; lower issuers or raise concurrency", n, c)
+	}
 	return ls, src, nil
 }
 
@@ -284,6 +288,13 @@ func overrides(o api.RunSettings, ls *loadgen.Settings) []override {
 				return fmt.Errorf("must be in [1, %d], got %d", loadgen.MaxConcurrency, n)
 			}
 			e.Concurrency = int(n)
+			return nil
+		})},
+		{"issuers", []string{"engine.issuers"}, ifSet(o.Issuers, func(n uint64) error {
+			if n == 0 || n > loadgen.MaxIssuers {
+				return fmt.Errorf("must be in [1, %d], got %d", loadgen.MaxIssuers, n)
+			}
+			e.Issuers = int(n)
 			return nil
 		})},
 	}

@@ -34,6 +34,10 @@ type LoopOptions struct {
 	// MaxResponseBytes caps one answer (httploop.Config.MaxResponseBytes;
 	// 0: enc's, httpclient.MaxResponseBytes).
 	MaxResponseBytes int
+	// Budget, when set, is shared with other loops (the issuers of one
+	// run): the answers all of them read at once hold at most its limit
+	// (httploop.Config.Budget); nil: the loop's own, of enc's limit.
+	Budget *httpclient.Budget
 }
 
 // NewLoop builds a Loop SUT for a performance run: enc encodes the
@@ -58,7 +62,7 @@ func NewLoop(enc *httpclient.Client, lib qsl.Library, o Options, lo LoopOptions)
 	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, TLS: lo.TLS, Timeout: o.Timeout, OnDone: l.onDone,
 		// Always: the binary sizes are checked on every answer, with or
 		// without the model's metadata.
-		Check: l.check, MaxResponseBytes: lo.MaxResponseBytes, MaxResponseBytesTotal: enc.ResponseBudget().Limit()}
+		Check: l.check, MaxResponseBytes: lo.MaxResponseBytes, MaxResponseBytesTotal: enc.ResponseBudget().Limit(), Budget: lo.Budget}
 	l.loop, err = httploop.New(cfg)
 	if err != nil {
 		return nil, err

@@ -141,6 +141,14 @@ func (n *Network) Prepare(ctx context.Context, tr *trace.Trace) error {
 // encoded (multi) until full: the batches are the trace's, generated as
 // the walk goes, never held.
 func prepareTrace(ctx context.Context, tr *trace.Trace, chunks [][2]int, single, multi func([]int) error, full func() bool) error {
+	return prepareShard(ctx, tr, Shard{}, func(int) [][2]int { return chunks }, single, multi, full)
+}
+
+// prepareShard is prepareTrace for what shard sh of the trace sends, its
+// requests cut by chunksOf(a query's size): its own queries' batches (and
+// of a split Offline query, its share's), as its issuer will send them.
+func prepareShard(ctx context.Context, tr *trace.Trace, sh Shard, chunksOf func(size int) [][2]int, single, multi func([]int) error, full func() bool) error {
+	chunks := chunksOf(sh.size(tr))
 	hasSingle, hasMulti := false, false
 	for _, ch := range chunks {
 		if ch[1]-ch[0] == 1 {
@@ -169,11 +177,12 @@ func prepareTrace(ctx context.Context, tr *trace.Trace, chunks [][2]int, single,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		samples := sh.samples(tr, q)
 		for _, ch := range chunks {
-			if ch[1]-ch[0] == 1 || full() {
+			if ch[1]-ch[0] == 1 || ch[1] > len(samples) || full() {
 				continue
 			}
-			if err := multi(q.Samples[ch[0]:ch[1]]); err != nil {
+			if err := multi(samples[ch[0]:ch[1]]); err != nil {
 				return err
 			}
 		}

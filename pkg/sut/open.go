@@ -76,6 +76,12 @@ type Config struct {
 	HTTPClient, GRPCClient string
 	// MaxConns caps the HTTP loop's connections.
 	MaxConns int
+	// ResponseBudget, when set, is the HTTP loop's budget for the answers
+	// read at once, shared by the loops of a run's issuers (LoopOptions.Budget).
+	ResponseBudget *httpclient.Budget
+	// GRPCConns is the gRPC loop's connection count (0: the gRPC client's,
+	// grpcclient.Client.Conns): an issuer of several takes its share.
+	GRPCConns int
 	// TLS says the target is https:// or grpcs://. The HTTP loop speaks
 	// TLS (with HTTP's TLS configuration, httpclient.Client.TLSConfig);
 	// the gRPC loop speaks plain text only (its HTTP/2 over raw sockets),
@@ -221,7 +227,7 @@ func (a *Adapter) openLoop(cfg Config) error {
 	capture := cfg.Options.Capture
 	var err error
 	if cfg.HTTP != nil && !capture && cfg.HTTPClient != HTTPClientPool {
-		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack, TLS: cfg.HTTP.TLSConfig()})
+		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack, TLS: cfg.HTTP.TLSConfig(), Budget: cfg.ResponseBudget})
 		switch {
 		case errors.Is(err, httploop.ErrUnsupported) && cfg.HTTPClient == "":
 			a.loop = nil // the pool serves where the loop cannot run
@@ -230,7 +236,11 @@ func (a *Adapter) openLoop(cfg Config) error {
 		}
 	}
 	if cfg.GRPC != nil && !capture && !cfg.TLS && cfg.GRPCClient != GRPCClientGRPC {
-		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: cfg.GRPC.Conns(), Slack: cfg.Slack,
+		conns := cfg.GRPCConns
+		if conns <= 0 {
+			conns = cfg.GRPC.Conns()
+		}
+		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: conns, Slack: cfg.Slack,
 			Authority: cfg.GRPC.Authority(), Metadata: cfg.GRPC.Metadata()})
 		switch {
 		case errors.Is(err, grpcloop.ErrUnsupported) && cfg.GRPCClient == "":

@@ -33,8 +33,11 @@ type polled[R any] struct {
 	shape  *Network // request building and chunking; it sends nothing
 	o      Options
 
-	single  []prepared[R] // by QSL index: one-sample requests
-	multi   map[string]R  // by the samples' indices: batched requests
+	single []prepared[R] // by QSL index: one-sample requests
+	// shared: single is another issuer's (shareSingles), read by several
+	// issuer threads at once, so nothing writes it once the run starts.
+	shared  bool
+	multi   map[string]R // by the samples' indices: batched requests
 	key     []byte
 	done    func(loadgen.Completion)
 	chunked map[int]*chunkedQuery // queries cut into several requests, by ID
@@ -93,10 +96,29 @@ func (l *polled[R]) PollQuietUntil(ctx context.Context, t time.Time) { l.tr.Poll
 // send: one per loaded sample, and one per distinct batch of samples (up
 // to maxCached), as prepareTrace plans them.
 func (l *polled[R]) Prepare(ctx context.Context, tr *trace.Trace) error {
-	l.sizeSingles(l.shape.lib.TotalSampleCount())
+	return l.prepareShard(ctx, tr, Shard{})
+}
+
+// prepareShard is Prepare for what shard sh of the trace sends.
+func (l *polled[R]) prepareShard(ctx context.Context, tr *trace.Trace, sh Shard) error {
 	request := func(samples []int) error { _, err := l.request(samples); return err }
-	return prepareTrace(ctx, tr, l.shape.chunks(tr.SamplesPerQuery), request, request,
+	single := request
+	if l.shared {
+		single = func([]int) error { return nil } // the owner encoded them
+	} else {
+		l.sizeSingles(l.shape.lib.TotalSampleCount())
+	}
+	return prepareShard(ctx, tr, sh, l.shape.chunks, single, request,
 		func() bool { return len(l.multi) >= maxCached })
+}
+
+// shareSingles makes l send src's one-sample requests, which src's Prepare
+// encoded: requests are read-only once encoded (the loops write them to
+// their sockets as they are), so the issuers of a run hold one copy of the
+// loaded samples' requests, not one each. Batched requests are encoded at
+// issue time past maxCached, so each issuer keeps its own.
+func (l *polled[R]) shareSingles(src *polled[R]) {
+	l.single, l.shared = src.single, true
 }
 
 func (l *polled[R]) sizeSingles(n int) {
@@ -111,7 +133,7 @@ func (l *polled[R]) request(samples []int) (R, error) {
 			return l.single[i].r, nil
 		}
 		r, err := l.encode(samples)
-		if err == nil && i >= 0 && i < len(l.single) {
+		if err == nil && !l.shared && i >= 0 && i < len(l.single) {
 			l.single[i] = prepared[R]{r, true}
 		}
 		return r, err
