@@ -383,3 +383,32 @@ func TestHostileReady(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkerMetrics: the shard's live metrics are on the worker's own
+// /metrics, labelled worker="<name>", and the run ends there as done.
+func TestWorkerMetrics(t *testing.T) {
+	p := sutproxytest.Start(t, model)
+	spec := serverSpec("http://"+p.HTTPAddr(), 200, 200)
+	f, srv := newFake(t, spec, "w0")
+	w, err := worker.New(worker.Config{Coordinator: srv.URL, Name: "w0", Execute: func(context.Context, api.WorkerAssignment) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config(t, srv, "w0")
+	cfg.Metrics = w.Metrics()
+	if err := shardrun.Execute(t.Context(), cfg, api.WorkerAssignment{RunID: f.runID, Spec: json.RawMessage(spec), Shards: 1}); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	w.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	want := fmt.Sprintf(`loadgend_samples_completed_total{worker="w0"} %d`, f.readies["w0"].TraceQueries)
+	for _, s := range []string{want, `loadgend_runs_total{state="done",worker="w0"} 1`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("the worker's /metrics lacks %s", s)
+		}
+	}
+	if t.Failed() {
+		t.Log(body)
+	}
+}
