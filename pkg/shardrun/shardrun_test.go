@@ -96,7 +96,11 @@ func (f *fake) ready(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.readies[name] = body
-	if body.Error != "" || len(f.readies) < len(f.workers) {
+	if body.Error != "" { // the run fails, naming the worker
+		writeJSON(w, http.StatusConflict, api.ErrorBody{})
+		return
+	}
+	if len(f.readies) < len(f.workers) {
 		writeJSON(w, http.StatusAccepted, api.WorkerStart{RetryMs: 20})
 		return
 	}
