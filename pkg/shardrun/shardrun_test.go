@@ -452,3 +452,29 @@ func TestConflictOnTheLastChunk(t *testing.T) {
 		t.Errorf("the last chunk was sent %d times, want once", n)
 	}
 }
+
+// TestReadyRetriesAnOutage: a coordinator that answers ready 503 for a
+// while (restarting behind its Service) is posted to again, and the shard
+// runs once it answers.
+func TestReadyRetriesAnOutage(t *testing.T) {
+	p := sutproxytest.Start(t, model)
+	spec := serverSpec("http://"+p.HTTPAddr(), 200, 100)
+	f, srv := newFake(t, spec, "w0")
+	var outage atomic.Int64
+	f.onReady = func(w http.ResponseWriter, _ string, _ api.WorkerReady) bool {
+		if outage.Add(1) > 2 {
+			return false // the fake's own answer from the third post on
+		}
+		writeJSON(w, http.StatusServiceUnavailable, api.ErrorBody{})
+		return true
+	}
+	if err := shardrun.Execute(t.Context(), config(t, srv, "w0"), api.WorkerAssignment{RunID: f.runID, Spec: json.RawMessage(spec), Shards: 1}); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if n := f.readyCalls.Load(); n != 3 {
+		t.Errorf("%d ready posts, want 3 (two 503s, then the start)", n)
+	}
+	if !f.rcv.Ended() {
+		t.Error("the shard's last chunk never came")
+	}
+}
