@@ -157,6 +157,22 @@ type Options struct {
 	Started func(*loadgen.Run)
 	// Engine are further engine options (an observer for live metrics).
 	Engine []loadgen.Option
+	// Opened, when set, is called once the target is probed and the
+	// samples are known, just before Started: what a worker of a
+	// distributed run reports ready with (pkg/shardrun), which every
+	// worker of the run must agree on.
+	Opened func(Opened)
+}
+
+// Opened is what a run found before its engine was built.
+type Opened struct {
+	Probe *Probe
+	// Protocol is the target's scheme (http, https, grpc, grpcs).
+	Protocol string
+	// SUTName is the SUT's name in the run's logs.
+	SUTName string
+	// QSL is the sample library's counts.
+	QSL loadgen.QSLCounts
 }
 
 // Outcome is a finished run.
@@ -335,6 +351,10 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	q.trace = run.Trace()
+	if o.Opened != nil {
+		o.Opened(Opened{Probe: pr, Protocol: t.Scheme, SUTName: ss.sut.SUT().Name(),
+			QSL: loadgen.QSLCounts{Total: ss.lib.TotalSampleCount(), Performance: ss.lib.PerformanceSampleCount()}})
+	}
 	if o.Started != nil {
 		o.Started(run)
 	}
