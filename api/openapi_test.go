@@ -145,6 +145,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/ErrorBody", ErrorBody{}},
 		{"#/components/schemas/ErrorBody/properties/error", ErrorDetail{}},
 		{"#/components/schemas/Version", Version{}},
+		{"#/components/schemas/WorkerReady", WorkerReady{}},
+		{"#/components/schemas/WorkerStart", WorkerStart{}},
 		{"#/components/schemas/ServerMetadata", kserve.ServerMetadata{}},
 		{"#/components/schemas/ModelMetadata", kserve.ModelMetadata{}},
 		{"#/components/schemas/TensorMetadata", kserve.TensorMetadata{}},
@@ -190,7 +192,7 @@ func TestOpenAPIEnums(t *testing.T) {
 	}
 	codes := []string{CodeInvalidRequest, CodeUnauthorized, CodeTargetNotAllowed, CodeHostNotAllowed, CodeOriginNotAllowed, CodeNotFound, CodeMethodNotAllowed,
 		CodeNotFinished, CodeAlreadyFinished, CodeBodyTimeout, CodeBodyTooLarge, CodeUnsupportedMedia, CodeQueueFull, CodeInternal, CodeUnavailable,
-		CodeVersionMismatch, CodeNameTaken}
+		CodeVersionMismatch, CodeNameTaken, CodeRunEnded}
 	var files []string
 	params, _ := raw["paths"].(map[string]any)["/v1/runs/{id}/files/{name}"].(map[string]any)["parameters"].([]any)
 	for _, p := range params {

@@ -77,6 +77,11 @@ func eachHlogInterval(run *loadgen.Run, res *loadgen.Result, emit func(stats.Log
 		start := k * step
 		err = emit(stats.LogInterval{Start: start, Length: max(min(step, total-start), 0), Histogram: h})
 	}
+	// The last interval ends after the last query issued, which is past
+	// the count of those issued when shards stopped at different points
+	// (a distributed run's lost worker, a stop of N issuers): the log
+	// then has gaps.
+	end := 0
 	tl.EachQuery(func(q int, sched, _ int64) bool {
 		if kq := time.Duration(sched) / step; kq != k {
 			if q > 0 {
@@ -84,10 +89,11 @@ func eachHlogInterval(run *loadgen.Run, res *loadgen.Result, emit func(stats.Log
 			}
 			first, k = q, kq
 		}
+		end = q + 1
 		return err == nil
 	})
 	if err == nil {
-		closeInterval(issued)
+		closeInterval(end)
 	}
 	return err
 }
