@@ -115,6 +115,9 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err != nil {
 		return Run{}, nil, err
 	}
+	if err := checkDistributedLogs(s, ls); err != nil {
+		return Run{}, nil, err
+	}
 	data, err := resolveData(s.Data, env)
 	if err != nil {
 		return Run{}, nil, err
@@ -287,6 +290,19 @@ func checkClients(s api.RunSpec) error {
 	}
 	if err := sut.CheckClients("", s.GRPCClient); err != nil {
 		return fieldErr("grpc_client", "%q is not %s or %s", s.GRPCClient, sut.GRPCClientLoop, sut.GRPCClientGRPC)
+	}
+	return nil
+}
+
+// checkDistributedLogs: a worker streams its latencies, not the responses
+// an accuracy log keeps, so a distributed run cannot write one; it is
+// refused rather than run without the log its settings ask for.
+func checkDistributedLogs(s api.RunSpec, ls loadgen.Settings) error {
+	if s.Workers == 0 {
+		return nil
+	}
+	if ls.AccuracyLogSamplingTarget > 0 || ls.AccuracyLogProbability > 0 {
+		return fieldErr("workers", "%d: a distributed run streams its workers' latencies, not their responses, so it keeps no accuracy log: leave accuracy_log_sampling_target and accuracy_log_probability out, or run on one host", s.Workers)
 	}
 	return nil
 }
