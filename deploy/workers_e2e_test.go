@@ -50,7 +50,12 @@ const e2eVersion = "deploy-e2e-workers"
 // coordinator's loopback address; each LOADGEND_LISTEN (0.0.0.0:8080, one
 // pod each) becomes 127.0.0.1:0, loopback and a port of each process's
 // own; the coordinator's LOADGEND_DATA_DIR (its emptyDir's mount) a
-// temporary directory.
+// temporary directory; its LOADGEND_ALLOWED_TARGETS (the cluster's
+// Services) 127.0.0.1, where this test's target listens.
+//
+// Then a distributed run goes through them: a spec with "workers": 3
+// against a loopback sutproxy ends VALID with the three pods as its
+// workers[], and the Job's worker, --once, exits 0 after it.
 func TestWorkersFromManifest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds loadgend")
@@ -88,9 +93,137 @@ func TestWorkersFromManifest(t *testing.T) {
 		t.Errorf("the coordinator's version %q, want %q", v, e2eVersion)
 	}
 	probeWorkers(t, dep, list)
-	for _, w := range workers {
+	distributedRun(t, coord, token, names)
+	if err := workers[2].wait(60 * time.Second); err != nil {
+		t.Errorf("the Job's worker (--once) after its run: %v, want exit 0", err)
+	}
+	for _, w := range workers[:2] {
 		w.stop(t, syscall.SIGTERM, terminationGrace(t))
 	}
+}
+
+// distributedRun submits a short Server run over the workers named (as
+// many as there are) against a sutproxy on loopback, follows it to its end
+// and checks its result: VALID, and one workers[] entry per worker, by
+// name, each with samples issued.
+func distributedRun(t *testing.T, coord coordinator, token string, names []string) {
+	t.Helper()
+	target := startSutproxy(t)
+	spec := fmt.Sprintf(`{"target": %q, "model": "identity", "scenario": "Server", "workers": %d,
+		"settings": {"target_qps": 400, "target_latency_ms": 100, "min_duration_ms": 1500, "min_query_count": 600}}`,
+		"http://"+target, len(names))
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := sendJSON(t, "POST", "http://"+coord.addr+"/v1/runs", token, spec, &created); err != nil || created.ID == "" {
+		t.Fatalf("submitting the distributed run: %v (id %q)", err, created.ID)
+	}
+	var st struct {
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for st.State != "done" {
+		switch st.State {
+		case "failed", "cancelled", "interrupted":
+			t.Fatalf("the distributed run ended %s: %s\ncoordinator:\n%s", st.State, st.Reason, coord.out.String())
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the distributed run is still %s after 90 s", st.State)
+		}
+		time.Sleep(100 * time.Millisecond) // no event to wait on from another process but the API's
+		if err := getJSON(t, ctx, "http://"+coord.addr+"/v1/runs/"+created.ID, token, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res struct {
+		Validity string   `json:"result_validity"`
+		Invalid  []string `json:"invalid_reasons"`
+		Workers  []struct {
+			Name          string `json:"name"`
+			Shard         int    `json:"shard"`
+			SamplesIssued int64  `json:"samples_issued"`
+		} `json:"workers"`
+	}
+	if err := getJSON(t, ctx, "http://"+coord.addr+"/v1/runs/"+created.ID+"/result", token, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Validity != "VALID" {
+		t.Errorf("the distributed run is %s (%q), want VALID", res.Validity, res.Invalid)
+	}
+	var got []string
+	for k, w := range res.Workers {
+		got = append(got, w.Name)
+		if w.Shard != k || w.SamplesIssued == 0 {
+			t.Errorf("workers[%d]: %+v, want shard %d with samples issued", k, w, k)
+		}
+	}
+	want := slices.Clone(names)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("result.json workers %v, want the pods %v", got, want)
+	}
+}
+
+// startSutproxy builds ../cmd/sutproxy and starts it on loopback with its
+// default models; it returns its HTTP address.
+func startSutproxy(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sutproxy")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/sutproxy")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/sutproxy: %v\n%s", err, out)
+	}
+	ready := filepath.Join(dir, "ready.json")
+	p := startProc(t, "sutproxy", []string{bin, "--http-addr", "127.0.0.1:0", "--grpc-addr", "off", "--ready-file", ready}, os.Environ())
+	t.Cleanup(func() { p.stop(t, syscall.SIGTERM, 10*time.Second) })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var addrs struct {
+			HTTP string `json:"http"`
+		}
+		if b, err := os.ReadFile(ready); err == nil && json.Unmarshal(b, &addrs) == nil && addrs.HTTP != "" {
+			return addrs.HTTP
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("sutproxy exited (%v) before listening", p.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sutproxy did not write its ready file within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond) // a file written by another process: no event to wait on
+	}
+}
+
+// sendJSON sends body to rawURL with the token and decodes a 2xx answer
+// into v.
+func sendJSON(t *testing.T, method, rawURL, token, body string, v any) error {
+	t.Helper()
+	req, err := http.NewRequest(method, rawURL, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %s", method, rawURL, resp.Status, b)
+	}
+	return json.Unmarshal(b, v)
 }
 
 // buildLoadgend builds ../cmd/loadgend as the image's `make build` does
@@ -225,6 +358,7 @@ func startCoordinator(t *testing.T, bin, token string) coordinator {
 	}
 	vars["LOADGEND_LISTEN"] = "127.0.0.1:0"
 	vars["LOADGEND_DATA_DIR"] = t.TempDir()
+	vars["LOADGEND_ALLOWED_TARGETS"] = "127.0.0.1"
 	argv := containerArgv(t, c, vars)
 	listening := make(chan string, 1)
 	p := startProcWatch(t, "coordinator", append([]string{bin}, argv[1:]...), childEnvOf(withImageEnv(t, vars)), func(line string) {
@@ -448,6 +582,17 @@ func startProcWatch(t *testing.T, name string, argv, env []string, onLine func(s
 }
 
 // stop sends sig and wants the process to exit 0 within grace.
+// wait waits up to d for the process to exit on its own; its exit error,
+// or one saying it did not exit.
+func (p *proc) wait(d time.Duration) error {
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(d):
+		return fmt.Errorf("%s still running after %v", p.name, d)
+	}
+}
+
 func (p *proc) stop(t *testing.T, sig syscall.Signal, grace time.Duration) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
