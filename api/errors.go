@@ -52,6 +52,7 @@ const (
 	CodeUnavailable      = "unavailable"      // 503: not ready, or shutting down
 	CodeVersionMismatch  = "version_mismatch" // 409: a worker of another version than the coordinator's
 	CodeNameTaken        = "name_taken"       // 409: a live worker holds the name
+	CodeRunEnded         = "run_ended"        // 409: a worker's ready or records for a distributed run that ended, or that it is not in
 )
 
 // ErrorBody is the JSON body of every 4xx and 5xx answer.

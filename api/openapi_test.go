@@ -190,7 +190,7 @@ func TestOpenAPIEnums(t *testing.T) {
 	}
 	codes := []string{CodeInvalidRequest, CodeUnauthorized, CodeTargetNotAllowed, CodeHostNotAllowed, CodeOriginNotAllowed, CodeNotFound, CodeMethodNotAllowed,
 		CodeNotFinished, CodeAlreadyFinished, CodeBodyTimeout, CodeBodyTooLarge, CodeUnsupportedMedia, CodeQueueFull, CodeInternal, CodeUnavailable,
-		CodeVersionMismatch, CodeNameTaken}
+		CodeVersionMismatch, CodeNameTaken, CodeRunEnded}
 	var files []string
 	params, _ := raw["paths"].(map[string]any)["/v1/runs/{id}/files/{name}"].(map[string]any)["parameters"].([]any)
 	for _, p := range params {

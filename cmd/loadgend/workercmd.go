@@ -17,6 +17,9 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/internal/suggest"
+	"github.com/netloadgen/netloadgen/pkg/runspec"
+	"github.com/netloadgen/netloadgen/pkg/secret"
+	"github.com/netloadgen/netloadgen/pkg/shardrun"
 	"github.com/netloadgen/netloadgen/pkg/worker"
 )
 
@@ -33,6 +36,9 @@ environment:
   LOADGEND_API_TOKEN    the daemon's bearer token (never logged)
   LOADGEND_LISTEN       the worker's /metrics and /healthz address (default 127.0.0.1:9090)
   LOADGEND_LOG_LEVEL    debug, info, warn or error (default info)
+  LOADGEND_DATA_ROOT    the directory a run's data may name sample files under (as the daemon's)
+  LOADGEND_SECRET_ENV   the variables a run's @env: references may read, comma-separated
+  LOADGEND_SECRETS_DIR  the directory a run's @file: references may read under
   LOADGEND_TEST_CLOCK_SHIFT  test only: shift the worker's clock by this duration (250ms)
 
 exit status: 0 when stopped (SIGTERM, SIGINT) or, with --once, after one run;
@@ -79,7 +85,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	cfg.Address = advertised(ln.Addr().String())
 	cfg.Log = newLogger(stderr, level)
 	var w *worker.Worker
-	cfg.Execute = func(ctx context.Context, a api.WorkerAssignment) error { return executeAssignment(ctx, w, cfg.Now, a) }
+	cfg.Execute = func(ctx context.Context, a api.WorkerAssignment) error { return executeAssignment(ctx, w, cfg, a) }
 	if w, err = worker.New(cfg); err != nil {
 		return fail(err)
 	}
@@ -140,11 +146,26 @@ func advertised(addr string) string {
 	return addr
 }
 
-// errNoDistributedRuns: the executor of distributed runs comes with the
-// coordinator's side of them (issue 29, phase 2).
-var errNoDistributedRuns = errors.New("this loadgend cannot carry out a shard of a distributed run yet")
+// workerEnv is what a worker resolves itself in the specs its coordinator
+// sends, as the daemon does for its own runs: data paths under
+// LOADGEND_DATA_ROOT, @env: references to the variables
+// LOADGEND_SECRET_ENV names, @file: references under LOADGEND_SECRETS_DIR.
+func workerEnv() runspec.Env {
+	var allowed []string
+	for _, v := range strings.Split(os.Getenv("LOADGEND_SECRET_ENV"), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			allowed = append(allowed, v)
+		}
+	}
+	dir := os.Getenv("LOADGEND_SECRETS_DIR")
+	return runspec.Env{DataRoot: os.Getenv("LOADGEND_DATA_ROOT"),
+		Secrets:       secret.Sources{Env: os.LookupEnv, AllowedEnv: append([]string{}, allowed...), FilesDir: dir},
+		NoSecretFiles: dir == ""}
+}
 
-// executeAssignment carries out one shard on the worker's clock (now).
-func executeAssignment(_ context.Context, _ *worker.Worker, _ func() time.Time, a api.WorkerAssignment) error {
-	return fmt.Errorf("run %s shard %d of %d: %w", a.RunID, a.Shard, a.Shards, errNoDistributedRuns)
+// executeAssignment carries out one shard on the worker's clock (now),
+// its live metrics on the worker's /metrics.
+func executeAssignment(ctx context.Context, w *worker.Worker, cfg worker.Config, a api.WorkerAssignment) error {
+	return shardrun.Execute(ctx, shardrun.Config{Worker: cfg.Name, Coordinator: w.Link(), Env: workerEnv(),
+		Now: cfg.Now, Metrics: w.Metrics(), Log: cfg.Log}, a)
 }

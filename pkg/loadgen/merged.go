@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/stats"
@@ -49,6 +50,20 @@ type mergeState struct {
 	splitSeen  []bool     // Offline split between shards: the shards that reported its query
 	unanswered []uint64   // bit per sample: a worker reported it unanswered at its drain's end
 	finished   *Result
+	names      []string // the workers of the shards (NameWorkers), for the per-sample export
+	// liveStart is the run's start on the coordinator's clock
+	// (MergedStarted), for Progress: the record's own start is fixed.
+	liveStart atomic.Pointer[time.Time]
+}
+
+// MergedStarted tells a merged run when its workers start, on the clock
+// its Progress reads (the wall clock by default): until then its Progress
+// says not started, and from then on its elapsed time counts from t. The
+// record does not depend on it.
+func (r *Run) MergedStarted(t time.Time) {
+	if m := r.merge; m != nil {
+		m.liveStart.Store(&t)
+	}
 }
 
 // NewMergedRun is the run N workers carried out, rebuilt from their records:
@@ -103,6 +118,36 @@ func NewMergedRun(s Settings, qsl QSLCounts, shards int, opts ...Option) (*Run, 
 	r.startedAt.Store(&r.startTime)
 	r.started.Store(true) // Execute would issue through nothing: ErrAlreadyExecuted
 	return r, nil
+}
+
+// NameWorkers names the workers of a merged run's shards, names[k] shard
+// k's: its per-sample export (WriteSamples) gives each sample's line the
+// worker that issued it ("worker"). Call it before WriteSamples.
+func (r *Run) NameWorkers(names []string) error {
+	m := r.merge
+	switch {
+	case m == nil:
+		return fmt.Errorf("%w: not a merged run (NewMergedRun)", ErrBadRecord)
+	case len(names) != r.shardN:
+		return fmt.Errorf("%w: %d worker names for %d shards", ErrBadRecord, len(names), r.shardN)
+	}
+	m.mu.Lock()
+	m.names = slices.Clone(names)
+	m.mu.Unlock()
+	return nil
+}
+
+// workerOf is the name of the worker that issued sample seq of a merged
+// run named by NameWorkers; ok false otherwise.
+func (r *Run) workerOf(seq int) (string, bool) {
+	m := r.merge
+	if m == nil || len(m.names) != r.shardN {
+		return "", false
+	}
+	if r.split {
+		return m.names[seq%r.shardN], true
+	}
+	return m.names[(seq/r.spq)%r.shardN], true
 }
 
 // mergedClassifier classifies a worker's failed sample by the kind its

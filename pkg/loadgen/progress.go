@@ -41,6 +41,11 @@ type Progress struct {
 func (r *Run) Progress() Progress {
 	p := Progress{PlannedQueries: r.n, Finished: r.finished.Load()}
 	start := r.startedAt.Load()
+	if m := r.merge; m != nil {
+		// A merged run's record starts at a fixed instant; its workers'
+		// start is the one elapsed time counts from.
+		start = m.liveStart.Load()
+	}
 	if start == nil {
 		return p
 	}

@@ -26,7 +26,9 @@ const (
 // first_token). A failed sample keeps what was measured: its first token,
 // the tokens it received, its input tokens. status is "ok", or a failed
 // sample's outcome ("timeout", "malformed", "unanswered", ...; "failed"
-// when the run knew of no tokens yet). Call it after Execute has returned.
+// when the run knew of no tokens yet). A distributed run's lines (a merged
+// run whose workers NameWorkers named) end with "worker", the name of the
+// worker that issued the sample. Call it after Execute has returned.
 func (r *Run) WriteSamples(w io.Writer) error {
 	t := r.tok.Load()
 	buf := make([]byte, 0, 64<<10)
@@ -90,6 +92,11 @@ func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, sched, issu
 	b = strconv.AppendInt(b, input, 10)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendQuote(b, status)
+	if w, ok := r.workerOf(seq); ok {
+		// A distributed run's line names the worker that issued it.
+		b = append(b, `,"worker":`...)
+		b = strconv.AppendQuote(b, w)
+	}
 	return append(b, "}\n"...)
 }
 

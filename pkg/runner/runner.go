@@ -156,6 +156,22 @@ type Options struct {
 	Started func(*loadgen.Run)
 	// Engine are further engine options (an observer for live metrics).
 	Engine []loadgen.Option
+	// Opened, when set, is called once the target is probed and the
+	// samples are known, just before Started: what a worker of a
+	// distributed run reports ready with (pkg/shardrun), which every
+	// worker of the run must agree on.
+	Opened func(Opened)
+}
+
+// Opened is what a run found before its engine was built.
+type Opened struct {
+	Probe *Probe
+	// Protocol is the target's scheme (http, https, grpc, grpcs).
+	Protocol string
+	// SUTName is the SUT's name in the run's logs.
+	SUTName string
+	// QSL is the sample library's counts.
+	QSL loadgen.QSLCounts
 }
 
 // Outcome is a finished run.
@@ -178,6 +194,7 @@ type session struct {
 	sut   *sut.Adapter
 	conns int
 	tls   *tlsconf.Summary // nil: plain text
+	name  string           // the SUT's name
 	// genLoop: a generative run's requests go by grpcloop's Generator.
 	genLoop bool
 }
@@ -236,7 +253,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 			return nil, err
 		}
 		ok = true
-		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), genLoop: loop}, nil
+		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), name: name, genLoop: loop}, nil
 	}
 	if spec.BatchSize > 1 && !pr.Batched {
 		// sut.New would quietly send one sample per request instead.
@@ -262,7 +279,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		return nil, err
 	}
 	ok = true
-	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname())}, nil
+	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), name: name}, nil
 }
 
 // Run carries out spec. An error means the run could not start or could not
@@ -303,6 +320,10 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	q.trace = run.Trace()
+	if o.Opened != nil {
+		o.Opened(Opened{Probe: pr, Protocol: t.Scheme, SUTName: ss.name,
+			QSL: loadgen.QSLCounts{Total: ss.lib.TotalSampleCount(), Performance: ss.lib.PerformanceSampleCount()}})
+	}
 	if o.Started != nil {
 		o.Started(run)
 	}

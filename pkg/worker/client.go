@@ -79,15 +79,24 @@ func (c *client) do(ctx context.Context, method, path, session string, in, out a
 }
 
 func (c *client) send(ctx context.Context, method, path, session string, in, out any, timeout time.Duration) (int, error) {
+	if in == nil {
+		return c.sendBytes(ctx, method, path, session, "", nil, out, timeout)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return 0, err
+	}
+	return c.sendBytes(ctx, method, path, session, "application/json", b, out, timeout)
+}
+
+// sendBytes sends in (nil: no body) of type ctype and decodes a 2xx answer
+// into out, as do does.
+func (c *client) sendBytes(ctx context.Context, method, path, session, ctype string, in []byte, out any, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var body io.Reader
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return 0, err
-		}
-		body = bytes.NewReader(b)
+		body = bytes.NewReader(in)
 	}
 	p, query, _ := strings.Cut(path, "?")
 	u := c.base.JoinPath(p)
@@ -96,8 +105,8 @@ func (c *client) send(ctx context.Context, method, path, session string, in, out
 	if err != nil {
 		return 0, err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,9 @@ type Worker struct {
 	reg *prometheus.Registry
 	met *metrics.Metrics
 	own ownMetrics
+	// sess is the current registration's session, for Link; nil between
+	// sessions.
+	sess atomic.Pointer[session]
 }
 
 // New checks cfg and prepares the worker and its metrics.
@@ -241,6 +245,8 @@ type session struct {
 // when Once is satisfied, false when the session ended (ctx, or the
 // coordinator forgot the worker).
 func (w *Worker) serve(ctx context.Context, s *session) bool {
+	w.sess.Store(s)
+	defer w.sess.CompareAndSwap(s, nil)
 	sctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
