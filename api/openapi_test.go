@@ -145,6 +145,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/ErrorBody", ErrorBody{}},
 		{"#/components/schemas/ErrorBody/properties/error", ErrorDetail{}},
 		{"#/components/schemas/Version", Version{}},
+		{"#/components/schemas/WorkerReady", WorkerReady{}},
+		{"#/components/schemas/WorkerStart", WorkerStart{}},
 		{"#/components/schemas/ServerMetadata", kserve.ServerMetadata{}},
 		{"#/components/schemas/ModelMetadata", kserve.ModelMetadata{}},
 		{"#/components/schemas/TensorMetadata", kserve.TensorMetadata{}},

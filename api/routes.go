@@ -30,6 +30,8 @@ var Routes = []Route{
 	{"POST", "/v1/workers/{name}/heartbeat"},
 	{"GET", "/v1/workers/{name}/work"},
 	{"POST", "/v1/workers/{name}/clock"},
+	{"POST", "/v1/workers/{name}/runs/{id}/ready"},
+	{"POST", "/v1/workers/{name}/runs/{id}/records"},
 	{"GET", "/healthz"},
 	{"GET", "/readyz"},
 	{"GET", "/metrics"},

@@ -4,35 +4,30 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 )
 
-// TestWorkersRefusedAtSubmission: until the daemon drives workers, a spec
-// asking for them is refused at once with 400 naming workers, and nothing
-// is queued.
-func TestWorkersRefusedAtSubmission(t *testing.T) {
+// TestWorkersWaitedFor: a spec asking for workers is taken (202) and
+// waits for them up to workers_wait_ms; too few by then, the run fails
+// naming who is registered and who is busy.
+func TestWorkersWaitedFor(t *testing.T) {
 	_, base := startDaemon(t, nil)
-	code, b := do(t, "POST", base+"/v1/runs", `{"target":"http://127.0.0.1:9","model":"m","workers":3}`)
-	var eb api.ErrorBody
-	if code != http.StatusBadRequest || json.Unmarshal(b, &eb) != nil || eb.Error.Field != "workers" ||
-		!strings.Contains(eb.Error.Message, "registered workers") {
+	code, b := do(t, "POST", base+"/v1/runs", `{"target":"http://127.0.0.1:9","model":"m","workers":3,"workers_wait_ms":50}`)
+	if code != http.StatusAccepted {
 		t.Fatalf("POST with workers: %d %s", code, b)
 	}
-	_, b = do(t, "GET", base+"/v1/runs", "")
-	var list api.RunList
-	if err := json.Unmarshal(b, &list); err != nil || len(list.Runs) != 0 {
-		t.Errorf("a refused run was stored: %s", b)
+	var run struct{ ID string }
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
 	}
-	s := &Service{}
-	if err := s.checkWorkers(api.RunSpec{Workers: 1}); !errors.Is(err, ErrNoWorkers) {
-		t.Errorf("checkWorkers: %v, want ErrNoWorkers", err)
+	st := waitState(t, base, run.ID)
+	if st.State != "failed" || !strings.Contains(st.Error, "wants 3 workers, 0 idle") || !strings.Contains(st.Error, "busy: none") {
+		t.Fatalf("state %s, error %q", st.State, st.Error)
 	}
 }
 

@@ -84,6 +84,10 @@ var ungated = []api.Route{
 	{Method: "POST", Path: "/v1/workers/{name}/heartbeat"},
 	{Method: "GET", Path: "/v1/workers/{name}/work"},
 	{Method: "POST", Path: "/v1/workers/{name}/clock"},
+	// A distributed run's ready (held for the start) and records: the
+	// run's own traffic, which a busy API must not delay (distrun.go).
+	{Method: "POST", Path: "/v1/workers/{name}/runs/{id}/ready"},
+	recordsRoute,
 }
 
 // bodyRead reads a request's body, bounded in size (maxBody) and in time
@@ -92,6 +96,12 @@ var ungated = []api.Route{
 // a byte a second kept every /v1 request at 503 for minutes). h reads the
 // body from memory.
 func (s *Service) bodyRead(h http.Handler) http.Handler {
+	return s.bodyReadMax(h, s.maxBody())
+}
+
+// bodyReadMax is bodyRead with a bound of its own: a worker's record chunk
+// is larger than any JSON body.
+func (s *Service) bodyReadMax(h http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			h.ServeHTTP(w, r)
@@ -100,11 +110,11 @@ func (s *Service) bodyRead(h http.Handler) http.Handler {
 		rc := http.NewResponseController(w)
 		timeout := s.bodyTimeout()
 		_ = rc.SetReadDeadline(time.Now().Add(timeout))
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody()), "")
+			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", maxBody), "")
 			return
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			w.Header().Set("Connection", "close")

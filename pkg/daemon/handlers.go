@@ -50,7 +50,10 @@ func (s *Service) handler() http.Handler {
 		if strings.HasPrefix(r.Path, "/v1/") && !slices.Contains(ungated, r) {
 			h = s.gated(h)
 		}
-		if r.Method == http.MethodPost {
+		switch {
+		case r == recordsRoute:
+			h = recordsBody(s.bodyReadMax(h, api.MaxRecordsBody))
+		case r.Method == http.MethodPost:
 			// The body is read before the gate, and its type checked
 			// before it is read.
 			h = jsonBody(s.bodyRead(h))
@@ -119,6 +122,8 @@ func (s *Service) routes() map[string]http.Handler {
 		"POST /v1/workers/{name}/heartbeat":             http.HandlerFunc(s.workerHeartbeat),
 		"GET /v1/workers/{name}/work":                   http.HandlerFunc(s.workerWork),
 		"POST /v1/workers/{name}/clock":                 http.HandlerFunc(s.workerClock),
+		"POST /v1/workers/{name}/runs/{id}/ready":       http.HandlerFunc(s.workerReady),
+		"POST /v1/workers/{name}/runs/{id}/records":     http.HandlerFunc(s.workerRecords),
 		"GET /healthz":                                  http.HandlerFunc(s.healthz),
 		"GET /readyz":                                   http.HandlerFunc(s.readyz),
 		"GET /metrics":                                  metrics.Handler(s.reg),
@@ -156,9 +161,6 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spec, err := runspec.Decode(bytes.NewReader(body), s.limits)
-	if err == nil {
-		err = s.checkWorkers(spec)
-	}
 	if err != nil {
 		status, eb := api.ErrorFor(err)
 		writeJSON(w, status, eb)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,9 @@ type Service struct {
 	allow  *Allowlist
 	limits api.Limits
 	fleet  *Fleet // the registered workers
+	// dist is the distributed run in progress, for the worker routes;
+	// nil when none.
+	dist atomic.Pointer[distRun]
 	// stopSweep ends the fleet's sweeper.
 	stopSweep context.CancelFunc
 

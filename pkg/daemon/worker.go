@@ -212,9 +212,12 @@ func (s *Service) execute(id string) {
 	log.Info("run starting", "target", spec.Target, "model", spec.Model, "scenario", spec.Scenario)
 	var out *runner.Outcome
 	var runErr error
-	if planned.Search != nil {
+	switch {
+	case planned.Search != nil:
 		out, runErr = s.runSearch(ctx, a, rspec, *planned.Search, log)
-	} else {
+	case spec.Workers >= 1:
+		out, runErr = s.runDistributed(ctx, a, spec, rspec, log)
+	default:
 		out, runErr = runner.Run(ctx, rspec, runner.Options{
 			Logger:  log,
 			Started: func(r *loadgen.Run) { a.run.Store(r) },
@@ -296,9 +299,6 @@ func (s *Service) admit(rec runstore.Record) (api.RunSpec, runspec.Run, bool) {
 		return spec, runspec.Run{}, false
 	}
 	planned, err := runspec.Admit(run, s.limits, s.store.Dir(rec.ID))
-	if err == nil {
-		err = s.checkWorkers(spec)
-	}
 	if err != nil {
 		s.fail(rec.ID, "the spec is no longer admitted", err)
 		return spec, planned, false
