@@ -77,6 +77,10 @@ func eachHlogInterval(run *loadgen.Run, res *loadgen.Result, emit func(stats.Log
 		start := k * step
 		err = emit(stats.LogInterval{Start: start, Length: max(min(step, total-start), 0), Histogram: h})
 	}
+	// The issued queries need not be 0 … issued−1: a run of several
+	// shards (issuers, or a distributed run's workers) that stopped early
+	// leaves gaps, so the last interval ends after the last query issued.
+	end := 0
 	tl.EachQuery(func(q int, sched, _ int64) bool {
 		if kq := time.Duration(sched) / step; kq != k {
 			if q > 0 {
@@ -84,10 +88,11 @@ func eachHlogInterval(run *loadgen.Run, res *loadgen.Result, emit func(stats.Log
 			}
 			first, k = q, kq
 		}
+		end = q + 1
 		return err == nil
 	})
 	if err == nil {
-		closeInterval(issued)
+		closeInterval(end)
 	}
 	return err
 }
