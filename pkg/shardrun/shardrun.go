@@ -200,9 +200,11 @@ func (sh *shard) execute(ctx context.Context, spec runner.Spec) error {
 		}
 		return err
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("run %s stopped: %w", sh.a.RunID, ctx.Err())
-	}
+	// A stop from the coordinator (ctx cancelled: another worker was
+	// lost, the run was cancelled) stopped issuing and drained, as a
+	// local run's cancel does: the end still goes, so that the
+	// coordinator accounts for this shard's samples and does not take the
+	// worker for lost. It waits for the ends of the workers it stopped.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sh.cfg.FinishTimeout)
 	defer cancel()
 	if err := st.Finish(fctx, shardrec.EndOf(sh.run.Load(), out.Result), sh.send); err != nil {
