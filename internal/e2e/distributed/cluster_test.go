@@ -29,9 +29,10 @@ const repoRoot = "../../.."
 // CLI through LOADGEND_API_TOKEN: no process may print it.
 const token = "accept-e2e-token-5b0c7d1e9f"
 
-// model is the target's one simulated model: 2 ms a request, batches of
-// up to 8, far above the few hundred requests a second the runs send.
-const model = "name=m,fn=echo,dtype=FP32,dims=16,max_batch=8,latency=constant:2ms,instances=1"
+// model is the target's one simulated model: 2 ms a request, four
+// instances batching up to 8, far above the few hundred requests a second
+// the runs send.
+const model = "name=m,fn=echo,dtype=FP32,dims=16,max_batch=8,latency=constant:2ms,instances=4"
 
 // Timing of the coordinator: a worker silent for workerTimeout is lost, a
 // run drains for at most drainTimeout. The bound on a lost

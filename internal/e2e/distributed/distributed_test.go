@@ -20,11 +20,12 @@ import (
 )
 
 // serverSettings are a Server run's settings flags, as run, schedule and
-// rejudge take them: qps for at least ms and queries. A 100 ms bound over
-// a 2 ms model: every sample is within it, and ≥ 459 queries meet
-// LoadGen's early stopping for p99, so a run of 600 is VALID.
+// rejudge take them: qps for at least ms and queries. A 250 ms bound over
+// a 2 ms model, far: every sample is within it even on a busy machine, and
+// ≥ 459 queries meet LoadGen's early stopping for p99, so a run of 600 is
+// VALID.
 func serverSettings(qps, ms, queries int) []string {
-	return []string{"--scenario", "Server", "--target-qps", strconv.Itoa(qps), "--target-latency-ms", "100",
+	return []string{"--scenario", "Server", "--target-qps", strconv.Itoa(qps), "--target-latency-ms", "250",
 		"--min-duration-ms", strconv.Itoa(ms), "--min-query-count", strconv.Itoa(queries)}
 }
 
@@ -65,7 +66,7 @@ func TestThreeWorkersMergeToOneRun(t *testing.T) {
 	names := []string{"w1", "w2", "w3"}
 	startWorkers(t, loadgend, c, nil, names...)
 
-	settings := serverSettings(400, 1500, 600)
+	settings := serverSettings(300, 2000, 600)
 	dir := t.TempDir()
 	out, export := filepath.Join(dir, "run"), filepath.Join(dir, "samples.jsonl")
 	inv := cli(t, loadgend, runArgs(c, 3, target, out, export, settings...)...)
@@ -352,7 +353,7 @@ func TestKilledWorkerEndsTheRunInvalid(t *testing.T) {
 	dir := t.TempDir()
 	out, export := filepath.Join(dir, "run"), filepath.Join(dir, "samples.jsonl")
 	// A run of 20 s at most: the kill ends it after a second or two.
-	args := runArgs(c, 3, target, out, export, serverSettings(400, 20000, 600)...)
+	args := runArgs(c, 3, target, out, export, serverSettings(300, 20000, 600)...)
 	args = append(args, "--drain-timeout-ms", strconv.Itoa(int(drainTimeout.Milliseconds())),
 		"--worker-timeout-ms", strconv.Itoa(int(workerTimeout.Milliseconds())))
 	runner, id := cliBackground(t, loadgend, args...)
@@ -396,7 +397,7 @@ func TestKilledWorkerEndsTheRunInvalid(t *testing.T) {
 		t.Errorf("GET /v1/workers: k2 %q, want lost", w.State)
 	}
 	next := filepath.Join(dir, "next")
-	inv := cli(t, loadgend, runArgs(c, 2, target, next, filepath.Join(dir, "next.jsonl"), serverSettings(600, 1000, 600)...)...)
+	inv := cli(t, loadgend, runArgs(c, 2, target, next, filepath.Join(dir, "next.jsonl"), serverSettings(300, 2000, 600)...)...)
 	if inv.code != 0 {
 		t.Fatalf("the next run, on the two remaining workers: want exit 0: %v", inv)
 	}
@@ -429,7 +430,7 @@ func TestShiftedClockIsMeasured(t *testing.T) {
 
 	dir := t.TempDir()
 	out, export := filepath.Join(dir, "run"), filepath.Join(dir, "samples.jsonl")
-	inv := cli(t, loadgend, runArgs(c, 2, view.addr, out, export, serverSettings(600, 1000, 600)...)...)
+	inv := cli(t, loadgend, runArgs(c, 2, view.addr, out, export, serverSettings(300, 2000, 600)...)...)
 	if inv.code != 0 {
 		t.Fatalf("want exit 0 (VALID): %v", inv)
 	}
@@ -462,13 +463,34 @@ func TestShiftedClockIsMeasured(t *testing.T) {
 		if len(arrivals[name]) == 0 {
 			t.Fatalf("the target saw no request from worker %s (peers %v)", name, keys(arrivals))
 		}
-		starts[name] = arrivals[name][0].Add(-time.Duration(first.Sent))
+		starts[name] = startAtTarget(lines, name, shards, arrivals[name])
 	}
 	if apart := starts["ahead"].Sub(starts["true"]).Abs(); apart > 2*time.Millisecond {
 		t.Errorf("at the target, the workers started %v apart: want one common start (within 2 ms)", apart)
 	} else {
 		t.Logf("at the target, the workers' starts %v apart", apart)
 	}
+}
+
+// startAtTarget estimates when worker name started, on the test's clock:
+// its i-th request arrived at the target after it sent it at its start
+// plus its i-th sent time, so each arrival less that sent time bounds the
+// start from above, later by the network and the relay's wake-up; the
+// least of the first hundred is the estimate (requests paired by rank:
+// one worker sends its shard's queries in order).
+func startAtTarget(lines []exportLine, name string, shards map[string]int, arrivals []time.Time) time.Time {
+	var sent []int64
+	for i := shards[name]; i < len(lines); i += len(shards) {
+		sent = append(sent, lines[i].Sent)
+	}
+	slices.Sort(sent)
+	var start time.Time
+	for i := range min(len(sent), len(arrivals), 100) {
+		if s := arrivals[i].Add(-time.Duration(sent[i])); i == 0 || s.Before(start) {
+			start = s
+		}
+	}
+	return start
 }
 
 func keys[V any](m map[string]V) []string {
@@ -482,8 +504,9 @@ func keys[V any](m map[string]V) []string {
 
 // TestUnreachableTargetFailsAtTheProbe: workers that cannot reach the
 // target (nothing listens on its port) fail the run at the probe, before
-// any load: the run ends failed naming a worker and the probe, `loadgend
-// run` exits 2 saying so, and the workers are idle for the next run.
+// any load: the run ends failed naming a worker and the target it could
+// not reach, `loadgend run` exits 2 saying so, and the workers are idle
+// for the next run.
 // (The network-namespace test has the sharper case: one worker of two
 // cut off from a target the other reaches, and no request sent.)
 func TestUnreachableTargetFailsAtTheProbe(t *testing.T) {
@@ -497,9 +520,10 @@ func TestUnreachableTargetFailsAtTheProbe(t *testing.T) {
 	if inv.code != 2 || !strings.Contains(inv.stderr, "failed") {
 		t.Fatalf("want exit 2, the run failed: %v", inv)
 	}
-	named := regexp.MustCompile(`worker (u1|u2)\b`)
-	if !named.MatchString(inv.stderr) || !strings.Contains(strings.ToLower(inv.stderr), "probe") {
-		t.Errorf("stderr %q: want the probe's failure naming the worker (%s)", inv.stderr, named)
+	// The worker's failure, naming it and the target it could not reach.
+	named := regexp.MustCompile(`worker (u1|u2)\b.*` + regexp.QuoteMeta(closed))
+	if !named.MatchString(inv.stderr) {
+		t.Errorf("stderr %q: want the worker's failure to reach the target, naming both (%s)", inv.stderr, named)
 	}
 	c.waitIdle(t, []*proc{procs["u1"], procs["u2"]}, names...)
 }
