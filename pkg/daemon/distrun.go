@@ -421,21 +421,24 @@ type follower struct {
 	log     *slog.Logger
 
 	lost     map[int]loadgen.LostWorker
+	finished map[int]bool     // the worker's executor returned: nothing more comes from it
 	stopping <-chan time.Time // set once the crew was stopped: the ends are waited for until it fires
+	gaveUp   bool             // the wait for the ends passed
 	reason   loadgen.StopReason
 }
 
 // follow receives the run's records until every worker's end arrived or
 // its worker was lost. A worker lost (silent for worker_timeout_ms, its
 // records refused, its assignment failed), a cancel, or the run outlasting
-// its bound stop the crew; the ends of the others are then waited for up
-// to their drain timeout and a heartbeat, and those that do not come are
-// lost too. It returns how the run ended as the coordinator saw it.
+// its bound stop the crew; the others' ends are then waited for up to
+// their drain timeout and a heartbeat (a stopped worker that returns
+// without its end is not waited for). It returns how the run ended as the
+// coordinator saw it.
 func (d *distRun) follow(ctx context.Context, crew *Crew, rcv *shardrec.Receiver, start time.Time, ls loadgen.Settings, dd api.DistributedDefaults, log *slog.Logger) loadgen.MergedEnd {
 	drain, hb := msDur(ls.Engine.DrainTimeoutMs), msDur(dd.WorkerTimeoutMs)
 	// A stopped worker hears it at its next heartbeat (a quarter of the
 	// timeout), drains, and sends its end.
-	f := &follower{d: d, crew: crew, rcv: rcv, start: start, endWait: drain + hb/4 + time.Second, log: log, lost: map[int]loadgen.LostWorker{}}
+	f := &follower{d: d, crew: crew, rcv: rcv, start: start, endWait: drain + hb/4 + time.Second, log: log, lost: map[int]loadgen.LostWorker{}, finished: map[int]bool{}}
 	bound := time.NewTimer(time.Until(start) + msDur(ls.MaxDurationMs) + drain + hb + endSlack)
 	defer bound.Stop()
 	done := ctx.Done()
@@ -448,9 +451,7 @@ func (d *distRun) follow(ctx context.Context, crew *Crew, rcv *shardrec.Receiver
 		case l := <-crew.Lost():
 			f.lose(l.Name, l.At, "no heartbeat for worker_timeout_ms")
 		case fw := <-crew.Finished():
-			if fw.Error != "" && rcv.Ends()[slices.Index(d.names, fw.Name)] == nil {
-				f.lose(fw.Name, time.Now(), "its assignment failed: "+fw.Error)
-			}
+			f.finish(fw)
 		case <-done:
 			done = nil
 			f.reason = loadgen.StopCancelled
@@ -461,20 +462,38 @@ func (d *distRun) follow(ctx context.Context, crew *Crew, rcv *shardrec.Receiver
 		case <-bound.C:
 			f.stop("the run outlasted its max_duration, drain and worker timeouts")
 		case <-f.stopping:
-			for k, e := range rcv.Ends() {
-				if e == nil {
-					f.lose(d.names[k], time.Now(), "its end did not come within the drain timeout after the stop")
-				}
-			}
+			// A stopped worker's records up to its stop are merged; what
+			// it had in flight is unanswered.
+			f.gaveUp = true
+			log.Warn("the stopped workers' ends did not all come", "waited", f.endWait)
 		}
 	}
 	return f.end()
 }
 
-// over: every worker's end arrived, or the worker was lost.
+// finish notes a worker's executor's return. One that failed before its
+// end came, while the run went on, is lost; one the coordinator stopped
+// sends nothing more.
+func (f *follower) finish(fw FinishedWorker) {
+	k := slices.Index(f.d.names, fw.Name)
+	if k < 0 {
+		return
+	}
+	f.finished[k] = true
+	if fw.Error != "" && f.stopping == nil && f.rcv.Ends()[k] == nil {
+		f.lose(fw.Name, time.Now(), "its assignment failed: "+fw.Error)
+	}
+}
+
+// over: every worker's end arrived, or it was lost, or it was stopped and
+// returned; or the wait for the stopped workers passed.
 func (f *follower) over() bool {
+	if f.gaveUp {
+		return true
+	}
 	for k, e := range f.rcv.Ends() {
-		if _, lost := f.lost[k]; e == nil && !lost {
+		_, lost := f.lost[k]
+		if e == nil && !lost && !(f.stopping != nil && f.finished[k]) {
 			return false
 		}
 	}

@@ -77,9 +77,10 @@ func eachHlogInterval(run *loadgen.Run, res *loadgen.Result, emit func(stats.Log
 		start := k * step
 		err = emit(stats.LogInterval{Start: start, Length: max(min(step, total-start), 0), Histogram: h})
 	}
-	// The issued queries need not be 0 … issued−1: a run of several
-	// shards (issuers, or a distributed run's workers) that stopped early
-	// leaves gaps, so the last interval ends after the last query issued.
+	// The last interval ends after the last query issued, which is past
+	// the count of those issued when shards stopped at different points
+	// (a distributed run's lost worker, a stop of N issuers): the log
+	// then has gaps.
 	end := 0
 	tl.EachQuery(func(q int, sched, _ int64) bool {
 		if kq := time.Duration(sched) / step; kq != k {

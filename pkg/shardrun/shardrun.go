@@ -236,7 +236,8 @@ func (sh *shard) readyFailed(ctx context.Context, cause error) {
 	if len(msg) > 4000 {
 		msg = msg[:4000]
 	}
-	if _, _, err := sh.cfg.Coordinator.Ready(ctx, sh.a.RunID, api.WorkerReady{Error: msg}); err != nil {
+	// The coordinator answers an error with 409: the run fails.
+	if _, _, err := sh.cfg.Coordinator.Ready(ctx, sh.a.RunID, api.WorkerReady{Error: msg}); err != nil && !errors.Is(err, worker.ErrRunEnded) {
 		sh.log.Warn("reporting the failure to prepare", "error", err)
 	}
 }
