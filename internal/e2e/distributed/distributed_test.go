@@ -383,9 +383,19 @@ func TestKilledWorkerEndsTheRunInvalid(t *testing.T) {
 	if res.Valid || !slices.ContainsFunc(res.InvalidReasons, reason.MatchString) {
 		t.Errorf("result.json: valid %v, reasons %q; want INVALID naming k2", res.Valid, res.InvalidReasons)
 	}
+	// The target answers every request: the samples that failed are the
+	// lost worker's unaccounted ones (at most its last chunk and what it
+	// had in flight); the workers that were stopped drained, and their
+	// records are whole.
+	if m := reason.FindStringSubmatch(strings.Join(res.InvalidReasons, "\n")); m != nil && strconv.FormatInt(res.SamplesFailed, 10) != m[2] {
+		t.Errorf("result.json: %d samples failed; want the %s the lost worker left unaccounted", res.SamplesFailed, m[2])
+	}
 	for _, w := range res.Workers {
 		if w.Lost != (w.Name == "k2") {
 			t.Errorf("result.json workers[]: %s lost %v: want only k2 lost", w.Name, w.Lost)
+		}
+		if w.Name != "k2" && (w.SamplesFailed != 0 || w.SamplesCompleted != w.SamplesIssued) {
+			t.Errorf("result.json workers[]: %s, stopped, %d of %d issued completed, %d failed: want its records whole", w.Name, w.SamplesCompleted, w.SamplesIssued, w.SamplesFailed)
 		}
 	}
 	if len(res.Workers) != 3 {
