@@ -26,8 +26,9 @@ var inferRequest = []byte("POST /v2/models/")
 // inference request arrived, on the test's clock (the coordinator's: one
 // host, or one kernel for network namespaces).
 type targetView struct {
-	addr  string // the relay's host:port: the runs' target
-	owner func(remote net.Addr) string
+	addr   string // the relay's host:port: the runs' target
+	owner  func(remote net.Addr) string
+	naming sync.WaitGroup // the owner lookups under way
 
 	mu    sync.Mutex
 	conns []*viewConn
@@ -54,12 +55,20 @@ func startView(t *testing.T, listen, upstream string, owner func(net.Addr) strin
 			if err != nil {
 				return
 			}
-			// The peer is named at once: its socket is still open.
-			vc := &viewConn{peer: owner(c.RemoteAddr())}
+			vc := &viewConn{}
 			v.mu.Lock()
 			v.conns = append(v.conns, vc)
 			v.mu.Unlock()
 			open.Store(c, struct{}{})
+			// The peer is named now, while its socket is surely open, but
+			// beside the relay: a look through /proc must delay neither
+			// the next accept nor this connection's requests.
+			v.naming.Go(func() {
+				peer := owner(c.RemoteAddr())
+				v.mu.Lock()
+				vc.peer = peer
+				v.mu.Unlock()
+			})
 			wg.Go(func() { v.relay(c, upstream, vc, &open) })
 		}
 	})
@@ -111,6 +120,7 @@ func (v *targetView) relay(c net.Conn, upstream string, vc *viewConn, open *sync
 // byPeer is, for each peer, its inference requests' arrival times, in
 // order of arrival.
 func (v *targetView) byPeer() map[string][]time.Time {
+	v.naming.Wait()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	out := map[string][]time.Time{}
