@@ -205,9 +205,20 @@ func (sh *shard) execute(ctx context.Context, spec runner.Spec) error {
 	// local run's cancel does: the end still goes, so that the
 	// coordinator accounts for this shard's samples and does not take the
 	// worker for lost. It waits for the ends of the workers it stopped.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sh.cfg.FinishTimeout)
+	// The last chunks are resent until the timeout, but not after an
+	// answer that no resend changes.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sh.cfg.FinishTimeout)
 	defer cancel()
-	if err := st.Finish(fctx, shardrec.EndOf(sh.run.Load(), out.Result), sh.send); err != nil {
+	fctx, giveUp := context.WithCancelCause(tctx)
+	defer giveUp(nil)
+	final := func(ctx context.Context, chunk []byte) error {
+		err := sh.send(ctx, chunk)
+		if permanent(err) {
+			giveUp(err)
+		}
+		return err
+	}
+	if err := st.Finish(fctx, shardrec.EndOf(sh.run.Load(), out.Result), final); err != nil {
 		return fmt.Errorf("run %s: sending the last records: %w", sh.a.RunID, err)
 	}
 	sh.log.Info("shard done", "issued", out.Result.SamplesIssued, "completed", out.Result.SamplesCompleted, "failed", out.Result.SamplesFailed, "chunks", st.Sent())
@@ -217,10 +228,16 @@ func (sh *shard) execute(ctx context.Context, spec runner.Spec) error {
 // send delivers one chunk; an answer that ends the run stops the shard.
 func (sh *shard) send(ctx context.Context, chunk []byte) error {
 	err := sh.cfg.Coordinator.Records(ctx, sh.a.RunID, chunk)
-	if errors.Is(err, worker.ErrRunEnded) || errors.Is(err, worker.ErrChunkRefused) {
+	if permanent(err) {
 		sh.stop(err)
 	}
 	return err
+}
+
+// permanent: an answer to a chunk that ends the shard: the run ended, or
+// the coordinator will take none of its records again.
+func permanent(err error) bool {
+	return errors.Is(err, worker.ErrRunEnded) || errors.Is(err, worker.ErrChunkRefused)
 }
 
 // readyFailed tells the coordinator the shard could not prepare, and why,

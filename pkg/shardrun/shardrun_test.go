@@ -50,7 +50,7 @@ type fake struct {
 	anySession bool
 	// onReady and onRecords, when set, answer instead (handled true).
 	onReady   func(w http.ResponseWriter, worker string, r api.WorkerReady) bool
-	onRecords func(w http.ResponseWriter, worker string) bool
+	onRecords func(w http.ResponseWriter, r *http.Request) bool
 }
 
 func newFake(t *testing.T, spec string, workers ...string) (*fake, *httptest.Server) {
@@ -143,7 +143,7 @@ func (f *fake) records(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnsupportedMediaType, api.ErrorBody{})
 		return
 	}
-	if f.onRecords != nil && f.onRecords(w, name) {
+	if f.onRecords != nil && f.onRecords(w, r) {
 		return
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, api.MaxRecordsBody))
@@ -287,7 +287,7 @@ func TestConflictOnRecords(t *testing.T) {
 	p := sutproxytest.Start(t, model)
 	spec := serverSpec("http://"+p.HTTPAddr(), 200, 60_000)
 	f, srv := newFake(t, spec, "w0")
-	f.onRecords = func(w http.ResponseWriter, _ string) bool {
+	f.onRecords = func(w http.ResponseWriter, _ *http.Request) bool {
 		writeJSON(w, http.StatusConflict, api.ErrorBody{})
 		return true
 	}
@@ -313,7 +313,7 @@ func TestStopByContext(t *testing.T) {
 	f, srv := newFake(t, spec, "w0")
 	ctx, cancel := context.WithCancel(t.Context())
 	var once sync.Once
-	f.onRecords = func(http.ResponseWriter, string) bool {
+	f.onRecords = func(http.ResponseWriter, *http.Request) bool {
 		once.Do(cancel) // the first chunk: the run is going
 		return false    // received as any chunk
 	}
@@ -429,5 +429,64 @@ func TestWorkerMetrics(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(body)
+	}
+}
+
+// TestConflictOnTheLastChunk: a 409 to the chunk with the shard's end (the
+// coordinator ended the run meanwhile) is not resent: the shard ends with
+// worker.ErrRunEnded at once.
+func TestConflictOnTheLastChunk(t *testing.T) {
+	p := sutproxytest.Start(t, model)
+	spec := serverSpec("http://"+p.HTTPAddr(), 200, 200)
+	f, srv := newFake(t, spec, "w0")
+	var lasts atomic.Int64
+	var scratch recordwire.Chunk
+	var mu sync.Mutex
+	f.onRecords = func(w http.ResponseWriter, r *http.Request) bool {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if recordwire.DecodeInto(&scratch, b, recordwire.Limits{}) == nil && scratch.End != nil {
+			lasts.Add(1)
+			writeJSON(w, http.StatusConflict, api.ErrorBody{})
+			return true
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	cfg := config(t, srv, "w0")
+	cfg.FinishTimeout = 2 * time.Second // 40 resends at the 50 ms interval, were it resent
+	err := shardrun.Execute(t.Context(), cfg, api.WorkerAssignment{RunID: f.runID, Spec: json.RawMessage(spec), Shards: 1})
+	if !errors.Is(err, worker.ErrRunEnded) {
+		t.Errorf("Execute: %v, want worker.ErrRunEnded", err)
+	}
+	if n := lasts.Load(); n != 1 {
+		t.Errorf("the last chunk was sent %d times, want once", n)
+	}
+}
+
+// TestReadyRetriesAnOutage: a coordinator that answers ready 503 for a
+// while (restarting behind its Service) is posted to again, and the shard
+// runs once it answers.
+func TestReadyRetriesAnOutage(t *testing.T) {
+	p := sutproxytest.Start(t, model)
+	spec := serverSpec("http://"+p.HTTPAddr(), 200, 100)
+	f, srv := newFake(t, spec, "w0")
+	var outage atomic.Int64
+	f.onReady = func(w http.ResponseWriter, _ string, _ api.WorkerReady) bool {
+		if outage.Add(1) > 2 {
+			return false // the fake's own answer from the third post on
+		}
+		writeJSON(w, http.StatusServiceUnavailable, api.ErrorBody{})
+		return true
+	}
+	if err := shardrun.Execute(t.Context(), config(t, srv, "w0"), api.WorkerAssignment{RunID: f.runID, Spec: json.RawMessage(spec), Shards: 1}); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	if n := f.readyCalls.Load(); n != 3 {
+		t.Errorf("%d ready posts, want 3 (two 503s, then the start)", n)
+	}
+	if !f.rcv.Ended() {
+		t.Error("the shard's last chunk never came")
 	}
 }
