@@ -155,7 +155,27 @@ func TestDistributedRun(t *testing.T) {
 	if n != res.SamplesIssued {
 		t.Errorf("%d lines, %d samples", n, res.SamplesIssued)
 	}
+	// The coordinator's live metrics counted every worker's samples.
+	code, body = c.do(t, "GET", "/metrics", "")
+	if want := fmt.Sprintf("loadgend_samples_issued_total %d\n", res.SamplesIssued); code != http.StatusOK || !strings.Contains(string(body), want) {
+		t.Errorf("/metrics lacks %q", want)
+	}
 	waitIdle(t, svc, "w-a", "w-b")
+}
+
+// TestDistributedClocksTooUncertain: a run refuses to start when a
+// worker's clock is known less well than max_clock_uncertainty_ms,
+// naming the worker and its uncertainty.
+func TestDistributedClocksTooUncertain(t *testing.T) {
+	svc, c := distService(t, time.Second)
+	startWorker(t, c.base, "w-a")
+	waitIdle(t, svc, "w-a")
+	id := c.submit(t, distSpec("http://127.0.0.1:9", 1, 100, 500, `,"max_clock_uncertainty_ms":0.000001`))
+	st := c.waitEnded(t, id, 30*time.Second)
+	if st.State != api.StateFailed || !strings.Contains(st.Error, "worker w-a: offset") || !strings.Contains(st.Error, "max_clock_uncertainty_ms") {
+		t.Fatalf("state %s, error %q", st.State, st.Error)
+	}
+	waitIdle(t, svc, "w-a")
 }
 
 // TestDistributedReadyError: workers that cannot reach the target fail the
