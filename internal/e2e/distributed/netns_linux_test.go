@@ -29,8 +29,14 @@ func needNetns(t *testing.T) {
 		why = "not root"
 	} else if _, err := exec.LookPath("ip"); err != nil {
 		why = "no ip command (iproute2)"
-	} else if out, err := exec.Command("ip", "netns", "list").CombinedOutput(); err != nil {
-		why = fmt.Sprintf("ip netns list: %v: %s", err, out)
+	} else {
+		// Listing needs no privilege: making one does.
+		probe := fmt.Sprintf("nlgprobe%d", os.Getpid())
+		if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+			why = fmt.Sprintf("ip netns add: %v: %s", err, strings.TrimSpace(string(out)))
+		} else {
+			_ = exec.Command("ip", "netns", "del", probe).Run()
+		}
 	}
 	if why == "" {
 		return
