@@ -215,23 +215,25 @@ func startTarget(t *testing.T, sutproxy, listen string) string {
 // coordinator is `loadgend serve` with the API token.
 type coordinator struct {
 	*proc
-	addr string // host:port of its control API
-	url  string
+	addr    string // host:port of its control API
+	url     string
+	dataDir string // its LOADGEND_DATA_DIR
 }
 
 // startCoordinator starts `loadgend serve` listening on listen; extra
 // environment after the test's own (LOADGEND_ALLOWED_HOSTS off loopback).
 func startCoordinator(t *testing.T, loadgend, listen string, extra ...string) *coordinator {
 	t.Helper()
+	data := t.TempDir()
 	env := childEnv(append([]string{
 		"LOADGEND_LISTEN=" + listen,
-		"LOADGEND_DATA_DIR=" + t.TempDir(),
+		"LOADGEND_DATA_DIR=" + data,
 		"LOADGEND_API_TOKEN=" + token,
 		"LOADGEND_WORKER_TIMEOUT=" + workerTimeout.String(),
 		"LOADGEND_DRAIN_TIMEOUT=" + drainTimeout.String(),
 	}, extra...)...)
 	p, addr := logField(t, "coordinator", []string{loadgend, "serve"}, env, "loadgend listening", "addr")
-	return &coordinator{proc: p, addr: addr, url: "http://" + addr}
+	return &coordinator{proc: p, addr: addr, url: "http://" + addr, dataDir: data}
 }
 
 // startWorker starts `loadgend worker --coordinator URL --name name`, its
@@ -245,24 +247,50 @@ func startWorker(t *testing.T, loadgend string, c *coordinator, name, listen str
 
 // get GETs the coordinator's path into v (JSON).
 func (c *coordinator) get(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+path, nil)
+	b, err := getBody(ctx, c.url+path)
 	if err != nil {
 		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// getBody GETs url with the token and returns the body of a 200.
+func getBody(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, bytes.TrimSpace(b))
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(b))
 	}
-	return json.Unmarshal(b, v)
+	return b, nil
+}
+
+// noToken fails the test if a file under dir holds the API token.
+func noToken(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(token)) {
+			t.Errorf("%s holds the API token", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
 }
 
 // workers is GET /v1/workers by name.

@@ -2,7 +2,9 @@ package distributed_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -96,7 +98,36 @@ func TestThreeWorkersMergeToOneRun(t *testing.T) {
 		}
 	}
 	checkRejudge(t, loadgend, out)
+	checkMetrics(t, c, res)
+	noToken(t, dir)
+	noToken(t, c.dataDir)
 	t.Logf("%d samples over 3 workers, as scheduled; %s", len(lines), strings.TrimSpace(inv.stdout))
+}
+
+// checkMetrics: the coordinator's /metrics counts the samples of every
+// worker (the sums: the merged run's), and each worker's own /metrics, on
+// the address it registered, its own, labelled by worker.
+func checkMetrics(t *testing.T, c *coordinator, res *loadgen.Result) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := getBody(ctx, c.url+"/metrics")
+	if err != nil {
+		t.Fatalf("the coordinator's /metrics: %v", err)
+	}
+	if want := fmt.Sprintf("\nloadgend_samples_completed_total %d\n", res.SamplesCompleted); !strings.Contains(string(b), want) {
+		t.Errorf("the coordinator's /metrics lacks %q (all workers' samples)", strings.TrimSpace(want))
+	}
+	listed := c.workers(t)
+	for _, w := range res.Workers {
+		b, err := getBody(ctx, "http://"+listed[w.Name].Address+"/metrics")
+		if err != nil {
+			t.Errorf("worker %s's /metrics: %v", w.Name, err)
+			continue
+		}
+		if want := fmt.Sprintf("loadgend_samples_completed_total{worker=%q} %d\n", w.Name, w.SamplesCompleted); !strings.Contains(string(b), want) {
+			t.Errorf("worker %s's /metrics lacks %q (its own samples)", w.Name, strings.TrimSpace(want))
+		}
+	}
 }
 
 // checkWorkersField checks result.json workers[]: one entry per worker
