@@ -194,7 +194,6 @@ type session struct {
 	sut   *sut.Adapter
 	conns int
 	tls   *tlsconf.Summary // nil: plain text
-	name  string           // the SUT's name
 	// genLoop: a generative run's requests go by grpcloop's Generator.
 	genLoop bool
 }
@@ -253,7 +252,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 			return nil, err
 		}
 		ok = true
-		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), name: name, genLoop: loop}, nil
+		return &session{t: t, conn: conn, pr: pr, lib: ps, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), genLoop: loop}, nil
 	}
 	if spec.BatchSize > 1 && !pr.Batched {
 		// sut.New would quietly send one sample per request instead.
@@ -279,7 +278,7 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		return nil, err
 	}
 	ok = true
-	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname()), name: name}, nil
+	return &session{t: t, conn: conn, pr: pr, lib: lib, sut: ad, conns: conns, tls: tlsconf.Summarize(tlsCfg, t.Hostname())}, nil
 }
 
 // Run carries out spec. An error means the run could not start or could not
@@ -321,7 +320,7 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	}
 	q.trace = run.Trace()
 	if o.Opened != nil {
-		o.Opened(Opened{Probe: pr, Protocol: t.Scheme, SUTName: ss.name,
+		o.Opened(Opened{Probe: pr, Protocol: t.Scheme, SUTName: ss.sut.SUT().Name(),
 			QSL: loadgen.QSLCounts{Total: ss.lib.TotalSampleCount(), Performance: ss.lib.PerformanceSampleCount()}})
 	}
 	if o.Started != nil {
