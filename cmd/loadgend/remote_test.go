@@ -116,7 +116,7 @@ func TestRemoteRefusalNamesFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"--target-qps", "20000"}, "--target-qps: 20000 QPS is over this daemon's limit of 10000 QPS"},
-		{[]string{"--workers", "3"}, "--workers: 3: a distributed run needs registered workers"},
+		{[]string{"--workers", "2000"}, "--workers: 2000: want 0 (a run on the daemon itself) to 1024 workers"},
 		{[]string{"--workers", "2", "--scenario", "SingleStream"}, "--workers: SingleStream is one sequence"},
 		{[]string{"--worker-timeout-ms", "50", "--workers", "2"}, "--worker-timeout-ms: 50: want 100 to 600000 ms"},
 	}

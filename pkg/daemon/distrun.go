@@ -44,7 +44,7 @@ const (
 	// minStartMargin is the least time between picking the start and the
 	// start: the answers to the held readies, and a worker's run waking
 	// up, must fit in it.
-	minStartMargin = 200 * time.Millisecond
+	minStartMargin = 500 * time.Millisecond
 	// endSlack is added to the bound on a run's length: the start margin,
 	// the last chunk's interval and its trip.
 	endSlack = 10 * time.Second
