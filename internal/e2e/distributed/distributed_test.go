@@ -150,7 +150,8 @@ func checkWorkersField(t *testing.T, dir string, res *loadgen.Result, names []st
 		t.Fatalf("result.json workers: %d entries, want %d: %s", len(raw.Workers), len(names), b)
 	}
 	for _, w := range raw.Workers {
-		for _, k := range []string{"name", "shard", "samples_issued", "samples_completed", "samples_failed", "clock_offset_ns", "clock_uncertainty_ns"} {
+		for _, k := range []string{"name", "shard", "samples_issued", "samples_completed", "samples_failed", "clock_offset_ns", "clock_uncertainty_ns",
+			"issue_lateness_p50_ns", "issue_lateness_p99_ns", "issue_lateness_max_ns"} {
 			if _, ok := w[k]; !ok {
 				t.Errorf("result.json workers[] entry %s lacks %q", w["name"], k)
 			}
@@ -164,6 +165,9 @@ func checkWorkersField(t *testing.T, dir string, res *loadgen.Result, names []st
 		}
 		shards[w.Name] = w.Shard
 		issued, completed, failed = issued+w.SamplesIssued, completed+w.SamplesCompleted, failed+w.SamplesFailed
+		if !(w.IssueLatenessP50Ns >= 0 && w.IssueLatenessP50Ns <= w.IssueLatenessP99Ns && w.IssueLatenessP99Ns <= w.IssueLatenessMaxNs && w.IssueLatenessMaxNs > 0) {
+			t.Errorf("worker %s: issue lateness p50 %d, p99 %d, max %d ns: want its shard's, in order", w.Name, w.IssueLatenessP50Ns, w.IssueLatenessP99Ns, w.IssueLatenessMaxNs)
+		}
 		if w.ClockUncertaintyNs <= 0 || w.ClockUncertaintyNs > int64(time.Millisecond) {
 			t.Errorf("worker %s: clock uncertainty %d ns: want measured, within the default 1 ms bound", w.Name, w.ClockUncertaintyNs)
 		}
