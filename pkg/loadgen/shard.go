@@ -94,15 +94,16 @@ func (r *Run) waitForStart(ctx context.Context) error {
 // by the issuer, which starts on time). Once a run.
 const startSpin = time.Millisecond
 
-// sleepUntilStart sleeps until startSpin before the start, then, on the
-// system clock, yields until it (another clock, a test's, sleeps to it).
+// sleepUntilStart sleeps until spin (startSpin; the benchmark's baseline
+// sets none) before the start, then, on the system clock, yields until it
+// (another clock, a test's, sleeps to it).
 func (r *Run) sleepUntilStart(ctx context.Context) {
 	sc, ok := r.clock.(*SystemClock)
 	if !ok {
 		r.clock.SleepUntil(ctx, r.startAt)
 		return
 	}
-	sc.SleepUntil(ctx, r.startAt.Add(-startSpin))
+	sc.SleepUntil(ctx, r.startAt.Add(-r.startSpin))
 	for time.Until(r.startAt) > 0 && ctx.Err() == nil {
 		runtime.Gosched()
 	}
