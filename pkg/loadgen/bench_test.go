@@ -176,3 +176,36 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkStartLateness runs one-query Server runs that start at a common
+// start 10 ms ahead (WithStartAt, a worker's wait) and reports how late
+// their first query, due at the start itself, was issued: with the start's
+// last millisecond spun (the engine's) and slept to the end on the timer
+// (spin=0, the baseline). Alternate them on a busy host.
+func BenchmarkStartLateness(b *testing.B) {
+	for _, spin := range []time.Duration{0, startSpin} {
+		b.Run(fmt.Sprintf("spin=%v", spin), func(b *testing.B) {
+			s := DefaultSettings(RulesetLoadGen6)
+			s.Scenario = trace.Server
+			s.ServerTargetQPS = 1_000
+			s.MinDurationMs, s.MinQueryCount = 1, 1
+			var sum, worst int64
+			for b.Loop() {
+				r, err := NewRun(s, nullSUT{}, &fakeQSL{total: 1024, perf: 1024}, WithLogger(slog.New(slog.DiscardHandler)),
+					WithStartAt(time.Now().Add(10*time.Millisecond)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.n, r.startSpin = 1, spin
+				res, err := r.Execute(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum += res.IssueLateness.MaxNs
+				worst = max(worst, res.IssueLateness.MaxNs)
+			}
+			b.ReportMetric(float64(sum)/float64(b.N), "first-lateness-ns")
+			b.ReportMetric(float64(worst), "first-lateness-max-ns")
+		})
+	}
+}

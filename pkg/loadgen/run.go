@@ -49,6 +49,7 @@ type Run struct {
 	shardSet       bool                                     // WithShard
 	startAt        time.Time                                // WithStartAt; zero: start when ready
 	startGate      func(context.Context) (time.Time, error) // WithStartGate; nil: none
+	startSpin      time.Duration                            // the start's last part spun: startSpin
 	sink           RecordSink                               // WithRecordSink; nil: none
 	qsl            QSL
 	clock          Clock
@@ -156,7 +157,7 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating the trace: %w", err)
 	}
-	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default()}
+	r := &Run{settings: s, tr: tr, sut: sut, qsl: qsl, log: slog.Default(), startSpin: startSpin}
 	for _, o := range opts {
 		o(r)
 	}

@@ -200,9 +200,11 @@ func (sh *shard) execute(ctx context.Context, spec runner.Spec) error {
 		}
 		return err
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("run %s stopped: %w", sh.a.RunID, ctx.Err())
-	}
+	// A stop from the coordinator (ctx cancelled: another worker was
+	// lost, the run was cancelled) stopped issuing and drained, as a
+	// local run's cancel does: the end still goes, so that the
+	// coordinator accounts for this shard's samples and does not take the
+	// worker for lost. It waits for the ends of the workers it stopped.
 	// The last chunks are resent until the timeout, but not after an
 	// answer that no resend changes.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sh.cfg.FinishTimeout)

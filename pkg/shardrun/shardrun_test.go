@@ -302,21 +302,33 @@ func TestConflictOnRecords(t *testing.T) {
 	}
 }
 
-// TestStopByContext: the heartbeat's stop (the executor's ctx) ends the
-// shard mid-run with the context's error, and no end is sent.
+// TestStopByContext: the heartbeat's stop (the executor's ctx: another
+// worker was lost, the run cancelled) ends the shard mid-run, as a local
+// run's cancel does: it stops issuing, drains, and still sends its end, so
+// that the coordinator accounts for every sample it issued (it waits for
+// the ends of the workers it stopped).
 func TestStopByContext(t *testing.T) {
 	p := sutproxytest.Start(t, model)
 	spec := serverSpec("http://"+p.HTTPAddr(), 200, 60_000)
 	f, srv := newFake(t, spec, "w0")
 	ctx, cancel := context.WithCancel(t.Context())
-	f.onRecords = func(w http.ResponseWriter, _ *http.Request) bool {
-		cancel() // the first chunk: the run is going
-		w.WriteHeader(http.StatusNoContent)
-		return true
+	var once sync.Once
+	f.onRecords = func(http.ResponseWriter, *http.Request) bool {
+		once.Do(cancel) // the first chunk: the run is going
+		return false    // received as any chunk
 	}
-	err := shardrun.Execute(ctx, config(t, srv, "w0"), api.WorkerAssignment{RunID: f.runID, Spec: json.RawMessage(spec), Shards: 1})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Execute: %v, want context.Canceled", err)
+	if err := shardrun.Execute(ctx, config(t, srv, "w0"), api.WorkerAssignment{RunID: f.runID, Spec: json.RawMessage(spec), Shards: 1}); err != nil {
+		t.Fatalf("Execute: %v, want the stopped shard's end delivered", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	end := f.rcv.Ends()[0]
+	if end == nil {
+		t.Fatal("no end after the stop")
+	}
+	// Stopped long before its minute; every sample it issued accounted.
+	if end.StopReason != string(loadgen.StopCancelled) || end.Issued == 0 || end.Issued > 200 || end.Completed+end.Unanswered != end.Issued {
+		t.Errorf("end %+v: want cancelled, a few samples issued, each answered or unanswered", end)
 	}
 }
 
