@@ -124,18 +124,14 @@ func distributedRun(t *testing.T, coord coordinator, token string, names []strin
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	for st.State != "done" {
-		switch st.State {
-		case "failed", "cancelled", "interrupted":
-			t.Fatalf("the distributed run ended %s: %s\ncoordinator:\n%s", st.State, st.Reason, coord.out.String())
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the distributed run is still %s after 90 s", st.State)
-		}
-		time.Sleep(100 * time.Millisecond) // no event to wait on from another process but the API's
-		if err := getJSON(t, ctx, "http://"+coord.addr+"/v1/runs/"+created.ID, token, &st); err != nil {
-			t.Fatal(err)
-		}
+	if err := untilRunEnds(ctx, "http://"+coord.addr+"/v1/runs/"+created.ID+"/events", token); err != nil {
+		t.Fatalf("following the distributed run: %v", err)
+	}
+	if err := getJSON(t, ctx, "http://"+coord.addr+"/v1/runs/"+created.ID, token, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.State != "done" {
+		t.Fatalf("the distributed run ended %s: %s\ncoordinator:\n%s", st.State, st.Reason, coord.out.String())
 	}
 	var res struct {
 		Validity string   `json:"result_validity"`
@@ -165,6 +161,27 @@ func distributedRun(t *testing.T, coord coordinator, token string, names []strin
 	if !slices.Equal(got, want) {
 		t.Errorf("result.json workers %v, want the pods %v", got, want)
 	}
+}
+
+// untilRunEnds reads a run's event stream (GET /v1/runs/{id}/events)
+// until the daemon closes it, which it does once the run has ended.
+func untilRunEnds(ctx context.Context, eventsURL, token string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, eventsURL, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return fmt.Errorf("%s: %s: %s", eventsURL, resp.Status, b)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }
 
 // startSutproxy builds ../cmd/sutproxy and starts it on loopback with its
