@@ -131,7 +131,7 @@ func workerConfig(coord, name string, once bool) (worker.Config, string, slog.Le
 		}
 		now = func() time.Time { return time.Now().Add(shift) }
 	}
-	return worker.Config{Coordinator: coord, Token: os.Getenv("LOADGEND_API_TOKEN"), Name: name, Once: once, Now: now}, listen, level, nil
+	return worker.Config{Coordinator: coord, Token: os.Getenv(TokenEnv), Name: name, Once: once, Now: now}, listen, level, nil
 }
 
 // advertised is the address the worker tells the coordinator: the

@@ -229,7 +229,7 @@ func checkID(id string) error {
 		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
 	}
 	if !ok {
-		return fmt.Errorf("%w: %q is not a run id", ErrProtocol, truncate(id))
+		return fmt.Errorf("%w: %q is not a run id", ErrProtocol, Printable(id))
 	}
 	return nil
 }
@@ -255,7 +255,7 @@ func (c *Client) callJSON(ctx context.Context, method, path string, body []byte,
 		return nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return c.protocolErr(method, path, "the answer is not the API's JSON (%v): %q", err, truncate(string(b)))
+		return c.protocolErr(method, path, "the answer is not the API's JSON (%v): %q", err, Printable(string(b)))
 	}
 	return nil
 }
@@ -289,7 +289,7 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte) (*h
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		resp.Body.Close()
 		return nil, c.protocolErr(method, path, "it answered %d, a redirect to %q: the token is sent only to the URL given; give the URL the daemon is served at",
-			resp.StatusCode, truncate(resp.Header.Get("Location")))
+			resp.StatusCode, Printable(resp.Header.Get("Location")))
 	case resp.StatusCode < 200:
 		resp.Body.Close()
 		return nil, c.protocolErr(method, path, "it answered %d, not an answer to this request", resp.StatusCode)
@@ -307,9 +307,9 @@ func (c *Client) apiError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
 	var eb api.ErrorBody
 	if json.Unmarshal(b, &eb) == nil && eb.Error.Message != "" {
-		e.Code, e.Message, e.Field = truncate(eb.Error.Code), c.scrub.String(truncate(eb.Error.Message)), truncate(eb.Error.Field)
+		e.Code, e.Message, e.Field = Printable(eb.Error.Code), c.scrub.String(Printable(eb.Error.Message)), Printable(eb.Error.Field)
 	} else if text := strings.TrimSpace(string(b)); text != "" {
-		e.Message += ": " + c.scrub.String(truncate(text))
+		e.Message += ": " + c.scrub.String(Printable(text))
 	}
 	return e
 }
@@ -377,8 +377,9 @@ func unwrapURL(err error) error {
 	return err
 }
 
-// truncate keeps what the daemon wrote short and printable in an error.
-func truncate(s string) string {
+// Printable keeps what a daemon wrote short and printable for an error or
+// a log line: at most 512 bytes, control characters blanked.
+func Printable(s string) string {
 	const max = 512
 	if len(s) > max {
 		s = s[:max] + "…"

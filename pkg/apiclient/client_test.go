@@ -295,13 +295,27 @@ func TestNamesChecked(t *testing.T) {
 	}
 }
 
-// TestCancelContext: a call ends when its context does.
+// TestCancelContext: a call in flight ends when its context does, long
+// before the daemon would answer or the call's own timeout.
 func TestCancelContext(t *testing.T) {
-	base := rawServer(t, func(net.Conn) { time.Sleep(3 * time.Second) })
+	asked := make(chan struct{})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	base := rawServer(t, func(net.Conn) {
+		close(asked) // one request: the call below
+		<-release
+	})
 	c := client(t, base, Options{})
 	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
+	go func() {
+		<-asked
+		cancel()
+	}()
+	start := time.Now()
 	if _, err := c.Status(ctx, runID); !errors.Is(err, ErrUnreachable) {
 		t.Errorf("cancelled: %v", err)
+	}
+	if took := time.Since(start); took > DefaultCallTimeout/2 {
+		t.Errorf("the cancelled call took %v", took)
 	}
 }

@@ -94,11 +94,6 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Executor returns cfg's executor (a worker.Executor).
-func Executor(cfg Config) worker.Executor {
-	return func(ctx context.Context, a api.WorkerAssignment) error { return Execute(ctx, cfg, a) }
-}
-
 // shard is one assignment being carried out.
 type shard struct {
 	cfg Config

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/apiclient"
 	"github.com/netloadgen/netloadgen/pkg/secret"
 )
 
@@ -132,14 +133,16 @@ func (c *client) sendBytes(ctx context.Context, method, path, session, ctype str
 // decodeAnswer turns a read answer into out or an error.
 func decodeAnswer(method, path string, resp *http.Response, b []byte, out any) error {
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return fmt.Errorf("%s %s: the coordinator redirects (%d to %q): give --coordinator the URL it serves at", method, path, resp.StatusCode, resp.Header.Get("Location"))
+		return fmt.Errorf("%s %s: the coordinator redirects (%d to %q): give --coordinator the URL it serves at", method, path, resp.StatusCode, apiclient.Printable(resp.Header.Get("Location")))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		var eb api.ErrorBody
 		if json.Unmarshal(b, &eb) != nil || eb.Error.Message == "" {
 			eb.Error.Message = fmt.Sprintf("%q", truncate(b, 200))
 		}
-		return &statusError{status: resp.StatusCode, code: eb.Error.Code, msg: eb.Error.Message}
+		// What the coordinator wrote goes into errors and logs: short
+		// and printable, as the CLI's client keeps it.
+		return &statusError{status: resp.StatusCode, code: apiclient.Printable(eb.Error.Code), msg: apiclient.Printable(eb.Error.Message)}
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/secret"
@@ -82,6 +83,10 @@ func TestHostileCoordinator(t *testing.T) {
 			w.WriteHeader(503)
 			fmt.Fprint(w, `{"error":{"code":"unavailable","message":"shutting down"}}`)
 		}, "503 unavailable: shutting down"},
+		{"long error with control characters", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(503)
+			fmt.Fprintf(w, `{"error":{"code":"unavailable","message":"shutting\u001b[2J down%s"}}`, strings.Repeat("x", 1<<20))
+		}, "503 unavailable: shutting [2J down"},
 		{"1xx then an answer", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Link", "</x>; rel=preload")
 			w.WriteHeader(http.StatusEarlyHints)
@@ -117,6 +122,9 @@ func TestHostileCoordinator(t *testing.T) {
 			}
 			if err != nil && strings.Contains(err.Error(), hostileToken) {
 				t.Errorf("the token is in the error: %v", err)
+			}
+			if err != nil && (len(err.Error()) > 2048 || strings.ContainsFunc(err.Error(), unicode.IsControl)) {
+				t.Errorf("the error keeps %d bytes of the coordinator's text, or its control characters: %.200q", len(err.Error()), err)
 			}
 		})
 	}

@@ -201,7 +201,8 @@ func (w *Worker) register(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	if out.Session == "" || out.HeartbeatIntervalMs <= 0 {
-		return nil, fmt.Errorf("the coordinator's registration answer lacks a session or heartbeat interval: %+v", out)
+		// Not the answer itself: its session is the worker's credential.
+		return nil, fmt.Errorf("the coordinator's registration answer lacks a session or heartbeat interval (heartbeat_interval_ms %d)", out.HeartbeatIntervalMs)
 	}
 	w.log.Info("registered", "heartbeat_interval_ms", out.HeartbeatIntervalMs, "worker_timeout_ms", out.WorkerTimeoutMs)
 	w.own.connected.Set(1)
