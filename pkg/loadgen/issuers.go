@@ -119,7 +119,7 @@ func (is *issuer) complete(c Completion) {
 // without issuing them.
 func (is *issuer) next() (trace.Query, bool) {
 	q, ok := is.cur.Next()
-	for ok && q.Index%is.r.shardN != is.k {
+	for ok && !trace.InShard(q.Index, is.k, is.r.shardN) {
 		q, ok = is.cur.Next()
 	}
 	return q, ok && q.Index < is.r.n // r.n: the trace's length (benchmarks cut it)
@@ -127,8 +127,7 @@ func (is *issuer) next() (trace.Query, bool) {
 
 // count is the number of queries in the issuer's shard.
 func (is *issuer) count() int {
-	n := is.r.shardN
-	return (is.r.n - is.k + n - 1) / n
+	return trace.ShardLen(is.r.n, is.k, is.r.shardN)
 }
 
 // startIssuers readies the issuers for the clock: their cursors, pollers
@@ -143,9 +142,7 @@ func (r *Run) startIssuers() {
 	if r.split {
 		q, _ := r.tr.Cursor().Next()
 		for _, is := range r.iss {
-			for seq := is.k; seq < len(q.Samples); seq += r.shardN {
-				is.share = append(is.share, q.Samples[seq])
-			}
+			is.share = trace.ShardSamples(is.share, q.Samples, is.k, r.shardN)
 		}
 	}
 }

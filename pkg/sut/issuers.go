@@ -29,7 +29,7 @@ func (sh Shard) split(tr *trace.Trace) bool {
 // size is the number of samples of the shard's queries.
 func (sh Shard) size(tr *trace.Trace) int {
 	if sh.split(tr) {
-		return max(tr.SamplesPerQuery-sh.K+sh.N-1, 0) / sh.N
+		return trace.ShardLen(tr.SamplesPerQuery, sh.K, sh.N)
 	}
 	return tr.SamplesPerQuery
 }
@@ -41,12 +41,8 @@ func (sh Shard) samples(tr *trace.Trace, q trace.Query) []int {
 	case sh.N <= 1:
 		return q.Samples
 	case sh.split(tr):
-		out := make([]int, 0, sh.size(tr))
-		for i := sh.K; i < len(q.Samples); i += sh.N {
-			out = append(out, q.Samples[i])
-		}
-		return out
-	case q.Index%sh.N != sh.K:
+		return trace.ShardSamples(make([]int, 0, sh.size(tr)), q.Samples, sh.K, sh.N)
+	case !trace.InShard(q.Index, sh.K, sh.N):
 		return nil
 	}
 	return q.Samples
