@@ -70,8 +70,12 @@ type member struct {
 	lostAt     time.Time // zero while alive
 	crew       *Crew     // the crew it is busy in, nil when idle
 	timeout    time.Duration
-	work       []api.WorkerAssignment
-	wake       chan struct{} // 1-buffered: work came, or it was lost
+	// told is the heartbeat interval the worker was last told (its
+	// registration's answer, its last heartbeat's): it beats at that
+	// until an answer tells it another.
+	told time.Duration
+	work []api.WorkerAssignment
+	wake chan struct{} // 1-buffered: work came, or it was lost
 	// The clock: the measurement in progress (exchanges so far and the
 	// half of the next the coordinator holds) and the last estimate.
 	exchanges []clocksync.Exchange
@@ -106,17 +110,27 @@ func (m *member) state() api.WorkerState {
 	return api.WorkerIdle
 }
 
-// timeoutOf is the worker's timeout: its crew's run's, else the fleet's.
-func (f *Fleet) timeoutOf(m *member) time.Duration {
+// wantTimeout is the timeout the worker should be held to: its crew's
+// run's, else the fleet's.
+func (f *Fleet) wantTimeout(m *member) time.Duration {
 	if m.timeout > 0 {
 		return m.timeout
 	}
 	return f.timeout
 }
 
+// timeoutOf is the silence that loses the worker: the timeout it should be
+// held to, but never less than four of the beats it was last told to make.
+// A run's shorter worker_timeout_ms applies from the pick, while the worker
+// still beats at the interval it was told before; until a heartbeat's
+// answer has told it the run's, the old interval's timeout stands.
+func (f *Fleet) timeoutOf(m *member) time.Duration {
+	return max(f.wantTimeout(m), 4*m.told)
+}
+
 // interval is how often a worker is told to beat: four beats per timeout,
 // so that one late or lost beat does not lose it.
-func (f *Fleet) interval(m *member) time.Duration { return f.timeoutOf(m) / 4 }
+func (f *Fleet) interval(m *member) time.Duration { return f.wantTimeout(m) / 4 }
 
 // broadcast wakes the waiters of changed. Under f.mu.
 func (f *Fleet) broadcast() {
@@ -235,8 +249,9 @@ func (f *Fleet) register(reg api.WorkerRegistration) (api.WorkerRegistered, erro
 	m := &member{WorkerRegistration: reg, session: hex.EncodeToString(b[:]), registered: now, lastBeat: now, wake: make(chan struct{}, 1)}
 	f.workers[reg.Name] = m
 	f.broadcast()
-	return api.WorkerRegistered{Name: reg.Name, Session: m.session, HeartbeatIntervalMs: f.interval(m).Milliseconds(),
-		WorkerTimeoutMs: f.timeoutOf(m).Milliseconds(), PollWaitMs: maxPollWait.Milliseconds()}, nil
+	m.told = f.interval(m)
+	return api.WorkerRegistered{Name: reg.Name, Session: m.session, HeartbeatIntervalMs: m.told.Milliseconds(),
+		WorkerTimeoutMs: f.wantTimeout(m).Milliseconds(), PollWaitMs: maxPollWait.Milliseconds()}, nil
 }
 
 // errUnknownWorker answers a request of a worker the fleet does not hold
@@ -268,7 +283,8 @@ func (f *Fleet) heartbeat(name, session string, hb api.WorkerHeartbeat) (api.Wor
 		c.reported[name] = true
 		c.finished <- FinishedWorker{Name: name, RunID: fin.RunID, Error: fin.Error}
 	}
-	ack := api.WorkerHeartbeatAck{HeartbeatIntervalMs: f.interval(m).Milliseconds()}
+	m.told = f.interval(m)
+	ack := api.WorkerHeartbeatAck{HeartbeatIntervalMs: m.told.Milliseconds()}
 	// A worker carrying out a run its crew stopped, or one this daemon
 	// does not know (it restarted, the crew was released), stops it.
 	if hb.RunID != "" && (c == nil || c.runID != hb.RunID || c.stopped) {

@@ -145,10 +145,14 @@ func TestFleetPickAssignLost(t *testing.T) {
 	if err := crew.Assign("c", want); !errors.Is(err, ErrWorkerGone) {
 		t.Errorf("assigning outside the crew: %v", err)
 	}
-	// The run's timeout (1 s) applies to its workers: b, silent 1.5 s,
-	// is lost and the crew hears it once; c, idle, keeps the daemon's 3 s.
+	// The run's timeout (1 s) applies to its workers once a heartbeat's
+	// answer has told them its interval: b, told, then silent 1.5 s, is
+	// lost and the crew hears it once; c, idle, keeps the daemon's 3 s.
 	if _, err := f.heartbeat("a", regs["a"].Session, api.WorkerHeartbeat{Finished: &api.WorkerFinished{RunID: "r1", Error: "boom"}}); err != nil {
 		t.Fatal(err)
+	}
+	if ack, err := f.heartbeat("b", regs["b"].Session, api.WorkerHeartbeat{}); err != nil || ack.HeartbeatIntervalMs != 250 {
+		t.Fatalf("b's heartbeat after the pick: %+v %v, want the run's interval, 250 ms", ack, err)
 	}
 	clk.add(1500 * time.Millisecond)
 	_, _ = f.heartbeat("a", regs["a"].Session, api.WorkerHeartbeat{})
@@ -310,5 +314,39 @@ func TestFleetStopsUnknownRuns(t *testing.T) {
 	crew.Stop()
 	if ack, _ := f.heartbeat("w", reg.Session, api.WorkerHeartbeat{RunID: "r"}); ack.StopRunID != "r" {
 		t.Errorf("stopped: %+v", ack)
+	}
+}
+
+// TestFleetShortRunTimeoutWaitsForTheWorkerToHearIt: a run's
+// worker_timeout_ms shorter than the beats its workers were told to make
+// at registration does not lose them before a heartbeat's answer has told
+// them the run's interval; after that it does.
+func TestFleetShortRunTimeoutWaitsForTheWorkerToHearIt(t *testing.T) {
+	f, clk := testFleet(t) // the daemon's 3 s: beats every 750 ms
+	reg := mustRegister(t, f, "a")
+	crew, err := f.Pick(context.Background(), PickRequest{RunID: "r1", N: 1, Wait: time.Second, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.add(600 * time.Millisecond) // within the 750 ms beat it was told
+	f.sweep()
+	select {
+	case l := <-crew.Lost():
+		t.Fatalf("lost %+v before it was told the run's interval", l)
+	default:
+	}
+	ack, err := f.heartbeat("a", reg.Session, api.WorkerHeartbeat{})
+	if err != nil || ack.HeartbeatIntervalMs != 125 {
+		t.Fatalf("heartbeat: %+v %v, want the run's 125 ms", ack, err)
+	}
+	clk.add(600 * time.Millisecond)
+	f.sweep()
+	select {
+	case l := <-crew.Lost():
+		if l.Name != "a" {
+			t.Errorf("lost %+v", l)
+		}
+	default:
+		t.Fatal("silent 600 ms after hearing the run's 500 ms timeout, a was not lost")
 	}
 }
