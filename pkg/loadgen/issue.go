@@ -78,10 +78,13 @@ func (r *Run) issueClosedLoop(ctx, sutCtx context.Context, is *issuer) StopReaso
 // the load instead of queueing it (perf_analyzer's --concurrency-range).
 // At most N queries are ever outstanding. With several issuers, each keeps
 // its share of the N outstanding (issuer.window) and waits for its own
-// queries; the counts that end the run are over all of them.
+// queries; the counts that end the run are over all of them, but for
+// max_query_count M, which is the queries before M in the trace whichever
+// issuer holds them, as in issueServer.
 func (r *Run) issueConcurrent(ctx, sutCtx context.Context, is *issuer) StopReason {
 	done := ctx.Done()
 	w, n := is.w, is.window
+	maxQ := r.tr.Settings.MaxQueryCount
 	for i := int64(0); i < int64(is.count()); i++ {
 		if i >= n {
 			// Its query i may go once i-n+1 of its queries are done: n
@@ -94,14 +97,20 @@ func (r *Run) issueConcurrent(ctx, sutCtx context.Context, is *issuer) StopReaso
 			return StopCancelled
 		}
 		q, _ := is.next()
+		if maxQ > 0 && uint64(q.Index) >= maxQ {
+			return StopMaxQueryCount // this shard's part of the first M is issued
+		}
 		now := r.clock.Now()
 		is.issue(sutCtx, q, now, now)
 		issued := int(r.queriesIssued())
 		atomicMax(&r.maxOutstanding, int64(issued)-r.queriesDone())
+		if maxQ > 0 && uint64(q.Index+r.shardN) >= maxQ {
+			return StopMaxQueryCount
+		}
 		if r.naturalEnd(issued, now) {
 			return r.stopAll(StopCompleted)
 		}
-		if stop := r.limits(issued, now); stop != "" {
+		if stop := r.limits(0, now); stop != "" {
 			return r.stopAll(stop)
 		}
 	}

@@ -283,16 +283,20 @@ func TestIssuersStopTogether(t *testing.T) {
 // max_query_count M is the trace's first M queries, whichever issuer holds
 // them: the run issues exactly those, split or not.
 func TestIssuersMaxQueryCount(t *testing.T) {
-	s := testSettings(t, RulesetLoadGen6, trace.Server)
-	s.MaxQueryCount = 10
-	for _, n := range []int{1, 3} {
-		r, res, suts := shardRun(t, s, n, func(int) *shardSUT { return &shardSUT{latency: seqLatency} })
-		got := issuedOf(r, suts)
-		if len(got) != 10 || got[0][0] != 0 || got[9][0] != 9 {
-			t.Errorf("%d issuers: issued %v, want queries 0 … 9", n, got)
-		}
-		if res.EndReason != StopMaxQueryCount {
-			t.Errorf("%d issuers: end reason %q", n, res.EndReason)
+	server := testSettings(t, RulesetLoadGen6, trace.Server)
+	server.MaxQueryCount = 10
+	closed := testSettings(t, RulesetLoadGen6, trace.SingleStream)
+	closed.MaxQueryCount, closed.Engine.Concurrency = 10, 6
+	for name, s := range map[string]Settings{"Server": server, "concurrency": closed} {
+		for _, n := range []int{1, 3} {
+			r, res, suts := shardRun(t, s, n, func(int) *shardSUT { return &shardSUT{latency: seqLatency} })
+			got := issuedOf(r, suts)
+			if len(got) != 10 || got[0][0] != 0 || got[9][0] != 9 {
+				t.Errorf("%s, %d issuers: issued %v, want queries 0 … 9", name, n, got)
+			}
+			if res.EndReason != StopMaxQueryCount {
+				t.Errorf("%s, %d issuers: end reason %q", name, n, res.EndReason)
+			}
 		}
 	}
 }
