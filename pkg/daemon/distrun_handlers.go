@@ -22,14 +22,24 @@ import (
 // recordsRoute is the route whose body is a record chunk, not JSON.
 var recordsRoute = api.Route{Method: "POST", Path: "/v1/workers/{name}/runs/{id}/records"}
 
-// recordsBody refuses a records body of another media type before it is
-// read: it is not JSON, and what a web page can send cross-site is not it
-// either.
-func recordsBody(h http.Handler) http.Handler {
+// recordsBody refuses a records body before it is read (up to
+// api.MaxRecordsBody) when it is of another media type (it is not JSON,
+// and what a web page can send cross-site is not it either) or not from a
+// worker of the distributed run in progress: a stale session costs the
+// daemon no read.
+func (s *Service) recordsBody(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != api.RecordsMediaType {
 			writeError(w, http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia,
 				"a record chunk must be Content-Type: "+api.RecordsMediaType, "")
+			return
+		}
+		name, ok := workerName(w, r)
+		if !ok {
+			return
+		}
+		if _, err := s.distFor(name, r.Header.Get(api.WorkerSessionHeader), r.PathValue("id")); err != nil {
+			s.distError(w, err)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -214,6 +214,10 @@ func TestDistributedHostileWorker(t *testing.T) {
 	if code, body := evil.post(t, "/runs/"+id+"/records", api.RecordsMediaType, other); code != http.StatusConflict {
 		t.Errorf("records of a worker not in the run: %d %s", code, body)
 	}
+	// Over the bound: read first, it would be 413; refused unread, 409.
+	if code, body := evil.post(t, "/runs/"+id+"/records", api.RecordsMediaType, make([]byte, api.MaxRecordsBody+1)); code != http.StatusConflict {
+		t.Errorf("%d bytes of records from a worker not in the run: %d %s, want 409 before the body is read", api.MaxRecordsBody+1, code, body)
+	}
 	// The worker's own: refused, and the worker with it (the run ends:
 	// a later chunk is the ended run's, or refused as the worker's).
 	if code, body := mw.post(t, "/runs/"+id+"/records", api.RecordsMediaType, other); code != http.StatusBadRequest || !strings.Contains(body, `another-run`) {

@@ -52,7 +52,7 @@ func (s *Service) handler() http.Handler {
 		}
 		switch {
 		case r == recordsRoute:
-			h = recordsBody(s.bodyReadMax(h, api.MaxRecordsBody))
+			h = s.recordsBody(s.bodyReadMax(h, api.MaxRecordsBody))
 		case r.Method == http.MethodPost:
 			// The body is read before the gate, and its type checked
 			// before it is read.
