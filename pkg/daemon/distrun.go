@@ -18,6 +18,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/recordwire"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
+	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/shardrec"
 	"github.com/netloadgen/netloadgen/pkg/target"
 )
@@ -285,6 +286,17 @@ func msDur(ms uint64) time.Duration { return time.Duration(ms) * time.Millisecon
 // admitted. Before the start an error fails the run (nil Outcome); from the
 // start on, the run ends with its files written, whatever happened.
 func (s *Service) runDistributed(ctx context.Context, a *activeRun, spec api.RunSpec, rspec runner.Spec, log *slog.Logger) (*runner.Outcome, error) {
+	// The run's secrets are scrubbed from what comes back from the workers
+	// (their errors, failure messages and examples) as a local run's are
+	// from what its server sends: workers scrub their own, and the
+	// coordinator does not rely on it.
+	scr := runner.Scrubber(rspec)
+	out, err := s.distribute(ctx, a, spec, rspec, scr, scr.Logger(log))
+	return out, scr.Error(err)
+}
+
+// distribute is runDistributed once its text is scrubbed.
+func (s *Service) distribute(ctx context.Context, a *activeRun, spec api.RunSpec, rspec runner.Spec, scr *secret.Scrubber, log *slog.Logger) (*runner.Outcome, error) {
 	dd := spec.Distributed()
 	crew, err := s.fleet.Pick(ctx, PickRequest{RunID: a.id, N: spec.Workers, Wait: msDur(dd.WorkersWaitMs), Timeout: msDur(dd.WorkerTimeoutMs)})
 	if err != nil {
@@ -306,7 +318,7 @@ func (s *Service) runDistributed(ctx context.Context, a *activeRun, spec api.Run
 	s.dist.Store(d)
 	defer s.dist.CompareAndSwap(d, nil)
 	defer d.closeRecords()
-	merged, err := s.prepareCrew(ctx, d, crew, spec, rspec, log)
+	merged, err := s.prepareCrew(ctx, d, crew, spec, rspec, scr, log)
 	if err != nil {
 		crew.Stop()
 		d.finish(err)
@@ -358,7 +370,7 @@ func writeMerged(merged *loadgen.Run, res *loadgen.Result, rspec runner.Spec, re
 
 // prepareCrew assigns the shards, waits for every ready, and builds the
 // coordinator's merged run from what the workers found.
-func (s *Service) prepareCrew(ctx context.Context, d *distRun, crew *Crew, spec api.RunSpec, rspec runner.Spec, log *slog.Logger) (*loadgen.Run, error) {
+func (s *Service) prepareCrew(ctx context.Context, d *distRun, crew *Crew, spec api.RunSpec, rspec runner.Spec, scr *secret.Scrubber, log *slog.Logger) (*loadgen.Run, error) {
 	body, err := assignedSpec(spec, rspec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the workers' spec: %w", err)
@@ -377,7 +389,7 @@ func (s *Service) prepareCrew(ctx context.Context, d *distRun, crew *Crew, spec 
 		return nil, err
 	}
 	merged, err := loadgen.NewMergedRun(rspec.Settings, loadgen.QSLCounts{Total: first.QSLTotalSampleCount, Performance: first.QSLPerformanceSampleCount},
-		len(d.names), loadgen.WithLogger(log), loadgen.WithObserver(s.met.Observer()))
+		len(d.names), loadgen.WithLogger(log), loadgen.WithObserver(s.met.Observer()), loadgen.WithTextScrubber(scr.String))
 	if err != nil {
 		return nil, fmt.Errorf("the merged run: %w", err)
 	}

@@ -418,7 +418,10 @@ func (r *Run) FinishMerged(end MergedEnd) *Result {
 		t.itl.AddBuckets(end.InterTokenGaps)
 	}
 	r.errMu.Lock()
-	r.errs = append(r.errs[:0], end.Messages[:min(len(end.Messages), r.settings.Engine.MaxErrorMessages)]...)
+	r.errs = r.errs[:0]
+	for _, m := range end.Messages[:min(len(end.Messages), r.settings.Engine.MaxErrorMessages)] {
+		r.errs = append(r.errs, r.scrubbed(m)) // a worker's text, kept as a local run keeps its own
+	}
 	r.errMu.Unlock()
 	unanswered := r.close()
 	r.finished.Store(true)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -446,4 +447,36 @@ func resultDiff(t *testing.T, got, want *Result) string {
 		return "(equal as JSON: unexported or non-JSON fields differ)"
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestMergedRunScrubsTheWorkersText: what workers report of their failures
+// (messages, a kind's example) is kept scrubbed by the merged run's
+// WithTextScrubber, as a local run keeps its server's text.
+func TestMergedRunScrubsTheWorkersText(t *testing.T) {
+	s := testSettings(t, RulesetLoadGen6, trace.Server)
+	const n = 2
+	single, res, recs := singleRun(t, s, n)
+	if len(res.Failures) == 0 {
+		t.Fatal("the single run has no failure kinds to carry an example")
+	}
+	scrub := func(text string) string { return strings.ReplaceAll(text, "s3cret", "<redacted>") }
+	m, err := NewMergedRun(single.Settings(), QSLCounts{1000, 256}, n, quiet, WithFailureClassifier(testClassifier), WithTextScrubber(scrub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay(t, m, recs, n, rand.New(rand.NewPCG(3, 4)), nil)
+	end := endOf(res)
+	end.Messages = []string{"HTTP 401: token s3cret refused"}
+	end.Examples = slices.Clone(res.Failures)
+	for i := range end.Examples {
+		end.Examples[i].Example = "the server said s3cret"
+	}
+	got := m.FinishMerged(end)
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "s3cret") || !slices.Contains(got.Errors, "HTTP 401: token <redacted> refused") {
+		t.Errorf("the merged result keeps a worker's text unscrubbed: errors %q, failures %+v", got.Errors, got.Failures)
+	}
 }

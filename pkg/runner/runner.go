@@ -132,6 +132,20 @@ func ShownHeaders(hs []Header) []string {
 // result, the run's files, its logs and the errors returned (a probe's
 // included) never hold what a header sent, in any form the scrubber knows.
 func scrubbing(spec Spec, o Options) (Options, *secret.Scrubber) {
+	scr := Scrubber(spec)
+	if scr == nil {
+		return o, nil
+	}
+	o.Logger = scr.Logger(o.Logger)
+	o.Engine = append(slices.Clip(o.Engine), loadgen.WithTextScrubber(scr.String))
+	return o, scr
+}
+
+// Scrubber is the scrubber of spec's secrets, every header's value but
+// Host's (nil when there are none): what a run's text is scrubbed of, here
+// (scrubbing) or where a run carried out elsewhere comes back (a
+// distributed run's coordinator, from its workers' text).
+func Scrubber(spec Spec) *secret.Scrubber {
 	vals := make([]string, 0, len(spec.Headers))
 	for _, h := range spec.Headers {
 		// Host routes, it does not authenticate: it is the name in the
@@ -140,13 +154,7 @@ func scrubbing(spec Spec, o Options) (Options, *secret.Scrubber) {
 			vals = append(vals, h.Value)
 		}
 	}
-	scr := secret.NewScrubber(vals...)
-	if scr == nil {
-		return o, nil
-	}
-	o.Logger = scr.Logger(o.Logger)
-	o.Engine = append(slices.Clip(o.Engine), loadgen.WithTextScrubber(scr.String))
-	return o, scr
+	return secret.NewScrubber(vals...)
 }
 
 // Options observe a run.
