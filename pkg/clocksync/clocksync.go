@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// MinExchanges is how many exchanges an estimate takes at least (issue 29):
-// one round trip can fall on a scheduler hiccup; the least of eight rarely
-// does on a quiet network.
+// MinExchanges is how many exchanges an estimate takes at least (issue 29
+// asks eight): one round trip can fall on a scheduler hiccup, and the
+// least of several is less likely to.
 const MinExchanges = 8
 
 // Exchange is one request/response between a client (the worker, which

@@ -206,14 +206,14 @@ func (c *Crew) SyncClocks(ctx context.Context) (map[string]clocksync.Estimate, e
 	}
 }
 
-// CheckClocks refuses the run when a member's clock is unmeasured or more
-// uncertain than max (max_clock_uncertainty_ms), naming each with its
-// numbers; the errors wrap clocksync.ErrTooUncertain.
-func (c *Crew) CheckClocks(max time.Duration) error {
+// CheckClocks refuses the run when a member's clock in clocks (the
+// estimates SyncClocks returned, the ones the run starts its workers with)
+// is missing or more uncertain than max (max_clock_uncertainty_ms), naming
+// each with its numbers; the errors wrap clocksync.ErrTooUncertain.
+func (c *Crew) CheckClocks(clocks map[string]clocksync.Estimate, max time.Duration) error {
 	var errs []error
 	for _, n := range c.names {
-		est, _, _ := c.f.Clock(n)
-		if err := est.Check(n, max); err != nil {
+		if err := clocks[n].Check(n, max); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -44,7 +44,8 @@ const (
 	readyRetry = 100 * time.Millisecond
 	// minStartMargin is the least time between picking the start and the
 	// start: the answers to the held readies, and a worker's run waking
-	// up, must fit in it.
+	// up, must fit in it. A choice with room, not a measured need: on
+	// loopback the answers take well under a millisecond.
 	minStartMargin = 500 * time.Millisecond
 	// endSlack is added to the bound on a run's length: the start margin,
 	// the last chunk's interval and its trip.
@@ -309,7 +310,7 @@ func (s *Service) distribute(ctx context.Context, a *activeRun, spec api.RunSpec
 	clocks, err := crew.SyncClocks(cctx)
 	cancel()
 	if err == nil {
-		err = crew.CheckClocks(time.Duration(dd.MaxClockUncertaintyMs * float64(time.Millisecond)))
+		err = crew.CheckClocks(clocks, time.Duration(dd.MaxClockUncertaintyMs*float64(time.Millisecond)))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the workers' clocks: %w", err)

@@ -384,15 +384,3 @@ func (f *Fleet) list() api.WorkerList {
 	slices.SortFunc(out.Workers, func(a, b api.WorkerInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
-
-// Clock is a worker's last clock estimate and when it was made; ok false
-// when it was never measured (or is not registered).
-func (f *Fleet) Clock(name string) (est clocksync.Estimate, at time.Time, ok bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m, found := f.workers[name]
-	if !found || m.clockGen == 0 {
-		return est, at, false
-	}
-	return m.clock, m.clockAt, true
-}

@@ -53,8 +53,7 @@ type Run struct {
 	sink           RecordSink                               // WithRecordSink; nil: none
 	qsl            QSL
 	clock          Clock
-	poller         Poller      // the SUT, when it polls on the issuer's goroutine; nil otherwise
-	quiet          QuietPoller // the poller, when it can wait for a due time quietly
+	poller         Poller // the SUT, when it polls on the issuer's goroutine; nil otherwise
 	log            *slog.Logger
 	sutName        string
 	obs            Observer               // nil: no telemetry
@@ -272,7 +271,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	}
 	r.sutName = r.sut.Name()
 	r.startIssuers()
-	r.poller, r.quiet = r.iss[0].poller, r.iss[0].quiet // the warm-up's
+	r.poller = r.iss[0].poller // the warm-up's
 	if c, ok := r.clock.(interface{ Close() error }); ok {
 		defer c.Close()
 	}

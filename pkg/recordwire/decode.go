@@ -86,8 +86,8 @@ func Decode(b []byte, lim Limits) (*Chunk, error) {
 }
 
 // DecodeInto decodes one chunk into c, reusing its Issues and Samples
-// arrays (a coordinator decoding every worker's chunks keeps one Chunk per
-// worker). On error c holds a partial chunk.
+// arrays (the coordinator's receiver decodes every worker's chunks into
+// one, under its lock). On error c holds a partial chunk.
 func DecodeInto(c *Chunk, b []byte, lim Limits) error {
 	lim = lim.withDefaults()
 	d := decoder{b: b, lim: lim}

@@ -18,15 +18,3 @@ func (r *Receiver) Ends() []*recordwire.End {
 	}
 	return out
 }
-
-// Next is the sequence number of the chunk the receiver expects next from
-// each worker, by shard: how many of its chunks were applied.
-func (r *Receiver) Next() []uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]uint64, len(r.shards))
-	for k := range r.shards {
-		out[k] = r.shards[k].next
-	}
-	return out
-}

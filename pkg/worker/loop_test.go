@@ -163,7 +163,7 @@ func TestClockShift(t *testing.T) {
 	if e.Exchanges < 8 || e.Uncertainty <= 0 {
 		t.Errorf("estimate %+v", e)
 	}
-	if err := crew.CheckClocks(time.Second); err != nil {
+	if err := crew.CheckClocks(est, time.Second); err != nil {
 		t.Errorf("check: %v", err)
 	}
 	t.Logf("offset %v ± %v", e.Offset, e.Uncertainty)
