@@ -195,3 +195,8 @@ func (r *Run) sinkUnanswered(seq int) {
 	}
 	r.sink.SampleDone(rec)
 }
+
+// StreamingAtDrain is how many answers were still streaming (tokens had
+// come, their end had not) when the drain ended (StreamingSUT). Read it
+// after Execute.
+func (r *Run) StreamingAtDrain() int64 { return r.streamingAtDrain }

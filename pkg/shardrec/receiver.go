@@ -195,6 +195,7 @@ func EndOf(run *loadgen.Run, res *loadgen.Result) recordwire.End {
 	for _, b := range run.InterTokenGaps() {
 		e.ITL = append(e.ITL, recordwire.Bucket{ValueNs: b.ValueNs, Count: b.Count})
 	}
+	e.Streaming = run.StreamingAtDrain()
 	e.Messages = res.Errors
 	if n := len(e.Messages); n > 0 && res.Unanswered > 0 && strings.HasPrefix(e.Messages[n-1], fmt.Sprintf("%d samples got no ", res.Unanswered)) {
 		e.Messages = e.Messages[:n-1]

@@ -298,3 +298,16 @@ func TestEndOf(t *testing.T) {
 		t.Errorf("merged end %+v", got)
 	}
 }
+
+// A worker's end carries its answers still streaming at the drain, which
+// the merged run names as such (its StreamingAtDrain).
+func TestEndOfCarriesStreaming(t *testing.T) {
+	m, err := loadgen.NewMergedRun(settings(t), loadgen.QSLCounts{Total: 1000, Performance: 256}, 1, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := m.FinishMerged(loadgen.MergedEnd{Reason: loadgen.StopCompleted, StreamingAtDrain: 3})
+	if e := EndOf(m, res); e.Streaming != 3 {
+		t.Errorf("end's streaming %d, want the run's 3", e.Streaming)
+	}
+}
