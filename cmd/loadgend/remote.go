@@ -396,6 +396,5 @@ func (p *remoteProgress) clear() {
 // remoteProgressText is a local run's progress line from the daemon's
 // snapshot, its completion rate the daemon's.
 func remoteProgressText(p api.Progress) string {
-	return fmt.Sprintf("queries %d issued, %d done, %d in flight, %d failed samples | %.0f samples/s | %.1fs of ~%.1fs | p99 %.2f ms",
-		p.Issued, p.Completed, p.InFlight, p.Failed, p.CurrentQPS, p.ElapsedS, p.ExpectedEndS, p.P99Ms)
+	return progressFields(int64(p.Issued), int64(p.Completed), int64(p.InFlight), int64(p.Failed), p.CurrentQPS, p.ElapsedS, p.ExpectedEndS, p.P99Ms)
 }

@@ -626,13 +626,19 @@ func progressText(cur, prev loadgen.Progress, dt time.Duration, bound time.Durat
 	if dt > 0 {
 		rate = float64(cur.CompletedSamples-prev.CompletedSamples) / dt.Seconds()
 	}
-	line := fmt.Sprintf("queries %d issued, %d done, %d in flight, %d failed samples | %.0f samples/s | %.1fs of ~%.1fs | p99 %.2f ms",
-		cur.IssuedQueries, cur.CompletedQueries, cur.InFlightQueries, cur.FailedSamples, rate,
+	line := progressFields(int64(cur.IssuedQueries), int64(cur.CompletedQueries), int64(cur.InFlightQueries), int64(cur.FailedSamples), rate,
 		cur.Elapsed.Seconds(), cur.ExpectedEnd.Seconds(), float64(cur.P99)/1e6)
 	if bound > 0 {
 		line += fmt.Sprintf(" (bound %.2f ms, %d samples over)", float64(bound)/1e6, cur.OverLatencySamples)
 	}
 	return line
+}
+
+// progressFields is the progress line's text, for a local run (progressText)
+// and one followed on a daemon (remoteProgressText) alike.
+func progressFields(issued, done, inFlight, failed int64, rate, elapsedS, expectedS, p99Ms float64) string {
+	return fmt.Sprintf("queries %d issued, %d done, %d in flight, %d failed samples | %.0f samples/s | %.1fs of ~%.1fs | p99 %.2f ms",
+		issued, done, inFlight, failed, rate, elapsedS, expectedS, p99Ms)
 }
 
 // isTerminal reports whether w is a terminal (fileIsTerminal, per platform).
