@@ -17,8 +17,8 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/internal/suggest"
+	"github.com/netloadgen/netloadgen/pkg/daemon"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
-	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/shardrun"
 	"github.com/netloadgen/netloadgen/pkg/worker"
 )
@@ -77,6 +77,13 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	// What the coordinator's specs may read here, read as the daemon reads
+	// its own: data paths, @env: and @file: references.
+	lim, err := daemon.SpecSources()
+	if err != nil {
+		return fail(err)
+	}
+	env := runspec.DaemonEnv(lim)
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fail(fmt.Errorf("LOADGEND_LISTEN %s: %w", listen, err))
@@ -85,7 +92,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	cfg.Address = advertised(ln.Addr().String())
 	cfg.Log = newLogger(stderr, level)
 	var w *worker.Worker
-	cfg.Execute = func(ctx context.Context, a api.WorkerAssignment) error { return executeAssignment(ctx, w, cfg, a) }
+	cfg.Execute = func(ctx context.Context, a api.WorkerAssignment) error { return executeAssignment(ctx, w, cfg, env, a) }
 	if w, err = worker.New(cfg); err != nil {
 		return fail(err)
 	}
@@ -146,26 +153,9 @@ func advertised(addr string) string {
 	return addr
 }
 
-// workerEnv is what a worker resolves itself in the specs its coordinator
-// sends, as the daemon does for its own runs: data paths under
-// LOADGEND_DATA_ROOT, @env: references to the variables
-// LOADGEND_SECRET_ENV names, @file: references under LOADGEND_SECRETS_DIR.
-func workerEnv() runspec.Env {
-	var allowed []string
-	for _, v := range strings.Split(os.Getenv("LOADGEND_SECRET_ENV"), ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			allowed = append(allowed, v)
-		}
-	}
-	dir := os.Getenv("LOADGEND_SECRETS_DIR")
-	return runspec.Env{DataRoot: os.Getenv("LOADGEND_DATA_ROOT"),
-		Secrets:       secret.Sources{Env: os.LookupEnv, AllowedEnv: append([]string{}, allowed...), FilesDir: dir},
-		NoSecretFiles: dir == ""}
-}
-
 // executeAssignment carries out one shard on the worker's clock (now),
 // its live metrics on the worker's /metrics.
-func executeAssignment(ctx context.Context, w *worker.Worker, cfg worker.Config, a api.WorkerAssignment) error {
-	return shardrun.Execute(ctx, shardrun.Config{Worker: cfg.Name, Coordinator: w.Link(), Env: workerEnv(),
+func executeAssignment(ctx context.Context, w *worker.Worker, cfg worker.Config, env runspec.Env, a api.WorkerAssignment) error {
+	return shardrun.Execute(ctx, shardrun.Config{Worker: cfg.Name, Coordinator: w.Link(), Env: env,
 		Now: cfg.Now, Metrics: w.Metrics(), Log: cfg.Log}, a)
 }

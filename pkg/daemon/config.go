@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/netloadgen/netloadgen/api"
 )
 
 // Config is the daemon's configuration, read from LOADGEND_* variables.
@@ -96,6 +98,18 @@ func LoadConfig() (Config, error) {
 		return c, fmt.Errorf("%w: LOADGEND_MAX_QUEUED must be positive", ErrConfig)
 	}
 	return c, c.Validate()
+}
+
+// SpecSources reads, as LoadConfig does, the variables that say what a run
+// spec may read on this host (LOADGEND_DATA_ROOT, LOADGEND_SECRET_ENV,
+// LOADGEND_SECRETS_DIR): a worker builds its coordinator's specs under its
+// own (runspec.DaemonEnv).
+func SpecSources() (api.Limits, error) {
+	var c Config
+	if err := envconfig.Process("LOADGEND", &c); err != nil {
+		return api.Limits{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return api.Limits{DataRoot: c.DataRoot, SecretEnv: c.SecretEnv, SecretsDir: c.SecretsDir}, nil
 }
 
 // Validate checks the configuration, naming the variable at fault.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,27 @@ func TestAllowlist(t *testing.T) {
 	names, _ := NewAllowlist([]string{"sut.internal"})
 	if names.Allows(t.Context(), "localhost") {
 		t.Error("a name-only allowlist let an unlisted name through")
+	}
+}
+
+// TestSpecSources: a worker reads what specs may read on its host from the
+// variables the daemon reads, parsed as the daemon parses them.
+func TestSpecSources(t *testing.T) {
+	t.Setenv("LOADGEND_DATA_ROOT", "/data")
+	t.Setenv("LOADGEND_SECRET_ENV", "TOKEN_A,TOKEN_B")
+	t.Setenv("LOADGEND_SECRETS_DIR", "/run/secrets")
+	lim, err := SpecSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lim.DataRoot != "/data" || len(lim.SecretEnv) != 2 || lim.SecretEnv[1] != "TOKEN_B" || lim.SecretsDir != "/run/secrets" {
+		t.Errorf("spec sources %+v", lim)
+	}
+	cfg, err := LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataRoot != lim.DataRoot || !slices.Equal(cfg.SecretEnv, lim.SecretEnv) || cfg.SecretsDir != lim.SecretsDir {
+		t.Errorf("the daemon reads %q %q %q, the worker %+v", cfg.DataRoot, cfg.SecretEnv, cfg.SecretsDir, lim)
 	}
 }

@@ -95,8 +95,9 @@ func Decode(r io.Reader, lim api.Limits) (api.RunSpec, error) {
 }
 
 func admitChecked(s api.RunSpec, lim api.Limits, outDir string) (Run, error) {
-	secrets, noFiles := daemonSecrets(lim)
-	r, src, err := build(s, Env{OutDir: outDir, DataRoot: lim.DataRoot, Secrets: secrets, NoSecretFiles: noFiles})
+	env := DaemonEnv(lim)
+	env.OutDir = outDir
+	r, src, err := build(s, env)
 	if err != nil {
 		return Run{}, err
 	}

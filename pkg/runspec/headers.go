@@ -21,6 +21,15 @@ func daemonSecrets(lim api.Limits) (secret.Sources, bool) {
 	return secret.Sources{Env: os.LookupEnv, AllowedEnv: allowed, FilesDir: lim.SecretsDir}, lim.SecretsDir == ""
 }
 
+// DaemonEnv is what a spec may read on this host under lim, as the daemon
+// builds its runs (Admit): sample files under LOADGEND_DATA_ROOT,
+// references under LOADGEND_SECRET_ENV and LOADGEND_SECRETS_DIR. A worker
+// builds its coordinator's specs with its own.
+func DaemonEnv(lim api.Limits) Env {
+	secrets, noFiles := daemonSecrets(lim)
+	return Env{DataRoot: lim.DataRoot, Secrets: secrets, NoSecretFiles: noFiles}
+}
+
 // ProbeHeaders are a probe request's headers (api.ProbeRequest.Headers)
 // resolved as a daemon's run spec's are, under lim's LOADGEND_SECRET_ENV
 // and LOADGEND_SECRETS_DIR. Errors are *api.FieldError naming headers.
