@@ -7,5 +7,6 @@
 // second that hand-off cost more than the I/O (measured: ~6.5 futex calls
 // per request). Reads and writes here never block (non-blocking sockets);
 // a raw wait holds the goroutine's P, so callers keep it short
-// (WaitLimit) and park on Go's poller for longer ones.
+// (WaitLimit) and park on Go's poller for longer ones, unless the goroutine
+// has a P of its own (Poller.OwnP: one of a run's several issuers).
 package rawio

@@ -51,7 +51,18 @@ type Poller struct {
 	// 2,900 a second and the CPU per request by 1–2 µs, for an issue
 	// lateness p99 of ~0.3 ms instead of ~0.1 (bench/RESULTS.md). Long
 	// waits, on the timerfd, have no slack.
-	Slack     time.Duration
+	Slack time.Duration
+	// OwnP makes a long wait block raw too, on the alarm set itself, rather
+	// than park: for a goroutine on a thread locked to it that has a P no
+	// other goroutine needs (one of a run's several issuers; the runner
+	// raises GOMAXPROCS to give each one). A park wakes through the
+	// runtime: the thread that polls, then a futex wake of the locked
+	// thread, a chain two issuer threads on one core delay for each other
+	// (two issuers on one core at 20,000 QPS: lateness p99 5–144 ms
+	// parked, 0.65–0.91 ms blocking raw; bench/RESULTS.md, "Issuers on
+	// one host"). Without a spare P, a blocked wait would hold the one P
+	// the rest of the process needs until the runtime preempts it (10 ms).
+	OwnP      bool
 	slack0    uintptr   // the thread's slack, restored after a sleep with Slack
 	base      time.Time // the loop's clock: ns since base
 	clockBase int64     // CLOCK_MONOTONIC at base, for the timers
@@ -93,23 +104,7 @@ func (p *Poller) Open(name string, nEvents int) error {
 	// Made once: a closure per wait would allocate.
 	p.parked = func(fd uintptr) bool {
 		n, err := EpollWait(int(fd), p.alarmEvs[:])
-		if err != nil {
-			if errors.Is(err, unix.EINTR) {
-				return false
-			}
-			p.errWait = err
-			return true
-		}
-		for _, ev := range p.alarmEvs[:n] {
-			switch ev.Fd {
-			case alarmTimer:
-				p.armed = 0
-			case alarmWake:
-				var b [8]byte
-				_, _ = unix.Read(p.efd, b[:])
-			}
-		}
-		return n > 0
+		return p.alarmed(n, err)
 	}
 	// The long wait is a timerfd rather than epoll_wait's timeout:
 	// epoll_wait rounds to milliseconds and adds the thread's timer slack
@@ -180,8 +175,9 @@ const QuietLimit = 100 * time.Millisecond
 // interrupt), and receive timestamps keep their times exact; the sleep's
 // timer slack (50 µs by default) lets the kernel wake once for close due
 // times, a lateness charged to the latency as any is. A longer wait parks
-// on Go's poller until the timerfd fires, the watched context ends, or,
-// unless quiet, something is ready. A quiet wait (up to QuietLimit) is one
+// on Go's poller (with OwnP, blocks raw on the same descriptors) until the
+// timerfd fires, the watched context ends, or, unless quiet, something is
+// ready. A quiet wait (up to QuietLimit) is one
 // for a due time by a caller whose answers carry receive timestamps: it
 // leaves answers for the wake, as a short wait does, which at 100 QPS saved
 // one wake-up in two and 15% of the CPU (bench/RESULTS.md). (Ending a park
@@ -214,8 +210,31 @@ func (p *Poller) Wait(wake int64, quiet bool) (int, error) {
 	return n, nil
 }
 
-// park waits on Go's poller until the timer fires at wake, the watched
-// context ends, or, if sockets, a socket is ready.
+// alarmed takes in what a wait on the alarm set found (n events, or err)
+// and reports whether the wait is over; an error is kept in errWait.
+func (p *Poller) alarmed(n int, err error) bool {
+	if err != nil {
+		if errors.Is(err, unix.EINTR) {
+			return false
+		}
+		p.errWait = err
+		return true
+	}
+	for _, ev := range p.alarmEvs[:n] {
+		switch ev.Fd {
+		case alarmTimer:
+			p.armed = 0
+		case alarmWake:
+			var b [8]byte
+			_, _ = unix.Read(p.efd, b[:])
+		}
+	}
+	return n > 0
+}
+
+// park waits on Go's poller (or, with OwnP, in a raw epoll_pwait) until the
+// timer fires at wake, the watched context ends, or, if sockets, a socket
+// is ready.
 func (p *Poller) park(wake int64, sockets bool) error {
 	if wake != p.armed {
 		p.spec.Value = unix.NsecToTimespec(p.clockBase + wake)
@@ -236,7 +255,13 @@ func (p *Poller) park(wake int64, sockets bool) error {
 		p.sockets = sockets
 	}
 	p.errWait = nil
-	if err := p.alarmRaw.Read(p.parked); err != nil {
+	if p.OwnP {
+		// A signal (the runtime's preemption, 10 ms into a long wait)
+		// ends the wait with EINTR; the next call is where the goroutine
+		// is preempted, and the wait goes on after it.
+		for !p.alarmed(EpollBlock(p.alarm, p.alarmEvs[:])) {
+		}
+	} else if err := p.alarmRaw.Read(p.parked); err != nil {
 		return fmt.Errorf("%s: wait: %w", p.name, err)
 	}
 	if p.errWait != nil {

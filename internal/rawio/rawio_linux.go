@@ -35,6 +35,18 @@ func EpollWait(epfd int, events []unix.EpollEvent) (int, error) {
 	return int(r), nil
 }
 
+// EpollBlock is epoll_pwait without a signal mask, blocking until something
+// is ready or a signal arrives (EINTR): a raw system call, so the thread
+// keeps its P while it waits.
+func EpollBlock(epfd int, events []unix.EpollEvent) (int, error) {
+	infinite := -1
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(infinite), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
 // SleepUntil sleeps until t on CLOCK_MONOTONIC; EINTR (a signal, such as
 // the runtime's preemption) ends it early, which the caller's loop absorbs.
 func SleepUntil(t *unix.Timespec) error {

@@ -67,7 +67,7 @@ func New(cfg Config) (*Loop, error) {
 		l.Close()
 		return nil, err
 	}
-	l.poll.Slack = cfg.Slack
+	l.poll.Slack, l.poll.OwnP = cfg.Slack, cfg.OwnP
 	return l, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -362,11 +363,18 @@ func TestNotAnHTTP2ServerFailsTheCall(t *testing.T) {
 // A quiet wait is for its due time: an answer that arrives meanwhile does
 // not end it, and is delivered at its end with the time it arrived. Two
 // calls on one connection are read as they come: one read of both would
-// time the first by the second's arrival.
+// time the first by the second's arrival. The same whether the loop's long
+// waits park or block raw (OwnP).
 func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
+	for _, ownP := range []bool{false, true} {
+		t.Run(fmt.Sprintf("OwnP=%v", ownP), func(t *testing.T) { quietWaitLeavesAnswers(t, ownP) })
+	}
+}
+
+func quietWaitLeavesAnswers(t *testing.T, ownP bool) {
 	s := &rawServer{wrote: make(chan time.Time, 4)}
 	s.start(t)
-	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1, OwnP: ownP})
 	if err := h.l.Preconnect(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func New(cfg Config) (*Loop, error) {
 		l.Close()
 		return nil, err
 	}
-	l.poll.Slack = cfg.Slack
+	l.poll.Slack, l.poll.OwnP = cfg.Slack, cfg.OwnP
 	if cfg.TLS != nil {
 		l.cfg.TLS = tlsConfig(cfg.TLS)
 		l.plain = make([]byte, readBufSize)

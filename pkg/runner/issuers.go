@@ -35,12 +35,15 @@ func boolInt(b bool) int {
 
 // splitConns gives issuer k of n its share of cfg's connections: the HTTP
 // loop's cap and the gRPC loop's count. The HTTP loops' budget for the
-// answers read at once is shared (sharedBudget), not split.
+// answers read at once is shared (sharedBudget), not split. Each loop has
+// a P of its own while the run lasts (OwnP; enoughProcs), so its long waits
+// block raw rather than park.
 func splitConns(cfg sut.Config, n, k int) sut.Config {
 	if n <= 1 {
 		return cfg
 	}
 	cfg.MaxConns = share(cfg.MaxConns, n, k)
+	cfg.OwnP = true
 	if cfg.GRPC != nil {
 		cfg.GRPCConns = share(cfg.GRPC.Conns(), n, k)
 	}
@@ -134,9 +137,9 @@ func prepareIssuers(ctx context.Context, tr *trace.Trace, single interface {
 // enoughProcs gives each of n issuers a P of its own, and one more for the
 // rest of the process, for the run; it returns the restore. An event-loop
 // issuer waits for its due time and its answers in raw system calls
-// (internal/rawio), which keep the thread's P: with fewer Ps than issuers,
-// a woken issuer waits until another's wait ends or the runtime preempts
-// it, 10 ms later. Two issuers where GOMAXPROCS was 1 (a client pinned to
+// (internal/rawio), which keep the thread's P, its long waits too (OwnP,
+// splitConns): with fewer Ps than issuers, a woken issuer waits until
+// another's wait ends or the runtime preempts it, 10 ms later. Two issuers where GOMAXPROCS was 1 (a client pinned to
 // one CPU; a container limited to one CPU is the same) had an issue
 // lateness p99 of 20.6–20.9 ms at 20,000 QPS against 2.2–3.0 with one
 // (bench/RESULTS.md, "Issue 29"). GOMAXPROCS is the process's; loadgend

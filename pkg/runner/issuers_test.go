@@ -34,12 +34,17 @@ func TestSplitConnsGivesEachIssuerItsShare(t *testing.T) {
 	}
 	defer gc.Close()
 	cfg := sut.Config{GRPC: gc, MaxConns: 10}
-	if got := splitConns(cfg, 1, 0); got.MaxConns != 10 || got.GRPCConns != 0 {
-		t.Errorf("one issuer: MaxConns %d, GRPCConns %d; want 10 and the client's (0)", got.MaxConns, got.GRPCConns)
+	if got := splitConns(cfg, 1, 0); got.MaxConns != 10 || got.GRPCConns != 0 || got.OwnP {
+		t.Errorf("one issuer: MaxConns %d, GRPCConns %d, OwnP %v; want 10, the client's (0), false", got.MaxConns, got.GRPCConns, got.OwnP)
 	}
 	a, b := splitConns(cfg, 2, 0), splitConns(cfg, 2, 1)
 	if a.MaxConns+b.MaxConns != 10 || a.GRPCConns+b.GRPCConns != 5 || a.GRPCConns != 3 {
 		t.Errorf("two issuers: MaxConns %d+%d, GRPCConns %d+%d", a.MaxConns, b.MaxConns, a.GRPCConns, b.GRPCConns)
+	}
+	// Each has a P of its own for the run (enoughProcs), so its long waits
+	// may block raw.
+	if !a.OwnP || !b.OwnP {
+		t.Errorf("two issuers: OwnP %v, %v; want both", a.OwnP, b.OwnP)
 	}
 }
 
