@@ -3,6 +3,7 @@ package loadgen
 import (
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/serverview"
 	"github.com/netloadgen/netloadgen/pkg/stats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -136,6 +137,11 @@ type Result struct {
 	// "openai-completions"), asked for or found by the probe; empty for a
 	// run of KServe tensor inference. pkg/runner sets it.
 	API string `json:"api,omitempty"`
+	// Server and ServerMetrics are what the server's own interfaces said
+	// of the run: its statistics extension's delta, its Prometheus
+	// metrics scraped during it (pkg/serverview). pkg/runner sets them.
+	Server        *serverview.Server  `json:"server,omitempty"`
+	ServerMetrics *serverview.Metrics `json:"server_metrics,omitempty"`
 
 	MultiStreamV05 *MultiStreamTicks `json:"multi_stream_v05,omitempty"`
 	EarlyVerdict   *EarlyVerdict     `json:"early_verdict,omitempty"`
