@@ -22,6 +22,10 @@ type chart struct {
 	HLines []hline
 	// Diagonal draws y = x (achieved against target).
 	Diagonal bool
+	// XSpan, when its end is past its start, is an x range the axis
+	// covers whatever the data: the charts over time share the run's, so
+	// the server's series line up under the client's.
+	XSpan [2]float64
 	// ClipHLines leaves out of the y range a reference far above the
 	// data (a 100 ms bound over 5 ms latencies would flatten them), naming
 	// it at the top instead.
@@ -74,6 +78,9 @@ func (c *chart) bounds() (x0, x1, y1 float64) {
 	}
 	for _, t := range c.XTicks {
 		x0, x1 = math.Min(x0, t.V), math.Max(x1, t.V)
+	}
+	if c.XSpan[1] > c.XSpan[0] {
+		x0, x1 = math.Min(x0, c.XSpan[0]), math.Max(x1, c.XSpan[1])
 	}
 	dataMax := y1
 	for _, h := range c.HLines {
