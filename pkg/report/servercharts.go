@@ -21,6 +21,9 @@ var serverChartOf = map[serverview.Kind]chart{
 	serverview.KindRequests:  {ID: "server-requests", Title: "Server: requests answered per second", YLabel: "requests/s"},
 }
 
+// maxDotted is the most points a server series is drawn with a dot each.
+const maxDotted = 120
+
 // dashes tell a run's series apart within a chart; colour tells the runs.
 var dashes = []string{"", dashed, dotted, "10 3 2 3", "4 2", "1 5"}
 
@@ -76,6 +79,9 @@ func serverCharts(runs []*Run, span [2]float64) []*chart {
 				}
 				l.Points = append(l.Points, pt{X: p.T, Y: p.V, Note: note})
 			}
+			// A short run's few scrapes each get a dot and its figure;
+			// a long run's many draw a line alone, as the client's do.
+			l.Marker = len(l.Points) <= maxDotted
 			c.Lines = append(c.Lines, l)
 		}
 	}

@@ -30,6 +30,11 @@ const (
 	// maxMetricsLine bounds one line: a histogram's buckets fit many
 	// times over; a longer line is malformed.
 	maxMetricsLine = 1 << 20
+	// maxMetricsBytes bounds what is read of the file: past it the rest
+	// is left out, with a note (an endless or runaway file must not hold
+	// the report; a run's 5,000 series a second for an hour is ~3 GiB,
+	// and the plotted metrics' first 4 GiB draw a long run well enough).
+	maxMetricsBytes = 4 << 30
 	// maxDropped bounds the series remembered only to be counted as not
 	// drawn.
 	maxDropped = 4096
@@ -116,8 +121,10 @@ type serverSeries struct {
 	// drawn; past maxDropped series the count stops (DroppedCapped).
 	Dropped       map[serverview.Kind]int
 	DroppedCapped bool
-	// Lines is how many lines the file had.
-	Lines int64
+	// Lines is how many lines were read; Truncated: the file went on past
+	// maxMetricsBytes, not read.
+	Lines     int64
+	Truncated bool
 }
 
 // track is one series over the run: a gauge's values, a counter's rate
@@ -150,12 +157,15 @@ func (r *Run) loadServerMetrics(src Source) error {
 	}
 	defer f.Close()
 	width := float64(r.Result.DurationNs) / 1e9 / maxBins
-	ss, err := readServerMetrics(f, width)
+	ss, err := readServerMetrics(f, width, maxMetricsBytes)
 	if err != nil {
 		return fileErr(serverMetricsFile, err)
 	}
 	if len(ss.Tracks) > 0 {
 		r.serverSeries = ss
+	}
+	if ss.Truncated {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: only its first %d lines (%d MiB) read", serverMetricsFile, ss.Lines, maxMetricsBytes>>20))
 	}
 	for _, p := range plotted {
 		if n := ss.Dropped[p.Kind]; n > 0 {
@@ -168,22 +178,31 @@ func (r *Run) loadServerMetrics(src Source) error {
 // readServerMetrics reads server_metrics.jsonl a line at a time, keeping
 // the plotted series. A line that is not a sample is an error naming it,
 // but for a last line cut short (a run that ended while writing), which is
-// left out.
-func readServerMetrics(rd io.Reader, width float64) (*serverSeries, error) {
+// left out. A line that names no plotted metric is not decoded: the file
+// holds every series the run scraped, the report draws a few.
+func readServerMetrics(rd io.Reader, width float64, limit int64) (*serverSeries, error) {
 	ss := &serverSeries{Dropped: map[serverview.Kind]int{}}
 	tracks := map[string]*track{}
 	perKind := map[serverview.Kind]int{}
-	br := bufio.NewReaderSize(rd, 64<<10)
+	lr := &io.LimitedReader{R: rd, N: limit}
+	br := bufio.NewReaderSize(lr, 64<<10)
 	for {
 		line, err := readLine(br)
 		if errors.Is(err, io.EOF) {
+			ss.Truncated = lr.N <= 0 && moreThan(rd)
 			return ss, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", ss.Lines+1, err)
 		}
+		if lr.N <= 0 && line.last {
+			ss.Truncated = moreThan(rd)
+			if ss.Truncated {
+				return ss, nil // the limit cut this line
+			}
+		}
 		ss.Lines++
-		if len(bytes.TrimSpace(line.b)) == 0 {
+		if len(bytes.TrimSpace(line.b)) == 0 || !mentionsPlotted(line.b) {
 			continue
 		}
 		var m metricLine
@@ -226,6 +245,39 @@ func readServerMetrics(rd io.Reader, width float64) (*serverSeries, error) {
 type rawLine struct {
 	b    []byte
 	last bool // no newline after it: the file's end
+}
+
+// moreThan: r has a byte left.
+func moreThan(r io.Reader) bool {
+	var b [1]byte
+	n, _ := io.ReadFull(r, b[:])
+	return n > 0
+}
+
+// plottedNames are the plotted known metrics' names, quoted as a line
+// holds them.
+var plottedNames = func() [][]byte {
+	var out [][]byte
+	for _, k := range serverview.KnownMetrics {
+		for _, p := range plotted {
+			if p.Kind == k.Kind {
+				q, _ := json.Marshal(k.Name)
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}()
+
+// mentionsPlotted: line may be a plotted metric's sample (it holds one's
+// name in quotes); a line that does not is skipped undecoded.
+func mentionsPlotted(line []byte) bool {
+	for _, n := range plottedNames {
+		if bytes.Contains(line, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // readLine reads one line of at most maxMetricsLine bytes.
