@@ -35,6 +35,11 @@ const (
 	// the report; a run's 5,000 series a second for an hour is ~3 GiB,
 	// and the plotted metrics' first 4 GiB draw a long run well enough).
 	maxMetricsBytes = 4 << 30
+	// maxSeconds is the latest time a point is drawn at: a sample's "t"
+	// past it (a year) is no run's.
+	maxSeconds = 365 * 24 * 3600
+	// minWidth is the narrowest bin, in s.
+	minWidth = 1e-3
 	// maxDropped bounds the series remembered only to be counted as not
 	// drawn.
 	maxDropped = 4096
@@ -137,7 +142,7 @@ type track struct {
 	bins                 downsampler
 	// The previous scrape's raw figures, for a rate or an interval's mean.
 	prevT, prevV, prevSum float64
-	havePrev             bool
+	havePrev              bool
 }
 
 // points are the track's points: the mean of each bin's values at the mean
@@ -374,6 +379,7 @@ func unitMs(name string) float64 {
 // past the last bin doubles the width, merging the bins in pairs, so a run
 // of any length keeps at most maxBins points, each the mean of its bin.
 type downsampler struct {
+	// width is a bin's in s, at least minWidth.
 	width float64
 	bins  []bin
 }
@@ -390,18 +396,17 @@ type binPoint struct {
 }
 
 func (d *downsampler) add(t, v float64) {
-	if !finite(t) || !finite(v) {
+	if !finite(t) || !finite(v) || t > maxSeconds {
 		return
 	}
-	if !(d.width > 0) {
-		d.width = 0.1
+	if !(d.width >= minWidth) {
+		d.width = minWidth
 	}
 	t = math.Max(t, 0)
-	i := int(t / d.width)
-	for i >= maxBins {
+	for t/d.width >= maxBins { // compared as floats: t/width may pass any int
 		d.merge()
-		i = int(t / d.width)
 	}
+	i := int(t / d.width)
 	if i >= len(d.bins) {
 		d.bins = append(d.bins, make([]bin, i+1-len(d.bins))...)
 	}
