@@ -98,7 +98,7 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 	p.Table = tableOf(p.Runs)
 	span := timeSpan(runs)
 	for _, c := range serverCharts(runs, span) {
-		p.Server = append(p.Server, c.svg())
+		p.Server = append(p.Server, c.svg()+legend(c))
 	}
 	p.Breakdown = breakdownBar(runs)
 	if c := spectrumChart(runs); c != nil {

@@ -396,13 +396,12 @@ type binPoint struct {
 }
 
 func (d *downsampler) add(t, v float64) {
-	if !finite(t) || !finite(v) || t > maxSeconds {
-		return
+	if !finite(t) || !finite(v) || t < 0 || t > maxSeconds {
+		return // before the run's start (a scrape at the probe), or no run's time
 	}
 	if !(d.width >= minWidth) {
 		d.width = minWidth
 	}
-	t = math.Max(t, 0)
 	for t/d.width >= maxBins { // compared as floats: t/width may pass any int
 		d.merge()
 	}

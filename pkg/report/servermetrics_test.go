@@ -106,7 +106,9 @@ func TestReadServerMetricsHostile(t *testing.T) {
 		dropped int
 	}{
 		{"empty", "", "", 0, 0, 0},
-		{"times no run has", gaugeLine(1e300, q, 1, "") + gaugeLine(-1e300, q, 1, "") + gaugeLine(9e18, q, 1, "") + good, "", 1, 2, 0},
+		{"times no run has", gaugeLine(1e300, q, 1, "") + gaugeLine(-1e300, q, 1, "") + gaugeLine(9e18, q, 1, "") + good, "", 1, 1, 0},
+		{"a scrape before the start draws nothing but counts for a rate", gaugeLine(-0.5, q, 1, "") + good +
+			counterLine(-0.5, "sutproxy_requests_total", 0) + counterLine(0.5, "sutproxy_requests_total", 100), "", 2, 1, 0},
 		{"blank lines", "\n\n" + good + "\n", "", 1, 1, 0},
 		{"malformed plotted line", good + `{"t":2,"name":"sutproxy_queue_depth",` + "\n" + good, "line 2", 0, 0, 0},
 		{"no t", good + `{"name":"sutproxy_queue_depth","type":"gauge","value":1}` + "\n", "line 2", 0, 0, 0},

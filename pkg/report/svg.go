@@ -272,3 +272,20 @@ func percentileTicks(top float64) []tick {
 	}
 	return out
 }
+
+// legend lists the chart's lines under it, each with a sample of its
+// stroke and its label: a chart whose lines are series a server named (a
+// metric per model, per GPU) must say which is which without a hover.
+func legend(c *chart) template.HTML {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<ul class="series" data-legend="%s">`, esc(c.ID))
+	for _, l := range c.Lines {
+		fmt.Fprintf(&b, `<li><svg class="key" viewBox="0 0 28 10" width="28" height="10" aria-hidden="true"><line x1="1" y1="5" x2="27" y2="5" stroke="%s" stroke-width="2"`, esc(l.Color))
+		if l.Dash != "" {
+			fmt.Fprintf(&b, ` stroke-dasharray="%s"`, esc(l.Dash))
+		}
+		fmt.Fprintf(&b, `/></svg>%s</li>`, esc(l.Label))
+	}
+	b.WriteString(`</ul>`)
+	return template.HTML(b.String())
+}
