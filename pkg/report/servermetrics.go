@@ -274,9 +274,39 @@ var plottedNames = func() [][]byte {
 	return out
 }()
 
-// mentionsPlotted: line may be a plotted metric's sample (it holds one's
-// name in quotes); a line that does not is skipped undecoded.
+// plottedSet is plottedNames without their quotes.
+var plottedSet = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range plottedNames {
+		m[string(n[1:len(n)-1])] = true
+	}
+	return m
+}()
+
+// nameKey is how the scraper (encoding/json) writes a line's name.
+var nameKey = []byte(`"name":"`)
+
+// mentionsPlotted: line may be a plotted metric's sample; a line that is
+// not is skipped undecoded. A line as the scraper writes it has its name
+// as "name":"..." (a label called name too): it may be when one of those
+// is a plotted name. A line written otherwise may be when it holds one's
+// name in quotes anywhere.
 func mentionsPlotted(line []byte) bool {
+	rest, found := line, false
+	for {
+		i := bytes.Index(rest, nameKey)
+		if i < 0 {
+			break
+		}
+		found = true
+		rest = rest[i+len(nameKey):]
+		if j := bytes.IndexByte(rest, '"'); j >= 0 && plottedSet[string(rest[:j])] {
+			return true
+		}
+	}
+	if found {
+		return false
+	}
 	for _, n := range plottedNames {
 		if bytes.Contains(line, n) {
 			return true
@@ -285,11 +315,15 @@ func mentionsPlotted(line []byte) bool {
 	return false
 }
 
-// readLine reads one line of at most maxMetricsLine bytes.
+// readLine reads one line of at most maxMetricsLine bytes. A line that
+// fits the reader's buffer is returned in it, valid until the next read.
 func readLine(br *bufio.Reader) (rawLine, error) {
 	var b []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if err == nil && b == nil {
+			return rawLine{b: chunk}, nil
+		}
 		if len(b)+len(chunk) > maxMetricsLine {
 			return rawLine{}, fmt.Errorf("longer than %d bytes", maxMetricsLine)
 		}

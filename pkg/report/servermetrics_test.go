@@ -109,6 +109,9 @@ func TestReadServerMetricsHostile(t *testing.T) {
 		{"times no run has", gaugeLine(1e300, q, 1, "") + gaugeLine(-1e300, q, 1, "") + gaugeLine(9e18, q, 1, "") + good, "", 1, 1, 0},
 		{"a scrape before the start draws nothing but counts for a rate", gaugeLine(-0.5, q, 1, "") + good +
 			counterLine(-0.5, "sutproxy_requests_total", 0) + counterLine(0.5, "sutproxy_requests_total", 100), "", 2, 1, 0},
+		{"written with spaces", `{"t": 1, "endpoint": "u", "name": "sutproxy_queue_depth", "labels": {}, "type": "gauge", "value": 4}` + "\n", "", 1, 1, 0},
+		{"a label called name", `{"t":1,"endpoint":"u","labels":{"name":"sutproxy_queue_depth"},"name":"other","type":"gauge","value":4}` + "\n" +
+			`{"t":1,"endpoint":"u","labels":{"name":"other"},"name":"sutproxy_queue_depth","type":"gauge","value":4}` + "\n", "", 1, 1, 0},
 		{"blank lines", "\n\n" + good + "\n", "", 1, 1, 0},
 		{"malformed plotted line", good + `{"t":2,"name":"sutproxy_queue_depth",` + "\n" + good, "line 2", 0, 0, 0},
 		{"no t", good + `{"name":"sutproxy_queue_depth","type":"gauge","value":1}` + "\n", "line 2", 0, 0, 0},

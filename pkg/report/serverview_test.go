@@ -3,6 +3,7 @@ package report_test
 import (
 	"encoding/json"
 	"html"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -149,5 +150,54 @@ func TestServerViewNotOffered(t *testing.T) {
 	}
 	if strings.Contains(page, `data-chart="breakdown"`) || strings.Contains(page, `class="breakdown"`) {
 		t.Error("a breakdown without statistics")
+	}
+}
+
+// TestServerViewCompared: two runs' bars share one scale, so a part twice
+// as long in one run is drawn twice as wide, and each run's segments
+// carry its own figures.
+func TestServerViewCompared(t *testing.T) {
+	a := copyRun(t, "serverview")
+	b := filepath.Join(t.TempDir(), "slower")
+	copyDir(t, a, b)
+	editResult(t, b, func(m map[string]any) {
+		st := m["server"].(map[string]any)["statistics"].(map[string]any)
+		q, _ := st["queue_ns"].(json.Number).Float64()
+		st["queue_ns"] = 2 * q
+	})
+	page := render(t, a, b)
+	widths := map[string]float64{}
+	values := map[string]float64{}
+	re := regexp.MustCompile(`<rect class="seg" data-run="([^"]*)" data-part="server queue" data-value="([^"]*)" x="[^"]*" y="[^"]*" width="([^"]*)"`)
+	for _, m := range re.FindAllStringSubmatch(page, -1) {
+		values[m[1]], _ = strconv.ParseFloat(m[2], 64)
+		widths[m[1]], _ = strconv.ParseFloat(m[3], 64)
+	}
+	if len(widths) != 2 || values["slower"] != 2*values["serverview"] {
+		t.Fatalf("queue segments %v %v", values, widths)
+	}
+	if r := widths["slower"] / widths["serverview"]; r < 1.97 || r > 2.03 { // widths are rounded to 0.1
+		t.Errorf("the slower run's queue is %.3f times as wide, want 2", r)
+	}
+}
+
+// copyDir copies the files of src into a new directory dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
