@@ -42,7 +42,7 @@ const otherMin = 0.05
 // (when it is worth naming) and the rest, the network, the server's front
 // end and the client. The client overhead is Statistics.ClientOverheadNs,
 // or the client's mean less RequestNs when that is unset. Nil when the
-// statistics say nothing (not offered, no request). The total is the
+// statistics say nothing (not offered, no request, no total). The total is the
 // client's mean, or RequestNs plus the overhead without it.
 func Shares(st *Statistics, c Client) (shares []Share, totalNs float64) {
 	if st == nil || !st.Offered || st.Requests == 0 || !(st.RequestNs > 0) {
@@ -55,6 +55,9 @@ func Shares(st *Statistics, c Client) (shares []Share, totalNs float64) {
 	totalNs = c.MeanLatencyNs
 	if !(totalNs > 0) {
 		totalNs = st.RequestNs + overhead
+	}
+	if !(totalNs > 0) {
+		return nil, 0 // an overhead below minus the server's time: nothing to split
 	}
 	compute := st.ComputeInputNs + st.ComputeInferNs + st.ComputeOutputNs
 	shares = []Share{{PartQueue, st.QueueNs}, {PartCompute, compute}}

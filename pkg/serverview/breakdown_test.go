@@ -41,6 +41,7 @@ func TestBreakdown(t *testing.T) {
 			"compute 5.0 ms of 11.0 ms mean latency (server statistics); other server time 3.0 ms; server queue 2.0 ms; network and client 1.0 ms"},
 		{"total without the client's mean", stats(4, 1, 0, 3, 0, 0.5), nil, serverview.Client{},
 			"compute 3.0 ms of 4.5 ms mean latency (server statistics); server queue 1.0 ms; network and client 0.50 ms"},
+		{"no total", stats(4, 1, 0, 3, 0, -5), nil, serverview.Client{}, ""},
 		{"negative overhead", stats(5, 1, 0, 4, 0, -0.5), nil, serverview.Client{MeanLatencyNs: 4.5e6},
 			"compute 4.0 ms of 4.5 ms mean latency (server statistics); server queue 1.0 ms; network and client negative (-0.50 ms: the server's mean request time exceeds the client's mean latency)"},
 		{"statistics win over metrics", stats(4, 1, 0, 3, 0, 0.5), &serverview.Metrics{Series: []serverview.Series{waiting}}, serverview.Client{MeanLatencyNs: 4.5e6},
