@@ -39,18 +39,18 @@ func metricsSentence(m *Metrics) string {
 
 // queueClause: the queue gauge that reached the most.
 func queueClause(byKind map[Kind][]Series) string {
-	s, ok := largest(byKind[KindQueue], func(s Series) *float64 { return s.Max })
+	s, ok := largestBy(byKind[KindQueue], func(s Series) *float64 { return s.Max })
 	if !ok {
 		return ""
 	}
-	name, peak := label(s, byKind[KindQueue]), *s.Max
-	switch first := val(s.First); {
+	name, peak := seriesLabel(s, byKind[KindQueue]), *s.Max
+	switch first := floatOr0(s.First); {
 	case peak < 1:
-		return fmt.Sprintf("%s stayed at %s: the server did not queue", name, num(peak))
+		return fmt.Sprintf("%s stayed at %s: the server did not queue", name, metricNum(peak))
 	case first < peak:
-		return fmt.Sprintf("%s rose from %s to %s: the server queues", name, num(first), num(peak))
+		return fmt.Sprintf("%s rose from %s to %s: the server queues", name, metricNum(first), metricNum(peak))
 	default:
-		return fmt.Sprintf("%s stayed at %s: the server queues", name, num(peak))
+		return fmt.Sprintf("%s stayed at %s: the server queues", name, metricNum(peak))
 	}
 }
 
@@ -60,8 +60,8 @@ func queueClause(byKind map[Kind][]Series) string {
 // nv_inference_request_success).
 func queueTimeClause(byKind map[Kind][]Series) string {
 	for _, s := range byKind[KindQueueTime] {
-		if s.Type == Histogram && s.Mean != nil && val(s.Count) > 0 {
-			return fmt.Sprintf("%s mean %s per request", label(s, byKind[KindQueueTime]), FormatMs(*s.Mean*unitNs(s.Name)))
+		if s.Type == Histogram && s.Mean != nil && floatOr0(s.Count) > 0 {
+			return fmt.Sprintf("%s mean %s per request", seriesLabel(s, byKind[KindQueueTime]), FormatMs(*s.Mean*unitNs(s.Name)))
 		}
 	}
 	for _, s := range byKind[KindQueueTime] {
@@ -72,7 +72,7 @@ func queueTimeClause(byKind map[Kind][]Series) string {
 		spent, reqs := sumDelta(byKind[KindQueueTime], s.Name), 0.0
 		for _, r := range byKind[KindRequests] {
 			if kr, _ := LookUp(r.Name); kr.Server == k.Server && r.Type == Counter {
-				reqs += val(r.Delta)
+				reqs += floatOr0(r.Delta)
 			}
 		}
 		if reqs > 0 {
@@ -85,7 +85,7 @@ func queueTimeClause(byKind map[Kind][]Series) string {
 // kvClause: a KV cache at least nearly full (a share, or a per cent where
 // the value passes 1).
 func kvClause(byKind map[Kind][]Series) string {
-	s, ok := largest(byKind[KindKVCache], func(s Series) *float64 { return s.Max })
+	s, ok := largestBy(byKind[KindKVCache], func(s Series) *float64 { return s.Max })
 	if !ok {
 		return ""
 	}
@@ -95,31 +95,31 @@ func kvClause(byKind map[Kind][]Series) string {
 	}
 	switch {
 	case share >= kvFull:
-		return fmt.Sprintf("%s reached %s: the KV cache is full", label(s, byKind[KindKVCache]), num(*s.Max))
+		return fmt.Sprintf("%s reached %s: the KV cache is full", seriesLabel(s, byKind[KindKVCache]), metricNum(*s.Max))
 	case share >= kvNearlyFull:
-		return fmt.Sprintf("%s reached %s: the KV cache is nearly full", label(s, byKind[KindKVCache]), num(*s.Max))
+		return fmt.Sprintf("%s reached %s: the KV cache is nearly full", seriesLabel(s, byKind[KindKVCache]), metricNum(*s.Max))
 	}
 	return ""
 }
 
 // batchClause: the running batch's mean (and a gauge's maximum).
 func batchClause(byKind map[Kind][]Series) string {
-	s, ok := largest(byKind[KindBatch], func(s Series) *float64 { return s.Mean })
+	s, ok := largestBy(byKind[KindBatch], func(s Series) *float64 { return s.Mean })
 	if !ok {
 		return ""
 	}
 	if s.Type == Histogram {
-		if val(s.Count) == 0 {
+		if floatOr0(s.Count) == 0 {
 			return ""
 		}
-		return fmt.Sprintf("%s mean %s", label(s, byKind[KindBatch]), num(*s.Mean))
+		return fmt.Sprintf("%s mean %s", seriesLabel(s, byKind[KindBatch]), metricNum(*s.Mean))
 	}
-	return fmt.Sprintf("%s averaged %s (max %s)", label(s, byKind[KindBatch]), num(*s.Mean), num(val(s.Max)))
+	return fmt.Sprintf("%s averaged %s (max %s)", seriesLabel(s, byKind[KindBatch]), metricNum(*s.Mean), metricNum(floatOr0(s.Max)))
 }
 
-// largest is the series whose field f is largest (and finite); the first
+// largestBy is the series whose field f is largest (and finite); the first
 // of equals.
-func largest(ss []Series, f func(Series) *float64) (Series, bool) {
+func largestBy(ss []Series, f func(Series) *float64) (Series, bool) {
 	var best Series
 	found := false
 	for _, s := range ss {
@@ -134,9 +134,9 @@ func largest(ss []Series, f func(Series) *float64) (Series, bool) {
 	return best, found
 }
 
-// label is a series' name, with its labels when others of that name are
+// seriesLabel is a series' name, with its labels when others of that name are
 // among ss (per model, per engine).
-func label(s Series, ss []Series) string {
+func seriesLabel(s Series, ss []Series) string {
 	n := 0
 	for _, o := range ss {
 		if o.Name == s.Name {
@@ -162,7 +162,7 @@ func sumDelta(ss []Series, name string) float64 {
 	t := 0.0
 	for _, s := range ss {
 		if s.Name == name {
-			t += val(s.Delta)
+			t += floatOr0(s.Delta)
 		}
 	}
 	return t
@@ -180,16 +180,17 @@ func unitNs(name string) float64 {
 	return 1e9
 }
 
-func val(p *float64) float64 {
+// floatOr0 is *p, or 0 for none.
+func floatOr0(p *float64) float64 {
 	if p == nil {
 		return 0
 	}
 	return *p
 }
 
-// num writes a metric's value: whole numbers as such, others to three
+// metricNum writes a metric's value: whole numbers as such, others to three
 // significant figures.
-func num(v float64) string {
+func metricNum(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
