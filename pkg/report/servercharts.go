@@ -63,6 +63,9 @@ func serverCharts(runs []*Run, span [2]float64) []*chart {
 		}
 		n := map[serverview.Kind]int{}
 		for _, t := range r.serverSeries.Tracks {
+			if t.Kind == serverview.KindRequests && allZero(t.points()) {
+				continue // a route the run did not use (the server's probes, its metadata)
+			}
 			c := charts[t.Kind]
 			if c == nil {
 				tmpl := serverChartOf[t.Kind]
@@ -120,3 +123,12 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // fmtValue writes a metric's value to four significant figures.
 func fmtValue(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+func allZero(ps []binPoint) bool {
+	for _, p := range ps {
+		if p.V != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -203,3 +203,18 @@ func TestDownsampler(t *testing.T) {
 		t.Errorf("n %d sum %v top %v; want 100000, %v, %v", n, sum, top, total, peak)
 	}
 }
+
+// TestServerChartsLeaveOutIdleRoutes: a requests counter that did not
+// grow (a route the run did not use) draws no line; one that grew does.
+func TestServerChartsLeaveOutIdleRoutes(t *testing.T) {
+	in := counterLine(0, "sutproxy_requests_total", 7) + counterLine(1, "sutproxy_requests_total", 7) +
+		strings.ReplaceAll(counterLine(0, "sutproxy_requests_total", 0)+counterLine(1, "sutproxy_requests_total", 500), `"labels":{}`, `"labels":{"route":"infer"}`)
+	ss, err := readServerMetrics(strings.NewReader(in), 0.01, maxMetricsBytes)
+	if err != nil || len(ss.Tracks) != 2 {
+		t.Fatalf("%v, %d tracks", err, len(ss.Tracks))
+	}
+	cs := serverCharts([]*Run{{Name: "r", serverSeries: ss}}, [2]float64{0, 1})
+	if len(cs) != 1 || len(cs[0].Lines) != 1 || !strings.Contains(cs[0].Lines[0].Label, `route="infer"`) || cs[0].Lines[0].Points[0].Y != 500 {
+		t.Errorf("charts %+v", cs)
+	}
+}

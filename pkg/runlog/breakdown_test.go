@@ -42,7 +42,7 @@ func TestSummaryLineBreakdown(t *testing.T) {
 	metrics := base("Server")
 	metrics.ServerMetrics = &serverview.Metrics{Series: []serverview.Series{{Name: "vllm:num_requests_waiting", Type: serverview.Gauge,
 		First: fptr(0), Mean: fptr(100), Max: fptr(480), Last: fptr(400)}}}
-	if got := runlog.SummaryLine(metrics); got != plain+" Where the time went: vllm:num_requests_waiting rose from 0 to 480: the server queues." {
+	if got := runlog.SummaryLine(metrics); got != plain+" Where the time went: vllm:num_requests_waiting rose from 0 to 480 (mean 100): the server queues." {
 		t.Errorf("metrics: %s", got)
 	}
 }

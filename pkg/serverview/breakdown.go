@@ -78,7 +78,7 @@ func Shares(st *Statistics, c Client) (shares []Share, totalNs float64) {
 // queue that grew, a KV cache near full, the running batch, the server's
 // own queue time per request:
 //
-//	vllm:num_requests_waiting rose from 0 to 480: the server queues; vllm:kv_cache_usage_perc reached 0.99: the KV cache is full
+//	vllm:num_requests_waiting rose from 0 to 480 (mean 210): the server queues; vllm:kv_cache_usage_perc reached 0.99: the KV cache is full
 //
 // docs/where-the-time-went.md documents both.
 func Breakdown(st *Statistics, m *Metrics, c Client) string {

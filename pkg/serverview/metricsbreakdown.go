@@ -44,14 +44,18 @@ func queueClause(byKind map[Kind][]Series) string {
 		return ""
 	}
 	name, peak := seriesLabel(s, byKind[KindQueue]), *s.Max
-	switch first := floatOr0(s.First); {
-	case peak < 1:
+	if peak < 1 {
 		return fmt.Sprintf("%s stayed at %s: the server did not queue", name, metricNum(peak))
-	case first < peak:
-		return fmt.Sprintf("%s rose from %s to %s: the server queues", name, metricNum(first), metricNum(peak))
-	default:
-		return fmt.Sprintf("%s stayed at %s: the server queues", name, metricNum(peak))
 	}
+	// The mean tells a queue that held from one that came and went.
+	mean, says := floatOr0(s.Mean), "the server queues"
+	if mean < 1 {
+		says = "the server queued at times"
+	}
+	if first := floatOr0(s.First); first < peak {
+		return fmt.Sprintf("%s rose from %s to %s (mean %s): %s", name, metricNum(first), metricNum(peak), metricNum(mean), says)
+	}
+	return fmt.Sprintf("%s stayed at %s: %s", name, metricNum(peak), says)
 }
 
 // queueTimeClause: the server's own mean queue time per request, from a
