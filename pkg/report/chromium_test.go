@@ -127,3 +127,31 @@ func TestChromiumSeesErrors(t *testing.T) {
 		t.Errorf("a script error is not in data-errors: %s", dom)
 	}
 }
+
+// TestChromiumServerView: the report of a run with the server's
+// statistics and metrics, beside one without, opens in headless Chromium
+// with no console message or script error, every chart laid out (the
+// breakdown bar and the server's series among them), and in the DOM
+// Chromium built the bar's segments carry the fixture's figures, in their
+// data-value and in their titles, and the breakdown sentence is
+// runlog.Breakdown's.
+func TestChromiumServerView(t *testing.T) {
+	dir := copyRun(t, "serverview")
+	page := render(t, dir, copyRun(t, "server500"))
+	dom, console := browse(t, page)
+	if len(console) > 0 {
+		t.Errorf("console messages:\n%s", strings.Join(console, "\n"))
+	}
+	if m := regexp.MustCompile(`<html[^>]*\sdata-errors="([^"]*)"`).FindStringSubmatch(dom); m != nil {
+		t.Errorf("script errors: %s", m[1])
+	}
+	charts := strings.Count(page, `<svg class="chart"`)
+	m := regexp.MustCompile(`<html[^>]*\sdata-charts-laid-out="(\d+)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the probe did not run:\n%.2000s", dom)
+	}
+	if n, _ := strconv.Atoi(m[1]); n != charts || charts < 9 {
+		t.Errorf("%s of %d charts laid out with a size (want all, at least 9)", m[1], charts)
+	}
+	checkServerView(t, dom, dir)
+}

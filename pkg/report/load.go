@@ -55,6 +55,9 @@ type Run struct {
 	// they were issued in, from latency.hlog, and nothing else.
 	SeriesFromHlog bool
 	Search         *search.Result
+	// serverSeries are the server's metrics over the run, as drawn
+	// (server_metrics.jsonl); nil without any.
+	serverSeries *serverSeries
 	// Notes say which sections are missing and why.
 	Notes []string
 }
@@ -87,6 +90,9 @@ func Load(name string, src Source) (*Run, error) {
 		return nil, err
 	}
 	if err := r.loadSeries(src); err != nil {
+		return nil, err
+	}
+	if err := r.loadServerMetrics(src); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -33,6 +33,13 @@ type page struct {
 	Lateness                  template.HTML
 	TimeNotes                 []string
 	Trials                    []template.HTML
+	// Server are the server's series over the run (server_metrics.jsonl),
+	// under the client's; Breakdown the bar of where the time went.
+	Server    []template.HTML
+	Breakdown template.HTML
+	// HasServer: a run's result.json has what the server said (its
+	// statistics or metrics).
+	HasServer bool
 	// HasResult: a run has result.json (not only a search's record);
 	// Sweep: a run is a load sweep.
 	HasResult, Sweep bool
@@ -73,6 +80,7 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 		p.Runs = append(p.Runs, newRunView(i, r))
 		p.HasResult = p.HasResult || r.Result != nil
 		p.Sweep = p.Sweep || (r.Search != nil && r.Search.Mode == search.ModeSweep)
+		p.HasServer = p.HasServer || (r.Result != nil && (r.Result.Server != nil || r.Result.ServerMetrics != nil))
 		if r.Result != nil && r.Spectrum == nil {
 			p.SpectrumNotes = append(p.SpectrumNotes, r.Name+": no latency.hlog")
 		} else if r.Spectrum != nil && r.Spectrum.Count == 0 {
@@ -88,10 +96,20 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 		}
 	}
 	p.Table = tableOf(p.Runs)
+	span := timeSpan(runs)
+	for _, c := range serverCharts(runs, span) {
+		p.Server = append(p.Server, c.svg()+legend(c))
+	}
+	p.Breakdown = breakdownBar(runs)
 	if c := spectrumChart(runs); c != nil {
 		p.Spectrum = c.svg()
 	}
 	if cs := timeCharts(runs); cs != nil {
+		for _, c := range cs {
+			if c != nil {
+				c.XSpan = span // the server's series line up under these
+			}
+		}
 		p.Time = []template.HTML{cs[0].svg(), cs[1].svg()}
 		if cs[2] != nil {
 			p.Lateness = cs[2].svg()

@@ -22,6 +22,10 @@ type chart struct {
 	HLines []hline
 	// Diagonal draws y = x (achieved against target).
 	Diagonal bool
+	// XSpan, when its end is past its start, is an x range the axis
+	// covers whatever the data: the charts over time share the run's, so
+	// the server's series line up under the client's.
+	XSpan [2]float64
 	// ClipHLines leaves out of the y range a reference far above the
 	// data (a 100 ms bound over 5 ms latencies would flatten them), naming
 	// it at the top instead.
@@ -74,6 +78,9 @@ func (c *chart) bounds() (x0, x1, y1 float64) {
 	}
 	for _, t := range c.XTicks {
 		x0, x1 = math.Min(x0, t.V), math.Max(x1, t.V)
+	}
+	if c.XSpan[1] > c.XSpan[0] {
+		x0, x1 = math.Min(x0, c.XSpan[0]), math.Max(x1, c.XSpan[1])
 	}
 	dataMax := y1
 	for _, h := range c.HLines {
@@ -264,4 +271,21 @@ func percentileTicks(top float64) []tick {
 		out = append(out, tick{float64(i), labels[i]})
 	}
 	return out
+}
+
+// legend lists the chart's lines under it, each with a sample of its
+// stroke and its label: a chart whose lines are series a server named (a
+// metric per model, per GPU) must say which is which without a hover.
+func legend(c *chart) template.HTML {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<ul class="series" data-legend="%s">`, esc(c.ID))
+	for _, l := range c.Lines {
+		fmt.Fprintf(&b, `<li><svg class="key" viewBox="0 0 28 10" width="28" height="10" aria-hidden="true"><line x1="1" y1="5" x2="27" y2="5" stroke="%s" stroke-width="2"`, esc(l.Color))
+		if l.Dash != "" {
+			fmt.Fprintf(&b, ` stroke-dasharray="%s"`, esc(l.Dash))
+		}
+		fmt.Fprintf(&b, `/></svg>%s</li>`, esc(l.Label))
+	}
+	b.WriteString(`</ul>`)
+	return template.HTML(b.String())
 }

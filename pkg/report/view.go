@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/search"
 )
 
@@ -32,7 +33,11 @@ type runView struct {
 	FailedNoBreakdown bool
 	Search            *searchView
 	Lateness          latenessView
-	Notes             []string
+	// Breakdown is where the time went (runlog.Breakdown), "" when the
+	// server said nothing that tells; StatsNote why its statistics are
+	// missing ("not offered", a failed read).
+	Breakdown, StatsNote string
+	Notes                []string
 }
 
 // latenessView is a run's issue lateness in ms, and the generator-bound
@@ -85,6 +90,10 @@ func newRunView(i int, r *Run) runView {
 		v.Failures = res.Failures
 		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(res.Failures) == 0
 		v.Lateness = latenessOf(res)
+		v.Breakdown = runlog.Breakdown(res)
+		if res.Server != nil && res.Server.Statistics != nil && !res.Server.Statistics.Offered {
+			v.StatsNote = res.Server.Statistics.Note
+		}
 	}
 	if r.Search != nil {
 		v.Search = newSearchView(r.Search)
@@ -131,7 +140,30 @@ func figuresOf(res *loadgen.Result) []figure {
 	if res.ClosedLoop == nil { // a closed loop has no schedule to be late for
 		f = append(f, latencyFigures("issue_lateness", "issue lateness", res.IssueLateness)...)
 	}
-	return f
+	return append(f, statisticsFigures(res)...)
+}
+
+// statisticsFigures are server.statistics' means per request, when the
+// extension was offered.
+func statisticsFigures(res *loadgen.Result) []figure {
+	if res.Server == nil || res.Server.Statistics == nil || !res.Server.Statistics.Offered {
+		return nil
+	}
+	st := res.Server.Statistics
+	const key = "server.statistics."
+	ns := func(name, label string, v float64) figure {
+		return figure{Key: key + name, Label: label, Text: fmtFloat(v/1e6, 3), Exact: exactF(v), Unit: "ms"}
+	}
+	return []figure{
+		{Key: key + "requests", Label: "server: requests (statistics)", Text: strconv.FormatUint(st.Requests, 10), Exact: strconv.FormatUint(st.Requests, 10)},
+		ns("request_ns", "server: request time, mean", st.RequestNs),
+		ns("queue_ns", "server: queue, mean", st.QueueNs),
+		ns("compute_input_ns", "server: compute input, mean", st.ComputeInputNs),
+		ns("compute_infer_ns", "server: compute infer, mean", st.ComputeInferNs),
+		ns("compute_output_ns", "server: compute output, mean", st.ComputeOutputNs),
+		ns("client_overhead_ns", "network and client, mean", st.ClientOverheadNs),
+		{Key: key + "mean_batch_size", Label: "server: mean batch size", Text: fmtFloat(st.MeanBatchSize, 2), Exact: exactF(st.MeanBatchSize)},
+	}
 }
 
 // latencyFigures are p50, p90, p99, p99.9 and the maximum of s.

@@ -11,7 +11,9 @@ import (
 
 // SummaryLine is a one-paragraph account of a run for a terminal: scenario,
 // verdict with its reasons, achieved against target rate, latency
-// percentiles, failures and issue lateness, and the result's warnings.
+// percentiles, failures and issue lateness, and the result's warnings;
+// then, when the server's statistics or metrics tell, where the time went
+// (Breakdown) in a sentence of its own.
 func SummaryLine(res *loadgen.Result) string {
 	if res == nil {
 		return "no result"
@@ -59,6 +61,9 @@ func SummaryLine(res *loadgen.Result) string {
 		fmt.Fprintf(&b, "; warning: %s", strings.Join(strings.Fields(w), " "))
 	}
 	b.WriteString(".")
+	if bd := Breakdown(res); bd != "" {
+		fmt.Fprintf(&b, " Where the time went: %s.", bd)
+	}
 	return b.String()
 }
 
