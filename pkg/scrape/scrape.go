@@ -137,9 +137,9 @@ type Scraper struct {
 	started bool
 	stopped bool
 	stop    chan struct{}
-	done   chan struct{}
-	wg     sync.WaitGroup
-	busy   []atomic.Bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+	busy    []atomic.Bool
 }
 
 // New checks cfg and builds a scraper; nothing is sent before Start.
