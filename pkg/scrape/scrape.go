@@ -405,3 +405,16 @@ func (s *Scraper) Latest() []Value {
 	})
 	return out
 }
+
+// Probe scrapes every endpoint once, within one interval, keeping
+// nothing: nil when each answered 2xx with a body the parser read (what
+// keeps the default endpoint, the target's own /metrics), else the first
+// failure, its kind told by Kind.
+func (s *Scraper) Probe(ctx context.Context) error {
+	for i, e := range s.endpoints {
+		if r := s.scrapeOne(ctx, i, e); r.err != nil && Kind(r.err) != KindNonFinite {
+			return fmt.Errorf("%s: %w", e.shown, r.err)
+		}
+	}
+	return nil
+}

@@ -377,3 +377,21 @@ func TestLatestKnownOnly(t *testing.T) {
 		t.Fatalf("latest %+v: want vllm:num_requests_waiting only", lv)
 	}
 }
+
+func TestProbe(t *testing.T) {
+	good := counterServer(t).URL + "/metrics"
+	s, err := New(Config{URLs: []string{good}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(t.Context()); err != nil {
+		t.Fatalf("a good endpoint: %v", err)
+	}
+	s, err = New(Config{URLs: []string{hostile(t)[KindStatus]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(t.Context()); !errors.Is(err, ErrScrape) || Kind(err) != KindStatus {
+		t.Fatalf("a 404: %v, want ErrScrape of kind status", err)
+	}
+}
