@@ -42,9 +42,9 @@ func (m ServerMetrics) config() scrape.Config {
 
 // metricsScrape is a run's scraper and the file its lines go to.
 type metricsScrape struct {
-	sc   *scrape.Scraper
-	file *os.File // nil: no run directory
-	log  *slog.Logger
+	sc      *scrape.Scraper
+	file    *os.File // nil: no run directory
+	log     *slog.Logger
 	stopped bool
 }
 
