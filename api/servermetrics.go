@@ -19,7 +19,7 @@ const (
 // field.
 func (m RunSpec) checkServerMetrics() error {
 	if m.NoServerMetrics && len(m.ServerMetrics) > 0 {
-		return fieldErr("no_server_metrics", "and server_metrics: give one of them")
+		return fieldErr("no_server_metrics", "scrapes nothing, yet server_metrics names endpoints: give one of them")
 	}
 	if len(m.ServerMetrics) > MaxServerMetricsURLs {
 		return fieldErr("server_metrics", "%d URLs: at most %d", len(m.ServerMetrics), MaxServerMetricsURLs)
