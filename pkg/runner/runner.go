@@ -18,8 +18,8 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/outcome"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
-	"github.com/netloadgen/netloadgen/pkg/scrape"
 	"github.com/netloadgen/netloadgen/pkg/secret"
+	"github.com/netloadgen/netloadgen/pkg/serverview"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/target"
 	"github.com/netloadgen/netloadgen/pkg/tlsconf"
@@ -177,7 +177,7 @@ type Options struct {
 	// Scraping, when set, is called as the run starts scraping the
 	// server's metrics, with what reads their latest values (the known
 	// metrics'): the daemon's event stream carries them.
-	Scraping func(latest func() []scrape.Value)
+	Scraping func(latest func() []serverview.LiveValue)
 }
 
 // Opened is what a run found before its engine was built.

@@ -144,7 +144,7 @@ func errText(err error) string {
 
 // beforeStart is the engine's hook that starts the scraping once the
 // untimed part is done: the baseline scrape, then the ticks.
-func (ms *metricsScrape) beforeStart(scraping func(func() []scrape.Value)) loadgen.Option {
+func (ms *metricsScrape) beforeStart(scraping func(func() []serverview.LiveValue)) loadgen.Option {
 	return loadgen.WithBeforeStart(func(ctx context.Context) {
 		ms.sc.Start(ctx)
 		if scraping != nil {

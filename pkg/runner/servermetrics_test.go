@@ -10,7 +10,6 @@ import (
 
 	"github.com/netloadgen/netloadgen/kserve/server"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
-	"github.com/netloadgen/netloadgen/pkg/scrape"
 	"github.com/netloadgen/netloadgen/pkg/serverview"
 )
 
@@ -23,11 +22,11 @@ func TestServerMetricsCounterDeltaIsSamplesIssued(t *testing.T) {
 	s := serverSettings(t, loadgen.RulesetLoadGen6, 600)
 	s.ServerTargetQPS, s.MinQueryCount = 400, 200
 	s.Engine.WarmupMs = 100
-	var latest func() []scrape.Value
+	var latest func() []serverview.LiveValue
 	dir := t.TempDir()
 	spec := Spec{Target: targetOf(p, "http"), Model: "m", Settings: s, TotalSamples: 64, PerformanceSamples: 64, OutDir: dir,
 		ServerMetrics: ServerMetrics{Interval: 200 * time.Millisecond}}
-	out, err := Run(t.Context(), spec, Options{Scraping: func(l func() []scrape.Value) { latest = l }})
+	out, err := Run(t.Context(), spec, Options{Scraping: func(l func() []serverview.LiveValue) { latest = l }})
 	if err != nil {
 		t.Fatal(err)
 	}

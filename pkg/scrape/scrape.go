@@ -369,14 +369,7 @@ func (s *Scraper) summary() *serverview.Metrics {
 }
 
 // Value is a known metric's value in the latest scrape of its series.
-type Value struct {
-	Name     string            `json:"name"`
-	Labels   map[string]string `json:"labels,omitempty"`
-	Endpoint string            `json:"endpoint"`
-	Value    float64           `json:"value"`
-	// T is the scrape's time, in seconds since the run's start.
-	T float64 `json:"t"`
-}
+type Value = serverview.LiveValue
 
 // noteLatest keeps l's value when it is a known metric's
 // (serverview.KnownMetrics) and not a histogram's (s.mu held).

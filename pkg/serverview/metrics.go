@@ -275,3 +275,15 @@ func quantile(q float64, layout []Bucket, counts []float64) *float64 {
 	}
 	return ptr(lower + (bs[i].le-lower)*(rank-below)/in)
 }
+
+// LiveValue is a known metric's (KnownMetrics) value in the latest
+// scrape of its series, while the run goes: what the daemon's progress
+// events carry (api.Progress's server_metrics).
+type LiveValue struct {
+	Name     string            `json:"name"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Endpoint string            `json:"endpoint"`
+	Value    float64           `json:"value"`
+	// T is the scrape's time, in seconds since the run's start.
+	T float64 `json:"t"`
+}
