@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"mime"
+	"runtime"
 	"sort"
 	"strconv"
 
@@ -64,8 +65,12 @@ func decode(r io.Reader, f expfmt.Format) ([]*dto.MetricFamily, error) {
 // a gauge of nothing measured yet) are left out; their count is returned.
 func lines(fams []*dto.MetricFamily, t float64, endpoint string, each func(*serverview.Line)) (nonFinite int) {
 	sort.Slice(fams, func(i, j int) bool { return fams[i].GetName() < fams[j].GetName() })
+	n := 0
 	for _, mf := range fams {
 		for _, m := range mf.GetMetric() {
+			if n++; n%yieldEvery == 0 {
+				runtime.Gosched() // as boundedReader's reads do
+			}
 			base := serverview.Line{T: t, Endpoint: endpoint, Name: mf.GetName(), Labels: labels(m)}
 			for _, l := range values(mf, m, base) {
 				if !finite(l) {
@@ -183,6 +188,10 @@ func finite(l *serverview.Line) bool {
 	}
 	return true
 }
+
+// yieldEvery is how many series the scraper handles between yields of
+// its P: a few tens of µs of work.
+const yieldEvery = 256
 
 // errMalformed marks a body the library could not parse.
 type errMalformed struct{ err error }

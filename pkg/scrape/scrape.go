@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -320,7 +321,10 @@ func (s *Scraper) fold(r result, at time.Time) {
 	s.scrapes[r.i]++
 	t := at.Sub(s.origin).Seconds()
 	dropped := 0
-	for _, l := range r.lines {
+	for i, l := range r.lines {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched() // as boundedReader's reads do
+		}
 		l.T = t
 		if !s.sum.Add(l) {
 			dropped++
