@@ -386,6 +386,9 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		"queries", run.Trace().Len(), "issuers", len(ss.more)+1, "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
 	defer enoughProcs(len(ss.more)+1, log)()
+	if ms != nil {
+		defer ms.ownP(len(ss.more)+1, log)()
+	}
 	res, err := run.Execute(ctx)
 	if err != nil {
 		return nil, err

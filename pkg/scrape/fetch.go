@@ -29,6 +29,7 @@ const (
 	KindMalformed     = "malformed"       // a body the exposition-format parser refused: dropped whole
 	KindTooManySeries = "too_many_series" // a scrape brought new series past the series bound: those were dropped
 	KindNonFinite     = "non_finite"      // NaN or ±Inf values, left out (JSON cannot carry them)
+	KindBackoff       = "backoff"         // a scrape not attempted: the endpoint failed its last ones (backoff)
 )
 
 // ErrScrape marks a failed scrape; its kind is one of the Kind
@@ -64,6 +65,25 @@ type endpoint struct {
 	client *http.Client
 	// headers are the run's (only for a URL on the target's host).
 	headers []Header
+	// fails counts the endpoint's failed scrapes in a row, and wait the
+	// ticks it sits out before the next (Scraper.mu held).
+	fails, wait int
+}
+
+// maxBackoff is the most ticks an endpoint that keeps failing sits out.
+const maxBackoff = 15
+
+// failed notes one scrape's outcome: after n failures in a row the
+// endpoint sits out 2^(n−1) − 1 ticks, at most maxBackoff, so that a
+// huge, endless, malformed or refusing endpoint costs the run a scrape
+// every 16 intervals rather than every one; a success resets it.
+func (e *endpoint) noteOutcome(err error) {
+	if err == nil || Kind(err) == KindNonFinite {
+		e.fails, e.wait = 0, 0
+		return
+	}
+	e.fails++
+	e.wait = min(1<<min(e.fails-1, 8)-1, maxBackoff)
 }
 
 // fetch is one scrape: the request, the bounds, the parse. ctx bounds

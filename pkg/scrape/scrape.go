@@ -224,6 +224,10 @@ func (s *Scraper) loop(ctx context.Context) {
 // last one (counted skipped): a slow endpoint never queues scrapes up.
 func (s *Scraper) scrapeAsync(ctx context.Context) {
 	for i, e := range s.endpoints {
+		if s.sitOut(e) {
+			s.count(i, KindBackoff)
+			continue
+		}
 		if !s.busy[i].CompareAndSwap(false, true) {
 			s.count(i, KindSkipped)
 			continue
@@ -306,9 +310,21 @@ func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint) result {
 	return r
 }
 
+// sitOut reports whether e sits this tick out (backoff), counting it down.
+func (s *Scraper) sitOut(e *endpoint) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.wait > 0 {
+		e.wait--
+		return true
+	}
+	return false
+}
+
 // fold takes one scrape into the summary, the file and the counts
 // (s.mu held). at is when the scrape began.
 func (s *Scraper) fold(r result, at time.Time) {
+	s.endpoints[r.i].noteOutcome(r.err)
 	if r.err != nil {
 		k := Kind(r.err)
 		s.errs[k]++

@@ -395,3 +395,30 @@ func TestProbe(t *testing.T) {
 		t.Fatalf("a 404: %v, want ErrScrape of kind status", err)
 	}
 }
+
+// An endpoint that keeps failing sits out 0, 1, 3, 7, then 15 ticks
+// between tries, counted backoff; a success resets it.
+func TestBackoff(t *testing.T) {
+	s, err := New(Config{URLs: []string{closedPort(t)}, Interval: MinInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.endpoints[0]
+	var waits []int
+	for range 6 {
+		s.fold(result{i: 0, err: failed(KindStatus, errors.New("HTTP 404"))}, time.Now())
+		waits = append(waits, e.wait)
+	}
+	if fmt.Sprint(waits) != "[0 1 3 7 15 15]" {
+		t.Fatalf("waits %v, want [0 1 3 7 15 15]", waits)
+	}
+	s.scrapeAsync(context.Background())
+	s.wg.Wait()
+	if s.errs[KindBackoff] != 1 || e.wait != 14 {
+		t.Fatalf("errors %v, wait %d: want one backoff, 14 ticks left", s.errs, e.wait)
+	}
+	s.fold(result{i: 0}, time.Now())
+	if e.fails != 0 || e.wait != 0 {
+		t.Fatalf("after a success: %d fails, wait %d; want 0 and 0", e.fails, e.wait)
+	}
+}
