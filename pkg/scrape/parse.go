@@ -63,13 +63,20 @@ func decode(r io.Reader, f expfmt.Format) ([]*dto.MetricFamily, error) {
 // "quantile" label) and its _sum and _count, each typed summary; a gauge
 // histogram is a histogram. Values that JSON cannot carry (NaN, ±Inf:
 // a gauge of nothing measured yet) are left out; their count is returned.
-func lines(fams []*dto.MetricFamily, t float64, endpoint string, each func(*serverview.Line)) (nonFinite int) {
+//
+// skip, when set, is asked first of each series but a summary's (whose
+// lines are named apart): true leaves it out unbuilt, so that series past
+// the bound cost no more than their parse.
+func lines(fams []*dto.MetricFamily, t float64, endpoint string, skip func(name string, m *dto.Metric) bool, each func(*serverview.Line)) (nonFinite int) {
 	sort.Slice(fams, func(i, j int) bool { return fams[i].GetName() < fams[j].GetName() })
 	n := 0
 	for _, mf := range fams {
 		for _, m := range mf.GetMetric() {
 			if n++; n%yieldEvery == 0 {
 				runtime.Gosched() // as boundedReader's reads do
+			}
+			if skip != nil && mf.GetType() != dto.MetricType_SUMMARY && skip(mf.GetName(), m) {
+				continue
 			}
 			base := serverview.Line{T: t, Endpoint: endpoint, Name: mf.GetName(), Labels: labels(m)}
 			for _, l := range values(mf, m, base) {
@@ -198,3 +205,12 @@ type errMalformed struct{ err error }
 
 func (e errMalformed) Error() string { return fmt.Sprintf("malformed exposition: %v", e.err) }
 func (e errMalformed) Unwrap() error { return e.err }
+
+// pairs are m's labels as SeriesKey takes them.
+func pairs(m *dto.Metric) [][2]string {
+	out := make([][2]string, len(m.GetLabel()))
+	for i, lp := range m.GetLabel() {
+		out[i] = [2]string{lp.GetName(), lp.GetValue()}
+	}
+	return out
+}

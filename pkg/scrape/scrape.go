@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/netloadgen/netloadgen/pkg/serverview"
 )
 
@@ -282,6 +284,30 @@ type result struct {
 	i     int
 	err   error
 	lines []*serverview.Line
+	// dropped are series left out unbuilt: new ones past the bound.
+	dropped int
+}
+
+// skipper is lines' skip for a scrape of e: nil while the summary has
+// room (Add decides), else a check that the series is already kept,
+// counting those that are not in r.dropped.
+func (s *Scraper) skipper(e *endpoint, r *result) func(string, *dto.Metric) bool {
+	s.mu.Lock()
+	full := s.sum.Full()
+	s.mu.Unlock()
+	if !full {
+		return nil
+	}
+	return func(name string, m *dto.Metric) bool {
+		k := serverview.SeriesKey(e.shown, name, pairs(m))
+		s.mu.Lock()
+		known := s.sum.KnownKey(k)
+		s.mu.Unlock()
+		if !known {
+			r.dropped++
+		}
+		return !known
+	}
 }
 
 // scrapeAll scrapes every endpoint at once and waits for them all.
@@ -304,7 +330,7 @@ func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint) result {
 		return result{i: i, err: err}
 	}
 	r := result{i: i}
-	if n := lines(fams, 0, e.shown, func(l *serverview.Line) { r.lines = append(r.lines, l) }); n > 0 {
+	if n := lines(fams, 0, e.shown, s.skipper(e, &r), func(l *serverview.Line) { r.lines = append(r.lines, l) }); n > 0 {
 		r.err = failed(KindNonFinite, fmt.Errorf("%d values NaN or infinite, left out", n))
 	}
 	return r
@@ -336,7 +362,7 @@ func (s *Scraper) fold(r result, at time.Time) {
 	}
 	s.scrapes[r.i]++
 	t := at.Sub(s.origin).Seconds()
-	dropped := 0
+	dropped := r.dropped
 	for i, l := range r.lines {
 		if i%yieldEvery == yieldEvery-1 {
 			runtime.Gosched() // as boundedReader's reads do

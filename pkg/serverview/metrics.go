@@ -38,15 +38,32 @@ type Line struct {
 
 // Key identifies a line's series: its endpoint, name and labels.
 func (l *Line) Key() string {
-	var b strings.Builder
-	b.WriteString(l.Endpoint)
-	b.WriteByte(0)
-	b.WriteString(l.Name)
+	pairs := make([][2]string, 0, len(l.Labels))
 	for _, k := range slices.Sorted(maps.Keys(l.Labels)) {
+		pairs = append(pairs, [2]string{k, l.Labels[k]})
+	}
+	return seriesKey(l.Endpoint, l.Name, pairs)
+}
+
+// SeriesKey is Key of the line of endpoint, name and the label pairs
+// (name, value) in any order: what a reader checks before it builds the
+// line (Summarizer.KnownKey).
+func SeriesKey(endpoint, name string, labels [][2]string) string {
+	sorted := slices.Clone(labels)
+	slices.SortFunc(sorted, func(a, b [2]string) int { return cmp.Compare(a[0], b[0]) })
+	return seriesKey(endpoint, name, sorted)
+}
+
+func seriesKey(endpoint, name string, sorted [][2]string) string {
+	var b strings.Builder
+	b.WriteString(endpoint)
+	b.WriteByte(0)
+	b.WriteString(name)
+	for _, p := range sorted {
 		b.WriteByte(0)
-		b.WriteString(k)
+		b.WriteString(p[0])
 		b.WriteByte('=')
-		b.WriteString(l.Labels[k])
+		b.WriteString(p[1])
 	}
 	return b.String()
 }
@@ -88,6 +105,12 @@ func (s *Summarizer) Add(l *Line) bool {
 
 // Known reports whether l's series is already kept.
 func (s *Summarizer) Known(l *Line) bool { return s.series[l.Key()] != nil }
+
+// KnownKey reports whether the series of key (SeriesKey) is kept.
+func (s *Summarizer) KnownKey(key string) bool { return s.series[key] != nil }
+
+// Full reports whether a new series would be refused.
+func (s *Summarizer) Full() bool { return s.max > 0 && len(s.order) >= s.max }
 
 // Series are the summaries, by endpoint, name and labels.
 func (s *Summarizer) Series() []Series {
