@@ -238,6 +238,7 @@ func (s *Scraper) scrapeAsync(ctx context.Context) {
 		go func() {
 			defer s.wg.Done()
 			defer s.busy[i].Store(false)
+			lowPriority()
 			at := time.Now()
 			r := s.scrapeOne(ctx, i, e)
 			s.mu.Lock()
@@ -315,7 +316,10 @@ func (s *Scraper) scrapeAll(ctx context.Context) []result {
 	out := make([]result, len(s.endpoints))
 	var wg sync.WaitGroup
 	for i, e := range s.endpoints {
-		wg.Go(func() { out[i] = s.scrapeOne(ctx, i, e) })
+		wg.Go(func() {
+			lowPriority()
+			out[i] = s.scrapeOne(ctx, i, e)
+		})
 	}
 	wg.Wait()
 	return out
