@@ -255,7 +255,15 @@ func (a *acc) summary() Series {
 	return s
 }
 
-func ptr(v float64) *float64 { return &v }
+// ptr is v to show, nil when it is not finite: values a hostile server
+// sent finite can still overflow in a sum (1e308 twice), and result.json
+// cannot carry NaN or an infinity.
+func ptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
 
 // quantile estimates the q-quantile from cumulative bucket counts (the
 // layout's LE, the counts in counts) as PromQL's histogram_quantile does:

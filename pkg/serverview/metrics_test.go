@@ -1,6 +1,7 @@
 package serverview
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -147,5 +148,27 @@ func TestSeriesIdentity(t *testing.T) {
 	s.Add(line(1, "g", Gauge, 1, map[string]string{"a": "1", "b": "3"}))
 	if s.Len() != 2 {
 		t.Fatalf("%d series, want 2", s.Len())
+	}
+}
+
+// Finite values whose sums overflow are left out of the summary, never
+// shown as infinities that result.json could not encode.
+func TestOverflowLeftOut(t *testing.T) {
+	s := NewSummarizer(0)
+	s.Add(line(0, "g", Gauge, math.MaxFloat64, nil))
+	s.Add(line(1e-300, "g", Gauge, math.MaxFloat64, nil))
+	s.Add(line(0, "c", Counter, 0, nil))
+	s.Add(line(1e-300, "c", Counter, math.MaxFloat64, nil))
+	for _, se := range s.Series() {
+		b, err := json.Marshal(se)
+		if err != nil {
+			t.Fatalf("%s: %v", se.Name, err)
+		}
+		if se.Name == "g" && (se.Mean != nil || se.Max == nil) {
+			t.Errorf("gauge %s: want no mean (it overflowed), the max kept", b)
+		}
+		if se.Name == "c" && (se.Rate != nil || se.Delta == nil) {
+			t.Errorf("counter %s: want no rate (it overflowed), the delta kept", b)
+		}
 	}
 }
