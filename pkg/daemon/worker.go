@@ -316,6 +316,10 @@ func (s *Service) admit(rec runstore.Record) (api.RunSpec, runspec.Run, bool) {
 		s.fail(rec.ID, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
 		return spec, planned, false
 	}
+	if u := s.disallowedMetrics(context.Background(), spec); u != "" {
+		s.fail(rec.ID, "server metrics not allowed", errors.New("server_metrics "+u+" is outside LOADGEND_ALLOWED_TARGETS"))
+		return spec, planned, false
+	}
 	// LOADGEND_MAX_DURATION bounds the run itself, not only the settings a
 	// spec asks: max_duration 0 (LoadGen's "none") becomes the cap.
 	ls := &planned.Spec.Settings
