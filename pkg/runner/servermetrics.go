@@ -77,7 +77,9 @@ func openServerMetrics(ctx context.Context, spec Spec, t target.Target, log *slo
 		if err != nil {
 			return nil, err
 		}
-		if err := probe.Probe(ctx); err != nil {
+		err = probe.Probe(ctx)
+		probe.Close()
+		if err != nil {
 			log.Info("server metrics: the target's /metrics did not answer at the probe; not scraped (give --server-metrics URL)", "err", err)
 			return nil, nil
 		}

@@ -277,7 +277,16 @@ func (s *Scraper) Stop(ctx context.Context) (*serverview.Metrics, error) {
 	if s.out != nil && s.writeErr == nil {
 		s.writeErr = s.out.Flush()
 	}
+	s.Close()
 	return s.summary(), s.writeErr
+}
+
+// Close drops the scraper's idle connections (after Probe; Stop does it
+// itself).
+func (s *Scraper) Close() {
+	for _, e := range s.endpoints {
+		e.client.CloseIdleConnections()
+	}
 }
 
 // result is one endpoint's scrape: its lines, or why there are none.
