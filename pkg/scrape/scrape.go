@@ -363,11 +363,11 @@ func (s *Scraper) sitOut(e *endpoint) bool {
 // fold takes one scrape into the summary, the file and the counts
 // (s.mu held). at is when the scrape began.
 func (s *Scraper) fold(r result, at time.Time) {
-	s.endpoints[r.i].noteOutcome(r.err)
 	if r.err != nil {
 		k := Kind(r.err)
 		s.errs[k]++
 		if k != KindNonFinite {
+			s.endpoints[r.i].noteOutcome(r.err, false)
 			s.failed[r.i]++
 			s.log.Debug("server metrics scrape failed", "endpoint", s.endpoints[r.i].shown, "kind", k, "err", r.err)
 			return
@@ -388,6 +388,7 @@ func (s *Scraper) fold(r result, at time.Time) {
 		s.noteLatest(l)
 		s.write(l)
 	}
+	s.endpoints[r.i].noteOutcome(nil, dropped > 0)
 	if dropped > 0 {
 		s.errs[KindTooManySeries]++
 		if !s.warned {

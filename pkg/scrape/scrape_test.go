@@ -422,3 +422,18 @@ func TestBackoff(t *testing.T) {
 		t.Fatalf("after a success: %d fails, wait %d; want 0 and 0", e.fails, e.wait)
 	}
 }
+
+// A scrape with series past the bound backs its endpoint off too: it
+// costs a parse of more series than are kept.
+func TestTooManySeriesBacksOff(t *testing.T) {
+	s, err := New(Config{URLs: []string{closedPort(t)}, Interval: MinInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		s.fold(result{i: 0, dropped: 95_000}, time.Now())
+	}
+	if e := s.endpoints[0]; e.wait != 3 || s.errs[KindTooManySeries] != 3 {
+		t.Fatalf("wait %d, errors %v: want 3 ticks out and too_many_series 3", e.wait, s.errs)
+	}
+}
