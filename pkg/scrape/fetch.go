@@ -75,7 +75,9 @@ type endpoint struct {
 const maxBackoff = 15
 
 // noteOutcome notes one scrape's outcome: after n failures in a row the
-// endpoint sits out 2^(n−1) − 1 ticks, at most maxBackoff, so that a
+// endpoint sits out 2^n − 1 ticks, at most maxBackoff (the run's first
+// scrape, before its clock, already counts: a hostile endpoint is next
+// tried at the second tick, then the sixth, the fourteenth...), so that a
 // huge, endless, malformed or refusing endpoint costs the run a scrape
 // every 16 intervals rather than every one; a success resets it.
 //
@@ -89,7 +91,7 @@ func (e *endpoint) noteOutcome(err error, overBound bool) {
 		return
 	}
 	e.fails++
-	e.wait = min(1<<min(e.fails-1, 8)-1, maxBackoff)
+	e.wait = min(1<<min(e.fails, 8)-1, maxBackoff)
 }
 
 // fetch is one scrape: the request, the bounds, the parse. ctx bounds

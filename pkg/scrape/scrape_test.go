@@ -396,7 +396,7 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-// An endpoint that keeps failing sits out 0, 1, 3, 7, then 15 ticks
+// An endpoint that keeps failing sits out 1, 3, 7, then 15 ticks
 // between tries, counted backoff; a success resets it.
 func TestBackoff(t *testing.T) {
 	s, err := New(Config{URLs: []string{closedPort(t)}, Interval: MinInterval})
@@ -409,8 +409,8 @@ func TestBackoff(t *testing.T) {
 		s.fold(result{i: 0, err: failed(KindStatus, errors.New("HTTP 404"))}, time.Now())
 		waits = append(waits, e.wait)
 	}
-	if fmt.Sprint(waits) != "[0 1 3 7 15 15]" {
-		t.Fatalf("waits %v, want [0 1 3 7 15 15]", waits)
+	if fmt.Sprint(waits) != "[1 3 7 15 15 15]" {
+		t.Fatalf("waits %v, want [1 3 7 15 15 15]", waits)
 	}
 	s.scrapeAsync(context.Background())
 	s.wg.Wait()
@@ -433,7 +433,7 @@ func TestTooManySeriesBacksOff(t *testing.T) {
 	for range 3 {
 		s.fold(result{i: 0, dropped: 95_000}, time.Now())
 	}
-	if e := s.endpoints[0]; e.wait != 3 || s.errs[KindTooManySeries] != 3 {
-		t.Fatalf("wait %d, errors %v: want 3 ticks out and too_many_series 3", e.wait, s.errs)
+	if e := s.endpoints[0]; e.wait != 7 || s.errs[KindTooManySeries] != 3 {
+		t.Fatalf("wait %d, errors %v: want 7 ticks out and too_many_series 3", e.wait, s.errs)
 	}
 }
