@@ -167,6 +167,9 @@ func (s RunSpec) CheckFields() error {
 	if err := checkHeaders(s.Headers); err != nil {
 		return err
 	}
+	if err := s.checkServerMetrics(); err != nil {
+		return err
+	}
 	if err := s.checkDistributed(); err != nil {
 		return err
 	}

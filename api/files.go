@@ -1,6 +1,9 @@
 package api
 
-import "github.com/netloadgen/netloadgen/pkg/runlog"
+import (
+	"github.com/netloadgen/netloadgen/pkg/runlog"
+	"github.com/netloadgen/netloadgen/pkg/serverview"
+)
 
 // A peak search's record and summary in its run's directory, and the record
 // of why it stopped a trial early in the trial's (pkg/search's ResultFile,
@@ -28,6 +31,7 @@ var runFiles = []struct{ name, mediaType string }{
 	{SearchFile, "application/json"},
 	{SearchSummaryFile, "text/plain; charset=utf-8"},
 	{EarlyVerdictFile, "application/json"},
+	{serverview.MetricsFile, "application/x-ndjson"},
 }
 
 // RunFiles lists the file names a run may have (the search's only for a

@@ -90,7 +90,7 @@ func TestProgressFrom(t *testing.T) {
 	}, 196)
 	want := Progress{PlannedQueries: 1000, Issued: 500, Completed: 490, InFlight: 10, CompletedSamples: 490, Failed: 2,
 		OverLatency: 3, ElapsedS: 2.5, ExpectedEndS: 10, CurrentQPS: 196, P50Ms: 1.5, P90Ms: 3, P99Ms: 12, MaxIssueLatenessMs: 0.25}
-	if p != want {
+	if !reflect.DeepEqual(p, want) {
 		t.Errorf("got %+v\nwant %+v", p, want)
 	}
 }

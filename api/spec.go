@@ -111,6 +111,23 @@ type RunSpec struct {
 	// --coordinator` sets it for --samples-out.
 	KeepSamples bool `json:"keep_samples,omitempty"`
 
+	// The server's Prometheus metrics, scraped during the run
+	// (docs/server-metrics.md). Left out, the target's own /metrics is
+	// scraped every second if it answers at the probe (an http or https
+	// target). ServerMetrics are the endpoints, http(s)://host[:port]/path,
+	// with no credentials or query (the spec is stored: give credentials
+	// as headers, which a URL on the target's host gets);
+	// ServerMetricsIntervalMs the time between scrapes (0: 1000; at least
+	// 100), a scrape slower than it abandoned; ServerMetricsMaxSeries
+	// bounds the series kept over all endpoints (0: 5,000),
+	// ServerMetricsMaxBytes one body (0: 16 MiB); NoServerMetrics scrapes
+	// nothing, not even the default.
+	ServerMetrics           []string `json:"server_metrics,omitempty"`
+	ServerMetricsIntervalMs uint64   `json:"server_metrics_interval_ms,omitempty"`
+	ServerMetricsMaxSeries  int      `json:"server_metrics_max_series,omitempty"`
+	ServerMetricsMaxBytes   int64    `json:"server_metrics_max_bytes,omitempty"`
+	NoServerMetrics         bool     `json:"no_server_metrics,omitempty"`
+
 	// The distributed run's fields (distributed.go): Workers 0 is a run on
 	// the daemon itself; the others apply only with Workers ≥ 1.
 	Workers               int      `json:"workers,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/serverview"
 )
 
 // RunCreated is the 202 answer to POST /v1/runs.
@@ -218,6 +219,10 @@ type Progress struct {
 	P90Ms              float64 `json:"p90_ms"`
 	P99Ms              float64 `json:"p99_ms"`
 	MaxIssueLatenessMs float64 `json:"max_issue_lateness_ms"`
+	// ServerMetrics are the known metrics' values (serverview.KnownMetrics:
+	// queue depth, batch size, KV-cache use, GPU utilisation...) in the
+	// latest scrape of the server's metrics; absent when none is scraped.
+	ServerMetrics []serverview.LiveValue `json:"server_metrics,omitempty"`
 }
 
 // ProgressFrom converts the engine's snapshot; currentQPS is the caller's

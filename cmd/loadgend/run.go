@@ -344,6 +344,7 @@ type runFlags struct {
 	headers                         headerFlags
 	findPeak                        *findPeakFlags
 	sweep                           *sweepFlags
+	serverMetrics                   serverMetricsFlags
 }
 
 func newRunFlags() *runFlags {
@@ -383,6 +384,7 @@ func newRunFlags() *runFlags {
 	f.flagOf["headers"] = "header"
 	f.uint(&o.Concurrency, "concurrency", "settings.concurrency", "closed loop: keep N requests outstanding, each completion sending the next, for --min-duration-ms (scenario SingleStream's samples; latency from the send; not an MLPerf scenario: no VALID/INVALID, no LoadGen logs)")
 	f.tls.add(f.specFlags)
+	f.addServerMetricsFlags(&f.serverMetrics)
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search), sweep (one trial per rate of --rates or --rate-range) or accuracy (every sample once, responses logged)")
 	f.findPeak = addFindPeakFlags(f.specFlags)
@@ -426,6 +428,9 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	}
 	spec.Headers = hs
 	if err := f.tls.fill(spec); err != nil {
+		return *spec, runspec.Env{}, err
+	}
+	if err := f.serverMetrics.fill(spec); err != nil {
 		return *spec, runspec.Env{}, err
 	}
 	switch f.mode {

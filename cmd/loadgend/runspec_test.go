@@ -74,6 +74,16 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		`{"target": "http://h:1", "model": "m", "ruleset": "v0.5", "preset": "resnet50", "scenario": "MultiStream",
 		  "settings": {"interval_ms": 50, "samples_per_query": 6, "expected_latency_ns": 500000}}`,
 	}, {
+		"server metrics",
+		[]string{"--target", "http://h:1", "--model", "m", "--server-metrics", "http://h:8002/metrics", "--server-metrics", "https://g/metrics",
+			"--server-metrics-interval", "250ms", "--server-metrics-max-series", "100", "--server-metrics-max-bytes", "65536"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "server_metrics": ["http://h:8002/metrics", "https://g/metrics"],
+		  "server_metrics_interval_ms": 250, "server_metrics_max_series": 100, "server_metrics_max_bytes": 65536}`,
+	}, {
+		"no server metrics",
+		[]string{"--target", "http://h:1", "--model", "m", "--no-server-metrics"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "no_server_metrics": true}`,
+	}, {
 		"a generative API",
 		[]string{"--target", "grpc://h:2", "--model", "llm", "--api", "kserve-stream"},
 		`{"target": "grpc://h:2", "model": "llm", "scenario": "Server", "api": "kserve-stream"}`,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -85,7 +86,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 	}
 	if lr.Progress == nil || lr.Progress.Issued <= 0 || lr.Progress.CompletedSamples <= 0 {
 		t.Errorf("killed run's progress %+v, want the partial counts", lr.Progress)
-	} else if *lr.Progress != onDisk {
+	} else if !reflect.DeepEqual(*lr.Progress, onDisk) {
 		t.Errorf("killed run's progress %+v, want what it saved before the kill %+v", *lr.Progress, onDisk)
 	}
 	if fr := listed[finished]; fr.State != api.StateDone || fr.Validity == "" {

@@ -181,6 +181,11 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("target %s is outside LOADGEND_ALLOWED_TARGETS", spec.Target), "target")
 		return
 	}
+	if u := s.disallowedMetrics(r.Context(), spec); u != "" {
+		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed,
+			fmt.Sprintf("server_metrics %s is outside LOADGEND_ALLOWED_TARGETS", u), "server_metrics")
+		return
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()

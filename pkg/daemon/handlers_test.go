@@ -422,6 +422,8 @@ func TestMalformedSpecs(t *testing.T) {
 		{"server trace over the limit", ok(`,"min_query_count":2000000`), 400, "settings.min_query_count"},
 		{"settings not object", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","settings":[1]}`, 400, "settings"},
 		{"target outside allowlist", `{"target":"http://10.9.9.9:8000","model":"m","scenario":"Server"}`, 403, "10.9.9.9"},
+		{"server metrics outside allowlist", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","server_metrics":["http://10.9.9.9:8002/metrics"]}`, 403, "server_metrics http://10.9.9.9:8002/metrics"},
+		{"server metrics with credentials", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","server_metrics":["http://u:s3cret@127.0.0.1:8002/metrics"]}`, 400, "server_metrics"},
 		{"oversized body", `{"target":"http://127.0.0.1:9","model":"` + strings.Repeat("m", 2<<20) + `","scenario":"Server"}`, 413, ""},
 	}
 	for _, tc := range cases {

@@ -12,6 +12,7 @@ import (
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
 	"github.com/netloadgen/netloadgen/pkg/search"
+	"github.com/netloadgen/netloadgen/pkg/serverview"
 )
 
 // A peak search through the API: its status carries the answer, with the
@@ -170,6 +171,9 @@ func TestServedFilesAreStoreFiles(t *testing.T) {
 		api.EarlyVerdictFile != search.EarlyVerdictFile || runstore.EarlyVerdictFile != search.EarlyVerdictFile {
 		t.Errorf("the search's file names differ: api %s %s, runstore %s %s, search %s %s", api.SearchFile, api.SearchSummaryFile,
 			runstore.SearchFile, runstore.SearchSummaryFile, search.ResultFile, search.SummaryFile)
+	}
+	if runstore.ServerMetricsFile != serverview.MetricsFile {
+		t.Errorf("runstore's server metrics file %s, serverview's %s", runstore.ServerMetricsFile, serverview.MetricsFile)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/serverview"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -28,6 +29,9 @@ type activeRun struct {
 	// interrupted by shutdown); "" while nobody asked.
 	endAs atomic.Value // api.State
 	rate  rateWindow
+	// serverMetrics reads the latest scrape's known metrics (nil: none
+	// scraped yet).
+	serverMetrics atomic.Pointer[func() []serverview.LiveValue]
 }
 
 // stop ends the run as cancelled or interrupted. An interrupt is the
@@ -59,7 +63,11 @@ func (a *activeRun) progress() (api.Progress, bool) {
 	if !p.Started {
 		return api.Progress{}, false
 	}
-	return api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples)), true
+	ap := api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples))
+	if latest := a.serverMetrics.Load(); latest != nil {
+		ap.ServerMetrics = (*latest)()
+	}
+	return ap, true
 }
 
 // work runs queued runs one at a time: a load generator must not compete
@@ -219,9 +227,10 @@ func (s *Service) execute(id string) {
 		out, runErr = s.runDistributed(ctx, a, spec, rspec, log)
 	default:
 		out, runErr = runner.Run(ctx, rspec, runner.Options{
-			Logger:  log,
-			Started: func(r *loadgen.Run) { a.run.Store(r) },
-			Engine:  []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
+			Logger:   log,
+			Started:  func(r *loadgen.Run) { a.run.Store(r) },
+			Engine:   []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
+			Scraping: a.scraping,
 		})
 	}
 	close(stopTick)
@@ -305,6 +314,10 @@ func (s *Service) admit(rec runstore.Record) (api.RunSpec, runspec.Run, bool) {
 	}
 	if !s.allow.Allows(context.Background(), hostOf(spec.Target)) {
 		s.fail(rec.ID, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
+		return spec, planned, false
+	}
+	if u := s.disallowedMetrics(context.Background(), spec); u != "" {
+		s.fail(rec.ID, "server metrics not allowed", errors.New("server_metrics "+u+" is outside LOADGEND_ALLOWED_TARGETS"))
 		return spec, planned, false
 	}
 	// LOADGEND_MAX_DURATION bounds the run itself, not only the settings a

@@ -70,6 +70,9 @@ func (r *Run) checkShard() error {
 // passed. A cancel during the wait starts the run at once: its issuers stop
 // at their first check, and the result says cancelled.
 func (r *Run) waitForStart(ctx context.Context) error {
+	if r.beforeStart != nil {
+		r.beforeStart(ctx)
+	}
 	if r.startGate != nil {
 		t, err := r.startGate(ctx)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/secret"
+	"github.com/netloadgen/netloadgen/pkg/serverview"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/target"
 	"github.com/netloadgen/netloadgen/pkg/tlsconf"
@@ -89,6 +90,9 @@ type Spec struct {
 	// :authority). Their values are secrets, resolved in memory only:
 	// logs and files show Shown.
 	Headers []Header
+	// ServerMetrics scrape the server's Prometheus metrics during the
+	// run (servermetrics.go).
+	ServerMetrics ServerMetrics
 
 	// wrapGen, when set, wraps a generative run's client: a test's hook
 	// (the truth test records every token's arrival through it). Unexported:
@@ -170,6 +174,10 @@ type Options struct {
 	// distributed run reports ready with (pkg/shardrun), which every
 	// worker of the run must agree on.
 	Opened func(Opened)
+	// Scraping, when set, is called as the run starts scraping the
+	// server's metrics, with what reads their latest values (the known
+	// metrics'): the daemon's event stream carries them.
+	Scraping func(latest func() []serverview.LiveValue)
 }
 
 // Opened is what a run found before its engine was built.
@@ -354,6 +362,14 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if len(ss.more) > 0 {
 		base = append(base, loadgen.WithIssuerSUTs(issuerSUTs(ss.more)...))
 	}
+	ms, err := openServerMetrics(ctx, spec, t, log)
+	if err != nil {
+		return nil, err
+	}
+	if ms != nil {
+		defer ms.abandon()
+		base = append(base, ms.beforeStart(o.Scraping))
+	}
 	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append(base, o.Engine...)...)
 	if err != nil {
 		return nil, err
@@ -370,12 +386,18 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		"queries", run.Trace().Len(), "issuers", len(ss.more)+1, "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
 	defer enoughProcs(len(ss.more)+1, log)()
+	if ms != nil {
+		defer ms.ownP(len(ss.more)+1, log)()
+	}
 	res, err := run.Execute(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res.Headers = ShownHeaders(spec.Headers)
 	res.API = string(pr.API)
+	if ms != nil {
+		res.ServerMetrics = ms.stop(ctx)
+	}
 	recordTLS(res, ss.tls)
 	out := &Outcome{Result: res, Probe: pr}
 	if run.LogsResponses() {

@@ -184,6 +184,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		OutDir:             env.OutDir,
 		KeepSamples:        s.KeepSamples,
 		Headers:            headers,
+		ServerMetrics:      serverMetrics(s),
 	}}
 	if sp := s.Search; sp != nil {
 		r.Search = &runner.Search{

@@ -31,12 +31,15 @@ const (
 	// EarlyVerdictFile is in a search's trial directory: why the search
 	// stopped the trial (pkg/search's).
 	EarlyVerdictFile = "early_verdict.json"
+	// ServerMetricsFile holds the server's metrics scraped during the run
+	// (serverview.MetricsFile).
+	ServerMetricsFile = "server_metrics.jsonl"
 )
 
 // runFiles is the allowlist of OpenFile, WriteFile and Files. A name must
 // match exactly, which is what keeps a name from an URL from reaching any
 // other file ("../x", "result.json/../../x" and absolute paths match none).
-var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, TimeseriesCSVFile, TimeseriesJSONFile, SpectrumFile, SamplesFile, SamplesJSONLFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile}
+var runFiles = []string{SummaryFile, DetailFile, AccuracyFile, ResultFile, HlogFile, TimeseriesCSVFile, TimeseriesJSONFile, SpectrumFile, SamplesFile, SamplesJSONLFile, ProgressFile, SearchFile, SearchSummaryFile, EarlyVerdictFile, ServerMetricsFile}
 
 // FileNames returns the names of the files a run may hold, in a fixed order.
 func FileNames() []string { return slices.Clone(runFiles) }

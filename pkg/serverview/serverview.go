@@ -123,6 +123,10 @@ type Series struct {
 	Endpoint string            `json:"endpoint"`
 	Type     string            `json:"type"`
 	Scrapes  int64             `json:"scrapes"`
+	// Resets counts the times a counter or histogram went back (the
+	// server restarted): the deltas count from 0 after each, as PromQL's
+	// increase() does.
+	Resets int64 `json:"resets,omitempty"`
 
 	Delta *float64 `json:"delta,omitempty"`
 	Rate  *float64 `json:"rate,omitempty"`

@@ -25,10 +25,17 @@ var (
 		"Instances of the model: how many executions may run at once.", labels, nil)
 	batchDesc = prometheus.NewDesc("sutproxy_sim_execution_batch_size",
 		"Samples per execution: one observation per execution.", labels, nil)
+	// The names netloadgen's server view knows (serverview.KnownMetrics),
+	// the same values: what a run's scrape of sutproxy reads as the
+	// truth of its queue and batches.
+	queueDepthDesc = prometheus.NewDesc("sutproxy_queue_depth",
+		"Requests waiting for a simulated instance.", labels, nil)
+	batchSizeDesc = prometheus.NewDesc("sutproxy_batch_size",
+		"Samples per simulated execution: one observation per execution.", labels, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{queueDesc, busyDesc, instancesDesc, batchDesc} {
+	for _, d := range []*prometheus.Desc{queueDesc, busyDesc, instancesDesc, batchDesc, queueDepthDesc, batchSizeDesc} {
 		ch <- d
 	}
 }
@@ -42,6 +49,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(busyDesc, prometheus.GaugeValue, float64(g.busy), lv...)
 			ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(e.spec.Instances), lv...)
 			ch <- prometheus.MustNewConstHistogram(batchDesc, g.executions, g.samples, g.buckets, lv...)
+			ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(g.queued), lv...)
+			ch <- prometheus.MustNewConstHistogram(batchSizeDesc, g.executions, g.samples, g.buckets, lv...)
 		}
 	}
 }

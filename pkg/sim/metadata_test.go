@@ -132,10 +132,17 @@ func TestCollector(t *testing.T) {
 	if q, b := m["sutproxy_sim_queue_requests"].GetGauge().GetValue(), m["sutproxy_sim_busy_instances"].GetGauge().GetValue(); q != 1 || b != 2 {
 		t.Errorf("queue %v, busy %v; want 1 and 2", q, b)
 	}
+	if q := m["sutproxy_queue_depth"].GetGauge().GetValue(); q != 1 {
+		t.Errorf("sutproxy_queue_depth %v, want 1", q)
+	}
 	clk.Advance(time.Second)
-	h := read()["sutproxy_sim_execution_batch_size"].GetHistogram()
+	after := read()
+	h := after["sutproxy_sim_execution_batch_size"].GetHistogram()
 	if h.GetSampleCount() != 3 || h.GetSampleSum() != 7 {
 		t.Errorf("batch size histogram: %d executions, sum %v; want 3 and 7", h.GetSampleCount(), h.GetSampleSum())
+	}
+	if k := after["sutproxy_batch_size"].GetHistogram(); k.GetSampleCount() != 3 || k.GetSampleSum() != 7 {
+		t.Errorf("sutproxy_batch_size: %d executions, sum %v; want 3 and 7", k.GetSampleCount(), k.GetSampleSum())
 	}
 	for _, b := range h.GetBucket() {
 		want := map[float64]uint64{1: 1, 2: 1, 4: 3, 8: 3}[b.GetUpperBound()]
