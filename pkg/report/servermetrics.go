@@ -16,10 +16,6 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/serverview"
 )
 
-// serverMetricsFile is the server's Prometheus samples scraped during the
-// run, a JSON line per scrape and series (written by the run's scraper).
-const serverMetricsFile = "server_metrics.jsonl"
-
 // The bounds of what the report keeps of server_metrics.jsonl, which a long
 // run with many series makes large: the file is read a line at a time, only
 // the plotted metrics are kept, at most maxTracksPerKind series of each
@@ -153,28 +149,28 @@ func (r *Run) loadServerMetrics(src Source) error {
 	if r.Result == nil {
 		return nil
 	}
-	f, err := src.Open(serverMetricsFile)
+	f, err := src.Open(serverview.MetricsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a run before issue 30, or with --no-server-metrics: nothing to say
 	}
 	if err != nil {
-		return fileErr(serverMetricsFile, err)
+		return fileErr(serverview.MetricsFile, err)
 	}
 	defer f.Close()
 	width := float64(r.Result.DurationNs) / 1e9 / maxBins
 	ss, err := readServerMetrics(f, width, maxMetricsBytes)
 	if err != nil {
-		return fileErr(serverMetricsFile, err)
+		return fileErr(serverview.MetricsFile, err)
 	}
 	if len(ss.Tracks) > 0 {
 		r.serverSeries = ss
 	}
 	if ss.Truncated {
-		r.Notes = append(r.Notes, fmt.Sprintf("%s: only its first %d lines (%d MiB) read", serverMetricsFile, ss.Lines, maxMetricsBytes>>20))
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: only its first %d lines (%d MiB) read", serverview.MetricsFile, ss.Lines, maxMetricsBytes>>20))
 	}
 	for _, p := range plotted {
 		if n := ss.Dropped[p.Kind]; n > 0 {
-			r.Notes = append(r.Notes, fmt.Sprintf("%s: %s more series of %s metrics not drawn (at most %d a kind)", serverMetricsFile, atLeast(n, ss.DroppedCapped), p.Kind, maxTracksPerKind))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: %s more series of %s metrics not drawn (at most %d a kind)", serverview.MetricsFile, atLeast(n, ss.DroppedCapped), p.Kind, maxTracksPerKind))
 		}
 	}
 	return nil
