@@ -84,9 +84,15 @@ func (m ModelStats) minus(o ModelStats) (ModelStats, bool) {
 		ComputeInfer: a.ComputeInfer.minus(b.ComputeInfer, &ok), ComputeOutput: a.ComputeOutput.minus(b.ComputeOutput, &ok),
 		CacheHit: a.CacheHit.minus(b.CacheHit, &ok), CacheMiss: a.CacheMiss.minus(b.CacheMiss, &ok),
 	}
+	// A map, not a search per size: a hostile server's thousands of sizes
+	// stay linear.
+	prev := make(map[uint64]int, len(o.BatchStats))
+	for i, ob := range o.BatchStats {
+		prev[ob.BatchSize] = i
+	}
 	for _, mb := range m.BatchStats {
-		i := slices.IndexFunc(o.BatchStats, func(ob BatchStats) bool { return ob.BatchSize == mb.BatchSize })
-		if i < 0 {
+		i, found := prev[mb.BatchSize]
+		if !found {
 			d.BatchStats = append(d.BatchStats, mb)
 			continue
 		}
