@@ -49,6 +49,7 @@ type Run struct {
 	shardSet       bool                                     // WithShard
 	startAt        time.Time                                // WithStartAt; zero: start when ready
 	startGate      func(context.Context) (time.Time, error) // WithStartGate; nil: none
+	beforeStart    func(context.Context)                    // WithBeforeStart; nil: none
 	startSpin      time.Duration                            // the start's last part spun: startSpin
 	sink           RecordSink                               // WithRecordSink; nil: none
 	qsl            QSL
@@ -300,6 +301,9 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 			}
 		}
 		r.preStarted = true
+	}
+	if r.beforeStart != nil {
+		r.beforeStart(ctx)
 	}
 	if err := r.waitForStart(ctx); err != nil {
 		r.finished.Store(true)
