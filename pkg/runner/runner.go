@@ -19,6 +19,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/secret"
+	"github.com/netloadgen/netloadgen/pkg/serverstats"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/target"
 	"github.com/netloadgen/netloadgen/pkg/tlsconf"
@@ -89,6 +90,10 @@ type Spec struct {
 	// :authority). Their values are secrets, resolved in memory only:
 	// logs and files show Shown.
 	Headers []Header
+	// NoServerStatistics turns off the reads of the server's statistics
+	// extension before, during and after the run (result.json's
+	// server.statistics).
+	NoServerStatistics bool
 
 	// wrapGen, when set, wraps a generative run's client: a test's hook
 	// (the truth test records every token's arrival through it). Unexported:
@@ -170,6 +175,10 @@ type Options struct {
 	// distributed run reports ready with (pkg/shardrun), which every
 	// worker of the run must agree on.
 	Opened func(Opened)
+	// ServerQueue, when set, gets the running server-queue figure from
+	// the statistics extension, about once a second while the run lasts
+	// (pkg/serverstats; never when the endpoint does not offer it).
+	ServerQueue func(serverstats.Live)
 }
 
 // Opened is what a run found before its engine was built.
@@ -354,6 +363,9 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if len(ss.more) > 0 {
 		base = append(base, loadgen.WithIssuerSUTs(issuerSUTs(ss.more)...))
 	}
+	stats := openStatistics(spec, ss, log)
+	defer stats.close()
+	base = append(base, stats.option(o.ServerQueue)...)
 	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append(base, o.Engine...)...)
 	if err != nil {
 		return nil, err
@@ -374,6 +386,7 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	stats.finish(ctx, res, Scrubber(spec).String)
 	res.Headers = ShownHeaders(spec.Headers)
 	res.API = string(pr.API)
 	recordTLS(res, ss.tls)
