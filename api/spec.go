@@ -111,6 +111,11 @@ type RunSpec struct {
 	// --coordinator` sets it for --samples-out.
 	KeepSamples bool `json:"keep_samples,omitempty"`
 
+	// NoServerStatistics turns off the reads of the server's statistics
+	// extension before, during and after the run (result.json's
+	// server.statistics, the live server_queue_ns): `--no-server-statistics`.
+	NoServerStatistics bool `json:"no_server_statistics,omitempty"`
+
 	// The distributed run's fields (distributed.go): Workers 0 is a run on
 	// the daemon itself; the others apply only with Workers ≥ 1.
 	Workers               int      `json:"workers,omitempty"`
