@@ -218,6 +218,13 @@ type Progress struct {
 	P90Ms              float64 `json:"p90_ms"`
 	P99Ms              float64 `json:"p99_ms"`
 	MaxIssueLatenessMs float64 `json:"max_issue_lateness_ms"`
+	// ServerQueueNs is the server's own mean queue time per request over
+	// its last read (about a second), from its statistics extension, and
+	// ServerQueueRunNs the run's so far; absent when the endpoint does not
+	// offer the extension (or no_server_statistics), ServerQueueNs also
+	// when no request was answered since the read before.
+	ServerQueueNs    *float64 `json:"server_queue_ns,omitempty"`
+	ServerQueueRunNs *float64 `json:"server_queue_run_ns,omitempty"`
 }
 
 // ProgressFrom converts the engine's snapshot; currentQPS is the caller's

@@ -16,6 +16,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/serverstats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -28,6 +29,9 @@ type activeRun struct {
 	// interrupted by shutdown); "" while nobody asked.
 	endAs atomic.Value // api.State
 	rate  rateWindow
+	// serverQueue is the latest live figure of the server's statistics
+	// (nil: none yet, or not offered).
+	serverQueue atomic.Pointer[serverstats.Live]
 }
 
 // stop ends the run as cancelled or interrupted. An interrupt is the
@@ -59,7 +63,9 @@ func (a *activeRun) progress() (api.Progress, bool) {
 	if !p.Started {
 		return api.Progress{}, false
 	}
-	return api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples)), true
+	out := api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples))
+	a.addServerQueue(&out)
+	return out, true
 }
 
 // work runs queued runs one at a time: a load generator must not compete
@@ -219,9 +225,10 @@ func (s *Service) execute(id string) {
 		out, runErr = s.runDistributed(ctx, a, spec, rspec, log)
 	default:
 		out, runErr = runner.Run(ctx, rspec, runner.Options{
-			Logger:  log,
-			Started: func(r *loadgen.Run) { a.run.Store(r) },
-			Engine:  []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
+			Logger:      log,
+			Started:     func(r *loadgen.Run) { a.run.Store(r) },
+			Engine:      []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
+			ServerQueue: a.noteServerQueue,
 		})
 	}
 	close(stopTick)
