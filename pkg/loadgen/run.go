@@ -302,9 +302,6 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 		}
 		r.preStarted = true
 	}
-	if r.beforeStart != nil {
-		r.beforeStart(ctx)
-	}
 	if err := r.waitForStart(ctx); err != nil {
 		r.finished.Store(true)
 		return nil, err

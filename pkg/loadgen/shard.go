@@ -66,10 +66,14 @@ func (r *Run) checkShard() error {
 	return nil
 }
 
-// waitForStart waits until the start WithStartAt set, or fails if it has
+// waitForStart calls the WithBeforeStart function, then waits until the
+// start WithStartAt set, or fails if it has
 // passed. A cancel during the wait starts the run at once: its issuers stop
 // at their first check, and the result says cancelled.
 func (r *Run) waitForStart(ctx context.Context) error {
+	if r.beforeStart != nil {
+		r.beforeStart(ctx) // WithBeforeStart: before the wait, whatever it is
+	}
 	if r.startGate != nil {
 		t, err := r.startGate(ctx)
 		if err != nil {
