@@ -2,18 +2,23 @@ package runner
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
 	"github.com/netloadgen/netloadgen/kserve/httpclient"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/serverstats"
 	"github.com/netloadgen/netloadgen/pkg/sim"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/pkg/target"
 )
 
 // readyRoundTrip is the median of a few GET /v2/health/ready (ServerReady)
@@ -129,5 +134,52 @@ func TestNoServerStatistics(t *testing.T) {
 	}
 	if out.Result.Server != nil {
 		t.Errorf("server %+v with statistics off", out.Result.Server)
+	}
+}
+
+// Every trial of a sweep is a run, and reads the statistics as one: each
+// trial's result.json has its own delta, its requests those it issued.
+func TestSweepTrialsReadStatistics(t *testing.T) {
+	p := startProxy(t, "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=2")
+	s := serverSettings(t, loadgen.RulesetLoadGen6, 300)
+	dir := t.TempDir()
+	base := Spec{Target: targetOf(p, "http"), Model: "m", Settings: s, TotalSamples: 64, PerformanceSamples: 64, OutDir: dir}
+	res, err := FindPeak(t.Context(), base, Search{Rates: []float64{50, 100}}, SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 2 {
+		t.Fatalf("%d trials, want 2", len(res.Trials))
+	}
+	for _, tr := range res.Trials {
+		r, err := runlog.Load(filepath.Join(dir, tr.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Server == nil || r.Server.Statistics == nil || !r.Server.Statistics.Offered || int64(r.Server.Statistics.Requests) != r.SamplesIssued {
+			t.Errorf("trial %d: server %+v, %d samples issued: want the trial's own delta", tr.Index, r.Server, r.SamplesIssued)
+		}
+	}
+}
+
+// A generative run over an OpenAI API reads nothing: its result says
+// "not offered". Off, nothing at all.
+func TestStatisticsOfOpenAIRunsNotOffered(t *testing.T) {
+	tg, _ := target.Parse("http://127.0.0.1:1")
+	for _, api := range []genai.API{genai.APIOpenAIChat, genai.APIOpenAICompletions} {
+		ss := &session{t: tg, pr: &Probe{API: api}}
+		st := openStatistics(Spec{Model: "m"}, ss, slog.New(slog.DiscardHandler))
+		if st == nil || st.r != nil || st.option(nil) != nil {
+			t.Fatalf("%s: %+v, want no reader and no engine option", api, st)
+		}
+		res := &loadgen.Result{}
+		st.finish(t.Context(), res, func(s string) string { return s })
+		if res.Server == nil || res.Server.Statistics.Offered || res.Server.Statistics.Note != "not offered" {
+			t.Errorf("%s: server %+v", api, res.Server)
+		}
+		st.close()
+		if off := openStatistics(Spec{Model: "m", NoServerStatistics: true}, ss, nil); off != nil {
+			t.Errorf("%s with statistics off: %+v", api, off)
+		}
 	}
 }
