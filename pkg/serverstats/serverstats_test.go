@@ -18,7 +18,7 @@ import (
 	"github.com/netloadgen/netloadgen/triton"
 )
 
-func open(t *testing.T, raw string) *Reader {
+func open(t testing.TB, raw string) *Reader {
 	t.Helper()
 	tg, err := target.Parse(raw)
 	if err != nil {
