@@ -103,6 +103,11 @@ func (r *Reader) Read(ctx context.Context) ([]serverview.ModelStats, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	resp, err := r.src.ModelStatistics(ctx, r.model, r.version)
+	if errors.Is(err, kserve.ErrTooLarge) {
+		// The client's text names the run's flag; this bound is the
+		// reads' own.
+		return nil, fmt.Errorf("the statistics reads take at most %d bytes: %w", MaxBytes, err)
+	}
 	if err != nil {
 		return nil, err
 	}
