@@ -67,9 +67,9 @@ func (r *Run) checkShard() error {
 }
 
 // waitForStart calls the WithBeforeStart function, then waits until the
-// start WithStartAt set, or fails if it has
-// passed. A cancel during the wait starts the run at once: its issuers stop
-// at their first check, and the result says cancelled.
+// start WithStartAt set, or fails if it has passed. A cancel during the
+// wait starts the run at once: its issuers stop at their first check, and
+// the result says cancelled.
 func (r *Run) waitForStart(ctx context.Context) error {
 	if r.beforeStart != nil {
 		r.beforeStart(ctx) // WithBeforeStart: before the wait, whatever it is
