@@ -127,6 +127,10 @@ type RunSpec struct {
 	ServerMetricsMaxSeries  int      `json:"server_metrics_max_series,omitempty"`
 	ServerMetricsMaxBytes   int64    `json:"server_metrics_max_bytes,omitempty"`
 	NoServerMetrics         bool     `json:"no_server_metrics,omitempty"`
+	// NoServerStatistics turns off the reads of the server's statistics
+	// extension before, during and after the run (result.json's
+	// server.statistics, the live server_queue_ns): `--no-server-statistics`.
+	NoServerStatistics bool `json:"no_server_statistics,omitempty"`
 
 	// The distributed run's fields (distributed.go): Workers 0 is a run on
 	// the daemon itself; the others apply only with Workers ≥ 1.

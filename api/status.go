@@ -223,6 +223,13 @@ type Progress struct {
 	// queue depth, batch size, KV-cache use, GPU utilisation...) in the
 	// latest scrape of the server's metrics; absent when none is scraped.
 	ServerMetrics []serverview.LiveValue `json:"server_metrics,omitempty"`
+	// ServerQueueNs is the server's own mean queue time per request over
+	// its last read (about a second), from its statistics extension, and
+	// ServerQueueRunNs the run's so far; absent when the endpoint does not
+	// offer the extension (or no_server_statistics), ServerQueueNs also
+	// when no request was answered since the read before.
+	ServerQueueNs    *float64 `json:"server_queue_ns,omitempty"`
+	ServerQueueRunNs *float64 `json:"server_queue_run_ns,omitempty"`
 }
 
 // ProgressFrom converts the engine's snapshot; currentQPS is the caller's

@@ -42,6 +42,10 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		`{"target": "grpcs://gw.example.com", "model": "m", "scenario": "Server", "tls": {"ca_pem": ` + jsonString(string(ca.CertPEM)) + `,
 		  "server_name": "sut.internal", "insecure_skip_verify": true, "client_cert": "@file:` + client.CertFile + `", "client_key": "@file:` + client.KeyFile + `"}}`,
 	}, {
+		"no server statistics",
+		[]string{"--target", "http://h:1", "--model", "m", "--no-server-statistics"},
+		`{"target": "http://h:1", "model": "m", "no_server_statistics": true}`,
+	}, {
 		"Server over HTTP",
 		[]string{"--target", "http://h:1", "--model", "m", "--scenario", "Server", "--target-qps", "100", "--min-duration-ms", "3000",
 			"--min-query-count", "100", "--target-latency-ms", "200", "--conns", "4", "--issue-slack", "150us", "--http-client", "pool", "--warmup-ms", "250",

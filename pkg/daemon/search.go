@@ -19,7 +19,7 @@ import (
 // the search copies to the run's directory.
 func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec, sp runner.Search, log *slog.Logger) (*runner.Outcome, error) {
 	res, err := runner.FindPeak(ctx, base, sp, runner.SearchOptions{
-		Options:  runner.Options{Logger: log, Started: func(r *loadgen.Run) { a.run.Store(r) }, Scraping: a.scraping},
+		Options:  runner.Options{Logger: log, Started: func(r *loadgen.Run) { a.run.Store(r) }, Scraping: a.scraping, ServerQueue: a.noteServerQueue},
 		Observer: s.met.Observer(),
 		Starting: func(r search.TrialRequest, lo, hi float64, unit string) {
 			if unit == search.UnitQPS {
@@ -36,6 +36,7 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 			// generates its own, or both would be held at once.
 			s.saveProgress(a)
 			a.run.Store(nil)
+			a.serverQueue.Store(nil) // the next trial's figure is its own
 			s.sums.setSearch(a.id, res)
 			s.notify(a.id)
 		},

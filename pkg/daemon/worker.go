@@ -16,6 +16,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/runner"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
 	"github.com/netloadgen/netloadgen/pkg/runstore"
+	"github.com/netloadgen/netloadgen/pkg/serverstats"
 	"github.com/netloadgen/netloadgen/pkg/serverview"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -32,6 +33,9 @@ type activeRun struct {
 	// serverMetrics reads the latest scrape's known metrics (nil: none
 	// scraped yet).
 	serverMetrics atomic.Pointer[func() []serverview.LiveValue]
+	// serverQueue is the latest live figure of the server's statistics
+	// (nil: none yet, or not offered).
+	serverQueue atomic.Pointer[serverstats.Live]
 }
 
 // stop ends the run as cancelled or interrupted. An interrupt is the
@@ -63,11 +67,12 @@ func (a *activeRun) progress() (api.Progress, bool) {
 	if !p.Started {
 		return api.Progress{}, false
 	}
-	ap := api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples))
+	out := api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples))
 	if latest := a.serverMetrics.Load(); latest != nil {
-		ap.ServerMetrics = (*latest)()
+		out.ServerMetrics = (*latest)()
 	}
-	return ap, true
+	a.addServerQueue(&out)
+	return out, true
 }
 
 // work runs queued runs one at a time: a load generator must not compete
@@ -227,10 +232,11 @@ func (s *Service) execute(id string) {
 		out, runErr = s.runDistributed(ctx, a, spec, rspec, log)
 	default:
 		out, runErr = runner.Run(ctx, rspec, runner.Options{
-			Logger:   log,
-			Started:  func(r *loadgen.Run) { a.run.Store(r) },
-			Engine:   []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
-			Scraping: a.scraping,
+			Logger:      log,
+			Started:     func(r *loadgen.Run) { a.run.Store(r) },
+			Engine:      []loadgen.Option{loadgen.WithObserver(s.met.Observer())},
+			Scraping:    a.scraping,
+			ServerQueue: a.noteServerQueue,
 		})
 	}
 	close(stopTick)

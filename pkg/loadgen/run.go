@@ -49,7 +49,7 @@ type Run struct {
 	shardSet       bool                                     // WithShard
 	startAt        time.Time                                // WithStartAt; zero: start when ready
 	startGate      func(context.Context) (time.Time, error) // WithStartGate; nil: none
-	beforeStart    func(context.Context)                    // WithBeforeStart; nil: none
+	beforeStart    []func(context.Context)                  // WithBeforeStart
 	startSpin      time.Duration                            // the start's last part spun: startSpin
 	sink           RecordSink                               // WithRecordSink; nil: none
 	qsl            QSL

@@ -66,12 +66,13 @@ func (r *Run) checkShard() error {
 	return nil
 }
 
-// waitForStart waits until the start WithStartAt set, or fails if it has
-// passed. A cancel during the wait starts the run at once: its issuers stop
-// at their first check, and the result says cancelled.
+// waitForStart calls the WithBeforeStart function, then waits until the
+// start WithStartAt set, or fails if it has passed. A cancel during the
+// wait starts the run at once: its issuers stop at their first check, and
+// the result says cancelled.
 func (r *Run) waitForStart(ctx context.Context) error {
-	if r.beforeStart != nil {
-		r.beforeStart(ctx)
+	for _, f := range r.beforeStart { // WithBeforeStart: before the wait, whatever it is
+		f(ctx)
 	}
 	if r.startGate != nil {
 		t, err := r.startGate(ctx)

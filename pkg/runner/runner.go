@@ -19,6 +19,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/secret"
+	"github.com/netloadgen/netloadgen/pkg/serverstats"
 	"github.com/netloadgen/netloadgen/pkg/serverview"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/target"
@@ -93,6 +94,10 @@ type Spec struct {
 	// ServerMetrics scrape the server's Prometheus metrics during the
 	// run (servermetrics.go).
 	ServerMetrics ServerMetrics
+	// NoServerStatistics turns off the reads of the server's statistics
+	// extension before, during and after the run (result.json's
+	// server.statistics).
+	NoServerStatistics bool
 
 	// wrapGen, when set, wraps a generative run's client: a test's hook
 	// (the truth test records every token's arrival through it). Unexported:
@@ -178,6 +183,10 @@ type Options struct {
 	// server's metrics, with what reads their latest values (the known
 	// metrics'): the daemon's event stream carries them.
 	Scraping func(latest func() []serverview.LiveValue)
+	// ServerQueue, when set, gets the running server-queue figure from
+	// the statistics extension, about once a second while the run lasts
+	// (pkg/serverstats; never when the endpoint does not offer it).
+	ServerQueue func(serverstats.Live)
 }
 
 // Opened is what a run found before its engine was built.
@@ -370,6 +379,9 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		defer ms.abandon()
 		base = append(base, ms.beforeStart(o.Scraping))
 	}
+	stats := openStatistics(spec, ss, log)
+	defer stats.close()
+	base = append(base, stats.option(o.ServerQueue)...)
 	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append(base, o.Engine...)...)
 	if err != nil {
 		return nil, err
@@ -393,6 +405,7 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	stats.finish(ctx, res, Scrubber(spec).String)
 	res.Headers = ShownHeaders(spec.Headers)
 	res.API = string(pr.API)
 	if ms != nil {

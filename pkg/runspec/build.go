@@ -183,6 +183,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		SUTName:            s.SUTName,
 		OutDir:             env.OutDir,
 		KeepSamples:        s.KeepSamples,
+		NoServerStatistics: s.NoServerStatistics,
 		Headers:            headers,
 		ServerMetrics:      serverMetrics(s),
 	}}

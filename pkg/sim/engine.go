@@ -39,7 +39,8 @@ type engine struct {
 	cache      *responseCache // nil unless spec.Cache
 	llm        *llmEngine     // an LLM model's (nil for a tensor model)
 
-	req requestStats
+	req   requestStats
+	truth truth // under mu
 
 	// wakeLead is how much before an execution's nominal end its timer is
 	// set, so that callers resume at the nominal end rather than a timer's
@@ -317,6 +318,7 @@ func (e *engine) launch(k, samples int, start, now time.Time) (freed time.Time) 
 		j.state, j.start, j.batch = running, start, samples
 	}
 	end := start.Add(e.lat.draw(samples))
+	e.truth.launched(first, samples, start, end)
 	if !end.After(now) {
 		e.finish(first, samples, start, end)
 		return end
