@@ -119,6 +119,10 @@ func (l *Loop) Conns() int {
 	return n
 }
 
+// GiveOwnP is Config.OwnP set after New, before the loop is polled: its
+// caller has since given the polling goroutine a P of its own.
+func (l *Loop) GiveOwnP() { l.poll.OwnP = true }
+
 // Preconnect opens connections until n are open (within Conns) and waits
 // until each has exchanged SETTINGS, bounded by ctx and the dial timeout.
 func (l *Loop) Preconnect(ctx context.Context, n int) error {

@@ -17,6 +17,7 @@ func (*Loop) Send(*Request, uint64)                          {}
 func (*Loop) PollUntil(context.Context, time.Time) bool      { return false }
 func (*Loop) PollQuietUntil(context.Context, time.Time) bool { return false }
 func (*Loop) Preconnect(context.Context, int) error          { return ErrUnsupported }
+func (*Loop) GiveOwnP()                                      {}
 func (*Loop) Outstanding() int                               { return 0 }
 func (*Loop) Retries() uint64                                { return 0 }
 func (*Loop) Conns() int                                     { return 0 }

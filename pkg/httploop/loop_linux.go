@@ -198,6 +198,10 @@ func (l *Loop) Retries() uint64 { return l.retries }
 // and its accounting (Config.MaxResponseBytesTotal).
 func (l *Loop) ResponseBudget() *httpclient.Budget { return l.budget }
 
+// GiveOwnP is Config.OwnP set after New, before the loop is polled: its
+// caller has since given the polling goroutine a P of its own.
+func (l *Loop) GiveOwnP() { l.poll.OwnP = true }
+
 // Conns is the number of connections open or being opened.
 func (l *Loop) Conns() int { return l.open }
 

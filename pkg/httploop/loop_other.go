@@ -21,3 +21,4 @@ func (*Loop) Outstanding() int                               { return 0 }
 func (*Loop) Retries() uint64                                { return 0 }
 func (*Loop) Conns() int                                     { return 0 }
 func (*Loop) Close() error                                   { return nil }
+func (*Loop) GiveOwnP()                                      {}

@@ -135,21 +135,25 @@ func prepareIssuers(ctx context.Context, tr *trace.Trace, single interface {
 }
 
 // enoughProcs gives each of n issuers a P of its own, and one more for the
-// rest of the process, for the run; it returns the restore. An event-loop
+// rest of the process, for the run, when there are several issuers or the
+// run scrapes the server's metrics; it returns the restore. An event-loop
 // issuer waits for its due time and its answers in raw system calls
 // (internal/rawio), which keep the thread's P, its long waits too (OwnP,
-// splitConns): with fewer Ps than issuers, a woken issuer waits until
-// another's wait ends or the runtime preempts it, 10 ms later. Two issuers where GOMAXPROCS was 1 (a client pinned to
-// one CPU; a container limited to one CPU is the same) had an issue
-// lateness p99 of 20.6–20.9 ms at 20,000 QPS against 2.2–3.0 with one
-// (bench/RESULTS.md, "Issue 29"). GOMAXPROCS is the process's; loadgend
-// runs one run at a time.
-func enoughProcs(n int, log *slog.Logger) (restore func()) {
+// splitConns, Adapter.GiveOwnP): with fewer Ps than issuers, a woken
+// issuer waits until another's wait ends or the runtime preempts it, 10 ms
+// later. Two issuers where GOMAXPROCS was 1 (a client pinned to one CPU; a
+// container limited to one CPU is the same) had an issue lateness p99 of
+// 20.6–20.9 ms at 20,000 QPS against 2.2–3.0 with one (bench/RESULTS.md,
+// "Issue 29"). A scraper beside one issuer parsing megabytes held the one
+// P the issuer needed to wake (lateness p99 40–260 ms against 7–19 ms
+// without scraping, bench/server-metrics.sh). GOMAXPROCS is the process's;
+// loadgend runs one run at a time.
+func enoughProcs(n int, scraping bool, log *slog.Logger) (restore func()) {
 	p := runtime.GOMAXPROCS(0)
-	if n <= 1 || p >= n+1 {
+	if (n <= 1 && !scraping) || p >= n+1 {
 		return func() {}
 	}
 	runtime.GOMAXPROCS(n + 1)
-	log.Info("GOMAXPROCS raised for the run's issuers: each waits in a system call that keeps its P", "issuers", n, "from", p, "to", n+1)
+	log.Info("GOMAXPROCS raised for the run: each issuer waits in a system call that keeps its P", "issuers", n, "scraping", scraping, "from", p, "to", n+1)
 	return func() { runtime.GOMAXPROCS(p) }
 }

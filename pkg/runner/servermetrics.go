@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -164,21 +163,4 @@ func (ms *metricsScrape) abandon() {
 		_, _ = ms.sc.Stop(context.Background())
 	}
 	_ = ms.closeFile()
-}
-
-// ownP gives the scraper a P of its own beside the run's issuers: with
-// one P (a process pinned to one core), a scrape parsing megabytes held
-// the P the issuer needs to wake, and the issuer waited for the Go
-// scheduler's 10 ms slices and its network poll (lateness p99 of
-// 40–260 ms against 7–19 ms without scraping, bench/server-metrics.sh);
-// with two, the issuer's wake-up takes the idle P at once and the kernel
-// shares the core, waking the issuer's thread first.
-func (ms *metricsScrape) ownP(issuers int, log *slog.Logger) (restore func()) {
-	p := runtime.GOMAXPROCS(0)
-	if p >= issuers+1 {
-		return func() {}
-	}
-	runtime.GOMAXPROCS(issuers + 1)
-	log.Info("GOMAXPROCS raised: the server metrics' scraper gets a P of its own", "from", p, "to", issuers+1)
-	return func() { runtime.GOMAXPROCS(p) }
 }

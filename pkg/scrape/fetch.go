@@ -95,11 +95,12 @@ func (e *endpoint) noteOutcome(err error, overBound bool) {
 }
 
 // fetch is one scrape: the request, the bounds, the parse. ctx bounds
-// it in time (the interval).
-func (e *endpoint) fetch(ctx context.Context, maxBytes int64) ([]*dto.MetricFamily, error) {
+// it in time (the interval). A body of more than maxLines series lines
+// (cutSeries) is parsed only up to them, and cut says so.
+func (e *endpoint) fetch(ctx context.Context, maxBytes int64, maxLines int) (fams []*dto.MetricFamily, cut bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.u.String(), nil)
 	if err != nil {
-		return nil, failed(KindConnect, err)
+		return nil, false, failed(KindConnect, err)
 	}
 	req.Header.Set("Accept", accept)
 	for _, h := range e.headers {
@@ -111,14 +112,14 @@ func (e *endpoint) fetch(ctx context.Context, maxBytes int64) ([]*dto.MetricFami
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return nil, failed(transportKind(ctx, err), bare(err))
+		return nil, false, failed(transportKind(ctx, err), bare(err))
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return nil, failed(KindRedirect, fmt.Errorf("HTTP %d (redirects are not followed: give the URL it points to)", resp.StatusCode))
+		return nil, false, failed(KindRedirect, fmt.Errorf("HTTP %d (redirects are not followed: give the URL it points to)", resp.StatusCode))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return nil, failed(KindStatus, fmt.Errorf("HTTP %d", resp.StatusCode))
+		return nil, false, failed(KindStatus, fmt.Errorf("HTTP %d", resp.StatusCode))
 	}
 	// The body is read whole, up to the bound, before it is parsed: one
 	// past the bound then costs its reading (a copy), never its parsing,
@@ -127,15 +128,60 @@ func (e *endpoint) fetch(ctx context.Context, maxBytes int64) ([]*dto.MetricFami
 	buf, _ := io.ReadAll(body)
 	switch {
 	case body.err != nil:
-		return nil, failed(transportKind(ctx, body.err), bare(body.err))
+		return nil, false, failed(transportKind(ctx, body.err), bare(body.err))
 	case body.over:
-		return nil, failed(KindTooLarge, fmt.Errorf("body over %d bytes", maxBytes))
+		return nil, false, failed(KindTooLarge, fmt.Errorf("body over %d bytes", maxBytes))
 	}
-	fams, err := decode(yielding{bytes.NewReader(buf)}, format(resp.Header.Get("Content-Type")))
+	buf, cut = cutSeries(buf, maxLines)
+	fams, err = decode(yielding{bytes.NewReader(buf)}, format(resp.Header.Get("Content-Type")))
 	if err != nil {
-		return nil, failed(KindMalformed, errMalformed{err})
+		return nil, false, failed(KindMalformed, errMalformed{err})
 	}
-	return fams, nil
+	return fams, cut, nil
+}
+
+// seriesLines is how many lines of a body one series has at most, not
+// counting a histogram's buckets and a summary's quantiles (cutSeries): a
+// histogram's _sum and _count, and OpenMetrics' _created.
+const seriesLines = 3
+
+// cutSeries cuts buf after its first max series lines (samples that are
+// not a bucket or a quantile), at a line's end, and reports whether it
+// did. A body past that has more series than the bound keeps in all
+// (seriesLines each at most), so what follows could only be dropped: cut,
+// it is never parsed, which is what such a body costs (100,000 series:
+// ~150 ms of CPU and 72 MB allocated, where the bound's 5,000 cost a
+// twentieth). The series kept are a body's first ones, the same from one
+// scrape to the next as servers write their metrics in a stable order.
+func cutSeries(buf []byte, max int) ([]byte, bool) {
+	n := 0
+	for at := 0; at < len(buf); {
+		end := bytes.IndexByte(buf[at:], '\n')
+		if end < 0 {
+			end = len(buf) - at
+		}
+		if line := buf[at : at+end]; isSeriesLine(line) {
+			if n++; n > max {
+				return buf[:at], true
+			}
+		}
+		at += end + 1
+	}
+	return buf, false
+}
+
+// isSeriesLine reports whether line is a sample that is neither a bucket
+// nor a quantile.
+func isSeriesLine(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t")
+	if len(line) == 0 || line[0] == '#' {
+		return false
+	}
+	name := line
+	if i := bytes.IndexAny(line, "{ \t"); i >= 0 {
+		name = line[:i]
+	}
+	return !bytes.HasSuffix(name, []byte("_bucket")) && !bytes.Contains(line, []byte(`quantile="`))
 }
 
 // yielding yields the P before each read: the parser's work comes in

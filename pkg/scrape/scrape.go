@@ -338,11 +338,14 @@ func (s *Scraper) scrapeAll(ctx context.Context) []result {
 func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint) result {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Interval)
 	defer cancel()
-	fams, err := e.fetch(ctx, s.cfg.MaxBytes)
+	fams, cut, err := e.fetch(ctx, s.cfg.MaxBytes, seriesLines*s.cfg.MaxSeries)
 	if err != nil {
 		return result{i: i, err: err}
 	}
 	r := result{i: i}
+	if cut {
+		r.dropped++ // at least one series, past the bound: too_many_series
+	}
 	if n := lines(fams, 0, e.shown, s.skipper(e, &r), func(l *serverview.Line) { r.lines = append(r.lines, l) }); n > 0 {
 		r.err = failed(KindNonFinite, fmt.Errorf("%d values NaN or infinite, left out", n))
 	}

@@ -269,6 +269,18 @@ func (a *Adapter) Prepare(ctx context.Context, tr *trace.Trace) error { return a
 // opens its whole pool).
 func (a *Adapter) Preconnect(ctx context.Context, n int) error { return a.preconnect(ctx, n) }
 
+// GiveOwnP tells the event loop, if one was chosen, that the goroutine
+// polling it has a P of its own from now on (Config.OwnP, set late: the
+// caller decided after Open). Call it before the loop is polled.
+func (a *Adapter) GiveOwnP() {
+	switch {
+	case a.loop != nil:
+		a.loop.loop.GiveOwnP()
+	case a.gloop != nil:
+		a.gloop.loop.GiveOwnP()
+	}
+}
+
 // Layout is the outputs of the captured responses (Network.Layout).
 func (a *Adapter) Layout() []OutputLayout {
 	if a.net == nil {
