@@ -184,11 +184,12 @@ func New(cfg Config) (*Scraper, error) {
 }
 
 // Start scrapes every endpoint once (the baseline the deltas count
-// from, within one interval), then every interval on its own goroutine.
-// The run's time axis starts when Start returns: the run starts then.
+// from, within one interval and at most edgeTimeout), then every interval
+// on its own goroutine. The time axis of server_metrics.jsonl starts when
+// Start returns: the runner calls it last before the run's clock starts.
 func (s *Scraper) Start(ctx context.Context) {
 	before := time.Now()
-	base := s.scrapeAll(ctx)
+	base := s.scrapeAll(ctx, s.edge())
 	s.origin = time.Now()
 	s.started = true
 	// The series bound is first come, first kept: the endpoints with the
@@ -202,9 +203,6 @@ func (s *Scraper) Start(ctx context.Context) {
 	s.mu.Unlock()
 	go s.loop(ctx)
 }
-
-// Origin is when the run's time axis starts (Start's return).
-func (s *Scraper) Origin() time.Time { return s.origin }
 
 func (s *Scraper) loop(ctx context.Context) {
 	defer close(s.done)
@@ -240,7 +238,7 @@ func (s *Scraper) scrapeAsync(ctx context.Context) {
 			defer s.busy[i].Store(false)
 			lowPriority()
 			at := time.Now()
-			r := s.scrapeOne(ctx, i, e)
+			r := s.scrapeOne(ctx, i, e, s.cfg.Interval)
 			s.mu.Lock()
 			s.fold(r, at)
 			s.mu.Unlock()
@@ -268,7 +266,7 @@ func (s *Scraper) Stop(ctx context.Context) (*serverview.Metrics, error) {
 	at := time.Now()
 	// The run's context may be cancelled (a cancelled run): the last
 	// scrape still closes what was scraped, bounded by the interval.
-	last := s.scrapeAll(context.WithoutCancel(ctx))
+	last := s.scrapeAll(context.WithoutCancel(ctx), s.edge())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range last {
@@ -320,14 +318,23 @@ func (s *Scraper) skipper(e *endpoint, r *result) func(string, *dto.Metric) bool
 	}
 }
 
-// scrapeAll scrapes every endpoint at once and waits for them all.
-func (s *Scraper) scrapeAll(ctx context.Context) []result {
+// edgeTimeout bounds the scrapes a run waits for: the first (its start
+// waits), the last (its result waits) and the probe's. The others are
+// bounded by the interval, up to an hour.
+const edgeTimeout = 2 * time.Second
+
+// edge is the timeout of a scrape the run waits for.
+func (s *Scraper) edge() time.Duration { return min(s.cfg.Interval, edgeTimeout) }
+
+// scrapeAll scrapes every endpoint at once, each within timeout, and waits
+// for them all.
+func (s *Scraper) scrapeAll(ctx context.Context, timeout time.Duration) []result {
 	out := make([]result, len(s.endpoints))
 	var wg sync.WaitGroup
 	for i, e := range s.endpoints {
 		wg.Go(func() {
 			lowPriority()
-			out[i] = s.scrapeOne(ctx, i, e)
+			out[i] = s.scrapeOne(ctx, i, e, timeout)
 		})
 	}
 	wg.Wait()
@@ -335,8 +342,8 @@ func (s *Scraper) scrapeAll(ctx context.Context) []result {
 }
 
 // scrapeOne fetches and parses one endpoint within one interval.
-func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint) result {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Interval)
+func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint, timeout time.Duration) result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fams, cut, err := e.fetch(ctx, s.cfg.MaxBytes, seriesLines*s.cfg.MaxSeries)
 	if err != nil {
@@ -462,13 +469,13 @@ func (s *Scraper) Latest() []Value {
 	return out
 }
 
-// Probe scrapes every endpoint once, within one interval, keeping
+// Probe scrapes every endpoint once, within edgeTimeout, keeping
 // nothing: nil when each answered 2xx with a body the parser read (what
 // keeps the default endpoint, the target's own /metrics), else the first
 // failure, its kind told by Kind.
 func (s *Scraper) Probe(ctx context.Context) error {
 	for i, e := range s.endpoints {
-		if r := s.scrapeOne(ctx, i, e); r.err != nil && Kind(r.err) != KindNonFinite {
+		if r := s.scrapeOne(ctx, i, e, s.edge()); r.err != nil && Kind(r.err) != KindNonFinite {
 			return fmt.Errorf("%s: %w", e.shown, r.err)
 		}
 	}

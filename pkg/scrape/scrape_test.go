@@ -437,3 +437,23 @@ func TestTooManySeriesBacksOff(t *testing.T) {
 		t.Fatalf("wait %d, errors %v: want 7 ticks out and too_many_series 3", e.wait, s.errs)
 	}
 }
+
+// A scrape asks for the text format only: a server that offers OpenMetrics
+// (Python's prometheus_client) answers it whenever Accept names it, and
+// its counters then come out untyped.
+func TestAcceptsTextOnly(t *testing.T) {
+	accepts := make(chan string, 64)
+	u := handler(t, func(w http.ResponseWriter, r *http.Request) {
+		accepts <- r.Header.Get("Accept")
+		fmt.Fprint(w, "# TYPE c_total counter\nc_total 1\n")
+	})
+	m, _ := run(t, Config{URLs: []string{u}})
+	if c := find(m, "c_total"); c == nil || c.Type != serverview.Counter || c.Delta == nil {
+		t.Errorf("series %+v: want the counter c_total with its delta", m.Series)
+	}
+	for len(accepts) > 0 {
+		if a := <-accepts; !strings.HasPrefix(a, "text/plain;version=0.0.4") || strings.Contains(a, "openmetrics") {
+			t.Errorf("Accept %q: want the text format only", a)
+		}
+	}
+}
