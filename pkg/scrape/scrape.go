@@ -34,6 +34,10 @@ const (
 	MinInterval      = 100 * time.Millisecond
 	DefaultMaxSeries = 5000
 	DefaultMaxBytes  = 16 << 20
+	// MaxFileBytes bounds server_metrics.jsonl: at 5,000 series a second
+	// it grows ~1 MB a second (3.6 GB an hour, ten times that at 100 ms).
+	// Past it no line is written; the summary goes on.
+	MaxFileBytes = 1 << 30
 )
 
 // ErrConfig marks settings refused: the error names the flag.
@@ -129,6 +133,8 @@ type Scraper struct {
 	sum      *serverview.Summarizer
 	out      *bufio.Writer
 	enc      *json.Encoder
+	lines    *counting // what enc wrote: bounded by maxFile
+	maxFile  int64
 	writeErr error
 	errs     map[string]int64
 	scrapes  []int64 // per endpoint: that parsed
@@ -167,7 +173,8 @@ func New(cfg Config) (*Scraper, error) {
 		latest: map[string]Value{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if cfg.Out != nil {
 		s.out = bufio.NewWriterSize(cfg.Out, 64<<10)
-		s.enc = json.NewEncoder(s.out)
+		s.lines, s.maxFile = &counting{w: s.out}, MaxFileBytes
+		s.enc = json.NewEncoder(s.lines)
 	}
 	plain, secure := newClient(nil), newClient(cfg.TLS)
 	for _, raw := range cfg.URLs {
@@ -412,7 +419,26 @@ func (s *Scraper) write(l *serverview.Line) {
 	if s.enc == nil || s.writeErr != nil {
 		return
 	}
+	if s.lines.n >= s.maxFile {
+		if s.errs[KindFileFull] == 0 {
+			s.log.Warn("server metrics: server_metrics.jsonl is full, no more lines written", "bytes", s.lines.n)
+		}
+		s.errs[KindFileFull]++ // a line not written
+		return
+	}
 	s.writeErr = s.enc.Encode(l)
+}
+
+// counting counts the bytes written through it.
+type counting struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counting) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // count counts a scrape that did not happen (skipped).
@@ -431,6 +457,9 @@ func (s *Scraper) summary() *serverview.Metrics {
 	}
 	for k, n := range s.errs {
 		m.Errors[k] = n
+	}
+	if n := s.errs[KindFileFull]; n > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("server_metrics.jsonl reached %d bytes: %d lines past it were not written (the summary counts them)", s.maxFile, n))
 	}
 	if s.errs[KindTooManySeries] > 0 {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("more than %d series: new series past it were dropped in %d scrapes (--server-metrics-max-series)", s.cfg.MaxSeries, s.errs[KindTooManySeries]))

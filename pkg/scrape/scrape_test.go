@@ -457,3 +457,33 @@ func TestAcceptsTextOnly(t *testing.T) {
 		}
 	}
 }
+
+// server_metrics.jsonl stops at its bound: past it no line is written,
+// each counted, and the summary still counts every scrape.
+func TestFileBound(t *testing.T) {
+	u := handler(t, func(w http.ResponseWriter, _ *http.Request) {
+		for i := range 10 {
+			fmt.Fprintf(w, "g{i=\"%d\"} %d\n", i, i)
+		}
+	})
+	var out bytes.Buffer
+	s, err := New(Config{URLs: []string{u}, Interval: MinInterval, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.maxFile = 300 // a few lines
+	s.Start(t.Context())
+	m, err := s.Stop(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Series) != 10 || m.Series[0].Scrapes < 2 || len(m.Warnings) == 0 {
+		t.Fatalf("series %+v, warnings %q: want 10 series of 2 scrapes or more and a warning", m.Series, m.Warnings)
+	}
+	all := 10 * int(m.Series[0].Scrapes)
+	lines := bytes.Count(out.Bytes(), []byte("\n"))
+	if out.Len() < 300 || lines >= all || m.Errors[KindFileFull] != int64(all-lines) {
+		t.Errorf("%d bytes, %d lines, file_full %d: want the lines up to 300 bytes, the other %d of the %d counted",
+			out.Len(), lines, m.Errors[KindFileFull], all-lines, all)
+	}
+}
