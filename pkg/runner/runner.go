@@ -371,6 +371,12 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	if len(ss.more) > 0 {
 		base = append(base, loadgen.WithIssuerSUTs(issuerSUTs(ss.more)...))
 	}
+	// The statistics' read before the run comes first, then the first
+	// scrape: the scrapes' time axis starts when that returns, the last
+	// thing before the run's clock.
+	stats := openStatistics(spec, ss, log)
+	defer stats.close()
+	base = append(base, stats.option(o.ServerQueue)...)
 	ms, err := openServerMetrics(ctx, spec, t, log)
 	if err != nil {
 		return nil, err
@@ -379,9 +385,6 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		defer ms.abandon()
 		base = append(base, ms.beforeStart(o.Scraping))
 	}
-	stats := openStatistics(spec, ss, log)
-	defer stats.close()
-	base = append(base, stats.option(o.ServerQueue)...)
 	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append(base, o.Engine...)...)
 	if err != nil {
 		return nil, err

@@ -3,13 +3,12 @@ package runner
 import (
 	"context"
 	"log/slog"
-	"strings"
 
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/serverstats"
 	"github.com/netloadgen/netloadgen/pkg/serverview"
-	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // runStatistics is a run's reads of the server's statistics extension
@@ -79,8 +78,8 @@ func (s *runStatistics) finish(ctx context.Context, res *loadgen.Result, scrub f
 		return
 	}
 	s.stop()
-	st := s.x.End(context.WithoutCancel(ctx), meanRequestLatencyNs(res))
-	st.Note = scrub(st.Note)
+	s.x.Scrub = scrub
+	st := s.x.End(context.WithoutCancel(ctx), runlog.BreakdownClient(res).MeanLatencyNs)
 	res.Server = &serverview.Server{Statistics: st}
 }
 
@@ -93,15 +92,4 @@ func (s *runStatistics) close() {
 		s.stop()
 	}
 	s.r.Close()
-}
-
-// meanRequestLatencyNs is the run's mean latency of one request, for the
-// client's overhead: a sample's in Server, SingleStream and MultiStream
-// (a query is sent whole, one request where the model batches it); none
-// for Offline, whose sample latencies count from the run's start.
-func meanRequestLatencyNs(res *loadgen.Result) float64 {
-	if strings.EqualFold(res.Scenario, trace.Offline.String()) {
-		return 0
-	}
-	return float64(res.SampleLatency.MeanNs)
 }

@@ -31,6 +31,7 @@ const (
 	KindTooManySeries = "too_many_series" // a scrape brought new series past the series bound: those were dropped
 	KindNonFinite     = "non_finite"      // NaN or ±Inf values, left out (JSON cannot carry them)
 	KindBackoff       = "backoff"         // a scrape not attempted: the endpoint failed its last ones (backoff)
+	KindFileFull      = "file_full"       // a line not written: server_metrics.jsonl reached MaxFileBytes
 )
 
 // ErrScrape marks a failed scrape; its kind is one of the Kind

@@ -15,11 +15,13 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/serverview"
 )
 
-// accept asks for the text format first and OpenMetrics 1.0 next, as
-// Prometheus does: the library parses both with its text parser (it
-// reads OpenMetrics 1.0 as the text format it extends); the protobuf
-// format is never asked for.
-const accept = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+// accept asks for the text format only. The library reads OpenMetrics with
+// its text parser, where a counter's `_total` samples come out untyped
+// (no delta, no rate), and Python's prometheus_client (vLLM, SGLang,
+// KServe's model server) answers OpenMetrics whenever Accept names it,
+// whatever its q. A server that answers OpenMetrics anyway is still read
+// (format); the protobuf format is never asked for.
+const accept = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
 // format is the exposition format of a response's Content-Type, as the
 // library names it: its own choice (text or delimited protobuf), else

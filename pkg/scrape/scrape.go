@@ -34,6 +34,10 @@ const (
 	MinInterval      = 100 * time.Millisecond
 	DefaultMaxSeries = 5000
 	DefaultMaxBytes  = 16 << 20
+	// MaxFileBytes bounds server_metrics.jsonl: at 5,000 series a second
+	// it grows ~1 MB a second (3.6 GB an hour, ten times that at 100 ms).
+	// Past it no line is written; the summary goes on.
+	MaxFileBytes = 1 << 30
 )
 
 // ErrConfig marks settings refused: the error names the flag.
@@ -129,6 +133,8 @@ type Scraper struct {
 	sum      *serverview.Summarizer
 	out      *bufio.Writer
 	enc      *json.Encoder
+	lines    *counting // what enc wrote: bounded by maxFile
+	maxFile  int64
 	writeErr error
 	errs     map[string]int64
 	scrapes  []int64 // per endpoint: that parsed
@@ -167,7 +173,8 @@ func New(cfg Config) (*Scraper, error) {
 		latest: map[string]Value{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if cfg.Out != nil {
 		s.out = bufio.NewWriterSize(cfg.Out, 64<<10)
-		s.enc = json.NewEncoder(s.out)
+		s.lines, s.maxFile = &counting{w: s.out}, MaxFileBytes
+		s.enc = json.NewEncoder(s.lines)
 	}
 	plain, secure := newClient(nil), newClient(cfg.TLS)
 	for _, raw := range cfg.URLs {
@@ -184,11 +191,12 @@ func New(cfg Config) (*Scraper, error) {
 }
 
 // Start scrapes every endpoint once (the baseline the deltas count
-// from, within one interval), then every interval on its own goroutine.
-// The run's time axis starts when Start returns: the run starts then.
+// from, within one interval and at most edgeTimeout), then every interval
+// on its own goroutine. The time axis of server_metrics.jsonl starts when
+// Start returns: the runner calls it last before the run's clock starts.
 func (s *Scraper) Start(ctx context.Context) {
 	before := time.Now()
-	base := s.scrapeAll(ctx)
+	base := s.scrapeAll(ctx, s.edge())
 	s.origin = time.Now()
 	s.started = true
 	// The series bound is first come, first kept: the endpoints with the
@@ -202,9 +210,6 @@ func (s *Scraper) Start(ctx context.Context) {
 	s.mu.Unlock()
 	go s.loop(ctx)
 }
-
-// Origin is when the run's time axis starts (Start's return).
-func (s *Scraper) Origin() time.Time { return s.origin }
 
 func (s *Scraper) loop(ctx context.Context) {
 	defer close(s.done)
@@ -240,7 +245,7 @@ func (s *Scraper) scrapeAsync(ctx context.Context) {
 			defer s.busy[i].Store(false)
 			lowPriority()
 			at := time.Now()
-			r := s.scrapeOne(ctx, i, e)
+			r := s.scrapeOne(ctx, i, e, s.cfg.Interval)
 			s.mu.Lock()
 			s.fold(r, at)
 			s.mu.Unlock()
@@ -268,7 +273,7 @@ func (s *Scraper) Stop(ctx context.Context) (*serverview.Metrics, error) {
 	at := time.Now()
 	// The run's context may be cancelled (a cancelled run): the last
 	// scrape still closes what was scraped, bounded by the interval.
-	last := s.scrapeAll(context.WithoutCancel(ctx))
+	last := s.scrapeAll(context.WithoutCancel(ctx), s.edge())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range last {
@@ -320,14 +325,23 @@ func (s *Scraper) skipper(e *endpoint, r *result) func(string, *dto.Metric) bool
 	}
 }
 
-// scrapeAll scrapes every endpoint at once and waits for them all.
-func (s *Scraper) scrapeAll(ctx context.Context) []result {
+// edgeTimeout bounds the scrapes a run waits for: the first (its start
+// waits), the last (its result waits) and the probe's. The others are
+// bounded by the interval, up to an hour.
+const edgeTimeout = 2 * time.Second
+
+// edge is the timeout of a scrape the run waits for.
+func (s *Scraper) edge() time.Duration { return min(s.cfg.Interval, edgeTimeout) }
+
+// scrapeAll scrapes every endpoint at once, each within timeout, and waits
+// for them all.
+func (s *Scraper) scrapeAll(ctx context.Context, timeout time.Duration) []result {
 	out := make([]result, len(s.endpoints))
 	var wg sync.WaitGroup
 	for i, e := range s.endpoints {
 		wg.Go(func() {
 			lowPriority()
-			out[i] = s.scrapeOne(ctx, i, e)
+			out[i] = s.scrapeOne(ctx, i, e, timeout)
 		})
 	}
 	wg.Wait()
@@ -335,8 +349,8 @@ func (s *Scraper) scrapeAll(ctx context.Context) []result {
 }
 
 // scrapeOne fetches and parses one endpoint within one interval.
-func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint) result {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Interval)
+func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint, timeout time.Duration) result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fams, cut, err := e.fetch(ctx, s.cfg.MaxBytes, seriesLines*s.cfg.MaxSeries)
 	if err != nil {
@@ -405,7 +419,26 @@ func (s *Scraper) write(l *serverview.Line) {
 	if s.enc == nil || s.writeErr != nil {
 		return
 	}
+	if s.lines.n >= s.maxFile {
+		if s.errs[KindFileFull] == 0 {
+			s.log.Warn("server metrics: server_metrics.jsonl is full, no more lines written", "bytes", s.lines.n)
+		}
+		s.errs[KindFileFull]++ // a line not written
+		return
+	}
 	s.writeErr = s.enc.Encode(l)
+}
+
+// counting counts the bytes written through it.
+type counting struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counting) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // count counts a scrape that did not happen (skipped).
@@ -424,6 +457,9 @@ func (s *Scraper) summary() *serverview.Metrics {
 	}
 	for k, n := range s.errs {
 		m.Errors[k] = n
+	}
+	if n := s.errs[KindFileFull]; n > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("server_metrics.jsonl reached %d bytes: %d lines past it were not written (the summary counts them)", s.maxFile, n))
 	}
 	if s.errs[KindTooManySeries] > 0 {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("more than %d series: new series past it were dropped in %d scrapes (--server-metrics-max-series)", s.cfg.MaxSeries, s.errs[KindTooManySeries]))
@@ -462,13 +498,13 @@ func (s *Scraper) Latest() []Value {
 	return out
 }
 
-// Probe scrapes every endpoint once, within one interval, keeping
+// Probe scrapes every endpoint once, within edgeTimeout, keeping
 // nothing: nil when each answered 2xx with a body the parser read (what
 // keeps the default endpoint, the target's own /metrics), else the first
 // failure, its kind told by Kind.
 func (s *Scraper) Probe(ctx context.Context) error {
 	for i, e := range s.endpoints {
-		if r := s.scrapeOne(ctx, i, e); r.err != nil && Kind(r.err) != KindNonFinite {
+		if r := s.scrapeOne(ctx, i, e, s.edge()); r.err != nil && Kind(r.err) != KindNonFinite {
 			return fmt.Errorf("%s: %w", e.shown, r.err)
 		}
 	}

@@ -437,3 +437,53 @@ func TestTooManySeriesBacksOff(t *testing.T) {
 		t.Fatalf("wait %d, errors %v: want 7 ticks out and too_many_series 3", e.wait, s.errs)
 	}
 }
+
+// A scrape asks for the text format only: a server that offers OpenMetrics
+// (Python's prometheus_client) answers it whenever Accept names it, and
+// its counters then come out untyped.
+func TestAcceptsTextOnly(t *testing.T) {
+	accepts := make(chan string, 64)
+	u := handler(t, func(w http.ResponseWriter, r *http.Request) {
+		accepts <- r.Header.Get("Accept")
+		fmt.Fprint(w, "# TYPE c_total counter\nc_total 1\n")
+	})
+	m, _ := run(t, Config{URLs: []string{u}})
+	if c := find(m, "c_total"); c == nil || c.Type != serverview.Counter || c.Delta == nil {
+		t.Errorf("series %+v: want the counter c_total with its delta", m.Series)
+	}
+	for len(accepts) > 0 {
+		if a := <-accepts; !strings.HasPrefix(a, "text/plain;version=0.0.4") || strings.Contains(a, "openmetrics") {
+			t.Errorf("Accept %q: want the text format only", a)
+		}
+	}
+}
+
+// server_metrics.jsonl stops at its bound: past it no line is written,
+// each counted, and the summary still counts every scrape.
+func TestFileBound(t *testing.T) {
+	u := handler(t, func(w http.ResponseWriter, _ *http.Request) {
+		for i := range 10 {
+			fmt.Fprintf(w, "g{i=\"%d\"} %d\n", i, i)
+		}
+	})
+	var out bytes.Buffer
+	s, err := New(Config{URLs: []string{u}, Interval: MinInterval, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.maxFile = 300 // a few lines
+	s.Start(t.Context())
+	m, err := s.Stop(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Series) != 10 || m.Series[0].Scrapes < 2 || len(m.Warnings) == 0 {
+		t.Fatalf("series %+v, warnings %q: want 10 series of 2 scrapes or more and a warning", m.Series, m.Warnings)
+	}
+	all := 10 * int(m.Series[0].Scrapes)
+	lines := bytes.Count(out.Bytes(), []byte("\n"))
+	if out.Len() < 300 || lines >= all || m.Errors[KindFileFull] != int64(all-lines) {
+		t.Errorf("%d bytes, %d lines, file_full %d: want the lines up to 300 bytes, the other %d of the %d counted",
+			out.Len(), lines, m.Errors[KindFileFull], all-lines, all)
+	}
+}

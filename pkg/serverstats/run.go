@@ -34,6 +34,10 @@ type Run struct {
 	// skipped counts live reads not made because the one before outlasted
 	// the interval.
 	skipped atomic.Int64
+	// Scrub, when set, takes secrets out of an error's text before a note
+	// quotes it, and so before it is cut to maxNote: cut first, a secret
+	// the server echoed across the cut would keep its first part.
+	Scrub func(string) string
 }
 
 // Begin reads the statistics before a run (after its probe and untimed
@@ -110,15 +114,22 @@ func (x *Run) End(ctx context.Context, meanLatencyNs float64) *serverview.Statis
 		return serverview.NotOfferedStatistics()
 	case x.beforeErr != nil:
 		return &serverview.Statistics{Model: x.r.model, Version: x.r.version, Delta: []serverview.ModelStats{},
-			Note: "statistics not read before the run: " + clip(x.beforeErr.Error())}
+			Note: "statistics not read before the run: " + clip(x.scrub(x.beforeErr.Error()))}
 	}
 	after, err := x.r.Read(ctx)
 	if err != nil {
 		return &serverview.Statistics{Offered: !NotOffered(err), Model: x.r.model, Version: x.r.version, Delta: []serverview.ModelStats{},
-			Note: "statistics not read after the run: " + clip(err.Error())}
+			Note: "statistics not read after the run: " + clip(x.scrub(err.Error()))}
 	}
 	delta, note := serverview.Delta(x.before, after)
 	return serverview.Summarize(x.r.model, x.r.version, delta, note, meanLatencyNs)
+}
+
+func (x *Run) scrub(s string) string {
+	if x.Scrub == nil {
+		return s
+	}
+	return x.Scrub(s)
 }
 
 // maxNote bounds the part of a note an error gives: a server's text can

@@ -220,3 +220,23 @@ func TestConvertBounds(t *testing.T) {
 		t.Errorf("Convert = %+v, %v", got, err)
 	}
 }
+
+// A note's error text is scrubbed before it is cut: a secret the server
+// echoed across the cut leaves none of itself in the note.
+func TestNoteScrubbedBeforeItIsCut(t *testing.T) {
+	secret := strings.Repeat("s", 40)
+	src := failing{err: errors.New(strings.Repeat("x", maxNote-10) + secret)}
+	x := Begin(t.Context(), New(src, "m", "", time.Second))
+	x.Scrub = func(s string) string { return strings.ReplaceAll(s, secret, "<redacted>") }
+	st := x.End(t.Context(), 1)
+	if strings.Contains(st.Note, "ssss") {
+		t.Errorf("note keeps part of the secret: %q", st.Note)
+	}
+}
+
+// failing is a source whose every read fails with err.
+type failing struct{ err error }
+
+func (f failing) ModelStatistics(context.Context, string, string) (triton.StatisticsResponse, error) {
+	return triton.StatisticsResponse{}, f.err
+}

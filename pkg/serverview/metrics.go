@@ -76,11 +76,14 @@ type Summarizer struct {
 	max    int
 	series map[string]*acc
 	order  []*acc
+	// began is each endpoint's first scrape's time: a series first seen
+	// later was born during the run.
+	began map[string]float64
 }
 
 // NewSummarizer keeps at most maxSeries series (≤ 0: no bound).
 func NewSummarizer(maxSeries int) *Summarizer {
-	return &Summarizer{max: maxSeries, series: map[string]*acc{}}
+	return &Summarizer{max: maxSeries, series: map[string]*acc{}, began: map[string]float64{}}
 }
 
 // Len is the number of series kept.
@@ -98,13 +101,19 @@ func (s *Summarizer) Add(l *Line) bool {
 		a = &acc{name: l.Name, labels: l.Labels, endpoint: l.Endpoint, typ: l.Type}
 		s.series[k] = a
 		s.order = append(s.order, a)
+		began, seen := s.began[l.Endpoint]
+		if !seen {
+			s.began[l.Endpoint] = l.T
+		} else if l.T > began {
+			// Not in the endpoint's first scrape: born during the run (a
+			// labelled counter made on its first use, a histogram's first
+			// observations), so it counts from 0, not from its first value.
+			a.born, a.firstT = true, began
+		}
 	}
 	a.add(l)
 	return true
 }
-
-// Known reports whether l's series is already kept.
-func (s *Summarizer) Known(l *Line) bool { return s.series[l.Key()] != nil }
 
 // KnownKey reports whether the series of key (SeriesKey) is kept.
 func (s *Summarizer) KnownKey(key string) bool { return s.series[key] != nil }
@@ -145,11 +154,12 @@ type acc struct {
 	buckets        []Bucket
 	dBuckets       []float64
 	layoutMismatch bool
+	born           bool // first seen after its endpoint's first scrape: counts from 0
 }
 
 func (a *acc) add(l *Line) {
 	a.scrapes++
-	if a.scrapes == 1 {
+	if a.scrapes == 1 && !a.born {
 		a.firstT = l.T
 	}
 	a.lastT = l.T
@@ -163,6 +173,9 @@ func (a *acc) add(l *Line) {
 	v := *l.Value
 	if a.scrapes == 1 {
 		a.first, a.max = v, v
+		if a.born && a.typ == Counter {
+			a.delta = v
+		}
 	} else if a.typ == Counter {
 		a.delta += increase(a.last, v, &a.resets)
 	}
@@ -185,6 +198,12 @@ func (a *acc) addHistogram(l *Line) {
 	if a.scrapes == 1 {
 		a.count, a.hsum, a.buckets = c, s, slices.Clone(l.Buckets)
 		a.dBuckets = make([]float64, len(l.Buckets))
+		if a.born {
+			a.dCount, a.dSum = c, s
+			for i, b := range l.Buckets {
+				a.dBuckets[i] = b.Count
+			}
+		}
 		return
 	}
 	if !sameLayout(a.buckets, l.Buckets) {
@@ -217,6 +236,7 @@ func (a *acc) addHistogram(l *Line) {
 	a.count, a.hsum = c, s
 }
 
+// deref is *p, or 0 for none.
 func deref(p *float64) float64 {
 	if p == nil {
 		return 0

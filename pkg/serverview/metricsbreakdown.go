@@ -48,11 +48,11 @@ func queueClause(byKind map[Kind][]Series) string {
 		return fmt.Sprintf("%s stayed at %s: the server did not queue", name, metricNum(peak))
 	}
 	// The mean tells a queue that held from one that came and went.
-	mean, says := floatOr0(s.Mean), "the server queues"
+	mean, says := deref(s.Mean), "the server queues"
 	if mean < 1 {
 		says = "the server queued at times"
 	}
-	if first := floatOr0(s.First); first < peak {
+	if first := deref(s.First); first < peak {
 		return fmt.Sprintf("%s rose from %s to %s (mean %s): %s", name, metricNum(first), metricNum(peak), metricNum(mean), says)
 	}
 	return fmt.Sprintf("%s stayed at %s: %s", name, metricNum(peak), says)
@@ -64,7 +64,7 @@ func queueClause(byKind map[Kind][]Series) string {
 // nv_inference_request_success).
 func queueTimeClause(byKind map[Kind][]Series) string {
 	for _, s := range byKind[KindQueueTime] {
-		if s.Type == Histogram && s.Mean != nil && floatOr0(s.Count) > 0 {
+		if s.Type == Histogram && s.Mean != nil && deref(s.Count) > 0 {
 			return fmt.Sprintf("%s mean %s per request", seriesLabel(s, byKind[KindQueueTime]), FormatMs(*s.Mean*unitNs(s.Name)))
 		}
 	}
@@ -76,7 +76,7 @@ func queueTimeClause(byKind map[Kind][]Series) string {
 		spent, reqs := sumDelta(byKind[KindQueueTime], s.Name), 0.0
 		for _, r := range byKind[KindRequests] {
 			if kr, _ := LookUp(r.Name); kr.Server == k.Server && r.Type == Counter {
-				reqs += floatOr0(r.Delta)
+				reqs += deref(r.Delta)
 			}
 		}
 		if reqs > 0 {
@@ -113,12 +113,12 @@ func batchClause(byKind map[Kind][]Series) string {
 		return ""
 	}
 	if s.Type == Histogram {
-		if floatOr0(s.Count) == 0 {
+		if deref(s.Count) == 0 {
 			return ""
 		}
 		return fmt.Sprintf("%s mean %s", seriesLabel(s, byKind[KindBatch]), metricNum(*s.Mean))
 	}
-	return fmt.Sprintf("%s averaged %s (max %s)", seriesLabel(s, byKind[KindBatch]), metricNum(*s.Mean), metricNum(floatOr0(s.Max)))
+	return fmt.Sprintf("%s averaged %s (max %s)", seriesLabel(s, byKind[KindBatch]), metricNum(*s.Mean), metricNum(deref(s.Max)))
 }
 
 // largestBy is the series whose field f is largest (and finite); the first
@@ -166,7 +166,7 @@ func sumDelta(ss []Series, name string) float64 {
 	t := 0.0
 	for _, s := range ss {
 		if s.Name == name {
-			t += floatOr0(s.Delta)
+			t += deref(s.Delta)
 		}
 	}
 	return t
@@ -182,14 +182,6 @@ func unitNs(name string) float64 {
 		return 1e6
 	}
 	return 1e9
-}
-
-// floatOr0 is *p, or 0 for none.
-func floatOr0(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // metricNum writes a metric's value: whole numbers as such, others to three

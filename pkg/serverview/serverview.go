@@ -54,8 +54,8 @@ type ModelStats struct {
 // Statistics is result.json's "server.statistics": the statistics
 // extension read before and after the run, and what the delta says per
 // request. When the endpoint does not offer the extension (HTTP 404, gRPC
-// UNIMPLEMENTED), Offered is false, Note says "not offered" and nothing
-// else is set; when a read failed otherwise, Note says how.
+// UNIMPLEMENTED), Offered is false, Note says "not offered" and the
+// figures are zero; when a read failed otherwise, Note says how.
 type Statistics struct {
 	Offered bool   `json:"offered"`
 	Note    string `json:"note,omitempty"`
