@@ -63,6 +63,9 @@ func openServerMetrics(ctx context.Context, spec Spec, t target.Target, log *slo
 		return nil, err
 	}
 	cfg.TargetHost, cfg.TLS, cfg.Logger = t.Host, tlsCfg, log
+	if scr := Scrubber(spec); scr != nil {
+		cfg.Scrub = scr.String
+	}
 	for _, h := range spec.Headers {
 		cfg.Headers = append(cfg.Headers, scrape.Header{Name: h.Name, Value: h.Value})
 	}

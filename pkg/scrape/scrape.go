@@ -65,6 +65,10 @@ type Config struct {
 	// Out receives server_metrics.jsonl's lines (nil: none written).
 	Out    io.Writer
 	Logger *slog.Logger
+	// Scrub, when set, takes the run's secrets out of every series' name
+	// and labels before anything keeps them: an endpoint on the target's
+	// host gets the run's headers, and may echo one back in a label.
+	Scrub func(string) string
 }
 
 // Check refuses settings out of bounds, naming the flag.
@@ -360,10 +364,27 @@ func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint, timeout tim
 	if cut {
 		r.dropped++ // at least one series, past the bound: too_many_series
 	}
-	if n := lines(fams, 0, e.shown, s.skipper(e, &r), func(l *serverview.Line) { r.lines = append(r.lines, l) }); n > 0 {
+	keep := func(l *serverview.Line) { r.lines = append(r.lines, l) }
+	if scrub := s.cfg.Scrub; scrub != nil {
+		keep = func(l *serverview.Line) { r.lines = append(r.lines, scrubbed(l, scrub)) }
+	}
+	if n := lines(fams, 0, e.shown, s.skipper(e, &r), keep); n > 0 {
 		r.err = failed(KindNonFinite, fmt.Errorf("%d values NaN or infinite, left out", n))
 	}
 	return r
+}
+
+// scrubbed is l with its name and labels scrubbed.
+func scrubbed(l *serverview.Line, scrub func(string) string) *serverview.Line {
+	l.Name = scrub(l.Name)
+	if len(l.Labels) > 0 {
+		labels := make(map[string]string, len(l.Labels))
+		for k, v := range l.Labels {
+			labels[scrub(k)] = scrub(v)
+		}
+		l.Labels = labels
+	}
+	return l
 }
 
 // sitOut reports whether e sits this tick out (backoff), counting it down.

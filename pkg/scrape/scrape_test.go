@@ -487,3 +487,34 @@ func TestFileBound(t *testing.T) {
 			out.Len(), lines, m.Errors[KindFileFull], all-lines, all)
 	}
 }
+
+// An endpoint that echoes the run's header back in a series' labels and
+// name leaves no trace of it in the lines, the summary or the live values.
+func TestEchoedSecretScrubbed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{who=%q} 1\necho_%s 2\n", tok, tok)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	scrub := strings.NewReplacer("s3cr3t", "REDACTED").Replace
+	var out bytes.Buffer
+	s, err := New(Config{URLs: []string{srv.URL + "/metrics"}, Interval: MinInterval, TargetHost: host,
+		Headers: []Header{{"Authorization", "Bearer s3cr3t"}}, Scrub: scrub, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(t.Context())
+	live := s.Latest()
+	m, err := s.Stop(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := json.Marshal(m)
+	lv, _ := json.Marshal(live)
+	for what, b := range map[string][]byte{"lines": out.Bytes(), "summary": sum, "live": lv} {
+		if bytes.Contains(b, []byte("s3cr3t")) || !bytes.Contains(b, []byte("REDACTED")) {
+			t.Errorf("%s: %s", what, b)
+		}
+	}
+}
