@@ -12,6 +12,7 @@
 #   bench/server-metrics.sh                 # 3 pairs of 10 s runs at 5,000 QPS
 #   REPEAT=5 QPS=10000 bench/server-metrics.sh
 #   HOSTILE_CPUS=0 bench/server-metrics.sh  # the hostile server on the client's CPU instead
+#   HOSTILE_QUOTA=10000 bench/server-metrics.sh  # and capped at 10% of a CPU (root, cgroup v1)
 #
 # loadgend is pinned to CPU 0, sutproxy and the hostile server (nice 19) to
 # CPU 1.
@@ -34,6 +35,16 @@ sut=$!
 # latency is the verdict's, since what is measured is the client's cost.
 taskset -c "${HOSTILE_CPUS:-1}" nice -n 19 "$work/hostile" --ready-file "$work/hostile.addr" &
 hostile=$!
+# HOSTILE_QUOTA=N (µs of CPU per 100 ms): the hostile server in a cgroup of
+# its own with that quota (cgroup v1's cpu controller), which caps its time,
+# its send system calls included, where nice only lowers its priority.
+if [ -n "${HOSTILE_QUOTA:-}" ]; then
+  cg=/sys/fs/cgroup/cpu/netloadgen-hostile
+  mkdir -p "$cg"
+  echo 100000 >"$cg/cpu.cfs_period_us"
+  echo "$HOSTILE_QUOTA" >"$cg/cpu.cfs_quota_us"
+  echo "$hostile" >"$cg/cgroup.procs"
+fi
 trap 'kill $sut $hostile 2>/dev/null; wait $sut $hostile 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -s "$work/ready.json" ] && [ -s "$work/hostile.addr" ] && break; sleep 0.1; done
 http=$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$work/ready.json")
