@@ -45,7 +45,7 @@ if [ -n "${HOSTILE_QUOTA:-}" ]; then
   echo "$HOSTILE_QUOTA" >"$cg/cpu.cfs_quota_us"
   echo "$hostile" >"$cg/cgroup.procs"
 fi
-trap 'kill $sut $hostile 2>/dev/null; wait $sut $hostile 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $sut $hostile 2>/dev/null; wait $sut $hostile 2>/dev/null; rm -rf "$work"; [ -z "${HOSTILE_QUOTA:-}" ] || rmdir /sys/fs/cgroup/cpu/netloadgen-hostile 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$work/ready.json" ] && [ -s "$work/hostile.addr" ] && break; sleep 0.1; done
 http=$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$work/ready.json")
 h="http://$(cat "$work/hostile.addr")"
