@@ -32,11 +32,6 @@ type Config struct {
 	// loop once for more due times, for less CPU and more issue lateness
 	// (rawio.Poller.Slack).
 	Slack time.Duration
-	// OwnP says the loop is polled on a thread locked to its goroutine
-	// that has a P no other goroutine needs (one of a run's several
-	// issuers, for which the runner raises GOMAXPROCS): its long waits
-	// then block raw too rather than park on Go's poller (rawio.Poller.OwnP).
-	OwnP bool
 	// OnDone is called once per Send, on the goroutine that polls, with the
 	// Send's tag, nil or the call's error, and for an answer the time the
 	// data that completed it reached this host: the kernel's receive

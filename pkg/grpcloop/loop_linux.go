@@ -67,7 +67,7 @@ func New(cfg Config) (*Loop, error) {
 		l.Close()
 		return nil, err
 	}
-	l.poll.Slack, l.poll.OwnP = cfg.Slack, cfg.OwnP
+	l.poll.Slack = cfg.Slack
 	return l, nil
 }
 
@@ -119,8 +119,11 @@ func (l *Loop) Conns() int {
 	return n
 }
 
-// GiveOwnP is Config.OwnP set after New, before the loop is polled: its
-// caller has since given the polling goroutine a P of its own.
+// GiveOwnP says the goroutine polling the loop has a P no other goroutine
+// needs (one of a run's several issuers, or its one issuer beside a
+// scraper: the runner raises GOMAXPROCS for them): the loop's long waits
+// then block raw too rather than park on Go's poller (rawio.Poller.OwnP).
+// Call it before the loop is polled.
 func (l *Loop) GiveOwnP() { l.poll.OwnP = true }
 
 // Preconnect opens connections until n are open (within Conns) and waits

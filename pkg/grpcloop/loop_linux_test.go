@@ -364,7 +364,7 @@ func TestNotAnHTTP2ServerFailsTheCall(t *testing.T) {
 // not end it, and is delivered at its end with the time it arrived. Two
 // calls on one connection are read as they come: one read of both would
 // time the first by the second's arrival. The same whether the loop's long
-// waits park or block raw (OwnP).
+// waits park or block raw (GiveOwnP).
 func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
 	for _, ownP := range []bool{false, true} {
 		t.Run(fmt.Sprintf("OwnP=%v", ownP), func(t *testing.T) { quietWaitLeavesAnswers(t, ownP) })
@@ -374,7 +374,10 @@ func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
 func quietWaitLeavesAnswers(t *testing.T, ownP bool) {
 	s := &rawServer{wrote: make(chan time.Time, 4)}
 	s.start(t)
-	h := newHarness(t, Config{Addr: s.addr(), Conns: 1, OwnP: ownP})
+	h := newHarness(t, Config{Addr: s.addr(), Conns: 1})
+	if ownP {
+		h.l.GiveOwnP()
+	}
 	if err := h.l.Preconnect(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}

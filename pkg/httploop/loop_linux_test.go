@@ -206,7 +206,7 @@ func TestLoopTimesAnswersByArrival(t *testing.T) {
 // A quiet wait is for its due time: an answer that arrives meanwhile does
 // not end it, and is delivered at its end with the time it arrived. A
 // request waiting for a connection needs its answer at once: no quiet wait.
-// The same whether the loop's long waits park or block raw (OwnP).
+// The same whether the loop's long waits park or block raw (GiveOwnP).
 func TestQuietWaitLeavesAnswersForItsEnd(t *testing.T) {
 	for _, ownP := range []bool{false, true} {
 		t.Run(fmt.Sprintf("OwnP=%v", ownP), func(t *testing.T) { quietWaitLeavesAnswers(t, ownP) })
@@ -217,7 +217,10 @@ func quietWaitLeavesAnswers(t *testing.T, ownP bool) {
 	s := &testServer{answer: always(okResponse("")), wrote: make(chan time.Time, 4)}
 	s.start(t)
 	var res results
-	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1, OwnP: ownP}, &res)
+	l := newLoop(t, Config{Addr: s.addr(), MaxConns: 1}, &res)
+	if ownP {
+		l.GiveOwnP()
+	}
 	if err := l.Preconnect(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}

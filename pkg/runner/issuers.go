@@ -35,15 +35,12 @@ func boolInt(b bool) int {
 
 // splitConns gives issuer k of n its share of cfg's connections: the HTTP
 // loop's cap and the gRPC loop's count. The HTTP loops' budget for the
-// answers read at once is shared (sharedBudget), not split. Each loop has
-// a P of its own while the run lasts (OwnP; enoughProcs), so its long waits
-// block raw rather than park.
+// answers read at once is shared (sharedBudget), not split.
 func splitConns(cfg sut.Config, n, k int) sut.Config {
 	if n <= 1 {
 		return cfg
 	}
 	cfg.MaxConns = share(cfg.MaxConns, n, k)
-	cfg.OwnP = true
 	if cfg.GRPC != nil {
 		cfg.GRPCConns = share(cfg.GRPC.Conns(), n, k)
 	}
@@ -138,8 +135,8 @@ func prepareIssuers(ctx context.Context, tr *trace.Trace, single interface {
 // rest of the process, for the run, when there are several issuers or the
 // run scrapes the server's metrics; it returns the restore. An event-loop
 // issuer waits for its due time and its answers in raw system calls
-// (internal/rawio), which keep the thread's P, its long waits too (OwnP,
-// splitConns, Adapter.GiveOwnP): with fewer Ps than issuers, a woken
+// (internal/rawio), which keep the thread's P, its long waits too
+// (ownProcs): with fewer Ps than issuers, a woken
 // issuer waits until another's wait ends or the runtime preempts it, 10 ms
 // later. Two issuers where GOMAXPROCS was 1 (a client pinned to one CPU; a
 // container limited to one CPU is the same) had an issue lateness p99 of
@@ -156,4 +153,23 @@ func enoughProcs(n int, scraping bool, log *slog.Logger) (restore func()) {
 	runtime.GOMAXPROCS(n + 1)
 	log.Info("GOMAXPROCS raised for the run: each issuer waits in a system call that keeps its P", "issuers", n, "scraping", scraping, "from", p, "to", n+1)
 	return func() { runtime.GOMAXPROCS(p) }
+}
+
+// pOwner is an issuer's SUT, told when its polling goroutine has a P of
+// its own (sut.Adapter.GiveOwnP).
+type pOwner interface{ GiveOwnP() }
+
+// ownProcs gives a run's issuers (their SUTs, issuer 0's first) a P each
+// for the run when there are several, or one beside a scraper
+// (enoughProcs), and tells their event loops so: their long waits then
+// block raw rather than park on Go's poller, whose wake-up through the
+// runtime two threads on one core delay for each other. It returns the
+// restore of GOMAXPROCS.
+func ownProcs(suts []pOwner, scraping bool, log *slog.Logger) (restore func()) {
+	if len(suts) > 1 || scraping {
+		for _, s := range suts {
+			s.GiveOwnP()
+		}
+	}
+	return enoughProcs(len(suts), scraping, log)
 }

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"log/slog"
+	"runtime"
 	"testing"
 
 	"github.com/netloadgen/netloadgen/kserve/grpcclient"
@@ -34,17 +36,47 @@ func TestSplitConnsGivesEachIssuerItsShare(t *testing.T) {
 	}
 	defer gc.Close()
 	cfg := sut.Config{GRPC: gc, MaxConns: 10}
-	if got := splitConns(cfg, 1, 0); got.MaxConns != 10 || got.GRPCConns != 0 || got.OwnP {
-		t.Errorf("one issuer: MaxConns %d, GRPCConns %d, OwnP %v; want 10, the client's (0), false", got.MaxConns, got.GRPCConns, got.OwnP)
+	if got := splitConns(cfg, 1, 0); got.MaxConns != 10 || got.GRPCConns != 0 {
+		t.Errorf("one issuer: MaxConns %d, GRPCConns %d; want 10 and the client's (0)", got.MaxConns, got.GRPCConns)
 	}
 	a, b := splitConns(cfg, 2, 0), splitConns(cfg, 2, 1)
 	if a.MaxConns+b.MaxConns != 10 || a.GRPCConns+b.GRPCConns != 5 || a.GRPCConns != 3 {
 		t.Errorf("two issuers: MaxConns %d+%d, GRPCConns %d+%d", a.MaxConns, b.MaxConns, a.GRPCConns, b.GRPCConns)
 	}
-	// Each has a P of its own for the run (enoughProcs), so its long waits
-	// may block raw.
-	if !a.OwnP || !b.OwnP {
-		t.Errorf("two issuers: OwnP %v, %v; want both", a.OwnP, b.OwnP)
+}
+
+type fakePOwner struct{ given bool }
+
+func (f *fakePOwner) GiveOwnP() { f.given = true }
+
+// Several issuers, or one beside a scraper, each have a P of their own for
+// the run (enoughProcs), and their loops are told so: their long waits may
+// block raw. One issuer alone is told nothing.
+func TestOwnProcsTellsTheIssuers(t *testing.T) {
+	was := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(was)
+	log := slog.New(slog.DiscardHandler)
+	for _, c := range []struct {
+		issuers  int
+		scraping bool
+		want     bool
+	}{{1, false, false}, {1, true, true}, {2, false, true}, {3, true, true}} {
+		owners := make([]*fakePOwner, c.issuers)
+		suts := make([]pOwner, c.issuers)
+		for i := range owners {
+			owners[i] = &fakePOwner{}
+			suts[i] = owners[i]
+		}
+		restore := ownProcs(suts, c.scraping, log)
+		if p := runtime.GOMAXPROCS(0); c.want && p < c.issuers+1 {
+			t.Errorf("%d issuers, scraping %v: GOMAXPROCS %d, want at least %d", c.issuers, c.scraping, p, c.issuers+1)
+		}
+		restore()
+		for i, o := range owners {
+			if o.given != c.want {
+				t.Errorf("%d issuers, scraping %v: issuer %d told %v, want %v", c.issuers, c.scraping, i, o.given, c.want)
+			}
+		}
 	}
 }
 

@@ -400,10 +400,11 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 	log.Info("run starting", "target", t.URL, "model", spec.Model, "http_loop", ss.sut.UsesHTTPLoop(), "grpc_loop", ss.sut.UsesGRPCLoop() || ss.genLoop, "scenario", run.Trace().Settings.Scenario.String(),
 		"queries", run.Trace().Len(), "issuers", len(ss.more)+1, "api", pr.API, "batched", pr.Batched, "max_batch", pr.MaxBatch, "logs_responses", run.LogsResponses(),
 		"headers", ShownHeaders(spec.Headers))
-	if ms != nil && len(ss.more) == 0 {
-		ss.sut.GiveOwnP() // enoughProcs gives the scraper a P beside it
+	suts := []pOwner{ss.sut}
+	for _, a := range ss.more {
+		suts = append(suts, a)
 	}
-	defer enoughProcs(len(ss.more)+1, ms != nil, log)()
+	defer ownProcs(suts, ms != nil, log)()
 	res, err := run.Execute(ctx)
 	if err != nil {
 		return nil, err

@@ -34,9 +34,6 @@ type GRPCLoopOptions struct {
 	// Slack is the timer slack of the sleeps until a due time (0: the
 	// thread's own; grpcloop.Config.Slack).
 	Slack time.Duration
-	// OwnP: the loop is one issuer's of several, with a P of its own
-	// (grpcloop.Config.OwnP).
-	OwnP bool
 }
 
 // NewGRPCLoop builds a GRPCLoop SUT for a performance run. It fails where
@@ -56,7 +53,7 @@ func NewGRPCLoop(lib qsl.Library, o Options, lo GRPCLoopOptions) (*GRPCLoop, err
 		l.authority = lo.Addr
 	}
 	l.polled = newPolled(shape, l.encode)
-	cfg := grpcloop.Config{Addr: lo.Addr, Conns: lo.Conns, Slack: lo.Slack, OwnP: lo.OwnP, Timeout: o.Timeout, OnDone: l.onDone}
+	cfg := grpcloop.Config{Addr: lo.Addr, Conns: lo.Conns, Slack: lo.Slack, Timeout: o.Timeout, OnDone: l.onDone}
 	if o.Expect != nil {
 		cfg.Check = l.check
 	}

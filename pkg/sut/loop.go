@@ -28,9 +28,6 @@ type LoopOptions struct {
 	// Slack is the timer slack of the sleeps until a due time (0: the
 	// thread's own; httploop.Config.Slack).
 	Slack time.Duration
-	// OwnP: the loop is one issuer's of several, with a P of its own
-	// (httploop.Config.OwnP).
-	OwnP bool
 	// TLS, when set, makes the loop speak TLS with it (an https://
 	// target: httploop.Config.TLS).
 	TLS *tls.Config
@@ -62,7 +59,7 @@ func NewLoop(enc *httpclient.Client, lib qsl.Library, o Options, lo LoopOptions)
 	if lo.MaxResponseBytes <= 0 {
 		lo.MaxResponseBytes = enc.MaxResponseBytes()
 	}
-	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, OwnP: lo.OwnP, TLS: lo.TLS, Timeout: o.Timeout, OnDone: l.onDone,
+	cfg := httploop.Config{Addr: lo.Addr, MaxConns: lo.MaxConns, Slack: lo.Slack, TLS: lo.TLS, Timeout: o.Timeout, OnDone: l.onDone,
 		// Always: the binary sizes are checked on every answer, with or
 		// without the model's metadata.
 		Check: l.check, MaxResponseBytes: lo.MaxResponseBytes, MaxResponseBytesTotal: enc.ResponseBudget().Limit(), Budget: lo.Budget}

@@ -90,10 +90,6 @@ type Config struct {
 	// Slack is the timer slack of the event loops' sleeps until a due time
 	// (LoopOptions.Slack).
 	Slack time.Duration
-	// OwnP says the event loops are one issuer's of several, each polled
-	// on a locked thread with a P of its own while the run lasts
-	// (LoopOptions.OwnP).
-	OwnP bool
 	// Generative, when set, makes the run generative: its SUT sends the
 	// prompts on this client instead of Library's tensors (which are then
 	// unused), and the Adapter owns the client (Close closes it).
@@ -231,7 +227,7 @@ func (a *Adapter) openLoop(cfg Config) error {
 	capture := cfg.Options.Capture
 	var err error
 	if cfg.HTTP != nil && !capture && cfg.HTTPClient != HTTPClientPool {
-		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack, OwnP: cfg.OwnP, TLS: cfg.HTTP.TLSConfig(), Budget: cfg.ResponseBudget})
+		a.loop, err = NewLoop(cfg.HTTP, cfg.Library, cfg.Options, LoopOptions{Addr: cfg.Addr, MaxConns: cfg.MaxConns, Slack: cfg.Slack, TLS: cfg.HTTP.TLSConfig(), Budget: cfg.ResponseBudget})
 		switch {
 		case errors.Is(err, httploop.ErrUnsupported) && cfg.HTTPClient == "":
 			a.loop = nil // the pool serves where the loop cannot run
@@ -244,7 +240,7 @@ func (a *Adapter) openLoop(cfg Config) error {
 		if conns <= 0 {
 			conns = cfg.GRPC.Conns()
 		}
-		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: conns, Slack: cfg.Slack, OwnP: cfg.OwnP,
+		a.gloop, err = NewGRPCLoop(cfg.Library, cfg.Options, GRPCLoopOptions{Addr: cfg.Addr, Conns: conns, Slack: cfg.Slack,
 			Authority: cfg.GRPC.Authority(), Metadata: cfg.GRPC.Metadata()})
 		switch {
 		case errors.Is(err, grpcloop.ErrUnsupported) && cfg.GRPCClient == "":
@@ -270,8 +266,8 @@ func (a *Adapter) Prepare(ctx context.Context, tr *trace.Trace) error { return a
 func (a *Adapter) Preconnect(ctx context.Context, n int) error { return a.preconnect(ctx, n) }
 
 // GiveOwnP tells the event loop, if one was chosen, that the goroutine
-// polling it has a P of its own from now on (Config.OwnP, set late: the
-// caller decided after Open). Call it before the loop is polled.
+// polling it has a P of its own from now on (httploop.Loop.GiveOwnP).
+// Call it before the loop is polled.
 func (a *Adapter) GiveOwnP() {
 	switch {
 	case a.loop != nil:
