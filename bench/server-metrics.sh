@@ -49,8 +49,8 @@ trap 'kill $sut $hostile 2>/dev/null; wait $sut $hostile 2>/dev/null; rm -rf "$w
 for _ in $(seq 100); do [ -s "$work/ready.json" ] && [ -s "$work/hostile.addr" ] && break; sleep 0.1; done
 http=$(sed -E 's/.*"http":"([^"]+)".*/\1/' "$work/ready.json")
 h="http://$(cat "$work/hostile.addr")"
-hostile_flags=(--server-metrics "http://$http/metrics" --server-metrics-max-bytes 8000000)
-for p in huge series slow slowbody endless malformed 404 redirect reset; do
+hostile_flags=(--server-metrics "http://$http/metrics" --server-metrics-max-bytes "${MAX_BYTES:-8000000}")
+for p in ${HOSTILE_KINDS:-huge series slow slowbody endless malformed 404 redirect reset}; do
   hostile_flags+=(--server-metrics "$h/$p")
 done
 echo "date: $(date -u +%FT%TZ)  machine: $(nproc) cores, $(uname -r)  load: $(cut -d' ' -f1-3 /proc/loadavg)  qps: $QPS  duration: ${DURATION_MS} ms"

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -70,6 +71,10 @@ type endpoint struct {
 	// fails counts the endpoint's failed scrapes in a row, and wait the
 	// ticks it sits out before the next (Scraper.mu held).
 	fails, wait int
+	// buf is the last body read whole, kept for the next scrape to read
+	// into (readAll): at most --server-metrics-max-bytes, and a body past
+	// it is not kept. Only the endpoint's one scrape at a time uses it.
+	buf []byte
 }
 
 // maxBackoff is the most ticks an endpoint that keeps failing sits out.
@@ -98,7 +103,7 @@ func (e *endpoint) noteOutcome(err error, overBound bool) {
 // fetch is one scrape: the request, the bounds, the parse. ctx bounds
 // it in time (the interval). A body of more than maxLines series lines
 // (cutSeries) is parsed only up to them, and cut says so.
-func (e *endpoint) fetch(ctx context.Context, maxBytes int64, maxLines int) (fams []*dto.MetricFamily, cut bool, err error) {
+func (e *endpoint) fetch(ctx context.Context, maxBytes int64, rate float64, maxLines int) (fams []*dto.MetricFamily, cut bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.u.String(), nil)
 	if err != nil {
 		return nil, false, failed(KindConnect, err)
@@ -125,14 +130,16 @@ func (e *endpoint) fetch(ctx context.Context, maxBytes int64, maxLines int) (fam
 	// The body is read whole, up to the bound, before it is parsed: one
 	// past the bound then costs its reading (a copy), never its parsing,
 	// which costs ten times more (an 8 MB body: ~100 ms of CPU).
-	body := &boundedReader{r: resp.Body, left: maxBytes}
-	buf, _ := io.ReadAll(body)
+	body := &boundedReader{r: &paced{ctx: ctx, r: resp.Body, rate: rate}, left: maxBytes}
+	buf := readAll(e.buf[:0], body)
 	switch {
 	case body.err != nil:
 		return nil, false, failed(transportKind(ctx, body.err), bare(body.err))
 	case body.over:
+		e.buf = nil // not kept: such a body is never read whole
 		return nil, false, failed(KindTooLarge, fmt.Errorf("body over %d bytes", maxBytes))
 	}
+	e.buf = buf
 	buf, cut = cutSeries(buf, maxLines)
 	fams, err = decode(yielding{bytes.NewReader(buf)}, format(resp.Header.Get("Content-Type")))
 	if err != nil {
@@ -141,19 +148,17 @@ func (e *endpoint) fetch(ctx context.Context, maxBytes int64, maxLines int) (fam
 	return fams, cut, nil
 }
 
-// seriesLines is how many lines of a body one series has at most, not
-// counting a histogram's buckets and a summary's quantiles (cutSeries): a
-// histogram's _sum and _count, and OpenMetrics' _created.
-const seriesLines = 3
-
-// cutSeries cuts buf after its first max series lines (samples that are
-// not a bucket or a quantile), at a line's end, and reports whether it
-// did. A body past that has more series than the bound keeps in all
-// (seriesLines each at most), so what follows could only be dropped: cut,
-// it is never parsed, which is what such a body costs (100,000 series
-// parsed whole: ~150 ms of CPU and 72 MB allocated; at the default bound
-// it is parsed as 15,000 lines). The series kept are a body's first ones, the same from one
-// scrape to the next as servers write their metrics in a stable order.
+// cutSeries cuts buf after its first max series lines, at a line's end,
+// and reports whether it did. A series line is a sample that is none of
+// a bucket, a quantile, a _sum or a _created: a histogram or a summary
+// counts once, by its _count line, and so a body never has fewer series
+// than series lines and nothing the bound would keep is cut (a gauge
+// named x_sum is not counted, which only cuts later). A body past that
+// has more series than the bound keeps in all, so what follows could
+// only be dropped: cut, it is never parsed, which is what such a body
+// costs (BenchmarkScrapeManySeries). The series kept are a body's first
+// ones, the same from one scrape to the next as servers write their
+// metrics in a stable order.
 func cutSeries(buf []byte, max int) ([]byte, bool) {
 	n := 0
 	for at := 0; at < len(buf); {
@@ -171,8 +176,8 @@ func cutSeries(buf []byte, max int) ([]byte, bool) {
 	return buf, false
 }
 
-// isSeriesLine reports whether line is a sample that is neither a bucket
-// nor a quantile.
+// isSeriesLine reports whether line is a sample that counts as a series
+// of its own (cutSeries).
 func isSeriesLine(line []byte) bool {
 	line = bytes.TrimLeft(line, " \t")
 	if len(line) == 0 || line[0] == '#' {
@@ -182,7 +187,28 @@ func isSeriesLine(line []byte) bool {
 	if i := bytes.IndexAny(line, "{ \t"); i >= 0 {
 		name = line[:i]
 	}
-	return !bytes.HasSuffix(name, []byte("_bucket")) && !bytes.Contains(line, []byte(`quantile="`))
+	for _, part := range [][]byte{[]byte("_bucket"), []byte("_sum"), []byte("_created")} {
+		if bytes.HasSuffix(name, part) {
+			return false
+		}
+	}
+	return !bytes.Contains(line, []byte(`quantile="`))
+}
+
+// readAll appends r's bytes to buf up to its end, as io.ReadAll does, but
+// into an endpoint's buffer of the scrape before: each scrape would
+// otherwise allocate about twice its body.
+func readAll(buf []byte, r io.Reader) []byte {
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(512, cap(buf))) // doubling, as io.ReadAll
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			return buf
+		}
+	}
 }
 
 // yielding yields the P before each read: the parser's work comes in
@@ -251,12 +277,55 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// readChunk is the most a paced read takes at once: one loopback
+// segment, and the receive window (scrapeRcvBuf) holds two.
+const readChunk = 64 << 10
+
+// paced reads a body no faster than rate bytes a second, in reads of at
+// most readChunk, waiting between them. With the small receive window of
+// a scrape's connection (dialer) the server can only send as fast as it
+// is read, so a large body trickles in rather than bursting onto the link
+// and the cores the run measures: read at full speed, the 8 MB of a
+// hostile endpoint doubled the target's latency p99 on a shared host,
+// through the kernel's loopback work (bench/RESULTS.md, issue 30).
+type paced struct {
+	ctx   context.Context
+	r     io.Reader
+	rate  float64 // bytes a second; 0: unpaced
+	start time.Time
+	read  int64
+}
+
+func (p *paced) Read(b []byte) (int, error) {
+	if p.rate > 0 {
+		if p.start.IsZero() {
+			p.start = time.Now()
+		}
+		due := p.start.Add(time.Duration(float64(p.read) / p.rate * float64(time.Second)))
+		if wait := time.Until(due); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.ctx.Done():
+				t.Stop()
+				return 0, p.ctx.Err()
+			}
+		}
+	}
+	if len(b) > readChunk {
+		b = b[:readChunk]
+	}
+	n, err := p.r.Read(b)
+	p.read += int64(n)
+	return n, err
+}
+
 // newClient is an endpoint's own HTTP client: its own connections (never
 // the run's), no redirects followed, tlsCfg for https.
 func newClient(tlsCfg *tls.Config) *http.Client {
 	tr := &http.Transport{
 		Proxy:                  nil,
-		DialContext:            (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:            (&net.Dialer{KeepAlive: 30 * time.Second, Control: smallWindow}).DialContext,
 		TLSClientConfig:        tlsCfg,
 		MaxIdleConns:           4,
 		MaxIdleConnsPerHost:    2,

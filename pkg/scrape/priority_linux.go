@@ -15,3 +15,22 @@ func lowPriority() {
 	runtime.LockOSThread()
 	_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), 19) // best effort: at worst, the process's priority
 }
+
+// scrapeRcvBuf is a scrape connection's receive buffer (the kernel
+// doubles it): the most a server can send ahead of the paced reads. Set,
+// it also turns off the kernel's autotuning, which would grow it to
+// megabytes.
+const scrapeRcvBuf = readChunk
+
+// smallWindow gives a scrape's socket a small receive buffer before it
+// connects (the window scale is agreed then), so that the server sends a
+// body only as fast as paced reads it.
+func smallWindow(_, _ string, c syscall.RawConn) error {
+	var err error
+	if cerr := c.Control(func(fd uintptr) {
+		err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, scrapeRcvBuf)
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}

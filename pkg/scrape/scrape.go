@@ -337,6 +337,13 @@ const edgeTimeout = 2 * time.Second
 // edge is the timeout of a scrape the run waits for.
 func (s *Scraper) edge() time.Duration { return min(s.cfg.Interval, edgeTimeout) }
 
+// readRate is how fast a body is read (paced): twice the bound per
+// interval, so the largest body allowed takes half an interval (32 MiB a
+// second at the defaults; a body of 100 KB, 3 ms).
+func (s *Scraper) readRate() float64 {
+	return 2 * float64(s.cfg.MaxBytes) / s.cfg.Interval.Seconds()
+}
+
 // scrapeAll scrapes every endpoint at once, each within timeout, and waits
 // for them all.
 func (s *Scraper) scrapeAll(ctx context.Context, timeout time.Duration) []result {
@@ -356,7 +363,7 @@ func (s *Scraper) scrapeAll(ctx context.Context, timeout time.Duration) []result
 func (s *Scraper) scrapeOne(ctx context.Context, i int, e *endpoint, timeout time.Duration) result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	fams, cut, err := e.fetch(ctx, s.cfg.MaxBytes, seriesLines*s.cfg.MaxSeries)
+	fams, cut, err := e.fetch(ctx, s.cfg.MaxBytes, s.readRate(), s.cfg.MaxSeries)
 	if err != nil {
 		return result{i: i, err: err}
 	}

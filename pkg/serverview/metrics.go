@@ -2,7 +2,6 @@ package serverview
 
 import (
 	"cmp"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -38,24 +37,33 @@ type Line struct {
 
 // Key identifies a line's series: its endpoint, name and labels.
 func (l *Line) Key() string {
-	pairs := make([][2]string, 0, len(l.Labels))
-	for _, k := range slices.Sorted(maps.Keys(l.Labels)) {
-		pairs = append(pairs, [2]string{k, l.Labels[k]})
+	// On the stack for the usual few labels: a scrape keys every line.
+	var room [8][2]string
+	pairs := room[:0]
+	for k, v := range l.Labels {
+		pairs = append(pairs, [2]string{k, v})
 	}
+	slices.SortFunc(pairs, byName)
 	return seriesKey(l.Endpoint, l.Name, pairs)
 }
 
+func byName(a, b [2]string) int { return cmp.Compare(a[0], b[0]) }
+
 // SeriesKey is Key of the line of endpoint, name and the label pairs
-// (name, value) in any order: what a reader checks before it builds the
-// line (Summarizer.KnownKey).
+// (name, value) in any order, which it sorts in place: what a reader
+// checks before it builds the line (Summarizer.KnownKey).
 func SeriesKey(endpoint, name string, labels [][2]string) string {
-	sorted := slices.Clone(labels)
-	slices.SortFunc(sorted, func(a, b [2]string) int { return cmp.Compare(a[0], b[0]) })
-	return seriesKey(endpoint, name, sorted)
+	slices.SortFunc(labels, byName)
+	return seriesKey(endpoint, name, labels)
 }
 
 func seriesKey(endpoint, name string, sorted [][2]string) string {
+	n := len(endpoint) + 1 + len(name)
+	for _, p := range sorted {
+		n += 2 + len(p[0]) + len(p[1])
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(endpoint)
 	b.WriteByte(0)
 	b.WriteString(name)
@@ -123,13 +131,21 @@ func (s *Summarizer) Full() bool { return s.max > 0 && len(s.order) >= s.max }
 
 // Series are the summaries, by endpoint, name and labels.
 func (s *Summarizer) Series() []Series {
-	out := make([]Series, 0, len(s.order))
-	for _, a := range s.order {
-		out = append(out, a.summary())
+	type keyed struct {
+		s      Series
+		labels string
 	}
-	slices.SortFunc(out, func(x, y Series) int {
-		return cmp.Or(cmp.Compare(x.Endpoint, y.Endpoint), cmp.Compare(x.Name, y.Name), cmp.Compare(labelText(x.Labels), labelText(y.Labels)))
+	all := make([]keyed, 0, len(s.order))
+	for _, a := range s.order {
+		all = append(all, keyed{a.summary(), labelText(a.labels)}) // once a series, not once a comparison
+	}
+	slices.SortFunc(all, func(x, y keyed) int {
+		return cmp.Or(cmp.Compare(x.s.Endpoint, y.s.Endpoint), cmp.Compare(x.s.Name, y.s.Name), cmp.Compare(x.labels, y.labels))
 	})
+	out := make([]Series, len(all))
+	for i, k := range all {
+		out[i] = k.s
+	}
 	return out
 }
 
