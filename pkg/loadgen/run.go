@@ -527,7 +527,8 @@ func (is *issuer) issue(ctx context.Context, q trace.Query, sched, now time.Time
 	r := is.r
 	is.noteIssued(q, int64(sched.Sub(r.startTime)), int64(now.Sub(r.startTime)))
 	i := q.Index
-	is.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, is.done)
+	is.sut.IssueQuery(ctx, Query{ID: i, FirstSample: i * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now,
+		Stage: q.Stage, Model: q.Model, Request: q.Request}, is.done)
 }
 
 // noteIssued is the bookkeeping of the issuer's query q, scheduled at s and

@@ -84,6 +84,12 @@ type Settings struct {
 	PerformanceSampleCountOverride uint64 `json:"performance_sample_count_override"`
 	AccuracySampleCountOverride    uint64 `json:"accuracy_sample_count_override"`
 
+	// Shape, when set, is a Server run's schedule instead of LoadGen's
+	// Poisson one (trace.Shape: stages, a trace file, a mix; issue 31).
+	// Such a run is no LoadGen scenario. Not JSON: the spec's fields that
+	// built it (stages, trace, mix, ...) are what is kept.
+	Shape trace.Shape `json:"-"`
+
 	// UseTokenLatencies judges a Server run by its time to first token
 	// and time per output token at the target percentile, against
 	// ServerTTFTLatencyNs and ServerTPOTLatencyNs, instead of by query
@@ -420,6 +426,7 @@ func (s Settings) TraceSettings() trace.Requested {
 		PerformanceIssueSame:                s.PerformanceIssueSame,
 		PerformanceIssueSameIndex:           s.PerformanceIssueSameIndex,
 		PerformanceSampleCountOverride:      s.PerformanceSampleCountOverride,
+		Shape:                               s.Shape,
 	}
 	if s.Test05 {
 		t.QSLRNGSeed = s.Test05QSLRNGSeed

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"context"
 	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // SUT is the system under test as the engine sees it; pkg/sut adapts it to
@@ -94,6 +96,14 @@ type Query struct {
 	Scheduled time.Time
 	// Issued is when the engine handed the query to the SUT.
 	Issued time.Time
+	// Stage, Model and Request are a shaped run's (trace.Arrival): the
+	// stage the query falls in, its model's index in the run's mix (the
+	// SUT sends it there), a generative request's lengths and prompt
+	// blocks from a trace file (nil: the QSL sample's prompt). Zero for a
+	// LoadGen scenario.
+	Stage   int
+	Model   int
+	Request *trace.Request
 }
 
 // Sample returns the sequence number of the query's sample j (an index

@@ -132,7 +132,8 @@ func (w *warmup) issue(sutCtx context.Context, k int, q trace.Query, sched, now 
 	id := w.base + k
 	w.issuedS.Add(int64(len(q.Samples)))
 	w.issuedQ.Add(1)
-	r.sut.IssueQuery(sutCtx, Query{ID: id, FirstSample: id * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now}, w.complete)
+	r.sut.IssueQuery(sutCtx, Query{ID: id, FirstSample: id * r.spq, Samples: q.Samples, Scheduled: sched, Issued: now,
+		Stage: q.Stage, Model: q.Model, Request: q.Request}, w.complete)
 }
 
 // complete counts a warm-up completion; it measures nothing.

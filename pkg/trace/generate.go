@@ -24,6 +24,9 @@ func New(req Requested, qsl QSL) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Shape != nil {
+		return generateShaped(e, qsl.TotalSampleCount, req.Shape)
+	}
 	return Generate(e, qsl.TotalSampleCount)
 }
 

@@ -49,6 +49,10 @@ type Requested struct {
 	PerformanceIssueSameIndex    uint64 // performance_issue_same_index, into the loaded set
 
 	PerformanceSampleCountOverride uint64 // performance_sample_count_override (0 = the QSL's)
+
+	// Shape, not a LoadGen setting, replaces Server's Poisson schedule
+	// (shape.go); nil: LoadGen's.
+	Shape Shape
 }
 
 // DefaultSettings returns LoadGen's TestSettings defaults (test_settings.h).

@@ -47,6 +47,9 @@ type Trace struct {
 	// them a query): their draws are shuffles of whole repetitions, made
 	// once by Generate. Nil for the other scenarios.
 	offline []int
+	// shape, when set, is a Server trace's schedule instead of Poisson
+	// draws (Requested.Shape).
+	shape Shape
 }
 
 // Query is one generated query: when it is due and which samples it holds.
@@ -61,6 +64,11 @@ type Query struct {
 	// or Offline's one query) and stays valid as long as the trace: hand it
 	// to an asynchronous SUT as it is; do not modify it.
 	Samples []int
+	// Stage, Model and Request are a shaped trace's (Arrival); zero
+	// otherwise.
+	Stage   int
+	Model   int
+	Request *Request
 }
 
 // Len returns the number of generated queries (generated_query_count).
@@ -96,6 +104,8 @@ type Cursor struct {
 	schedule   rng.MT19937
 	uniqueNext int
 	equalNext  int
+	arr        Arrivals // a shaped trace's pass
+	err        error    // why a shaped pass ended early
 }
 
 // Reset rewinds the cursor to the first query (the warm-up cycles the trace).
@@ -103,6 +113,10 @@ func (c *Cursor) Reset() {
 	t := c.t
 	c.next, c.at, c.uniqueNext, c.equalNext = 0, 0, 0, 0
 	c.sample, c.schedule = t.sampleRNG, t.scheduleRNG
+	if t.shape != nil {
+		_ = c.Close()
+		c.arr, c.err = t.shape.Arrivals()
+	}
 }
 
 // Next returns the next query, and false once all Len have been returned.
@@ -110,7 +124,11 @@ func (c *Cursor) Next() (Query, bool) {
 	t := c.t
 	i := c.next
 	if i >= t.n {
+		_ = c.Close() // a shaped pass's file, at its end
 		return Query{}, false
+	}
+	if t.shape != nil {
+		return c.shapedNext(i)
 	}
 	if i > 0 {
 		// The inter-arrival after query i-1: drawn lazily, so a pass draws
