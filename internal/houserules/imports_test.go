@@ -37,7 +37,7 @@ var importRules = []struct {
 		// SUT adapter's business. Kept transport-free, the core can drive any
 		// transport (and a simulated SUT) and its timing is not entangled
 		// with a client library's.
-		from:   []string{"pkg/loadgen", "pkg/trace", "pkg/stats", "pkg/rng"},
+		from:   []string{"pkg/loadgen", "pkg/trace", "pkg/shape", "pkg/stats", "pkg/rng"},
 		forbid: transports,
 		why:    "the load generator's core stays free of any transport",
 	},
