@@ -50,7 +50,10 @@ func TestE2EPrometheus(t *testing.T) {
 	// 10 s at 300/s: a 5 s window (four or five 1 s scrapes) holds about
 	// 1200 completions, so Poisson arrivals alone move the rate by ≈3%
 	// (one sigma); 10% is over three.
-	id := c.submit(t, serverSpec(target, qps, 10000))
+	// The early verdict off: on a loaded machine the run may go INVALID,
+	// and stopped early it would leave no 6–9.5 s window to read.
+	spec := strings.Replace(serverSpec(target, qps, 10000), `"settings":{`, `"settings":{"early_verdict":false,`, 1)
+	id := c.submit(t, spec)
 	type reading struct {
 		prom    string
 		elapsed float64

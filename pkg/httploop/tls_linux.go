@@ -57,9 +57,13 @@ var errWouldBlock net.Error = wouldBlock{}
 // bytes left in in after an answer are bytes after it, unasked (decrypt).
 // The bytes pass unchanged: a miscount could only cut a read short.
 type tlsSock struct {
-	nc   net.Conn // the handshake's connection; nil once it is done
-	in   []byte   // ciphertext the loop read and crypto/tls has not taken (the loop's buffer, during a read)
-	out  []byte   // ciphertext crypto/tls wrote for the loop to send
+	nc net.Conn // the handshake's connection; nil once it is done
+	// ncMu orders Close, which crypto/tls may call from the context's
+	// AfterFunc goroutine as the handshake returns (it does not wait for
+	// it), with the handshake's end setting nc to nil.
+	ncMu sync.Mutex
+	in   []byte // ciphertext the loop read and crypto/tls has not taken (the loop's buffer, during a read)
+	out  []byte // ciphertext crypto/tls wrote for the loop to send
 	hdr  [recordHeaderLen]byte
 	hn   int  // bytes of the current record's header seen
 	left int  // bytes of the current record's body not yet given
@@ -106,8 +110,11 @@ func (s *tlsSock) Write(p []byte) (int, error) {
 // Close ends a handshake (HandshakeContext closes on its context's end);
 // the loop closes the socket itself.
 func (s *tlsSock) Close() error {
-	if s.nc != nil {
-		return s.nc.Close()
+	s.ncMu.Lock()
+	nc := s.nc
+	s.ncMu.Unlock()
+	if nc != nil {
+		return nc.Close() // a second close of the duplicate is harmless
 	}
 	return nil
 }
@@ -242,8 +249,11 @@ func (l *Loop) runHandshake(tc *tls.Conn, s *tlsSock, slot, gen int32) {
 	ctx, cancel := context.WithTimeout(l.hs.ctx, l.cfg.DialTimeout)
 	err := tc.HandshakeContext(ctx)
 	cancel()
-	s.nc.Close()
+	s.ncMu.Lock()
+	nc := s.nc
 	s.nc = nil // the loop's from now: it reads s only after the lock below
+	s.ncMu.Unlock()
+	nc.Close()
 	h := l.hs
 	h.mu.Lock()
 	defer h.mu.Unlock()
