@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -139,7 +140,7 @@ func (e MixEntry) check() error {
 	case e.Model == "":
 		return fmt.Errorf("empty model name")
 	case strings.ContainsAny(e.Model, ",=@; \t\r\n"):
-		return fmt.Errorf("model name %q holds a space or one of , = @ ;", e.Model)
+		return fmt.Errorf("the model name holds a space or one of , = @ ;")
 	case !(e.Weight > 0) || math.IsInf(e.Weight, 0):
 		return fmt.Errorf("weight %g must be a number above 0 (weights are normalised to sum to 1)", e.Weight)
 	}
@@ -184,13 +185,17 @@ func redactURL(u string) string {
 	return "REDACTED@" + u[j+1:]
 }
 
-// redact is a --mix entry for an error, its URL's credentials cut out.
+// userinfo is a URL's user information wherever it stands in a text.
+var userinfo = regexp.MustCompile(`://[^/?#]*@`)
+
+// redact is a --mix entry for an error: its URL's credentials cut out,
+// and any "scheme://user:password@" elsewhere in it (a model name holding
+// a URL by mistake).
 func redact(entry string) string {
-	head, rest, ok := strings.Cut(entry, "@")
-	if !ok || !strings.Contains(rest, "@") {
-		return entry
+	if head, rest, ok := strings.Cut(entry, "@"); ok && strings.Contains(rest, "@") {
+		entry = head + "@" + redactURL(rest)
 	}
-	return head + "@" + redactURL(rest)
+	return userinfo.ReplaceAllString(entry, "://REDACTED@")
 }
 
 // String is m in ParseMix's syntax.
