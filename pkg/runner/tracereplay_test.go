@@ -112,16 +112,25 @@ func replayRun(t *testing.T, path string, api genai.API) (*loadgen.Result, []exp
 	if api.GRPC() {
 		transport = "grpc"
 	}
-	sh, err := shape.OpenTrace(path, shape.TraceOptions{Model: "replay"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	s, err := loadgen.NewSettings(loadgen.RulesetLoadGen6, trace.Server, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.ServerTargetQPS, s.ServerTargetLatencyNs, s.Shape = 1, 60e9, sh
-	prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 64, Input: genai.Fixed(4), Output: genai.Fixed(1), Seed: 1})
+	s.ServerTargetQPS, s.ServerTargetLatencyNs = 1000, 60e9
+	input, output := genai.Fixed(4), genai.Fixed(1)
+	if path == "" {
+		// The baseline: a plain Poisson run at the traces' mean rate and
+		// lengths, for 2 s.
+		s.MinDurationMs, s.MinQueryCount = 2000, 1
+		input, output = genai.Dist{Law: genai.LawUniform, A: 1, B: 1800}, genai.Dist{Law: genai.LawUniform, A: 1, B: 6}
+	} else {
+		sh, err := shape.OpenTrace(path, shape.TraceOptions{Model: "replay"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Shape = sh
+	}
+	prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 64, Input: input, Output: output, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,18 +228,48 @@ func checkReplay(t *testing.T, lines []traceLine, res *loadgen.Result, samples [
 	}
 }
 
+// logLateness logs a run's issue lateness and returns its p99.
+func logLateness(t *testing.T, name string, res *loadgen.Result) time.Duration {
+	late := res.IssueLateness
+	p99, _ := late.At(0.99)
+	t.Logf("FIGURE %-30s %d requests over %.2f s: issue lateness µs mean %.1f p99 %.1f max %.1f",
+		name, res.SamplesIssued, float64(res.FinalQueryIssuedTimeNs)/1e9, float64(late.MeanNs)/1e3, float64(p99)/1e3, float64(late.MaxNs)/1e3)
+	return p99
+}
+
+// traceReplayEnv turns TestTraceReplay's lateness figures into issue 31's
+// bound (bench/trace-replay.sh, an idle machine: a timing claim): issue
+// lateness p99 under 1 ms.
+const traceReplayEnv = "NETLOADGEN_TRACE_REPLAY_BENCH"
+
 // Issue 31's acceptance, the replay: a 2,000-request Mooncake-format
 // trace over the OpenAI API and an Azure-format CSV over gRPC
-// ModelStreamInfer, against sutproxy's LLM (checkReplay).
+// ModelStreamInfer, against sutproxy's LLM (checkReplay); the issue
+// lateness logged, and held under 1 ms at p99 with traceReplayEnv set.
 func TestTraceReplay(t *testing.T) {
-	t.Run("mooncake/openai-completions", func(t *testing.T) {
-		path, lines := mooncakeTrace(t, 2000, 2*time.Second)
-		res, samples, got, idOf := replayRun(t, path, genai.APIOpenAICompletions)
-		checkReplay(t, lines, res, samples, got, idOf)
-	})
-	t.Run("azure/kserve-stream", func(t *testing.T) {
-		path, lines := azureTrace(t, 500, time.Second)
-		res, samples, got, idOf := replayRun(t, path, genai.APIKServeStream)
-		checkReplay(t, lines, res, samples, got, idOf)
-	})
+	for _, c := range []struct {
+		name  string
+		write func(testing.TB, int, time.Duration) (string, []traceLine)
+		n     int
+		api   genai.API
+	}{
+		{"mooncake/openai-completions", mooncakeTrace, 2000, genai.APIOpenAICompletions},
+		{"azure/kserve-stream", azureTrace, 2000, genai.APIKServeStream},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bench := os.Getenv(traceReplayEnv) != ""
+			if bench {
+				// The same path's lateness without a trace, first, for a
+				// ratio on a shared machine.
+				res, _, _, _ := replayRun(t, "", c.api)
+				logLateness(t, "Poisson 1000/s "+string(c.api), res)
+			}
+			path, lines := c.write(t, c.n, 2*time.Second)
+			res, samples, got, idOf := replayRun(t, path, c.api)
+			checkReplay(t, lines, res, samples, got, idOf)
+			if p99 := logLateness(t, c.name, res); bench && p99 >= time.Millisecond {
+				t.Errorf("issue lateness p99 %v, want under 1 ms", p99)
+			}
+		})
+	}
 }
