@@ -348,7 +348,10 @@ func (p *tracePass) parse(line []byte) (traceRecord, error) {
 	var rec traceRecord
 	var err error
 	if p.format == formatJSONL {
-		rec, err = parseJSONLine(line)
+		var ok bool
+		if rec, ok = fastJSONLine(line); !ok {
+			rec, err = parseJSONLine(line)
+		}
 	} else {
 		var at time.Time
 		rec, at, err = p.csv.parse(line)

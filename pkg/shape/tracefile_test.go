@@ -338,3 +338,30 @@ func TestTracePassEndsAtABadLine(t *testing.T) {
 		t.Errorf("Close after the end: %v", err)
 	}
 }
+
+// BenchmarkTracePass: one arrival of a pass over a Mooncake trace, as the
+// issuer's cursor takes it (a line read and parsed, its Request made).
+func BenchmarkTracePass(b *testing.B) {
+	var sb strings.Builder
+	for i := range 10_000 {
+		fmt.Fprintf(&sb, `{"timestamp": %d, "input_length": %d, "output_length": %d, "hash_ids": [%d, %d, %d, %d]}`+"\n",
+			i, 1500+i%500, 1+i%300, i%7, 100+i%61, 4*i, 4*i+1)
+	}
+	s, err := OpenTrace(writeTrace(b, "b.jsonl", sb.String()), TraceOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var a trace.Arrivals
+	for b.Loop() {
+		if a == nil {
+			if a, err = s.Arrivals(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, ok := a.Next(); !ok {
+			a.Close()
+			a = nil
+		}
+	}
+}

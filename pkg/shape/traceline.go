@@ -56,7 +56,11 @@ func parseJSONLine(line []byte) (traceRecord, error) {
 	if ms > maxTraceMs {
 		return rec, fmt.Errorf("timestamp %v ms is past %v ms (31 years): want ms from the trace's start", ms, float64(maxTraceMs))
 	}
-	rec.at = time.Duration(math.Round(ms * float64(time.Millisecond)))
+	if ms == math.Trunc(ms) {
+		rec.at = time.Duration(ms) * time.Millisecond // exact: a whole ms ≤ 10^12
+	} else {
+		rec.at = time.Duration(math.Round(ms * float64(time.Millisecond)))
+	}
 	if rec.in, err = jsonLength("input_length", l.InputLength); err != nil {
 		return rec, err
 	}
