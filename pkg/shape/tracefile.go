@@ -227,22 +227,22 @@ func (p *tracePass) Next() (trace.Arrival, bool) {
 		if !ok {
 			break
 		}
-		if rec.at < p.t.o.Start {
+		in := rec.at >= p.t.o.Start && (p.t.o.Duration == 0 || rec.at < p.t.o.Start+p.t.o.Duration)
+		if !in && !p.checking {
+			if rec.at >= p.t.o.Start {
+				p.finish(nil) // past the window; sorted: nothing after is in it
+				break
+			}
 			continue
 		}
-		if p.t.o.Duration > 0 && rec.at >= p.t.o.Start+p.t.o.Duration {
-			if p.checking {
-				continue
-			}
-			p.finish(nil) // sorted: nothing after is in the window
-			break
-		}
-		a, err := p.arrival(rec)
+		a, err := p.arrival(rec) // the check's: every line's model, in the window or not
 		if err != nil {
 			p.finish(err)
 			break
 		}
-		return a, true
+		if in {
+			return a, true
+		}
 	}
 	return trace.Arrival{}, false
 }

@@ -176,6 +176,11 @@ func TestOpenTraceModels(t *testing.T) {
 	if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), `line 1: model "b" is not in --mix (a)`) {
 		t.Errorf("a model outside the mix: %v", err)
 	}
+	// The check reads every line, in the window or not.
+	_, err = OpenTrace(path, TraceOptions{Mix: &Mix{Entries: []MixEntry{{Model: "a", Weight: 1}}}, Start: 2 * time.Millisecond})
+	if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), `line 1: model "b" is not in --mix (a)`) {
+		t.Errorf("a model outside the mix, before the window: %v", err)
+	}
 	_, err = OpenTrace(path, TraceOptions{Model: "a"})
 	if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), `line 1: model "b" is not the run's model "a"`) {
 		t.Errorf("a model not the run's: %v", err)
