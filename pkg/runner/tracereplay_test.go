@@ -273,3 +273,34 @@ func TestTraceReplay(t *testing.T) {
 		})
 	}
 }
+
+// A trace replayed against a model that is not generative: its
+// timestamps alone drive the schedule (the lengths are not the tensor
+// SUT's), every request at its offset.
+func TestTraceReplayTensorModel(t *testing.T) {
+	p := sutproxytest.Start(t) // the built-in models
+	path, lines := azureTrace(t, 300, time.Second)
+	sh, err := shape.OpenTrace(path, shape.TraceOptions{Model: "identity"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadgen.NewSettings(loadgen.RulesetLoadGen6, trace.Server, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ServerTargetQPS, s.ServerTargetLatencyNs, s.Shape = 300, 60e9, sh
+	var run *loadgen.Run
+	out, err := Run(t.Context(), Spec{Target: sutproxytest.Target(p, "http"), Model: "identity", Settings: s, TotalSamples: 16, PerformanceSamples: 16,
+		KeepSamples: true}, Options{Started: func(r *loadgen.Run) { run = r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := out.Result; res.SamplesIssued != int64(len(lines)) || res.SamplesCompleted != int64(len(lines)) {
+		t.Fatalf("issued %d, completed %d (%v); want the trace's %d", res.SamplesIssued, res.SamplesCompleted, res.Errors, len(lines))
+	}
+	for _, x := range exportedTrace(t, run) {
+		if time.Duration(x.Scheduled) != lines[x.Sample].at || x.Status != loadgen.SampleOK {
+			t.Fatalf("sample %d: %+v; want ok at %v", x.Sample, x, lines[x.Sample].at)
+		}
+	}
+}
