@@ -53,9 +53,11 @@ type Generative struct {
 	prompts Prompts
 	opts    GenerativeOptions
 	// traced writes the prompts of a trace file's requests, keeping the
-	// blocks they share.
-	traced  *genai.TraceTexts
-	samples sync.Pool // *genSample
+	// blocks they share; made at the first (a run without a trace has
+	// none).
+	traced     *genai.TraceTexts
+	tracedOnce sync.Once
+	samples    sync.Pool // *genSample
 	// streaming counts the samples in flight that have had a token but
 	// not their end (loadgen.StreamingSUT).
 	streaming atomic.Int64
@@ -75,7 +77,7 @@ func NewGenerative(client genai.Client, prompts Prompts, opts GenerativeOptions)
 	if opts.Name == "" {
 		opts.Name = "Network SUT (generative)"
 	}
-	return &Generative{client: client, prompts: prompts, opts: opts, traced: genai.NewTraceTexts(opts.Seed)}
+	return &Generative{client: client, prompts: prompts, opts: opts}
 }
 
 // Name is the SUT's name for the result.
@@ -126,6 +128,7 @@ func (g *Generative) prompt(q loadgen.Query, j int, s *genSample) *genai.Prompt 
 	if r == nil {
 		return g.prompts.Prompt(q.Samples[j])
 	}
+	g.tracedOnce.Do(func() { g.traced = genai.NewTraceTexts(g.opts.Seed) })
 	s.own = g.traced.Prompt(uint64(q.Sample(j)), r.InputTokens, r.OutputTokens, r.HashIDs)
 	return &s.own
 }
