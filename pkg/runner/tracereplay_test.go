@@ -15,6 +15,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/shape"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
@@ -101,16 +102,27 @@ func azureTrace(t testing.TB, n int, span time.Duration) (string, []traceLine) {
 	return path, lines
 }
 
-// replayRun replays the trace at path against a fresh receiving sutproxy
-// over api; it returns the run's per-sample export (by sample sequence
-// number, which is the trace's request index), sutproxy's record by
-// request id, and the function from a sample to its request id.
+// replayRun replays the trace at path ("": a plain Poisson run) against
+// a fresh receiving sutproxy over api; it returns the run's per-sample
+// export (by sample sequence number, which is the trace's request index),
+// sutproxy's record by request id (nil against an external sutproxy), and
+// the function from a sample to its request id.
 func replayRun(t *testing.T, path string, api genai.API) (*loadgen.Result, []exportedTraceSample, map[string]sutproxytest.Request, func(uint64) string) {
 	t.Helper()
-	p, received := sutproxytest.StartReceiving(t, replayLLM)
 	transport := "http"
 	if api.GRPC() {
 		transport = "grpc"
+	}
+	// bench/trace-replay.sh's sutproxy, in a process of its own on another
+	// CPU (the lateness is then the generator's own), or one in process
+	// with its record of what it was sent.
+	target, received := os.Getenv(traceReplayEnv+"_"+strings.ToUpper(transport)), (*sutproxytest.Received)(nil)
+	if target == "" {
+		var p *sutproxy.Proxy
+		p, received = sutproxytest.StartReceiving(t, replayLLM)
+		target = sutproxytest.Target(p, transport)
+	} else {
+		target = transport + "://" + target
 	}
 	s, err := loadgen.NewSettings(loadgen.RulesetLoadGen6, trace.Server, "")
 	if err != nil {
@@ -135,7 +147,7 @@ func replayRun(t *testing.T, path string, api genai.API) (*loadgen.Result, []exp
 		t.Fatal(err)
 	}
 	idOf := func(id uint64) string { return strconv.FormatUint(id, 10) } // gRPC: the request's id
-	spec := Spec{Target: sutproxytest.Target(p, transport), Model: "replay", API: api, Settings: s, Prompts: prompts,
+	spec := Spec{Target: target, Model: "replay", API: api, Settings: s, Prompts: prompts,
 		TotalSamples: 64, PerformanceSamples: 64, DataSeed: 5,
 		wrapGen: func(c genai.Client) genai.Client {
 			if hc, ok := c.(interface{ RequestID(uint64) string }); ok {
@@ -148,7 +160,11 @@ func replayRun(t *testing.T, path string, api genai.API) (*loadgen.Result, []exp
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.Result, exportedTrace(t, run), received.ByID(), idOf
+	var got map[string]sutproxytest.Request
+	if received != nil {
+		got = received.ByID()
+	}
+	return out.Result, exportedTrace(t, run), got, idOf
 }
 
 // exportedTraceSample is a line of the per-sample export.
@@ -186,7 +202,7 @@ func checkReplay(t *testing.T, lines []traceLine, res *loadgen.Result, samples [
 	if n := int64(len(lines)); res.SamplesIssued != n || res.SamplesCompleted != n || res.SamplesFailed != 0 {
 		t.Fatalf("issued %d, completed %d, failed %d (%v); want the trace's %d", res.SamplesIssued, res.SamplesCompleted, res.SamplesFailed, res.Errors, len(lines))
 	}
-	if len(samples) != len(lines) || len(got) != len(lines) {
+	if len(samples) != len(lines) || (got != nil && len(got) != len(lines)) {
 		t.Fatalf("%d samples exported, %d requests received; want %d", len(samples), len(got), len(lines))
 	}
 	blocks := map[int]string{} // a hash id's whole block, as first received
@@ -194,6 +210,11 @@ func checkReplay(t *testing.T, lines []traceLine, res *loadgen.Result, samples [
 		l := lines[s.Sample]
 		r, ok := got[idOf(s.Sample)]
 		switch {
+		case got == nil: // an external sutproxy: no record of what it was sent
+			if time.Duration(s.Scheduled) != l.at || s.Status != loadgen.SampleOK || s.InputTokens != l.in || s.Tokens != l.out {
+				t.Fatalf("sample %d: %+v; want ok at %v, %d input and %d output tokens", s.Sample, s, l.at, l.in, l.out)
+			}
+			continue
 		case !ok:
 			t.Fatalf("sample %d: sutproxy received no request %q", s.Sample, idOf(s.Sample))
 		case time.Duration(s.Scheduled) != l.at:
@@ -223,7 +244,7 @@ func checkReplay(t *testing.T, lines []traceLine, res *loadgen.Result, samples [
 		}
 		texts[b] = id
 	}
-	if len(lines[0].ids) > 0 && len(blocks) < 40 {
+	if got != nil && len(lines[0].ids) > 0 && len(blocks) < 40 {
 		t.Fatalf("only %d whole blocks compared", len(blocks))
 	}
 }
