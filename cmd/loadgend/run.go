@@ -204,8 +204,9 @@ func pathSafe(s string) string {
 }
 
 // runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error;
-// a closed loop (--concurrency) exits 0 when every sample it sent was
-// answered, 1 when some failed.
+// a run without a verdict (N/A: a closed loop, --concurrency; a load shape
+// without --slo) exits 0 when every sample it sent was answered, 1 when
+// some failed.
 func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
 	spec := req.spec
 	opts := runner.Options{Logger: log}
@@ -248,9 +249,9 @@ func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdou
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
-	if out.Result.Valid || (out.Result.ClosedLoop != nil && out.Result.SamplesFailed == 0 && out.Result.SamplesCompleted > 0) {
-		// A closed loop has no verdict: it succeeds when every sample
-		// it sent was answered.
+	if out.Result.Passed() {
+		// A run without a verdict (N/A) succeeds when every sample it
+		// sent was answered.
 		return exitValid
 	}
 	return exitInvalid
