@@ -63,6 +63,16 @@ type SLOBoundResult struct {
 	Met     bool  `json:"met"`
 }
 
+// partFiguresDoc: the figures of a part of a shaped run (a stage, a
+// model), StageResult's and ModelResult's last fields, spelled out in each
+// so that their JSON keys are plain fields for the OpenAPI schema: its
+// counts; its sample latency over its answered samples (failed the failed
+// ones), from an HDR histogram, within 0.1% of the exact value where
+// result.json's sample_latency_answered is exact; its TTFT and TPOT (a
+// generative run; the same histograms); and with an SLO the samples
+// meeting it (genai.SLO.Met, per sample) and their rate over the part's
+// time.
+
 // StageResult is one stage of a staged run in result.json's stages[]. A
 // sample belongs to the stage its query was scheduled in.
 type StageResult struct {
@@ -79,7 +89,7 @@ type StageResult struct {
 	// over its length.
 	RateAchieved       float64 `json:"rate_achieved"`
 	CompletedPerSecond float64 `json:"completed_per_second"`
-	// The stage's figures (groupFigures).
+	// The stage's figures (partFiguresDoc).
 	SamplesIssued           int64        `json:"samples_issued"`
 	SamplesCompleted        int64        `json:"samples_completed"`
 	SamplesFailed           int64        `json:"samples_failed"`
@@ -94,27 +104,7 @@ type StageResult struct {
 // result.json's models[].
 type ModelResult struct {
 	Model string `json:"model"`
-	// The model's figures (groupFigures).
-	SamplesIssued           int64        `json:"samples_issued"`
-	SamplesCompleted        int64        `json:"samples_completed"`
-	SamplesFailed           int64        `json:"samples_failed"`
-	SampleLatency           LatencyStats `json:"sample_latency"`
-	TTFT                    *TokenStats  `json:"ttft_ns,omitempty"`
-	TPOT                    *TokenStats  `json:"tpot_ns,omitempty"`
-	SamplesMeetingSLO       *int64       `json:"samples_meeting_slo,omitempty"`
-	GoodputSamplesPerSecond *float64     `json:"goodput_samples_per_second,omitempty"`
-}
-
-// groupFigures are the figures of a part of a shaped run (a stage, a
-// model), StageResult's and ModelResult's fields (spelled out in each, so
-// that their JSON keys are plain fields for the OpenAPI schema): its
-// counts, its sample latency (over its answered samples, failed the
-// failed ones, from an HDR histogram: within 0.1% of the exact value,
-// where result.json's sample_latency_answered is exact), its TTFT and
-// TPOT (a generative run; the same histograms), and with an SLO the
-// samples meeting it (genai.SLO.Met, per sample) and their rate over the
-// part's time.
-type groupFigures struct {
+	// The model's figures (partFiguresDoc).
 	SamplesIssued           int64        `json:"samples_issued"`
 	SamplesCompleted        int64        `json:"samples_completed"`
 	SamplesFailed           int64        `json:"samples_failed"`
