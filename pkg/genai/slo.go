@@ -165,10 +165,12 @@ func parseBound(name, val string) (time.Duration, float64, error) {
 	}
 	num, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(pct)), "p")
 	f, err := strconv.ParseFloat(num, 64)
-	if !ok || err != nil || !(f > 0 && f < 100) {
+	// Rounded to the 6 decimals of a percent String writes, so that p99.9
+	// is 0.999 exactly, as LoadGen's percentiles are written (not
+	// 0.9990000000000001), and a percentile reads back as written.
+	p := math.Round(f*1e6) / 1e8
+	if !ok || err != nil || !(p > 0 && p < 1) {
 		return 0, 0, fmt.Errorf("%w: %s=%s: the percentile %q: want p followed by a number above 0 and below 100, e.g. @p90 or @p99.9", ErrSLO, name, val, pct)
 	}
-	// Rounded so that p99.9 is 0.999 exactly, as LoadGen's percentiles are
-	// written, not 0.9990000000000001.
-	return d, math.Round(f*1e10) / 1e12, nil
+	return d, p, nil
 }

@@ -93,3 +93,26 @@ func TestSLOMetLatency(t *testing.T) {
 		t.Errorf("latency bound: Set %v, Met(20ms) %v, Met(21ms) %v", s.Set(), s.Met(0, 0, 20*time.Millisecond, 0), s.Met(0, 0, 21*time.Millisecond, 0))
 	}
 }
+
+func FuzzParseSLO(f *testing.F) {
+	for _, s := range []string{"ttft=500ms", "ttft=500ms@p90,latency=20ms@p99.9", "e2e=1s@P50,tpot=3ms", "latency=1s@p", "x=1s", "ttft=1s@p1e-9", "latency=1h@p99.99999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		slo, err := ParseSLO(s)
+		if err != nil {
+			if !errors.Is(err, ErrSLO) {
+				t.Fatalf("ParseSLO(%q): %v does not wrap ErrSLO", s, err)
+			}
+			return
+		}
+		for _, b := range slo.Bounds() {
+			if b.Bound <= 0 || !(b.Percentile > 0 && b.Percentile < 1) {
+				t.Fatalf("ParseSLO(%q): bound %+v", s, b)
+			}
+		}
+		if back, err := ParseSLO(slo.String()); err != nil || back != slo {
+			t.Fatalf("ParseSLO(%q) = %+v; its String %q parses to %+v, %v", s, slo, slo.String(), back, err)
+		}
+	})
+}
