@@ -164,6 +164,9 @@ func (r *Run) judgeShaped(res *Result) {
 	ls := &LoadShape{VerdictBy: VerdictByNone}
 	res.LoadShape = ls
 	res.EarlyStopping, res.Recommendations = nil, nil
+	// The rate asked is the shape's, whose mean is the effective target
+	// (server_target_qps, which the shape replaced, asked for nothing).
+	res.TargetQPS = res.Effective.TargetQPS
 	// No official length applies to what is no LoadGen scenario.
 	res.CompliantLength, res.NonCompliant = false, []string{"a load shape (stages, a trace file, a mix) is not a LoadGen scenario"}
 	if !slo.Set() {

@@ -86,6 +86,10 @@ func TestShapedRunWithoutSLOIsNA(t *testing.T) {
 	if res.LoadShape == nil || res.LoadShape.VerdictBy != VerdictByNone || !res.Shaped() {
 		t.Errorf("load_shape = %+v", res.LoadShape)
 	}
+	// 500 arrivals over the shape's 3 s (its last arrival at 2.995 s).
+	if res.TargetQPS != 500/2.995 || res.TargetQPS != res.Effective.TargetQPS {
+		t.Errorf("target_qps %v, effective %v: want the shape's mean rate %v", res.TargetQPS, res.Effective.TargetQPS, 500/2.995)
+	}
 	if res.SamplesFailed != 1 || res.SamplesIssued != 500 || res.Passed() {
 		t.Errorf("failed %d of %d, passed %v: want 1 of 500, not passed", res.SamplesFailed, res.SamplesIssued, res.Passed())
 	}
