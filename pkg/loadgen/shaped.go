@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/genai"
@@ -207,46 +206,63 @@ func boundReason(b SLOBoundResult) string {
 // judgeBound measures one bound at its percentile over the run's samples:
 // latency and e2e over every issued sample (the record, failures sorted
 // last), ttft over the generative samples with tokens, tpot over those of
-// two tokens or more, each with the failed samples as over.
+// two tokens or more, each with the failed samples as over. Exact, and
+// read from the record in place: no per-sample copy (issue 28).
 func (r *Run) judgeBound(b genai.SLOBound) SLOBoundResult {
 	out := SLOBoundResult{Name: b.Name, Percentile: b.Percentile, BoundNs: int64(b.Bound), MeasuredNs: -1}
-	var vals []time.Duration
-	failed := int64(0)
+	var l stats.Latencies
 	switch b.Name {
 	case "latency", "e2e":
-		l := r.samples.Latencies()
-		out.Samples, out.Failed = int64(l.Len()), int64(l.Failed())
-		if v, err := l.Percentile(b.Percentile); err == nil && v != stats.FailedLatency {
-			out.MeasuredNs = int64(v)
-		}
-		out.Met = out.Samples > 0 && out.MeasuredNs >= 0 && out.MeasuredNs <= out.BoundNs
-		return out
-	case "ttft", "tpot":
+		l = r.samples.Latencies()
+	default:
 		t := r.tok.Load()
 		if t == nil {
 			return out
 		}
-		r.samples.Each(0, r.n*r.spq, func(seq int, d time.Duration) {
-			switch {
-			case d == stats.FailedLatency:
-				failed++
-			case t.tokens[seq] <= 0:
-			case b.Name == "ttft":
-				vals = append(vals, min(max(time.Duration(t.first[seq]), 0), d))
-			case t.tokens[seq] >= 2:
-				ttft := min(max(time.Duration(t.first[seq]), 0), d)
-				vals = append(vals, samplePOT(int64(d), int64(ttft), int64(t.tokens[seq])))
-			}
-		})
+		var err error
+		if l, err = r.tokenLatencies(t, b.Name == "tpot"); err != nil {
+			return out
+		}
 	}
-	out.Samples, out.Failed = int64(len(vals))+failed, failed
-	if len(vals) == 0 {
+	out.Samples, out.Failed = int64(l.Len()), int64(l.Failed())
+	if out.Samples == out.Failed {
+		// Nothing measured: no sample, or none answered.
 		return out
 	}
-	slices.Sort(vals)
-	if k := min(int(float64(out.Samples)*b.Percentile), int(out.Samples)-1); k < len(vals) {
-		out.MeasuredNs = int64(vals[k])
+	if v, err := l.Percentile(b.Percentile); err == nil && v != stats.FailedLatency {
+		out.MeasuredNs = int64(v)
 	}
 	out.Met = out.MeasuredNs >= 0 && out.MeasuredNs <= out.BoundNs
 	return out
+}
+
+// tokenLatencies are the TTFT (tpot false) or TPOT of every sample that
+// has one, and every failed sample as FailedLatency, scanned from the
+// record and the token record whenever the selection asks.
+func (r *Run) tokenLatencies(t *tokenRecord, tpot bool) (stats.Latencies, error) {
+	scan := func(yield func(time.Duration) bool) {
+		stopped := false
+		r.samples.Each(0, r.n*r.spq, func(seq int, d time.Duration) {
+			if stopped {
+				return
+			}
+			n := t.tokens[seq]
+			switch {
+			case d == stats.FailedLatency:
+			case n <= 0, tpot && n < 2:
+				return
+			case tpot:
+				ttft := min(max(time.Duration(t.first[seq]), 0), d)
+				d = samplePOT(int64(d), int64(ttft), int64(n))
+			default:
+				d = min(max(time.Duration(t.first[seq]), 0), d)
+			}
+			stopped = !yield(max(d, 0))
+		})
+	}
+	n := 0
+	for range scan {
+		n++
+	}
+	return stats.LatenciesOf(n, scan)
 }
