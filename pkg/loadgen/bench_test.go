@@ -249,12 +249,22 @@ func (*genPass) Close() error { return nil }
 // (histograms, not copies: B/op must not grow with the samples) and the
 // SLO's verdict (an exact percentile over the record).
 func BenchmarkShapedResult(b *testing.B) {
-	for _, n := range []int{100_000, 1_000_000} {
-		b.Run(fmt.Sprintf("samples=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n   int
+		gen bool
+	}{{100_000, false}, {1_000_000, false}, {100_000, true}, {1_000_000, true}} {
+		n := c.n
+		b.Run(fmt.Sprintf("samples=%d/generative=%v", n, c.gen), func(b *testing.B) {
 			s := DefaultSettings(RulesetLoadGen6)
 			s.Scenario, s.Shape = trace.Server, genShape{n: n, gap: 10 * time.Microsecond}
 			s.Engine.SLO = genai.SLO{Latency: time.Millisecond}
-			r, err := NewRun(s, nullSUT{}, &fakeQSL{total: 1024, perf: 1024}, WithClock(newFakeClock()), WithLogger(slog.New(slog.DiscardHandler)))
+			var sut SUT = nullSUT{}
+			if c.gen {
+				// Two tokens; a TTFT and a TPOT bound beside the latency's.
+				s.Engine.SLO.TTFT, s.Engine.SLO.TPOT = time.Millisecond, time.Millisecond
+				sut = &nullGenSUT{gaps: []time.Duration{time.Microsecond}}
+			}
+			r, err := NewRun(s, sut, &fakeQSL{total: 1024, perf: 1024}, WithClock(newFakeClock()), WithLogger(slog.New(slog.DiscardHandler)))
 			if err != nil {
 				b.Fatal(err)
 			}
