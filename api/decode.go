@@ -129,7 +129,7 @@ func (s RunSpec) Check(lim Limits) error {
 // limit and no engine: the target's grammar, the names, what is required,
 // what cannot be negative. `loadgend run` and the daemon both check it
 // (through pkg/runspec).
-// maxSLOLen bounds the spec's slo: three bounds fit in far less.
+// maxSLOLen bounds the spec's slo: four bounds with percentiles fit in far less.
 const maxSLOLen = 256
 
 func (s RunSpec) CheckFields() error {
@@ -174,7 +174,7 @@ func (s RunSpec) CheckFields() error {
 		return err
 	}
 	if len(s.SLO) > maxSLOLen {
-		return fieldErr("slo", "longer than %d bytes: want ttft=DUR,tpot=DUR,e2e=DUR", maxSLOLen)
+		return fieldErr("slo", "longer than %d bytes: want ttft=DUR,tpot=DUR,e2e=DUR,latency=DUR (each optionally @pNN)", maxSLOLen)
 	}
 	if s.Search != nil {
 		if s.Search.GoodputPercent != 0 && s.SLO == "" {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"sigs.k8s.io/yaml"
 )
 
@@ -150,6 +151,10 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/ServerMetadata", kserve.ServerMetadata{}},
 		{"#/components/schemas/ModelMetadata", kserve.ModelMetadata{}},
 		{"#/components/schemas/TensorMetadata", kserve.TensorMetadata{}},
+		{"#/components/schemas/LoadShape", loadgen.LoadShape{}},
+		{"#/components/schemas/SLOBoundResult", loadgen.SLOBoundResult{}},
+		{"#/components/schemas/StageResult", loadgen.StageResult{}},
+		{"#/components/schemas/ModelResult", loadgen.ModelResult{}},
 	}
 	for _, c := range cases {
 		schema, _ := lookup(raw, c.ref).(map[string]any)

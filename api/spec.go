@@ -49,10 +49,12 @@ type RunSpec struct {
 	// "<redacted>" (ShownHeaders), and the daemon keeps a literal only in
 	// memory, so a queued run given one fails if the daemon restarts.
 	Headers map[string]string `json:"headers,omitempty"`
-	// SLO are a generative run's per-sample objectives, `--slo`'s syntax:
-	// "ttft=500ms,tpot=50ms,e2e=10s", any subset (genai.ParseSLO).
+	// SLO are the run's objectives, `--slo`'s syntax:
+	// "ttft=500ms@p90,tpot=50ms,e2e=10s,latency=20ms", any subset, each
+	// optionally at a percentile (genai.ParseSLO). Per sample,
 	// result.json's tokens.goodput_samples_per_second is the rate of
-	// samples meeting them; they never change the verdict.
+	// samples meeting them; they never change a LoadGen scenario's verdict,
+	// and are a load shape's (each bound at its percentile, default p99).
 	SLO string `json:"slo,omitempty"`
 
 	// Request knobs (pkg/runner.Spec).

@@ -326,7 +326,7 @@ func (r *remoteRun) finish(id string, st api.RunStatus, fetchErr error, stdout i
 		return exitError
 	case res == nil || fetchErr != nil:
 		return exitError
-	case res.Valid || (res.ClosedLoop != nil && res.SamplesFailed == 0 && res.SamplesCompleted > 0):
+	case res.Passed():
 		return exitValid
 	}
 	return exitInvalid

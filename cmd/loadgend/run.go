@@ -204,8 +204,9 @@ func pathSafe(s string) string {
 }
 
 // runPerformance is one performance run: exit 0 VALID, 1 INVALID, 2 error;
-// a closed loop (--concurrency) exits 0 when every sample it sent was
-// answered, 1 when some failed.
+// a run without a verdict (N/A: a closed loop, --concurrency; a load shape
+// without --slo) exits 0 when every sample it sent was answered, 1 when
+// some failed.
 func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdout, stderr io.Writer) int {
 	spec := req.spec
 	opts := runner.Options{Logger: log}
@@ -248,9 +249,9 @@ func runPerformance(ctx context.Context, req runRequest, log *slog.Logger, stdou
 		fmt.Fprintf(stderr, "loadgend run: %v\n", err)
 		return exitError
 	}
-	if out.Result.Valid || (out.Result.ClosedLoop != nil && out.Result.SamplesFailed == 0 && out.Result.SamplesCompleted > 0) {
-		// A closed loop has no verdict: it succeeds when every sample
-		// it sent was answered.
+	if out.Result.Passed() {
+		// A run without a verdict (N/A) succeeds when every sample it
+		// sent was answered.
 		return exitValid
 	}
 	return exitInvalid
@@ -365,7 +366,7 @@ func newRunFlags() *runFlags {
 	f.str(&spec.SharedPrefix, "shared-prefix", "shared_prefix", "", "generative models: COUNT:TOKENS, COUNT shared system prompts of TOKENS pseudo-tokens before the synthetic prompts (sample i takes prefix i mod COUNT)")
 	fs.StringVar(&f.out, "out", "", "directory for the LoadGen logs, result.json, latency.hlog, timeseries.csv/.json, samples.txt and latency_spectrum.txt (default: a new directory ./"+defaultOutBase+"/DATE-TIME-SCENARIO-MODEL)")
 	fs.BoolVar(&f.latency, "latency", false, "print the latency percentile spectrum and a histogram after the verdict (as wrk2 --latency)")
-	f.str(&spec.SLO, "slo", "slo", "", "a generative run's objectives per sample, ttft=DUR,tpot=DUR,e2e=DUR (any of them, e.g. ttft=500ms,tpot=50ms): result.json's tokens.goodput_samples_per_second is the rate of samples meeting them")
+	f.str(&spec.SLO, "slo", "slo", "", "objectives, ttft=DUR,tpot=DUR,e2e=DUR,latency=DUR (any of them, each optionally @pNN, e.g. ttft=500ms@p90,tpot=50ms): result.json's tokens.goodput_samples_per_second is the rate of samples meeting them; a load shape's verdict is each bound at its percentile (default p99)")
 	fs.StringVar(&f.samplesOut, "samples-out", "", "write every sample of the run to FILE.jsonl, a JSON object a line: sample, index, scheduled, sent, first_token, last_token (ns since the run's start), tokens, input_tokens, status")
 	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")

@@ -521,7 +521,7 @@ func TestRunBadFlags(t *testing.T) {
 		{"bad mode", append(base, "--mode", "soak"), "--mode"},
 		{"latency in a search", append(base, "--mode", "find-peak", "--latency"), "--latency prints one run's spectrum: use it with --mode performance"},
 		{"samples-out in a search", append(base, "--mode", "sweep", "--rates", "10", "--samples-out", "s.jsonl"), "--samples-out exports one run's samples: use it with --mode performance"},
-		{"slo unknown bound", append(base, "--slo", "ttfb=1s"), `--slo: "ttfb" is not ttft, tpot or e2e`},
+		{"slo unknown bound", append(base, "--slo", "ttfb=1s"), `--slo: "ttfb" is not ttft, tpot, e2e or latency`},
 		{"slo bad duration", append(base, "--slo", "tpot=fast"), `--slo: tpot="fast": want a positive duration`},
 		{"zero qps", append(base, "--target-qps", "0"), "--target-qps"},
 		{"negative qps", append(base, "--target-qps", "-5"), "--target-qps"},

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/genai"
+	"github.com/netloadgen/netloadgen/pkg/shape"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -206,6 +208,80 @@ func BenchmarkStartLateness(b *testing.B) {
 			}
 			b.ReportMetric(float64(sum)/float64(b.N), "first-lateness-ns")
 			b.ReportMetric(float64(worst), "first-lateness-max-ns")
+		})
+	}
+}
+
+// genShape is a shape computed, not held: arrival i at i·gap, in stage
+// 3i/n, model i%3.
+type genShape struct {
+	n   int
+	gap time.Duration
+}
+
+func (s genShape) Arrivals() (trace.Arrivals, error) { return &genPass{s: s}, nil }
+func (s genShape) End() time.Duration                { return time.Duration(s.n) * s.gap }
+func (s genShape) Stages() []shape.Stage {
+	d := time.Duration(s.n) * s.gap / 3
+	r := float64(time.Second / s.gap)
+	return []shape.Stage{{Duration: d, From: r, To: r}, {Duration: d, From: r, To: r}, {Duration: d, From: r, To: r}}
+}
+func (genShape) Models() []string { return []string{"a", "b", "c"} }
+
+type genPass struct {
+	s genShape
+	i int
+}
+
+func (p *genPass) Next() (trace.Arrival, bool) {
+	if p.i >= p.s.n {
+		return trace.Arrival{}, false
+	}
+	i := p.i
+	p.i++
+	return trace.Arrival{At: time.Duration(i) * p.s.gap, Stage: 3 * i / p.s.n, Model: i % 3}, true
+}
+func (*genPass) Err() error   { return nil }
+func (*genPass) Close() error { return nil }
+
+// BenchmarkShapedResult measures what a shaped run's result adds after
+// the run: the pass beside the record that splits it by stage and model
+// (histograms, not copies: B/op must not grow with the samples) and the
+// SLO's verdict (an exact percentile over the record).
+func BenchmarkShapedResult(b *testing.B) {
+	for _, c := range []struct {
+		n   int
+		gen bool
+	}{{100_000, false}, {1_000_000, false}, {100_000, true}, {1_000_000, true}} {
+		n := c.n
+		b.Run(fmt.Sprintf("samples=%d/generative=%v", n, c.gen), func(b *testing.B) {
+			s := DefaultSettings(RulesetLoadGen6)
+			s.Scenario, s.Shape = trace.Server, genShape{n: n, gap: 10 * time.Microsecond}
+			s.Engine.SLO = genai.SLO{Latency: time.Millisecond}
+			var sut SUT = nullSUT{}
+			if c.gen {
+				// Two tokens; a TTFT and a TPOT bound beside the latency's.
+				s.Engine.SLO.TTFT, s.Engine.SLO.TPOT = time.Millisecond, time.Millisecond
+				sut = &nullGenSUT{gaps: []time.Duration{time.Microsecond}}
+			}
+			r, err := NewRun(s, sut, &fakeQSL{total: 1024, perf: 1024}, WithClock(newFakeClock()), WithLogger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := r.Execute(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				r.shapedResult(res)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sample")
+			if res.Stages[0].SamplesIssued+res.Stages[1].SamplesIssued+res.Stages[2].SamplesIssued != int64(n) {
+				b.Fatalf("stages hold %+v", res.Stages)
+			}
 		})
 	}
 }

@@ -432,6 +432,7 @@ func (r *Run) FinishMerged(end MergedEnd) *Result {
 	r.takeExamples(end.Examples)
 	res := r.result(reason, end.DrainTimedOut, unanswered, end.Wall, r.startTime.Add(time.Duration(end.DurationNs)))
 	res.Tokens = r.tokenResult(res)
+	r.shapedResult(res)
 	res.RequestsResent = end.Resent
 	if o, ok := r.obs.(ResendObserver); ok {
 		o.Resent(uint64(res.RequestsResent))

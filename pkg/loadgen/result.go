@@ -42,7 +42,7 @@ type Result struct {
 	DrainTimedOut bool  `json:"drain_timed_out"`
 	Unanswered    int64 `json:"unanswered_samples"`
 
-	Validity           string `json:"result_validity"` // "VALID" or "INVALID"
+	Validity           string `json:"result_validity"` // "VALID", "INVALID" or "N/A"
 	Valid              bool   `json:"valid"`
 	MinDurationMet     bool   `json:"result_min_duration_met"`
 	MinQueriesMet      bool   `json:"result_min_queries_met"`
@@ -169,6 +169,13 @@ type Result struct {
 	// InferredTokens is the token rate a run with infer_token_latencies
 	// infers from its sample count (Server and Offline); nil without it.
 	InferredTokens *InferredTokens `json:"inferred_tokens,omitempty"`
+	// LoadShape is set for a run with a load shape (Settings.Shape: stages,
+	// a trace file, a mix), which is no LoadGen scenario: its verdict is
+	// its SLO's, or N/A without one. Stages and Models are its parts, when
+	// the shape has stages (StagedShape) or names models (ModelShape).
+	LoadShape *LoadShape    `json:"load_shape,omitempty"`
+	Stages    []StageResult `json:"stages,omitempty"`
+	Models    []ModelResult `json:"models,omitempty"`
 }
 
 // InferredTokens is LoadGen 6.0.17's token rate inferred as
@@ -214,7 +221,7 @@ func inferredTokensOf(s Settings, res *Result) {
 }
 
 // ValidityNA is the validity of a run that has no MLPerf verdict: a
-// closed loop.
+// closed loop, a shaped run without an SLO.
 const ValidityNA = "N/A"
 
 // ClosedLoop is what a closed-loop run measured beyond the latencies.

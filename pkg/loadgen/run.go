@@ -205,8 +205,10 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 		}
 	}
 	// The early verdict counts samples over the latency bound, or, with
-	// token latencies, over the TTFT and the TPOT bound.
-	if s.Engine.EarlyVerdict {
+	// token latencies, over the TTFT and the TPOT bound. A shaped run is
+	// judged by its SLO, if at all, and runs its whole shape: a ramp's
+	// later stages are what capacity planning asks about.
+	if s.Engine.EarlyVerdict && s.Shape == nil {
 		if err := r.planEarlyVerdict(); err != nil {
 			return nil, err
 		}
@@ -352,6 +354,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	res := r.result(reason, !drained, unanswered, wall, end)
 	res.Warmup = warm
 	res.Tokens = r.tokenResult(res)
+	r.shapedResult(res)
 	for _, is := range r.iss {
 		if rs, ok := is.sut.(Resender); ok {
 			res.RequestsResent += int64(rs.Resends())

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/stats"
+	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
 // Sample statuses in the per-sample export besides a failure's outcome.
@@ -28,11 +29,17 @@ const (
 // sample's outcome ("timeout", "malformed", "unanswered", ...; "failed"
 // when the run knew of no tokens yet). A distributed run's lines (a merged
 // run whose workers NameWorkers named) end with "worker", the name of the
-// worker that issued the sample. Call it after Execute has returned.
+// worker that issued the sample. A shaped run's lines (issue 31) carry,
+// before "worker", "stage" (the index of its query's stage, in
+// result.json's stages[]) when the shape has stages and "model" (its
+// query's model's name) when it names models. Call it after Execute has
+// returned.
 func (r *Run) WriteSamples(w io.Writer) error {
 	t := r.tok.Load()
+	parts := r.sampleParts()
 	buf := make([]byte, 0, 64<<10)
 	cur := r.tr.Cursor()
+	defer cur.Close() // a shaped run's pass may hold a trace file
 	var err error
 	r.times.each(func(q int, sched, issued int64) bool {
 		// The log holds issued queries only, in trace order; with several
@@ -42,7 +49,7 @@ func (r *Run) WriteSamples(w io.Writer) error {
 			tq, _ = cur.Next()
 		}
 		r.samples.Each(q*r.spq, (q+1)*r.spq, func(seq int, d time.Duration) {
-			buf = r.appendSample(buf, t, seq, tq.Samples[seq%r.spq], sched, issued, d)
+			buf = r.appendSample(buf, t, seq, tq.Samples[seq%r.spq], sched, issued, d, parts.of(tq))
 		})
 		if len(buf) > 60<<10 {
 			_, err = w.Write(buf)
@@ -58,8 +65,8 @@ func (r *Run) WriteSamples(w io.Writer) error {
 
 // appendSample appends sample seq's line: index is its QSL index, sched
 // and issued its query's times, d its latency (FailedLatency for a failed
-// sample).
-func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, sched, issued int64, d time.Duration) []byte {
+// sample), part its query's stage and model when the run is shaped.
+func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, sched, issued int64, d time.Duration, part samplePart) []byte {
 	b = append(b, `{"sample":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
 	b = append(b, `,"index":`...)
@@ -92,6 +99,14 @@ func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, sched, issu
 	b = strconv.AppendInt(b, input, 10)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendQuote(b, status)
+	if part.hasStage {
+		b = append(b, `,"stage":`...)
+		b = strconv.AppendInt(b, int64(part.stage), 10)
+	}
+	if part.hasModel {
+		b = append(b, `,"model":`...)
+		b = strconv.AppendQuote(b, part.model)
+	}
 	if w, ok := r.workerOf(seq); ok {
 		// A distributed run's line names the worker that issued it.
 		b = append(b, `,"worker":`...)
@@ -105,4 +120,39 @@ func appendOptInt(b []byte, v int64, ok bool) []byte {
 		return append(b, "null"...)
 	}
 	return strconv.AppendInt(b, v, 10)
+}
+
+// sampleParts are what a shaped run's sample lines name: the stages'
+// presence and the models' names (none for a run without a shape).
+type sampleParts struct {
+	stages bool
+	models []string
+}
+
+// samplePart is one line's stage and model.
+type samplePart struct {
+	stage              int
+	model              string
+	hasStage, hasModel bool
+}
+
+func (r *Run) sampleParts() sampleParts {
+	var p sampleParts
+	sh := r.tr.Shape()
+	if s, ok := sh.(StagedShape); ok && len(s.Stages()) > 0 {
+		p.stages = true
+	}
+	if m, ok := sh.(ModelShape); ok {
+		p.models = m.Models()
+	}
+	return p
+}
+
+// of is q's part; a model index outside the list is left out.
+func (p sampleParts) of(q trace.Query) samplePart {
+	sp := samplePart{stage: q.Stage, hasStage: p.stages}
+	if q.Model >= 0 && q.Model < len(p.models) {
+		sp.model, sp.hasModel = p.models[q.Model], true
+	}
+	return sp
 }

@@ -112,6 +112,9 @@ func timeCharts(runs []*Run) []*chart {
 	if !any {
 		return nil
 	}
+	// A load shape's stage boundaries, on every chart over time.
+	marks := stageMarks(runs)
+	tput.VLines, lat.VLines, late.VLines = marks, marks, marks
 	if len(late.Lines) == 0 {
 		return []*chart{tput, lat, nil}
 	}

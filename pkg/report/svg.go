@@ -18,8 +18,10 @@ type chart struct {
 	// percentiles).
 	XTicks []tick
 	Lines  []line
-	// HLines are horizontal references (a latency bound).
+	// HLines are horizontal references (a latency bound); VLines vertical
+	// marks (a load shape's stage boundaries).
 	HLines []hline
+	VLines []vline
 	// Diagonal draws y = x (achieved against target).
 	Diagonal bool
 	// XSpan, when its end is past its start, is an x range the axis
@@ -81,6 +83,9 @@ func (c *chart) bounds() (x0, x1, y1 float64) {
 	}
 	if c.XSpan[1] > c.XSpan[0] {
 		x0, x1 = math.Min(x0, c.XSpan[0]), math.Max(x1, c.XSpan[1])
+	}
+	for _, v := range c.VLines {
+		x0, x1 = math.Min(x0, v.X), math.Max(x1, v.X)
 	}
 	dataMax := y1
 	for _, h := range c.HLines {
@@ -165,6 +170,12 @@ func (c *chart) svg() template.HTML {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="6 4"><title>%s</title></line>`+
 			`<text class="tk" x="%.1f" y="%.1f" text-anchor="end" fill="%s">%s</text>`,
 			padL, y, chartW-padR, y, esc(h.Color), esc(h.Label), chartW-padR-4, y-4, esc(h.Color), esc(h.Label))
+	}
+	for _, v := range c.VLines {
+		x := sx(v.X)
+		fmt.Fprintf(&b, `<line class="stage-mark" data-stage="%d" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"><title>%s</title></line>`+
+			`<text class="tk" x="%.1f" y="%.1f">%d</text>`,
+			v.Stage, x, padT, x, chartH-padB, esc(v.Label), x+3, padT+10, v.Stage)
 	}
 	for _, l := range c.Lines {
 		writeLine(&b, l, sx, sy)

@@ -38,6 +38,9 @@ type runView struct {
 	// missing ("not offered", a failed read).
 	Breakdown, StatsNote string
 	Notes                []string
+	// Stages and Models are a shaped run's parts (result.json's stages[]
+	// and models[]).
+	Stages, Models []partRow
 }
 
 // latenessView is a run's issue lateness in ms, and the generator-bound
@@ -86,6 +89,9 @@ func newRunView(i int, r *Run) runView {
 			v.Verdict = fmt.Sprintf("%s (closed loop, concurrency %d)", res.Validity, cl.Concurrency)
 			v.VerdictClass = "NA"
 			v.Kind = fmt.Sprintf("closed loop, concurrency %d (not an MLPerf scenario; %s's samples)", cl.Concurrency, res.Scenario)
+		}
+		if res.LoadShape != nil {
+			shapeView(&v, res)
 		}
 		v.Failures = res.Failures
 		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(res.Failures) == 0

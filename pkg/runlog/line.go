@@ -19,21 +19,26 @@ func SummaryLine(res *loadgen.Result) string {
 		return "no result"
 	}
 	var b strings.Builder
-	if cl := res.ClosedLoop; cl != nil {
+	switch cl := res.ClosedLoop; {
+	case cl != nil:
 		// Not an MLPerf scenario: the line must not read as a verdict.
 		fmt.Fprintf(&b, "Closed loop, concurrency %d (not an MLPerf scenario; no VALID/INVALID verdict): %.2f samples/s completed",
 			cl.Concurrency, cl.CompletedSamplesPerSec)
-	} else {
+	case res.LoadShape != nil:
+		b.WriteString(shapeHead(res))
+	default:
 		fmt.Fprintf(&b, "%s (%s): %s", res.Scenario, res.Ruleset, res.Validity)
 	}
 	if len(res.InvalidReasons) > 0 {
 		// Reasons quote LoadGen's multi-line texts; a terminal line is one paragraph.
 		fmt.Fprintf(&b, " (%s)", strings.Join(strings.Fields(strings.Join(res.InvalidReasons, "; ")), " "))
 	}
-	if note := MinDurationNote(res); note != "" {
+	if note := MinDurationNote(res); note != "" && res.LoadShape == nil {
 		fmt.Fprintf(&b, " (netloadgen: %s)", note)
 	}
-	if res.ClosedLoop == nil {
+	if res.LoadShape != nil {
+		b.WriteString(". " + shapeRateText(res))
+	} else if res.ClosedLoop == nil {
 		b.WriteString(". ")
 		if s := SaturationText(res); s != "" {
 			b.WriteString("Sustained: " + s + ". ")
@@ -64,6 +69,7 @@ func SummaryLine(res *loadgen.Result) string {
 	if bd := Breakdown(res); bd != "" {
 		fmt.Fprintf(&b, " Where the time went: %s.", bd)
 	}
+	b.WriteString(shapeLines(res))
 	return b.String()
 }
 

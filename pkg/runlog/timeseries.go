@@ -21,10 +21,45 @@ const TimeseriesInterval = loadgen.FailureSecond
 // scripts: perf_analyzer -f and k6 --out csv users read it by name).
 const TimeseriesCSVHeader = "second,issued,completed,failed,p50_ms,p99_ms,lateness_p99_ms"
 
-// Timeseries is a run's per-second record (timeseries.json).
+// TimeseriesStageColumn is the column timeseries.csv adds, last, for a
+// run whose load shape has stages: the stage the second starts in.
+const TimeseriesStageColumn = "stage"
+
+// Timeseries is a run's per-second record (timeseries.json). A run whose
+// load shape has stages (result.json's stages[]) lists their boundaries
+// in Stages, and its CSV has a last column, stage.
 type Timeseries struct {
-	IntervalNs int64    `json:"interval_ns"`
-	Seconds    []Second `json:"seconds"`
+	IntervalNs int64       `json:"interval_ns"`
+	Seconds    []Second    `json:"seconds"`
+	Stages     []StageMark `json:"stages,omitempty"`
+}
+
+// StageMark is one stage's span on the run's clock, in ns from its start.
+type StageMark struct {
+	Stage   int   `json:"stage"`
+	StartNs int64 `json:"start_ns"`
+	EndNs   int64 `json:"end_ns"`
+}
+
+// stageMarks are res's stages as time series marks.
+func stageMarks(res *loadgen.Result) []StageMark {
+	var out []StageMark
+	for _, s := range res.Stages {
+		out = append(out, StageMark{Stage: s.Stage, StartNs: int64(s.StartS * 1e9), EndNs: int64(s.EndS * 1e9)})
+	}
+	return out
+}
+
+// stageAt is the stage whose span holds off ns, the last stage past the
+// end, -1 before the first or without stages.
+func (ts Timeseries) stageAt(off int64) int {
+	k := -1
+	for _, m := range ts.Stages {
+		if off >= m.StartNs {
+			k = m.Stage
+		}
+	}
+	return k
 }
 
 // Second is one bucket of a Timeseries. Issued counts the samples whose
@@ -58,7 +93,7 @@ func BuildTimeseries(run *loadgen.Run, res *loadgen.Result) (Timeseries, error) 
 	step := int64(TimeseriesInterval)
 	n := int(max((res.DurationNs+step-1)/step, 1))
 	bucket := func(off int64) int { return min(int(max(off, 0)/step), n-1) }
-	ts := Timeseries{IntervalNs: step, Seconds: make([]Second, n)}
+	ts := Timeseries{IntervalNs: step, Seconds: make([]Second, n), Stages: stageMarks(res)}
 	for i := range ts.Seconds {
 		ts.Seconds[i].Second = i
 	}
@@ -158,15 +193,24 @@ func percentilesNs(ds []time.Duration, ps ...float64) []*int64 {
 }
 
 // WriteCSV writes the series as timeseries.csv: TimeseriesCSVHeader, then a
-// row a second, times in ms with 3 decimals, empty cells for no value.
+// row a second, times in ms with 3 decimals, empty cells for no value. With
+// stages, the header and each row end with TimeseriesStageColumn: the stage
+// the second starts in.
 func (ts Timeseries) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if _, err := io.WriteString(w, TimeseriesCSVHeader+"\n"); err != nil {
+	header := TimeseriesCSVHeader
+	if len(ts.Stages) > 0 {
+		header += "," + TimeseriesStageColumn
+	}
+	if _, err := io.WriteString(w, header+"\n"); err != nil {
 		return err
 	}
 	for _, s := range ts.Seconds {
 		rec := []string{strconv.Itoa(s.Second), strconv.FormatInt(s.Issued, 10), strconv.FormatInt(s.Completed, 10),
 			strconv.FormatInt(s.Failed, 10), msCell(s.P50Ns), msCell(s.P99Ns), msCell(s.LatenessP99Ns)}
+		if len(ts.Stages) > 0 {
+			rec = append(rec, strconv.Itoa(ts.stageAt(int64(s.Second)*ts.IntervalNs)))
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -224,6 +268,11 @@ func (ts Timeseries) Check() error {
 		}
 		if s.Second < 0 || s.Issued < 0 || s.Completed < 0 || s.Failed < 0 {
 			return fmt.Errorf("seconds[%d]: a negative second or count", i)
+		}
+	}
+	for i, m := range ts.Stages {
+		if m.StartNs < 0 || m.EndNs < m.StartNs || (i > 0 && m.StartNs < ts.Stages[i-1].EndNs) {
+			return fmt.Errorf("stages[%d]: span %d..%d ns: want stages one after the other from 0", i, m.StartNs, m.EndNs)
 		}
 	}
 	return nil

@@ -273,7 +273,11 @@ func TestDecodeTimeseriesErrors(t *testing.T) {
 		`{"interval_ns": 1000000000, "seconds": []} {}`,
 		`{"interval_ns": 1000000000, "seconds": [{"second": 2}, {"second": 1}]}`,
 		`{"interval_ns": 1000000000, "seconds": [{"second": 0, "failed": -1}]}`,
-		`{"interval_ns": 1000000000, "seconds": [{"second": -1}]}`} {
+		`{"interval_ns": 1000000000, "seconds": [{"second": -1}]}`,
+		// Stage marks that go back, overlap, or end before they start.
+		`{"interval_ns": 1000000000, "seconds": [], "stages": [{"stage": 0, "start_ns": -1, "end_ns": 5}]}`,
+		`{"interval_ns": 1000000000, "seconds": [], "stages": [{"stage": 0, "start_ns": 5, "end_ns": 1}]}`,
+		`{"interval_ns": 1000000000, "seconds": [], "stages": [{"stage": 0, "start_ns": 0, "end_ns": 5}, {"stage": 1, "start_ns": 4, "end_ns": 9}]}`} {
 		if _, err := runlog.DecodeTimeseries(strings.NewReader(in)); !errors.Is(err, runlog.ErrMalformedTimeseries) {
 			t.Errorf("%q: %v, want ErrMalformedTimeseries", in, err)
 		}

@@ -108,6 +108,9 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 	if res.ClosedLoop != nil {
 		return writeClosedLoop(dir, run, res, log)
 	}
+	if res.LoadShape != nil {
+		return writeShaped(dir, run, res, o.KeepSamples, log)
+	}
 	if !strings.Contains(sutName(res, &o), "Network SUT") {
 		log.Warn("sut_name does not contain \"Network SUT\"; the submission checker expects it for a network run",
 			"sut_name", sutName(res, &o))
@@ -130,18 +133,11 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 	if err := writeAccuracy(dir, o.AccuracyLogPath); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(dir, ResultFile, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		// A file for people and scripts, not a web page: "<redacted>"
-		// as written, not \u003credacted\u003e.
-		enc.SetEscapeHTML(false)
-		return enc.Encode(res)
-	}); err != nil {
+	if err := writeResult(dir, res); err != nil {
 		return err
 	}
 	if run != nil {
-		if err := writeRecordFiles(dir, run, res, o.KeepSamples); err != nil {
+		if err := writeRecordFiles(dir, run, res, o.KeepSamples, true); err != nil {
 			return err
 		}
 	} else {
@@ -154,11 +150,45 @@ func Write(dir string, run *loadgen.Run, res *loadgen.Result, o Options) error {
 	return nil
 }
 
+// writeResult writes result.json.
+func writeResult(dir string, res *loadgen.Result) error {
+	return atomicfile.Write(dir, ResultFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		// A file for people and scripts, not a web page: "<redacted>"
+		// as written, not \u003credacted\u003e.
+		enc.SetEscapeHTML(false)
+		return enc.Encode(res)
+	})
+}
+
+// writeShaped writes a shaped run's files (a load shape: stages, a trace
+// file, a mix): result.json and what the record gives (latency.hlog, the
+// time series with the stages marked, the spectrum, samples.jsonl as for
+// any run), but no LoadGen logs and no samples.txt. It is no LoadGen
+// scenario: an mlperf_log_summary.txt would read as a Server result it is
+// not, and `loadgend rejudge` would judge samples.txt by LoadGen's rules.
+func writeShaped(dir string, run *loadgen.Run, res *loadgen.Result, keepSamples bool, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create run dir: %w", err)
+	}
+	if err := writeResult(dir, res); err != nil {
+		return err
+	}
+	if run != nil {
+		if err := writeRecordFiles(dir, run, res, keepSamples, false); err != nil {
+			return err
+		}
+	}
+	log.Debug("load shape run files written (no LoadGen logs)", "dir", dir, "validity", res.Validity)
+	return atomicfile.SyncDir(dir)
+}
+
 // writeRecordFiles writes the files only the run's per-sample record can
-// give: latency.hlog, timeseries.csv and .json, samples.txt,
-// latency_spectrum.txt, and for a generative run (or with keepSamples)
-// samples.jsonl.
-func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result, keepSamples bool) error {
+// give: latency.hlog, timeseries.csv and .json, samples.txt (with
+// sampleList), latency_spectrum.txt, and for a generative run (or with
+// keepSamples) samples.jsonl.
+func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result, keepSamples, sampleList bool) error {
 	if err := atomicfile.Write(dir, HlogFile, func(w io.Writer) error { return writeHlog(w, run, res) }); err != nil {
 		return err
 	}
@@ -172,8 +202,10 @@ func writeRecordFiles(dir string, run *loadgen.Run, res *loadgen.Result, keepSam
 	if err := atomicfile.Write(dir, TimeseriesJSONFile, ts.WriteJSON); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(dir, SamplesFile, func(w io.Writer) error { return run.WriteSampleList(w, res) }); err != nil {
-		return err
+	if sampleList {
+		if err := atomicfile.Write(dir, SamplesFile, func(w io.Writer) error { return run.WriteSampleList(w, res) }); err != nil {
+			return err
+		}
 	}
 	if res.API != "" || keepSamples {
 		if err := atomicfile.Write(dir, SamplesJSONLFile, run.WriteSamples); err != nil {
