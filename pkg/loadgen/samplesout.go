@@ -92,6 +92,7 @@ func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, sched, issu
 	b = strconv.AppendInt(b, input, 10)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendQuote(b, status)
+	b = r.appendSession(b, seq)
 	if w, ok := r.workerOf(seq); ok {
 		// A distributed run's line names the worker that issued it.
 		b = append(b, `,"worker":`...)
