@@ -32,14 +32,14 @@ func TestReadConversations(t *testing.T) {
 func TestReadConversationsRefuses(t *testing.T) {
 	good := `{"conversations":[{"from":"human","value":"hi"}]}` + "\n"
 	for in, want := range map[string]string{
-		"":                             "no conversations",
-		good + "not json\n":            "c:2:",
-		good + `{"conversations":[]}`:  "c:2: no user turn",
-		good + `{"messages":[{"role":"user","content":" "}]}`: "c:2: user turn 1 is empty",
-		good + `{"prompt":"x"}`:                               "c:2: want exactly one",
+		"":                            "no conversations",
+		good + "not json\n":           "c:2:",
+		good + `{"conversations":[]}`: "c:2: no user turn",
+		good + `{"messages":[{"role":"user","content":" "}]}`:                   "c:2: user turn 1 is empty",
+		good + `{"prompt":"x"}`:                                                 "c:2: want exactly one",
 		good + `{"conversations":[{"from":"human","value":"a"}],"messages":[]}`: "c:2: want exactly one",
 		`[` + strings.TrimSpace(good) + `, 3]`:                                  "element 1",
-		`[` + strings.TrimSpace(good):                                          "does not end",
+		`[` + strings.TrimSpace(good):                                           "does not end",
 		"{" + strings.Repeat("x", MaxJSONLLine+2):                               "longer than",
 	} {
 		_, err := ReadConversations(strings.NewReader(in), "c")

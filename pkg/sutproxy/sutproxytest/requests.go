@@ -15,7 +15,7 @@ import (
 // said (an event stream, whole).
 type Exchange struct {
 	// ID is the request's X-Request-Id ("" without one).
-	ID, Method, Path string
+	ID, Method, Path  string
 	Request, Response []byte
 }
 
