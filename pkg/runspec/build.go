@@ -119,6 +119,10 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err := checkDistributedLogs(s, ls); err != nil {
 		return Run{}, nil, err
 	}
+	conversations, err := buildSessions(s, &ls, env)
+	if err != nil {
+		return Run{}, nil, err
+	}
 	data, err := resolveData(s.Data, env)
 	if err != nil {
 		return Run{}, nil, err
@@ -186,6 +190,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		NoServerStatistics: s.NoServerStatistics,
 		Headers:            headers,
 		ServerMetrics:      serverMetrics(s),
+		Conversations:      conversations,
 	}}
 	if sp := s.Search; sp != nil {
 		r.Search = &runner.Search{
