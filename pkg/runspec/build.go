@@ -119,10 +119,6 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err := checkDistributedLogs(s, ls); err != nil {
 		return Run{}, nil, err
 	}
-	conversations, err := buildSessions(s, &ls, env)
-	if err != nil {
-		return Run{}, nil, err
-	}
 	data, err := resolveData(s.Data, env)
 	if err != nil {
 		return Run{}, nil, err
@@ -190,7 +186,6 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		NoServerStatistics: s.NoServerStatistics,
 		Headers:            headers,
 		ServerMetrics:      serverMetrics(s),
-		Conversations:      conversations,
 	}}
 	if sp := s.Search; sp != nil {
 		r.Search = &runner.Search{
@@ -206,6 +201,9 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 			r.Search.EarlyVerdict = sp.EarlyVerdict != nil && *sp.EarlyVerdict
 			r.Search.Rates, r.Search.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
 		}
+	}
+	if r.Spec.Conversations, err = buildSessions(s, &r.Spec.Settings, env); err != nil {
+		return Run{}, nil, err
 	}
 	return r, src, nil
 }
