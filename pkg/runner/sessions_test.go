@@ -59,8 +59,13 @@ type sessionSample struct {
 // a recording proxy, over the chat API, and returns the record by request
 // id, the samples and the result.
 func runSessions(t *testing.T, o shape.SessionsOptions, conv *genai.Conversations) (map[string]sutproxytest.Exchange, []sessionSample, func(uint64) string, *loadgen.Result) {
+	return runSessionsOn(t, tinyLLM, o, conv)
+}
+
+// runSessionsOn is runSessions against the simulated model of flag model.
+func runSessionsOn(t *testing.T, model string, o shape.SessionsOptions, conv *genai.Conversations) (map[string]sutproxytest.Exchange, []sessionSample, func(uint64) string, *loadgen.Result) {
 	t.Helper()
-	p := sutproxytest.Start(t, tinyLLM)
+	p := sutproxytest.Start(t, model)
 	url, rec, closeRec := sutproxytest.RecordHTTP(t, sutproxytest.Target(p, "http"))
 	sess, err := shape.NewSessions(o)
 	if err != nil {
@@ -209,4 +214,33 @@ func TestSessionsReplayConversations(t *testing.T) {
 		return u
 	}
 	checkConversations(t, byID, samples, idOf, 3, users)
+}
+
+// A server whose answers break in the middle fails every first turn: each
+// session ends there, its later turns never sent (the record has only
+// first turns), and the result counts them not issued.
+func TestSessionsEndAtAFailedAnswer(t *testing.T) {
+	byID, samples, _, res := runSessionsOn(t, tinyLLM+",fault=error_mid", shape.SessionsOptions{Rate: 40, Turns: genai.Fixed(3),
+		Duration: 200 * time.Millisecond, Seed: 3}, nil)
+	sr := res.Sessions
+	if sr == nil || sr.Sessions < 2 || sr.Failed != sr.Sessions || sr.TurnsIssued != sr.Sessions || sr.TurnsNotIssued != 2*sr.Sessions {
+		t.Fatalf("sessions %+v", sr)
+	}
+	if res.SamplesFailed != sr.Sessions || len(samples) != int(sr.Sessions) {
+		t.Fatalf("%d samples failed, %d exported, want one a session", res.SamplesFailed, len(samples))
+	}
+	for _, s := range samples {
+		if s.Turn != 1 || s.Status == loadgen.SampleOK {
+			t.Errorf("sample %+v: want a failed first turn", s)
+		}
+	}
+	chat := 0
+	for _, x := range byID {
+		if strings.HasSuffix(x.Path, "/chat/completions") {
+			chat++
+		}
+	}
+	if chat != int(sr.Sessions) {
+		t.Errorf("the server got %d chat requests, want the %d first turns", chat, sr.Sessions)
+	}
 }
