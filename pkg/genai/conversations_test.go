@@ -48,3 +48,27 @@ func TestReadConversationsRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Any input is a data set or an ErrData, never a panic; a data set read
+// has only non-empty user turns.
+func FuzzReadConversations(f *testing.F) {
+	f.Add(`{"conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":"yo"}]}`)
+	f.Add(`[{"messages":[{"role":"user","content":"a"}]}]`)
+	f.Add("[")
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := ReadConversations(strings.NewReader(in), "f")
+		if err != nil {
+			if !errors.Is(err, ErrData) {
+				t.Fatalf("error %v does not wrap ErrData", err)
+			}
+			return
+		}
+		for s, n := range c.Turns() {
+			for k := 1; k <= n; k++ {
+				if u, ok := c.UserTurn(s, k); !ok || CountTokens(u) == 0 {
+					t.Fatalf("conversation %d turn %d: %q", s, k, u)
+				}
+			}
+		}
+	})
+}

@@ -124,3 +124,27 @@ func TestSessionsFromConversations(t *testing.T) {
 		}
 	}
 }
+
+// Any text is a valid --sessions or --think-time, reading back as itself,
+// or an ErrShape naming the flag; never a panic.
+func FuzzParseSessionsAndThinkTime(f *testing.F) {
+	for _, s := range []string{"2:4", "1.5:uniform:2:6", "3:@x.jsonl", "2s", "uniform:1s:2s", "exponential:1ms", ":"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if s, err := ParseSessions(v); err == nil {
+			if s.Rate <= 0 || s.File == "" && (s.Turns.IsZero() || s.Turns.Law == genai.LawFixed && s.Turns.A > MaxTurns) {
+				t.Fatalf("%q: %+v", v, s)
+			}
+		} else if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), "--sessions") {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if tt, err := ParseThinkTime(v); err == nil {
+			if again, err := ParseThinkTime(tt.String()); err != nil || again != tt {
+				t.Fatalf("%q: %+v reads back as %+v, %v", v, tt, again, err)
+			}
+		} else if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), "--think-time") {
+			t.Fatalf("%q: %v", v, err)
+		}
+	})
+}
