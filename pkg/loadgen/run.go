@@ -377,7 +377,11 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 // latency record's slots and the issue log (bench/longrun.sh subtracts it
 // from max RSS to show that nothing else grows with the run).
 func (r *Run) recordBytes() int64 {
-	return int64(r.n)*int64(r.spq)*8 + int64(r.times.size())
+	b := int64(r.n)*int64(r.spq)*8 + int64(r.times.size())
+	if r.sess != nil {
+		b += int64(r.n) * 6 // each query's session and turn
+	}
+	return b
 }
 
 // issueScenario issues issuer is's shard of the trace by scenario; it
