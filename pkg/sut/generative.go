@@ -99,6 +99,10 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 		}
 		p := g.prompts.Prompt(idx)
 		s.query, s.index, s.done, s.input, s.data = q.ID, j, done, 0, g.opts.Capture
+		if q.Turn > 0 {
+			// Whatever ends the sample ends the turn in the session's history.
+			s.book, s.session, s.turn, s.turns = g.sessions, q.Session, q.Turn, q.Turns
+		}
 		if p == nil {
 			// A prompt set shorter than its QSL: a bug of the caller, named
 			// rather than a panic on the issuer's goroutine.

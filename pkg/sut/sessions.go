@@ -130,7 +130,6 @@ func (b *sessionBook) active() int {
 // sessionTurn readies sample s for session turn q and returns its prompt;
 // nil when the turn cannot be built (s has ended it, failed).
 func (g *Generative) sessionTurn(s *genSample, q loadgen.Query, p *genai.Prompt) *genai.Prompt {
-	s.book, s.session, s.turn, s.turns = g.sessions, q.Session, q.Turn, q.Turns
 	sp, err := g.sessions.prompt(q, p)
 	if err != nil {
 		s.End(time.Time{}, genai.Usage{}, err)
