@@ -61,3 +61,16 @@ func TestBuildSessions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The daemon takes the fields as the CLI does; a bad one is a field error.
+func TestDecodeSessions(t *testing.T) {
+	const spec = `{"target": "http://h:1", "model": "m", "sessions": %q, "think_time": "1s", "settings": {"min_duration_ms": 1000}}`
+	if _, err := Decode(strings.NewReader(strings.Replace(spec, "%q", `"2:3"`, 1)), api.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Decode(strings.NewReader(strings.Replace(spec, "%q", `"2:@chats.jsonl"`, 1)), api.Limits{})
+	var fe *api.FieldError
+	if !errors.As(err, &fe) || fe.Field != "sessions" || !strings.Contains(fe.Message, "LOADGEND_DATA_ROOT") {
+		t.Fatalf("a data set without a data root: %v", err)
+	}
+}
