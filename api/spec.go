@@ -134,6 +134,15 @@ type RunSpec struct {
 	// server.statistics, the live server_queue_ns): `--no-server-statistics`.
 	NoServerStatistics bool `json:"no_server_statistics,omitempty"`
 
+	// Multi-turn sessions of a generative run (issue 31,
+	// docs/load-shapes.md): Sessions is "RATE:TURNS" (new sessions a
+	// second, turns a session as a length law) or "RATE:@FILE" (a data set
+	// of conversations, a file under LOADGEND_DATA_ROOT); ThinkTime the
+	// time between an answer and the next turn ("2s", "uniform:1s:3s",
+	// "exponential:2s"). pkg/shape parses them, pkg/runspec builds them.
+	Sessions  string `json:"sessions,omitempty"`
+	ThinkTime string `json:"think_time,omitempty"`
+
 	// The distributed run's fields (distributed.go): Workers 0 is a run on
 	// the daemon itself; the others apply only with Workers ≥ 1.
 	Workers               int      `json:"workers,omitempty"`

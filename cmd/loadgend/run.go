@@ -386,6 +386,7 @@ func newRunFlags() *runFlags {
 	f.uint(&o.Concurrency, "concurrency", "settings.concurrency", "closed loop: keep N requests outstanding, each completion sending the next, for --min-duration-ms (scenario SingleStream's samples; latency from the send; not an MLPerf scenario: no VALID/INVALID, no LoadGen logs)")
 	f.tls.add(f.specFlags)
 	f.addServerMetricsFlags(&f.serverMetrics)
+	f.addSessionFlags()
 	f.addServerStatisticsFlag()
 	fs.StringVar(&f.logLevel, "log-level", "warn", "debug, info, warn or error")
 	fs.StringVar(&f.mode, "mode", modePerformance, "performance (one run), find-peak (a peak search), sweep (one trial per rate of --rates or --rate-range) or accuracy (every sample once, responses logged)")

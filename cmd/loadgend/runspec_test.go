@@ -42,6 +42,10 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		`{"target": "grpcs://gw.example.com", "model": "m", "scenario": "Server", "tls": {"ca_pem": ` + jsonString(string(ca.CertPEM)) + `,
 		  "server_name": "sut.internal", "insecure_skip_verify": true, "client_cert": "@file:` + client.CertFile + `", "client_key": "@file:` + client.KeyFile + `"}}`,
 	}, {
+		"multi-turn sessions",
+		[]string{"--target", "http://h:1", "--model", "m", "--min-duration-ms", "2000", "--sessions", "4:uniform:2:5", "--think-time", "exponential:1s"},
+		`{"target": "http://h:1", "model": "m", "sessions": "4:uniform:2:5", "think_time": "exponential:1s", "settings": {"min_duration_ms": 2000}}`,
+	}, {
 		"no server statistics",
 		[]string{"--target", "http://h:1", "--model", "m", "--no-server-statistics"},
 		`{"target": "http://h:1", "model": "m", "no_server_statistics": true}`,

@@ -163,6 +163,9 @@ type Result struct {
 	// Tokens is what a generative run measured of its tokens (TokenResult);
 	// nil when no sample carried any.
 	Tokens *TokenResult `json:"tokens,omitempty"`
+
+	// Sessions is a run with multi-turn sessions' figures (sessionresult.go).
+	Sessions *SessionsResult `json:"sessions,omitempty"`
 	// TokenLatencies is the token-latency verdict of a run with
 	// use_token_latencies (LoadGen's TTFT/TPOT rules); nil without it.
 	TokenLatencies *TokenLatencies `json:"token_latencies,omitempty"`

@@ -138,6 +138,8 @@ type Run struct {
 	issueCancelM sync.Mutex
 
 	merge *mergeState // a run rebuilt from its workers' records (NewMergedRun); nil otherwise
+
+	sess *sessionState // a run with sessions (Settings.Sessions); nil otherwise
 }
 
 // NewRun validates the settings, asks the QSL for its counts and generates
@@ -194,6 +196,11 @@ func NewRun(s Settings, sut SUT, qsl QSL, opts ...Option) (*Run, error) {
 		r.remaining = make([]atomic.Int64, r.n)
 		r.queryDone = make([]atomic.Int64, r.n)
 		r.queryFail = make([]atomic.Bool, r.n)
+	}
+	if s.Sessions != nil {
+		if r.sess, err = newSessionState(s, r.n); err != nil {
+			return nil, err
+		}
 	}
 	if g, ok := sut.(GenerativeSUT); ok && g.Generative() {
 		r.tok.Store(newTokenRecord(nSamples))
@@ -355,6 +362,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	res.Warmup = warm
 	res.Tokens = r.tokenResult(res)
 	r.shapedResult(res)
+	res.Sessions = r.sessionResult()
 	for _, is := range r.iss {
 		if rs, ok := is.sut.(Resender); ok {
 			res.RequestsResent += int64(rs.Resends())
@@ -372,13 +380,19 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 // latency record's slots and the issue log (bench/longrun.sh subtracts it
 // from max RSS to show that nothing else grows with the run).
 func (r *Run) recordBytes() int64 {
-	return int64(r.n)*int64(r.spq)*8 + int64(r.times.size())
+	b := int64(r.n)*int64(r.spq)*8 + int64(r.times.size())
+	if r.sess != nil {
+		b += int64(r.n) * 6 // each query's session and turn
+	}
+	return b
 }
 
 // issueScenario issues issuer is's shard of the trace by scenario; it
 // returns why it stopped.
 func (r *Run) issueScenario(issueCtx, sutCtx context.Context, is *issuer) StopReason {
 	switch {
+	case r.sess != nil:
+		return r.issueSessions(issueCtx, sutCtx, is)
 	case r.settings.Scenario == trace.Server:
 		return r.issueServer(issueCtx, sutCtx, is)
 	case r.settings.Scenario == trace.Offline:
@@ -683,6 +697,11 @@ func (r *Run) record(c Completion, off int64, is *issuer) {
 		atomicMax(&r.queryDone[q], off)
 	}
 	atomicMax(&is.lastDone, off)
+	if r.sess != nil {
+		// Before the query counts done: the issuer that wakes for it
+		// finds the follow-up it makes due.
+		r.sess.answered(q, off, c.Err != nil)
+	}
 	if r.remaining == nil || r.remaining[q].Add(-n) == 0 {
 		r.finishQuery(q, sched, c.Err != nil)
 	}

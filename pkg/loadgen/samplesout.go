@@ -107,6 +107,7 @@ func (r *Run) appendSample(b []byte, t *tokenRecord, seq, index int, sched, issu
 		b = append(b, `,"model":`...)
 		b = strconv.AppendQuote(b, part.model)
 	}
+	b = r.appendSession(b, seq)
 	if w, ok := r.workerOf(seq); ok {
 		// A distributed run's line names the worker that issued it.
 		b = append(b, `,"worker":`...)

@@ -90,6 +90,11 @@ type Settings struct {
 	// built it (stages, trace, mix, ...) are what is kept.
 	Shape trace.Shape `json:"-"`
 
+	// Sessions, when set with Shape (pkg/shape.Sessions, which is both),
+	// are multi-turn sessions of a generative run (issue 31): the Shape
+	// counts their planned turns, Sessions times them (sessions.go).
+	Sessions Sessions `json:"-"`
+
 	// UseTokenLatencies judges a Server run by its time to first token
 	// and time per output token at the target percentile, against
 	// ServerTTFTLatencyNs and ServerTPOTLatencyNs, instead of by query

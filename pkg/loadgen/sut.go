@@ -104,6 +104,13 @@ type Query struct {
 	Stage   int
 	Model   int
 	Request *trace.Request
+
+	// Session, Turn and Turns place a query of a run with sessions
+	// (Settings.Sessions): its session's index, its turn (1-based; 0: no
+	// session) and the turns its session plans. The SUT sends the
+	// session's history with it and forgets the history after the last
+	// turn or a failed one.
+	Session, Turn, Turns int
 }
 
 // Sample returns the sequence number of the query's sample j (an index

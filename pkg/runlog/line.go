@@ -51,6 +51,7 @@ func SummaryLine(res *loadgen.Result) string {
 	}
 	fmt.Fprintf(&b, "; %s p50 %s, p90 %s, p99 %s%s", what, msAt(latency, 0.50), msAt(latency, 0.90), msAt(latency, 0.99), answeredNote(latency))
 	b.WriteString(tokenSummary(res))
+	b.WriteString(sessionSummary(res))
 	b.WriteString(tokenLatencySummary(res))
 	fmt.Fprintf(&b, "; %d of %d samples failed%s", res.SamplesFailed, res.SamplesIssued, failureKinds(res.Failures))
 	if res.IssueLateness.Count > 0 && res.ClosedLoop == nil { // a closed loop has no schedule to be late for

@@ -372,6 +372,7 @@ func network(res *loadgen.Result, o *Options, notes []mlperflog.Field) mlperflog
 		add("non_compliant", strings.Join(res.NonCompliant, "; "))
 	}
 	n.Extra = append(n.Extra, tokenLines(res)...)
+	n.Extra = append(n.Extra, sessionLines(res)...)
 	n.Extra = append(n.Extra, notes...)
 	n.Extra = append(n.Extra, o.Extra...)
 	add("version", version.String())

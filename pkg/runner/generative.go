@@ -30,6 +30,10 @@ import (
 // this build has no client for.
 var ErrAPI = errors.New("api")
 
+// ErrSessionsModel is a run with sessions (multi-turn conversations)
+// against a model that does not generate.
+var ErrSessionsModel = errors.New("sessions")
+
 // CheckAPI refuses an API that t's transport does not carry: kserve-stream
 // is gRPC, the others HTTP.
 func CheckAPI(api genai.API, t target.Target) error {
@@ -250,7 +254,7 @@ func openGenerative(spec Spec, t target.Target, conn *connection, pr *Probe, nam
 	stream := pr.API != genai.APIGenerate
 	ad, err := sut.Open(sut.Config{Generative: &sut.GenerativeConfig{Client: client, Prompts: ps,
 		Options: sut.GenerativeOptions{Model: spec.Model, Version: spec.ModelVersion, Stream: stream, Name: name,
-			Timeout: spec.RequestTimeout, Capture: capture, Seed: spec.DataSeed}}})
+			Timeout: spec.RequestTimeout, Capture: capture, Seed: spec.DataSeed, Conversations: userTurns(spec.Conversations)}}})
 	if err != nil {
 		client.Close()
 		return nil, nil, false, err
@@ -263,4 +267,13 @@ func openGenerative(spec Spec, t target.Target, conn *connection, pr *Probe, nam
 type promptSet interface {
 	sampleSet
 	sut.Prompts
+}
+
+// userTurns is a data set's conversations as the SUT takes them: nil
+// (not a nil *genai.Conversations in an interface) without one.
+func userTurns(c *genai.Conversations) sut.UserTurns {
+	if c == nil {
+		return nil
+	}
+	return c
 }

@@ -99,6 +99,10 @@ type Spec struct {
 	// server.statistics).
 	NoServerStatistics bool
 
+	// Conversations are a run with sessions' user messages when a data
+	// set gives them (--sessions RATE:@FILE); nil: each turn's sample's.
+	Conversations *genai.Conversations
+
 	// wrapGen, when set, wraps a generative run's client: a test's hook
 	// (the truth test records every token's arrival through it). Unexported:
 	// no setting reaches it.
@@ -277,6 +281,9 @@ func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
 	}
 	if issuerCount(spec.Settings) > 1 && pr.API != "" {
 		return nil, fmt.Errorf("%w (%d asked): a generative run's client reads its answers on its own goroutines, so issuers would split nothing; use 1", ErrIssuersClient, issuerCount(spec.Settings))
+	}
+	if spec.Settings.Sessions != nil && pr.API == "" {
+		return nil, fmt.Errorf("%w: --sessions (multi-turn conversations) needs a generative model; %s is not one", ErrSessionsModel, spec.Model)
 	}
 	if pr.API != "" {
 		ad, ps, loop, err := openGenerative(spec, t, conn, pr, name, capture)

@@ -202,6 +202,9 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 			r.Search.Rates, r.Search.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
 		}
 	}
+	if r.Spec.Conversations, err = buildSessions(s, &r.Spec.Settings, env); err != nil {
+		return Run{}, nil, err
+	}
 	return r, src, nil
 }
 

@@ -43,6 +43,9 @@ type GenerativeOptions struct {
 	// requests (loadgen.Query.Request; genai.TracePrompt): the run's data
 	// seed.
 	Seed uint64
+	// Conversations are the user messages of a run with sessions when a
+	// data set gives them (sessions.go); nil: each turn's QSL sample's.
+	Conversations UserTurns
 }
 
 // Generative is the engine's SUT over a genai.Client: one request per
@@ -61,6 +64,9 @@ type Generative struct {
 	// streaming counts the samples in flight that have had a token but
 	// not their end (loadgen.StreamingSUT).
 	streaming atomic.Int64
+	// sessions holds the history of each session in flight (a query with
+	// a Turn), the server's answers in it.
+	sessions *sessionBook
 }
 
 // Streaming is the number of samples in flight that have received tokens
@@ -77,7 +83,7 @@ func NewGenerative(client genai.Client, prompts Prompts, opts GenerativeOptions)
 	if opts.Name == "" {
 		opts.Name = "Network SUT (generative)"
 	}
-	return &Generative{client: client, prompts: prompts, opts: opts}
+	return &Generative{client: client, prompts: prompts, opts: opts, sessions: newSessionBook(opts.Conversations)}
 }
 
 // Name is the SUT's name for the result.
@@ -101,16 +107,25 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 			s = &genSample{pool: &g.samples, streaming: &g.streaming}
 		}
 		p := g.prompt(q, j, s)
-		s.query, s.index, s.done, s.input = q.ID, j, done, 0
+		s.query, s.index, s.done, s.input, s.data = q.ID, j, done, 0, g.opts.Capture
+		if q.Turn > 0 {
+			// Whatever ends the sample ends the turn in the session's history.
+			s.book, s.session, s.turn, s.turns = g.sessions, q.Session, q.Turn, q.Turns
+		}
 		if p == nil {
 			// A prompt set shorter than its QSL: a bug of the caller, named
 			// rather than a panic on the issuer's goroutine.
 			s.End(time.Time{}, genai.Usage{}, fmt.Errorf("sut: no prompt for QSL index %d", idx))
 			continue
 		}
+		if q.Turn > 0 {
+			if p = g.sessionTurn(s, q, p); p == nil {
+				continue
+			}
+		}
 		s.input = p.InputTokens
 		s.req = genai.Request{Model: g.opts.Model, Version: g.opts.Version, Prompt: p, Stream: g.opts.Stream, ID: uint64(q.Sample(j)),
-			Capture: g.opts.Capture}
+			Capture: g.opts.Capture || q.Turn > 0}
 		rctx := ctx
 		if g.opts.Timeout > 0 {
 			rctx, s.cancel = context.WithTimeout(ctx, g.opts.Timeout)
@@ -156,6 +171,12 @@ type genSample struct {
 	// sample: the engine keeps them.
 	ids, text, firstData []byte
 	firstSeen            bool
+	// data: the engine gets the answer's content (GenerativeOptions.Capture).
+	data bool
+	// A session's turn (Turn > 0): its answer joins the session's
+	// history in book before the engine hears of it.
+	book                 *sessionBook
+	session, turn, turns int
 }
 
 // Content keeps a token-bearing response's content (a request that
@@ -224,7 +245,11 @@ func (s *genSample) End(at time.Time, u genai.Usage, err error) {
 			c.Tokens, c.TokensClaimed = n, u.OutputTokens
 		}
 	}
-	if s.req.Capture && err == nil {
+	if s.turn > 0 {
+		// Before done: the engine makes the next turn due from it.
+		s.book.answered(s.session, s.turn, s.turns, s.text, err)
+	}
+	if s.data && err == nil {
 		c.Data, c.FirstTokenData = [][]byte{s.content()}, s.firstData
 	}
 	if s.cancel != nil {
