@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/shape"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// fixedShape is a load shape of n arrivals gap apart, arrival i's model
+// model(i): the mix's routing tested on its own, whatever pkg/shape's
+// draws.
+type fixedShape struct {
+	n     int
+	gap   time.Duration
+	model func(i int) int
+}
+
+func (s fixedShape) Arrivals() (trace.Arrivals, error) { return &fixedArrivals{s: s}, nil }
+func (s fixedShape) End() time.Duration                { return time.Duration(s.n) * s.gap }
+
+type fixedArrivals struct {
+	s fixedShape
+	i int
+}
+
+func (a *fixedArrivals) Next() (trace.Arrival, bool) {
+	if a.i >= a.s.n {
+		return trace.Arrival{}, false
+	}
+	x := trace.Arrival{At: time.Duration(a.i) * a.s.gap, Model: a.s.model(a.i)}
+	a.i++
+	return x, true
+}
+func (a *fixedArrivals) Err() error   { return nil }
+func (a *fixedArrivals) Close() error { return nil }
+
+// weighted draws 50%, 30% and 20% of the queries for models 0, 1, 2 by a
+// multiplicative hash of the index: uneven, interleaved, fixed.
+func weighted(i int) int {
+	switch h := (uint32(i) * 2654435761) >> 22 % 10; {
+	case h < 5:
+		return 0
+	case h < 8:
+		return 1
+	}
+	return 2
+}
+
+// inferences is each model's inference count on p (Triton's statistics).
+func inferences(t *testing.T, p *sutproxy.Proxy) map[string]uint64 {
+	t.Helper()
+	st, err := p.Backend().ModelStatistics(context.Background(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, m := range st.ModelStats {
+		out[m.Name] += m.InferenceCount
+	}
+	return out
+}
+
+// TestMixRoutesEachQueryToItsModel: a mix of three models, two on the
+// run's target and one at a target of its own, each query sent to the
+// model its Query.Model names, each model's samples its own (of its own
+// shape: the server checks them): the servers' inference counts are the
+// shape's counts per model, and every sample is answered.
+func TestMixRoutesEachQueryToItsModel(t *testing.T) {
+	p := startProxy(t, "name=a,dims=16,latency=constant:200us", "name=b,dims=4,dtype=INT32,latency=constant:200us")
+	q := startProxy(t, "name=c,dims=32,latency=constant:200us")
+	const n = 600
+	want := map[string]uint64{}
+	names := []string{"a", "b", "c"}
+	for i := range n {
+		want[names[weighted(i)]]++
+	}
+	s := serverSettings(t, loadgen.RulesetLoadGen6, 0)
+	s.Engine.EarlyVerdict = false
+	s.Shape = fixedShape{n: n, gap: time.Millisecond, model: weighted}
+	spec := Spec{Target: targetOf(p, "http"), Model: "a", Settings: s, TotalSamples: 64, PerformanceSamples: 64,
+		Mix: []shape.MixEntry{{Model: "a", Weight: 0.5}, {Model: "b", Weight: 0.3}, {Model: "c", Weight: 0.2, Target: targetOf(q, "grpc")}}}
+	out, err := Run(t.Context(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := out.Result; r.SamplesCompleted != n || r.SamplesFailed != 0 {
+		t.Fatalf("completed %d, failed %d of %d samples", r.SamplesCompleted, r.SamplesFailed, n)
+	}
+	got := inferences(t, p)
+	for k, v := range inferences(t, q) {
+		got[k] += v
+	}
+	for _, m := range names {
+		if got[m] != want[m] {
+			t.Errorf("model %s: the servers counted %d inferences, the shape drew %d (all: %v, want %v)", m, got[m], want[m], got, want)
+		}
+	}
+}
+
+// TestMixRefusesWhatItCannotCarry: a mix names its refusals before a
+// query is sent: several issuers, a model the server lacks (naming it),
+// tensor and generative models together.
+func TestMixRefusesWhatItCannotCarry(t *testing.T) {
+	p := startProxy(t, "name=a", "kind=llm,name=g")
+	s := serverSettings(t, loadgen.RulesetLoadGen6, 0)
+	s.Shape = fixedShape{n: 10, gap: time.Millisecond, model: func(int) int { return 0 }}
+	base := Spec{Target: targetOf(p, "http"), Model: "a", Settings: s, TotalSamples: 8, PerformanceSamples: 8}
+	cases := []struct {
+		name string
+		mix  []shape.MixEntry
+		edit func(*Spec)
+		want string
+	}{
+		{"issuers", []shape.MixEntry{{Model: "a"}}, func(s *Spec) { s.Settings.Engine.Issuers = 2 }, "issuers"},
+		{"unknown model", []shape.MixEntry{{Model: "a"}, {Model: "nope"}}, nil, "nope"},
+		{"tensor and generative", []shape.MixEntry{{Model: "a"}, {Model: "g"}}, nil, "generative"},
+		{"bad api", []shape.MixEntry{{Model: "a", API: "smoke-signals"}}, nil, "smoke-signals"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := base
+			spec.Mix = c.mix
+			if c.edit != nil {
+				c.edit(&spec)
+			}
+			_, err := Run(t.Context(), spec, Options{})
+			if !errors.Is(err, ErrMix) {
+				t.Fatalf("got %v, want ErrMix", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not name %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestMixSUTFailsAQueryOutsideTheMix: a query naming a model past the
+// mix fails at once, named, rather than panicking on the issuer.
+func TestMixSUTFailsAQueryOutsideTheMix(t *testing.T) {
+	m := &mixSUT{suts: []loadgen.SUT{nil}, names: []string{"a"}, index: [][]int{{0}}}
+	var got []loadgen.Completion
+	m.IssueQuery(t.Context(), loadgen.Query{ID: 7, Samples: []int{0}, Model: 3}, func(c loadgen.Completion) { got = append(got, c) })
+	if len(got) != 1 || !errors.Is(got[0].Err, ErrMix) || got[0].Count != 1 {
+		t.Fatalf("completions %+v, want one failure wrapping ErrMix", got)
+	}
+}
