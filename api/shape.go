@@ -31,11 +31,11 @@ func (s RunSpec) checkShape() error {
 	if s.Stages != "" && s.Trace != "" {
 		return fieldErr("trace", "a trace file gives its own arrival times: leave stages out (or trace, to run the stages)")
 	}
-	if s.Arrivals != "" && s.Stages == "" && s.Mix == "" {
-		return fieldErr("arrivals", "is how the stages' queries arrive: give stages (or mix) too")
-	}
 	if s.Arrivals != "" && s.Trace != "" {
 		return fieldErr("arrivals", "a trace file gives its own arrival times: leave arrivals out")
+	}
+	if s.Arrivals != "" && s.Stages == "" && s.Mix == "" {
+		return fieldErr("arrivals", "is how the stages' queries arrive: give stages (or mix) too")
 	}
 	if v := s.TraceSpeed; v < 0 || v > MaxTraceSpeed || math.IsNaN(v) {
 		return fieldErr("trace_speed", "must be in (0, %d] (1: the trace's own pace; 0 or left out: 1), got %v", MaxTraceSpeed, v)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/shape"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 	"github.com/netloadgen/netloadgen/pkg/trace"
@@ -149,5 +150,44 @@ func TestMixSUTFailsAQueryOutsideTheMix(t *testing.T) {
 	m.IssueQuery(t.Context(), loadgen.Query{ID: 7, Samples: []int{0}, Model: 3}, func(c loadgen.Completion) { got = append(got, c) })
 	if len(got) != 1 || !errors.Is(got[0].Err, ErrMix) || got[0].Count != 1 {
 		t.Fatalf("completions %+v, want one failure wrapping ErrMix", got)
+	}
+}
+
+// TestSweepOfTraceSpeeds: a sweep of a trace's speeds runs one trial per
+// speed, in order, each replaying the shape AtSpeed opens at that speed
+// (not a Server rate), and labels its record with the speed's unit.
+func TestSweepOfTraceSpeeds(t *testing.T) {
+	p := startProxy(t, "name=a,latency=constant:100us")
+	s := serverSettings(t, loadgen.RulesetLoadGen6, 0)
+	s.Engine.EarlyVerdict = false
+	const n = 50
+	s.Shape = fixedShape{n: n, gap: 2 * time.Millisecond, model: func(int) int { return 0 }}
+	var asked []float64
+	at := func(speed float64) (trace.Shape, error) {
+		asked = append(asked, speed)
+		// Twice as fast: the same arrivals at half the gaps.
+		return fixedShape{n: n, gap: time.Duration(float64(2*time.Millisecond) / speed), model: func(int) int { return 0 }}, nil
+	}
+	base := Spec{Target: targetOf(p, "http"), Model: "a", Settings: s, TotalSamples: 8, PerformanceSamples: 8, OutDir: t.TempDir()}
+	res, err := FindPeak(t.Context(), base, Search{TraceSpeeds: []float64{1, 4}, AtSpeed: at}, SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 2 || asked[0] != 1 || asked[1] != 4 {
+		t.Fatalf("the trials opened the trace at speeds %v, want [1 4]", asked)
+	}
+	if res.Unit != search.UnitSpeed || len(res.Trials) != 2 {
+		t.Fatalf("unit %q, %d trials", res.Unit, len(res.Trials))
+	}
+	for i, tr := range res.Trials {
+		if tr.Target != asked[i] {
+			t.Errorf("trial %d: target %v, want speed %v", i, tr.Target, asked[i])
+		}
+	}
+	// A sweep of speeds needs the trace to replay.
+	bare := base
+	bare.Settings.Shape = nil
+	if _, err := FindPeak(t.Context(), bare, Search{TraceSpeeds: []float64{1}, AtSpeed: at}, SearchOptions{}); !errors.Is(err, search.ErrConfig) {
+		t.Errorf("a sweep of speeds without a trace: %v, want search.ErrConfig", err)
 	}
 }

@@ -77,3 +77,17 @@ func TestFmtMs(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepOfSpeedsSaysSo: a sweep of a trace's speeds is labelled as
+// one, its column the speed, not a rate asked.
+func TestSweepOfSpeedsSaysSo(t *testing.T) {
+	res := &Result{Mode: ModeSweep, Unit: UnitSpeed, Trials: []Trial{{Index: 1, Target: 2, Achieved: 40}}}
+	s := Summary(res)
+	if !strings.Contains(s, "1 trace speeds") || !strings.Contains(s, "trace speed") || strings.Contains(s, "rate asked") {
+		t.Errorf("summary:\n%s", s)
+	}
+	res.Unit = UnitQPS
+	if s := Summary(res); !strings.Contains(s, "rate asked") {
+		t.Errorf("a sweep of rates lost its column:\n%s", s)
+	}
+}

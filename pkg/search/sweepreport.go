@@ -11,7 +11,11 @@ import (
 // against the rate as a bar plot, then how the sweep ended.
 func sweepSummary(res *Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Load sweep: %s %s, %d rates\n", res.Ruleset, res.Scenario, len(res.Trials))
+	what := "rates"
+	if res.Unit == UnitSpeed {
+		what = "trace speeds"
+	}
+	fmt.Fprintf(&b, "Load sweep: %s %s, %d %s\n", res.Ruleset, res.Scenario, len(res.Trials), what)
 	if bt := boundText(res); bt != "" {
 		fmt.Fprintf(&b, "Verdict: each trial's own validity as a run; the bound is %s.\n", bt)
 	}
@@ -30,7 +34,13 @@ func sweepSummary(res *Result) string {
 // the bound and the run's verdict.
 func writeSweepTable(w io.Writer, res *Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "trial\trate asked/s\tcompleted/s\tp50\tp90\tp99\tover bound\tverdict\tduration s\t\n")
+	asked := "rate asked/s"
+	if res.Unit == UnitSpeed {
+		// A trace's replay: its trials differ by speed, their rates are
+		// the trace's.
+		asked = "trace speed"
+	}
+	fmt.Fprintf(tw, "trial\t%s\tcompleted/s\tp50\tp90\tp99\tover bound\tverdict\tduration s\t\n", asked)
 	for _, t := range res.Trials {
 		p50, p90, p99 := "-", "-", "-"
 		if l := shownLatency(t); l != nil {
