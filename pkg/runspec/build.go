@@ -210,25 +210,33 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if bs.mix != nil {
 		r.Spec.Mix = bs.mix.Entries
 	}
-	if sp := s.Search; sp != nil {
-		r.Search = &runner.Search{
-			Options: search.Options{Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, Delta: sp.Delta, VerifyRuns: sp.VerifyRuns,
-				GoodputPercent: sp.GoodputPercent},
-			// A failing trial need not run to its end: on unless asked off.
-			EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
-			MaxTrials:    sp.MaxTrials,
-		}
-		if sp.Mode == api.SearchSweep {
-			// A sweep measures every rate: a trial cut short by its verdict
-			// measures less, so it runs to its end unless asked.
-			r.Search.EarlyVerdict = sp.EarlyVerdict != nil && *sp.EarlyVerdict
-			r.Search.Rates, r.Search.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
-			if len(sp.TraceSpeeds) > 0 {
-				r.Search.TraceSpeeds, r.Search.AtSpeed = append([]float64(nil), sp.TraceSpeeds...), bs.atSpeed
-			}
+	r.Search = buildSearch(s.Search, bs)
+	return r, src, nil
+}
+
+// buildSearch is the spec's search block as the runner's, nil for one
+// run; a sweep of trace speeds reopens the trace at each (bs.atSpeed).
+func buildSearch(sp *api.Search, bs builtShape) *runner.Search {
+	if sp == nil {
+		return nil
+	}
+	rs := &runner.Search{
+		Options: search.Options{Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, Delta: sp.Delta, VerifyRuns: sp.VerifyRuns,
+			GoodputPercent: sp.GoodputPercent},
+		// A failing trial need not run to its end: on unless asked off.
+		EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
+		MaxTrials:    sp.MaxTrials,
+	}
+	if sp.Mode == api.SearchSweep {
+		// A sweep measures every rate: a trial cut short by its verdict
+		// measures less, so it runs to its end unless asked.
+		rs.EarlyVerdict = sp.EarlyVerdict != nil && *sp.EarlyVerdict
+		rs.Rates, rs.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
+		if len(sp.TraceSpeeds) > 0 {
+			rs.TraceSpeeds, rs.AtSpeed = append([]float64(nil), sp.TraceSpeeds...), bs.atSpeed
 		}
 	}
-	return r, src, nil
+	return rs
 }
 
 // librarySize is the sample library's total and performance sample

@@ -51,7 +51,7 @@ func TestShapeRefusals(t *testing.T) {
 		{"trace start without a trace", func(s *api.RunSpec) { s.TraceStartMs = 5 }, Env{}, "trace_start_ms", "give trace"},
 		{"trace speed too high", func(s *api.RunSpec) { s.Stages, s.Trace, s.TraceSpeed = "", "t.jsonl", 1e6 }, Env{}, "trace_speed", "(0, 1000]"},
 		{"trace speed negative", func(s *api.RunSpec) { s.Stages, s.Trace, s.TraceSpeed = "", "t.jsonl", -1 }, Env{}, "trace_speed", "(0, 1000]"},
-		{"trace window over 30 days", func(s *api.RunSpec) { s.Stages, s.Trace, s.TraceDurationMs = "", "t.jsonl", 1 << 40 }, Env{}, "trace_duration_ms", "30 days"},
+		{"trace window over 30 days", func(s *api.RunSpec) { s.Stages, s.Trace, s.TraceDurationMs = "", "t.jsonl", 1<<40 }, Env{}, "trace_duration_ms", "30 days"},
 		{"stages too long", func(s *api.RunSpec) { s.Stages = strings.Repeat("1s:1,", 1000) }, Env{}, "stages", "longer than"},
 		{"no model, no mix", func(s *api.RunSpec) { s.Model = "" }, Env{}, "model", "required"},
 		{"model not in the mix", func(s *api.RunSpec) { s.Stages, s.Mix = "", "a=1,b=1" }, Env{}, "mix", ""},
