@@ -21,7 +21,7 @@ func scheduleCommand(args []string, stdout, stderr io.Writer) int {
 	f := newScheduleFlags()
 	err := f.fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, "usage: loadgend schedule [settings flags, as for loadgend run]")
+		fmt.Fprintln(stdout, "usage: loadgend schedule [settings flags, as for loadgend run] [--stages ... [--arrivals ...] [--mix ...]]")
 		f.fs.SetOutput(stdout)
 		f.fs.PrintDefaults()
 		return 0
@@ -34,6 +34,9 @@ func scheduleCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "loadgend schedule: %v\n", err)
 		return 2
+	}
+	if f.shaped() {
+		return f.printShaped(ls, stdout, stderr)
 	}
 	tr, err := trace.New(ls.TraceSettings(), qsl)
 	if errors.Is(err, trace.ErrInvalidSettings) {
@@ -58,6 +61,7 @@ type scheduleFlags struct {
 	*specFlags
 	settings settingsFlags
 	printed  int
+	shape    shapeFlags
 }
 
 func newScheduleFlags() *scheduleFlags {
@@ -71,6 +75,7 @@ func newScheduleFlags() *scheduleFlags {
 	f.uint(&o.PerformanceIssueSameIndex, "issue-same-index", "settings.performance_issue_same_index", "performance_issue_same_index (into the loaded set)")
 	f.uint(&o.PerformanceSampleCountOverride, "performance-sample-count-override", "settings.performance_sample_count_override", "performance_sample_count_override (0 = the QSL's)")
 	f.fs.IntVar(&f.printed, "max-printed-samples", trace.PrintedSamplesPerQuery, "QSL indices printed per query (0 = all; the reference vectors print 16)")
+	f.addShapeFlags()
 	return f
 }
 
