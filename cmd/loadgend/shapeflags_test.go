@@ -44,7 +44,7 @@ func TestShapeFlagErrorsNameTheFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--stages", "1s:5", "--scenario", "Offline"}, "--scenario: Offline: a load shape (stages)"},
+		{[]string{"--stages", "1s:5", "--scenario", "Offline"}, "--scenario: a load shape (stages) is a Server schedule of its own arrivals: leave scenario out or give Server, not Offline"},
 		{[]string{"--stages", "1s:5", "--trace", "t.jsonl"}, "--trace: a trace file gives its own arrival times"},
 		{[]string{"--arrivals", "constant"}, "--arrivals: "},
 		{[]string{"--trace-speed", "2"}, "--trace-speed: applies to a trace file's replay"},

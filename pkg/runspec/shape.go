@@ -42,7 +42,7 @@ func shapeField(s api.RunSpec) string {
 func checkShapeRun(s api.RunSpec, ls loadgen.Settings) error {
 	f := shapeField(s)
 	if ls.Scenario != trace.Server {
-		return fieldErr("scenario", "%s: a load shape (%s) is a Server schedule of its own arrivals: leave scenario out or give Server", ls.Scenario, f)
+		return fieldErr("scenario", "a load shape (%s) is a Server schedule of its own arrivals: leave scenario out or give Server, not %s", f, ls.Scenario)
 	}
 	if ls.Engine.Concurrency > 0 {
 		return fieldErr("settings.concurrency", "a closed loop sends on completions, a load shape (%s) on its own schedule: give one of them", f)
@@ -65,8 +65,7 @@ func checkShapeRun(s api.RunSpec, ls loadgen.Settings) error {
 // it asks for none: the stages (with the run's schedule seed), a trace
 // file (found as data is: under env.DataRoot, or as given by the CLI), or
 // a mix alone as one constant stage at the run's target QPS for its
-// min_duration_ms. The mix's draws are seeded by the run's
-// sample_index_rng_seed: the model is what a query sends, as its sample.
+// min_duration_ms.
 func buildShape(s api.RunSpec, ls loadgen.Settings, env Env) (builtShape, error) {
 	var b builtShape
 	if !s.Shaped() {
@@ -99,14 +98,14 @@ func buildShape(s api.RunSpec, ls loadgen.Settings, env Env) (builtShape, error)
 
 // buildStaged is the shape of the spec's stages, or of its mix alone.
 func buildStaged(s api.RunSpec, ls loadgen.Settings, mix *shape.Mix) (trace.Shape, error) {
-	o := shape.StagedOptions{Arrivals: shape.Process{Kind: "poisson"}, Seed: ls.ScheduleRNGSeed, Mix: mix, MixSeed: ls.SampleIndexRNGSeed}
-	if s.Arrivals != "" {
-		p, err := shape.ParseArrivals(s.Arrivals)
-		if err != nil {
-			return nil, shapeErr("arrivals", err)
-		}
-		o.Arrivals = p
+	// The models are drawn from the schedule seed too (Mix.Pick salts it:
+	// independent of the times), as `loadgend schedule` prints them.
+	o := shape.StagedOptions{Seed: ls.ScheduleRNGSeed, Mix: mix, MixSeed: ls.ScheduleRNGSeed}
+	p, err := shape.ParseArrivals(s.Arrivals)
+	if err != nil {
+		return nil, shapeErr("arrivals", err)
 	}
+	o.Arrivals = p
 	field := "stages"
 	if s.Stages != "" {
 		st, err := shape.ParseStages(s.Stages)
@@ -179,8 +178,10 @@ func shapeErr(field string, err error) error {
 		return fieldErr(field, "this build cannot make this load shape yet (%v)", err)
 	}
 	msg := strings.TrimPrefix(err.Error(), shape.ErrShape.Error()+": ")
-	msg = strings.TrimPrefix(msg, "--"+strings.ReplaceAll(field, "_", "-")+": ")
-	msg = strings.TrimPrefix(msg, field+": ")
+	flag := "--" + strings.ReplaceAll(field, "_", "-")
+	for _, p := range []string{flag + ": ", flag + " ", field + ": "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
 	return fieldErr(field, "%s", msg)
 }
 
