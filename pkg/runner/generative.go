@@ -250,7 +250,7 @@ func openGenerative(spec Spec, t target.Target, conn *connection, pr *Probe, nam
 	stream := pr.API != genai.APIGenerate
 	ad, err := sut.Open(sut.Config{Generative: &sut.GenerativeConfig{Client: client, Prompts: ps,
 		Options: sut.GenerativeOptions{Model: spec.Model, Version: spec.ModelVersion, Stream: stream, Name: name,
-			Timeout: spec.RequestTimeout, Capture: capture}}})
+			Timeout: spec.RequestTimeout, Capture: capture, Seed: spec.DataSeed}}})
 	if err != nil {
 		client.Close()
 		return nil, nil, false, err

@@ -39,6 +39,10 @@ type GenerativeOptions struct {
 	// (Completion.Data, FirstTokenData): its output token ids as int32
 	// little-endian when the server gives them, else its text's bytes.
 	Capture bool
+	// Seed is the seed of the prompts synthesised for a trace file's
+	// requests (loadgen.Query.Request; genai.TracePrompt): the run's data
+	// seed.
+	Seed uint64
 }
 
 // Generative is the engine's SUT over a genai.Client: one request per
@@ -48,6 +52,9 @@ type Generative struct {
 	client  genai.Client
 	prompts Prompts
 	opts    GenerativeOptions
+	// traced writes the prompts of a trace file's requests, keeping the
+	// blocks they share.
+	traced  *genai.TraceTexts
 	samples sync.Pool // *genSample
 	// streaming counts the samples in flight that have had a token but
 	// not their end (loadgen.StreamingSUT).
@@ -68,7 +75,7 @@ func NewGenerative(client genai.Client, prompts Prompts, opts GenerativeOptions)
 	if opts.Name == "" {
 		opts.Name = "Network SUT (generative)"
 	}
-	return &Generative{client: client, prompts: prompts, opts: opts}
+	return &Generative{client: client, prompts: prompts, opts: opts, traced: genai.NewTraceTexts(opts.Seed)}
 }
 
 // Name is the SUT's name for the result.
@@ -91,7 +98,7 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 		if s == nil {
 			s = &genSample{pool: &g.samples, streaming: &g.streaming}
 		}
-		p := g.prompts.Prompt(idx)
+		p := g.prompt(q, j, s)
 		s.query, s.index, s.done, s.input = q.ID, j, done, 0
 		if p == nil {
 			// A prompt set shorter than its QSL: a bug of the caller, named
@@ -110,6 +117,19 @@ func (g *Generative) IssueQuery(ctx context.Context, q loadgen.Query, done func(
 	}
 }
 
+// prompt is q's sample j's prompt: the QSL sample's, or, for a query a
+// trace file describes (q.Request), one synthesised at its lengths and
+// blocks (genai.TracePrompt, by the sample's sequence number), held by s
+// until its answer ends.
+func (g *Generative) prompt(q loadgen.Query, j int, s *genSample) *genai.Prompt {
+	r := q.Request
+	if r == nil {
+		return g.prompts.Prompt(q.Samples[j])
+	}
+	s.own = g.traced.Prompt(uint64(q.Sample(j)), r.InputTokens, r.OutputTokens, r.HashIDs)
+	return &s.own
+}
+
 // genSample times one sample's answer: it is the request's handler, pooled
 // with its gaps' slice, and back in the pool once the engine has its
 // completion (done copies what it keeps).
@@ -117,6 +137,7 @@ type genSample struct {
 	pool      *sync.Pool
 	streaming *atomic.Int64 // the SUT's count of samples streaming
 	req       genai.Request
+	own       genai.Prompt // a trace request's prompt (Generative.prompt)
 	query     int
 	index     int // into the query's samples
 	done      func(loadgen.Completion)

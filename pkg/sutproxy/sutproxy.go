@@ -68,6 +68,13 @@ type Config struct {
 	// event, its gRPC response, a whole answer's last byte); under TLS,
 	// when the handler hands it to the connection's writer.
 	Emit server.EmitFunc
+	// Received, when set, is told of every generative request a simulated
+	// model is sent (its model, id, prompt, max_tokens), before the model
+	// starts it, on both fronts: sutproxy's record of what it was asked,
+	// for tests of what a client sends (sutproxytest.StartReceiving). Its
+	// Prompt may be the front end's buffer: copy what is kept. Nil:
+	// nothing is recorded.
+	Received func(server.GenRequest)
 }
 
 // DefaultMaxRequestBytes is Config.MaxRequestBytes' default (sutproxy's
@@ -207,7 +214,23 @@ func (p *Proxy) buildBackend(cfg Config, reg prometheus.Registerer) (server.Back
 	if err := reg.Register(s.Collector()); err != nil {
 		return nil, fmt.Errorf("sutproxy: register model metrics: %w", err)
 	}
+	if cfg.Received != nil {
+		return receiving{Server: s, received: cfg.Received}, nil
+	}
 	return s, nil
+}
+
+// receiving is the simulated models telling Config.Received of every
+// generative request; the rest of *sim.Server's methods (and so the
+// front ends' optional interfaces) are its own.
+type receiving struct {
+	*sim.Server
+	received func(server.GenRequest)
+}
+
+func (r receiving) Generate(ctx context.Context, req *server.GenRequest) (server.GenStream, error) {
+	r.received(*req)
+	return r.Server.Generate(ctx, req)
 }
 
 // serverTLS is the listeners' TLS configuration, or nil for plain text.
