@@ -2,23 +2,22 @@ package daemon
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
-	"github.com/netloadgen/netloadgen/pkg/shape"
 )
 
 // TestShapedSpecsThroughTheAPI: the load shapes' fields are refused as
 // 400s naming the field (a trace outside LOADGEND_DATA_ROOT, stages with
 // another scenario, stages that do not parse, a sweep of speeds without a
-// trace), and a shaped spec, once pkg/shape builds its stages, is
-// accepted and runs to its end.
+// trace), and shaped specs (stages, a trace under the data root) are
+// accepted and run to their end.
 func TestShapedSpecsThroughTheAPI(t *testing.T) {
 	sut := startSUT(t)
 	root := t.TempDir()
@@ -44,9 +43,6 @@ func TestShapedSpecsThroughTheAPI(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 naming %s", c.body, code, b, c.field)
 		}
 	}
-	if _, err := shape.ParseStages("1s:1"); errors.Is(err, errors.ErrUnsupported) {
-		t.Skip("pkg/shape's stages are not built on this branch: the shaped run itself is not tested")
-	}
 	body := fmt.Sprintf(`{"target":%q,"model":"identity","stages":"1s:50,1s:50->100","arrivals":"constant"}`, target)
 	code, b := do(t, "POST", base+"/v1/runs", body)
 	var created api.RunCreated
@@ -63,5 +59,26 @@ func TestShapedSpecsThroughTheAPI(t *testing.T) {
 	// shape's and not LoadGen's Poisson schedule (600 s at 1 QPS).
 	if code != 200 || json.Unmarshal(b, &res) != nil || res.SamplesCompleted < 123 || res.SamplesCompleted > 127 || res.SamplesFailed != 0 {
 		t.Errorf("result.json: %d %.300s", code, b)
+	}
+	// A trace under the data root, named relative to it: every request
+	// replayed, at twice its pace.
+	var tr strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&tr, `{"timestamp": %d, "input_length": 8, "output_length": 2}`+"\n", i*20)
+	}
+	if err := os.WriteFile(filepath.Join(root, "t.jsonl"), []byte(tr.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body = fmt.Sprintf(`{"target":%q,"model":"identity","trace":"t.jsonl","trace_speed":2}`, target)
+	if code, b = do(t, "POST", base+"/v1/runs", body); code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
+		t.Fatalf("POST /v1/runs = %d %s", code, b)
+	}
+	if st = waitState(t, base, created.ID); st.State != api.StateDone {
+		t.Fatalf("status %+v", st)
+	}
+	code, b = do(t, "GET", base+"/v1/runs/"+created.ID+"/files/result.json", "")
+	res = loadgen.Result{}
+	if code != 200 || json.Unmarshal(b, &res) != nil || res.SamplesCompleted != 40 || res.SamplesFailed != 0 {
+		t.Errorf("result.json of the replay: %d %.300s", code, b)
 	}
 }

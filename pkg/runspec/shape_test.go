@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,89 @@ func TestShapeUnderDaemonLimits(t *testing.T) {
 		if !ok || fe.Field != "stages" || !strings.Contains(fe.Message, c.want) {
 			t.Errorf("%s: got %v, want stages: ...%s", c.stages, err, c.want)
 		}
+	}
+}
+
+// writeTrace writes a Mooncake-layout trace of n requests gap ms apart.
+func writeTrace(t *testing.T, dir string, n, gapMs int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(`{"timestamp": ` + strconv.Itoa(i*gapMs) + `, "input_length": 8, "output_length": 2}` + "\n")
+	}
+	p := filepath.Join(dir, "trace.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// arrivalTimes walks one pass of a shape.
+func arrivalTimes(t *testing.T, sh trace.Shape) []time.Duration {
+	t.Helper()
+	a, err := sh.Arrivals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var at []time.Duration
+	for x, ok := a.Next(); ok; x, ok = a.Next() {
+		at = append(at, x.At)
+	}
+	if err := a.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// TestTraceBuildsTheShape: --trace replays the file at its speed, the
+// daemon's under its data root only, and a sweep of speeds reopens it at
+// each speed.
+func TestTraceBuildsTheShape(t *testing.T) {
+	root := t.TempDir()
+	p := writeTrace(t, root, 5, 100)
+	for _, c := range []struct {
+		env   Env
+		trace string
+		speed float64
+		last  time.Duration
+	}{
+		{Env{AnyData: true}, p, 0, 400 * time.Millisecond},
+		{Env{AnyData: true}, p, 2, 200 * time.Millisecond},
+		{Env{DataRoot: root}, "trace.jsonl", 4, 100 * time.Millisecond},
+	} {
+		r, err := Build(api.RunSpec{Target: "http://h:1", Model: "m", Trace: c.trace, TraceSpeed: c.speed}, c.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := arrivalTimes(t, r.Spec.Settings.Shape)
+		if len(at) != 5 || at[4] != c.last {
+			t.Errorf("%s at %v: arrivals %v, want 5, the last at %v", c.trace, c.speed, at, c.last)
+		}
+	}
+	r, err := Build(api.RunSpec{Target: "http://h:1", Model: "m", Trace: p,
+		Search: &api.Search{Mode: api.SearchSweep, TraceSpeeds: []float64{1, 8}}}, Env{AnyData: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Search == nil || len(r.Search.TraceSpeeds) != 2 || r.Search.AtSpeed == nil {
+		t.Fatalf("search %+v", r.Search)
+	}
+	sh, err := r.Search.AtSpeed(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := arrivalTimes(t, sh); len(at) != 5 || at[4] != 50*time.Millisecond {
+		t.Errorf("at speed 8: %v", at)
+	}
+	// A bad line is refused naming the field and the line.
+	bad := filepath.Join(root, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"timestamp": 0, "input_length": 8, "output_length": 2}`+"\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(api.RunSpec{Target: "http://h:1", Model: "m", Trace: bad}, Env{AnyData: true})
+	fe, ok := errors.AsType[*api.FieldError](err)
+	if !ok || fe.Field != "trace" || !strings.Contains(fe.Message, "line 2") {
+		t.Errorf("a bad line: %v, want a field error on trace naming line 2", err)
 	}
 }
