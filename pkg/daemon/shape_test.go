@@ -82,3 +82,39 @@ func TestShapedSpecsThroughTheAPI(t *testing.T) {
 		t.Errorf("result.json of the replay: %d %.300s", code, b)
 	}
 }
+
+// TestSweepOfTraceSpeedsThroughTheAPI: "a sweep may scale a trace's
+// speed": one trial per speed, in order, each replaying every request of
+// the trace.
+func TestSweepOfTraceSpeedsThroughTheAPI(t *testing.T) {
+	sut := startSUT(t)
+	root := t.TempDir()
+	var tr strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&tr, `{"timestamp": %d, "input_length": 8, "output_length": 2}`+"\n", i*40)
+	}
+	if err := os.WriteFile(filepath.Join(root, "t.jsonl"), []byte(tr.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, base := startDaemon(t, func(c *Config) { c.DataRoot = root })
+	body := fmt.Sprintf(`{"target":%q,"model":"identity","trace":"t.jsonl","search":{"mode":"sweep","trace_speeds":[1,4]}}`, "http://"+sut.HTTPAddr())
+	code, b := do(t, "POST", base+"/v1/runs", body)
+	var created api.RunCreated
+	if code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
+		t.Fatalf("POST /v1/runs = %d %s", code, b)
+	}
+	st := waitState(t, base, created.ID)
+	if st.State != api.StateDone || len(st.Trials) != 2 {
+		t.Fatalf("status %+v", st)
+	}
+	for i, trial := range st.Trials {
+		if trial.Target != []float64{1, 4}[i] {
+			t.Errorf("trial %d at %v, want speed %v", i+1, trial.Target, []float64{1, 4}[i])
+		}
+		code, b := do(t, "GET", fmt.Sprintf("%s/v1/runs/%s/trials/%d/files/result.json", base, created.ID, trial.Index), "")
+		var res loadgen.Result
+		if code != 200 || json.Unmarshal(b, &res) != nil || res.SamplesCompleted != 30 {
+			t.Errorf("trial %d's result.json: %d %.300s", trial.Index, code, b)
+		}
+	}
+}

@@ -90,11 +90,15 @@ func writeSweepPlot(w io.Writer, res *Result, width int) {
 		}
 		bound = max(bound, t.LatencyBoundMs)
 	}
+	against, unit := "rate", "/s"
+	if res.Unit == UnitSpeed {
+		against, unit = "trace speed", "x"
+	}
 	if top <= 0 {
-		fmt.Fprintln(w, "p99 vs rate: no latencies to plot")
+		fmt.Fprintf(w, "p99 vs %s: no latencies to plot\n", against)
 		return
 	}
-	head := "p99 vs rate (█ p99"
+	head := "p99 vs " + against + " (█ p99"
 	if bound > 0 && bound <= top {
 		head += fmt.Sprintf(", | the bound %s", fmtMs(bound))
 	}
@@ -104,7 +108,7 @@ func writeSweepPlot(w io.Writer, res *Result, width int) {
 		label = max(label, len(fmtNum(t.Target)))
 	}
 	for _, t := range res.Trials {
-		fmt.Fprintf(w, "%*s/s %s\n", label, fmtNum(t.Target), plotRow(t, top, bound, width))
+		fmt.Fprintf(w, "%*s%s %s\n", label, fmtNum(t.Target), unit, plotRow(t, top, bound, width))
 	}
 }
 
