@@ -205,8 +205,22 @@ func checkShapeSize(s api.RunSpec, sh trace.Shape, lim api.Limits) error {
 	if err := a.Err(); err != nil {
 		return shapeErr(f, err)
 	}
-	if d := max(last, sh.End()); d > lim.MaxDuration {
+	d := max(last, sh.End())
+	if d > lim.MaxDuration {
 		return fieldErr(f, "lasts %v, over this daemon's limit of %v", d.Round(time.Millisecond), lim.MaxDuration)
+	}
+	// The rate a stage asks, or a trace's mean, is held to the daemon's
+	// limit as target_qps is.
+	rate, what := 0.0, "a stage's rate"
+	if st, ok := sh.(interface{ Stages() []shape.Stage }); ok {
+		for _, x := range st.Stages() {
+			rate = max(rate, x.From, x.To)
+		}
+	} else if d > 0 {
+		rate, what = float64(n)/d.Seconds(), "the mean rate"
+	}
+	if rate > lim.MaxQPS {
+		return fieldErr(f, "%s, %s QPS, is over this daemon's limit of %s QPS", what, api.Num(rate), api.Num(lim.MaxQPS))
 	}
 	return nil
 }

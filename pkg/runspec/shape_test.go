@@ -201,14 +201,15 @@ func TestScheduleBuildsTheShape(t *testing.T) {
 }
 
 // TestShapeUnderDaemonLimits: a shaped spec is bounded by the daemon's
-// limits on its arrivals and its length, not by LoadGen's Poisson trace.
+// limits on its arrivals, its length and its stages' rates, not by
+// LoadGen's Poisson trace.
 func TestShapeUnderDaemonLimits(t *testing.T) {
 	stagesBuilt(t)
 	lim := api.Limits{MaxTraceSamples: 500, MaxDuration: time.Minute, MaxQPS: 5000}
 	if _, err := Admit(shaped(func(s *api.RunSpec) { s.Stages = "10s:20" }), lim, ""); err != nil {
 		t.Fatalf("200 arrivals in 10s refused: %v", err)
 	}
-	for _, c := range []struct{ stages, want string }{{"10s:100", "limit of 500 samples"}, {"2m:1", "lasts"}} {
+	for _, c := range []struct{ stages, want string }{{"10s:100", "limit of 500 samples"}, {"2m:1", "lasts"}, {"1s:1,1ms:1->6000", "limit of 5000 QPS"}} {
 		_, err := Admit(shaped(func(s *api.RunSpec) { s.Stages = c.stages }), lim, "")
 		fe, ok := errors.AsType[*api.FieldError](err)
 		if !ok || fe.Field != "stages" || !strings.Contains(fe.Message, c.want) {
