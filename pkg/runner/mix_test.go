@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/shape"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -189,5 +191,41 @@ func TestSweepOfTraceSpeeds(t *testing.T) {
 	bare.Settings.Shape = nil
 	if _, err := FindPeak(t.Context(), bare, Search{TraceSpeeds: []float64{1}, AtSpeed: at}, SearchOptions{}); !errors.Is(err, search.ErrConfig) {
 		t.Errorf("a sweep of speeds without a trace: %v, want search.ErrConfig", err)
+	}
+}
+
+// TestMixOfGenerativeModels: a mix of two simulated LLMs, one over the
+// OpenAI API, one over Triton's generate API on the same server: each
+// request reaches the model its query names, over its entry's API.
+func TestMixOfGenerativeModels(t *testing.T) {
+	p, rec := sutproxytest.StartReceiving(t, "kind=llm,name=g1", "kind=llm,name=g2")
+	const n = 40
+	s := serverSettings(t, loadgen.RulesetLoadGen6, 0)
+	s.Engine.EarlyVerdict = false
+	pick := func(i int) int { return i % 3 / 2 } // 0, 0, 1, ...
+	s.Shape = fixedShape{n: n, gap: 2 * time.Millisecond, model: pick}
+	prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 8, Input: genai.Fixed(16), Output: genai.Fixed(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Target: targetOf(p, "http"), Model: "g1", Settings: s, TotalSamples: 8, PerformanceSamples: 8, Prompts: prompts,
+		Mix: []shape.MixEntry{{Model: "g1", API: "openai-completions"}, {Model: "g2", API: "generate-stream"}}}
+	out, err := Run(t.Context(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := out.Result; r.SamplesCompleted != n || r.SamplesFailed != 0 {
+		t.Fatalf("completed %d, failed %d of %d", r.SamplesCompleted, r.SamplesFailed, n)
+	}
+	want := map[string]int{}
+	for i := range n {
+		want[[]string{"g1", "g2"}[pick(i)]]++
+	}
+	got := map[string]int{}
+	for _, r := range rec.All() {
+		got[r.Model]++
+	}
+	if got["g1"] != want["g1"] || got["g2"] != want["g2"] {
+		t.Errorf("the server received %v, the shape drew %v", got, want)
 	}
 }
