@@ -83,8 +83,12 @@ func openMix(ctx context.Context, spec Spec, capture bool) (*session, error) {
 		}
 	}
 	gen := 0
-	for _, p := range m.parts {
+	for i, p := range m.parts {
 		gen += boolInt(p.pr.API != "")
+		if p.lib.TotalSampleCount() <= 0 {
+			m.close()
+			return nil, fmt.Errorf("%w: model %d (%s) has no samples", ErrMix, i, spec.Mix[i].Model)
+		}
 	}
 	if gen != 0 && gen != len(m.parts) {
 		m.close()
@@ -133,15 +137,9 @@ func (m *mixSet) Load(ctx context.Context, indices []int) error {
 // mapped into its library. A shaped trace's queries are of one sample, so
 // each SUT walks the loaded set alone, never the queries.
 func (m *mixSet) Prepare(ctx context.Context, tr *trace.Trace) error {
-	m.sut.index = make([][]int, len(m.parts))
 	for i, p := range m.parts {
-		n := p.lib.TotalSampleCount()
-		if n <= 0 {
-			return fmt.Errorf("%w: model %d (%s) has no samples", ErrMix, i, m.sut.names[i])
-		}
-		m.sut.index[i] = mapIndices(identity(m.TotalSampleCount()), n)
 		mapped := *tr
-		mapped.LoadedSet = mapIndices(tr.LoadedSet, n)
+		mapped.LoadedSet = mapIndices(tr.LoadedSet, p.lib.TotalSampleCount())
 		if err := p.sut.Prepare(ctx, &mapped); err != nil {
 			return fmt.Errorf("%w: model %d (%s): %w", ErrMix, i, m.sut.names[i], err)
 		}
@@ -183,17 +181,19 @@ type mixSUT struct {
 	names []string
 	name  string
 	gen   bool
-	// index[k][i] is the engine's QSL index i in model k's library, set
-	// by Prepare before the clock: a query's one sample is a window of it,
-	// so issuing allocates nothing.
+	// index[k][i] is the engine's QSL index i in model k's library, made
+	// when the mix opens: a query's one sample is a window of it, so
+	// issuing allocates nothing (the warm-up's queries too).
 	index [][]int
 }
 
 func newMixSUT(parts []*session, entries []shape.MixEntry, name string, gen bool) *mixSUT {
 	m := &mixSUT{gen: gen}
+	total := parts[0].lib.TotalSampleCount()
 	for i, p := range parts {
 		m.suts = append(m.suts, p.sut.SUT())
 		m.names = append(m.names, entries[i].Model)
+		m.index = append(m.index, mapIndices(identity(total), p.lib.TotalSampleCount()))
 	}
 	if name == "" {
 		name = "Network SUT (mix: " + strings.Join(m.names, ", ") + ")"

@@ -229,3 +229,26 @@ func TestMixOfGenerativeModels(t *testing.T) {
 		t.Errorf("the server received %v, the shape drew %v", got, want)
 	}
 }
+
+// TestMixWarmsUp: the warm-up's queries go through the mix as the run's
+// do, before the clock, every one answered.
+func TestMixWarmsUp(t *testing.T) {
+	p := startProxy(t, "name=a,latency=constant:100us", "name=b,dims=4,latency=constant:100us")
+	s := serverSettings(t, loadgen.RulesetLoadGen6, 0)
+	s.Engine.EarlyVerdict, s.Engine.WarmupMs = false, 100
+	s.Shape = fixedShape{n: 100, gap: time.Millisecond, model: func(i int) int { return i % 2 }}
+	spec := Spec{Target: targetOf(p, "http"), Model: "a", Settings: s, TotalSamples: 16, PerformanceSamples: 16,
+		Mix: []shape.MixEntry{{Model: "a"}, {Model: "b"}}}
+	out, err := Run(t.Context(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	if w := r.Warmup; w == nil || w.SamplesIssued == 0 || w.SamplesFailed != 0 || r.SamplesFailed != 0 || r.SamplesCompleted != 100 {
+		t.Fatalf("warm-up %+v; run completed %d, failed %d", r.Warmup, r.SamplesCompleted, r.SamplesFailed)
+	}
+	got := inferences(t, p)
+	if got["a"]+got["b"] != uint64(100+r.Warmup.SamplesIssued) || got["b"] == 0 {
+		t.Errorf("the server counted %v, want %d in all", got, 100+r.Warmup.SamplesIssued)
+	}
+}
