@@ -37,7 +37,7 @@ func TestMixOfThreeModels(t *testing.T) {
 	q := sutproxytest.Start(t, "name=c,dims=32,latency=constant:100us")
 	mix := "a=0.5,b=0.3,c=0.2@" + sutproxytest.Target(q, "grpc")
 	args := []string{"run", "--target", sutproxytest.Target(p, "http"), "--mix", mix, "--target-qps", "400", "--min-duration-ms", "1500",
-		"--total-samples", "16", "--performance-samples", "16", "--out", t.TempDir()}
+		"--total-samples", "16", "--performance-samples", "16", "--no-early-verdict", "--out", t.TempDir()}
 	var stdout, stderr bytes.Buffer
 	if code := run(args, &stdout, &stderr); code == exitError {
 		t.Fatalf("exit %d: %s%s", code, stdout.String(), stderr.String())

@@ -43,7 +43,7 @@ func TestShapedSpecsThroughTheAPI(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 naming %s", c.body, code, b, c.field)
 		}
 	}
-	body := fmt.Sprintf(`{"target":%q,"model":"identity","stages":"1s:50,1s:50->100","arrivals":"constant"}`, target)
+	body := fmt.Sprintf(`{"target":%q,"model":"identity","stages":"1s:50,1s:50->100","arrivals":"constant","settings":{"early_verdict":false}}`, target)
 	code, b := do(t, "POST", base+"/v1/runs", body)
 	var created api.RunCreated
 	if code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
@@ -69,7 +69,7 @@ func TestShapedSpecsThroughTheAPI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "t.jsonl"), []byte(tr.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	body = fmt.Sprintf(`{"target":%q,"model":"identity","trace":"t.jsonl","trace_speed":2}`, target)
+	body = fmt.Sprintf(`{"target":%q,"model":"identity","trace":"t.jsonl","trace_speed":2,"settings":{"early_verdict":false}}`, target)
 	if code, b = do(t, "POST", base+"/v1/runs", body); code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
 		t.Fatalf("POST /v1/runs = %d %s", code, b)
 	}
