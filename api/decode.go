@@ -136,7 +136,7 @@ func (s RunSpec) CheckFields() error {
 	if err := checkTarget(s.Target); err != nil {
 		return err
 	}
-	if err := checkName("model", s.Model, true); err != nil {
+	if err := checkName("model", s.Model, s.Mix == ""); err != nil {
 		return err
 	}
 	if err := checkName("model_version", s.ModelVersion, false); err != nil {
@@ -173,12 +173,18 @@ func (s RunSpec) CheckFields() error {
 	if err := s.checkDistributed(); err != nil {
 		return err
 	}
+	if err := s.checkShape(); err != nil {
+		return err
+	}
 	if len(s.SLO) > maxSLOLen {
 		return fieldErr("slo", "longer than %d bytes: want ttft=DUR,tpot=DUR,e2e=DUR,latency=DUR (each optionally @pNN)", maxSLOLen)
 	}
 	if s.Search != nil {
 		if s.Search.GoodputPercent != 0 && s.SLO == "" {
 			return fieldErr("search.goodput_percent", "counts the samples meeting the SLO: give slo too (e.g. \"ttft=2s,tpot=200ms\")")
+		}
+		if len(s.Search.TraceSpeeds) > 0 && s.Trace == "" {
+			return fieldErr("search.trace_speeds", "sweep a trace file's speed: give trace too")
 		}
 		return s.Search.checkFields()
 	}

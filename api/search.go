@@ -58,6 +58,9 @@ func (s Search) checkFields() error {
 		if s.StopSaturated {
 			return fieldErr("search.stop_saturated", "is a sweep's (mode %q)", SearchSweep)
 		}
+		if len(s.TraceSpeeds) > 0 {
+			return fieldErr("search.trace_speeds", "are a sweep's (mode %q)", SearchSweep)
+		}
 		return nil
 	case SearchSweep:
 		return s.checkSweep()
@@ -67,8 +70,11 @@ func (s Search) checkFields() error {
 
 // checkSweep checks a sweep's rates, and that no peak search knob is set.
 func (s Search) checkSweep() error {
+	if len(s.TraceSpeeds) > 0 {
+		return s.checkSpeeds()
+	}
 	if len(s.Rates) == 0 {
-		return fieldErr("search.rates", "a sweep needs its rates (target QPS), e.g. [1000, 2000, 4000]")
+		return fieldErr("search.rates", "a sweep needs its rates (target QPS), e.g. [1000, 2000, 4000], or, replaying a trace, its trace_speeds")
 	}
 	if len(s.Rates) > MaxSweepRates {
 		return fieldErr("search.rates", "%d rates; a sweep runs at most %d trials", len(s.Rates), MaxSweepRates)
@@ -78,6 +84,31 @@ func (s Search) checkSweep() error {
 			return fieldErr("search.rates", "each rate must be a positive number of queries/s, got %v", r)
 		}
 	}
+	return s.checkPeakKnobs()
+}
+
+// checkSpeeds checks a sweep of a trace's speeds: positive, bounded, no
+// rates beside them, and no stop when saturated, which compares a rate.
+func (s Search) checkSpeeds() error {
+	if len(s.Rates) > 0 {
+		return fieldErr("search.trace_speeds", "sweep rates or a trace's speeds: give one of rates and trace_speeds")
+	}
+	if len(s.TraceSpeeds) > MaxSweepRates {
+		return fieldErr("search.trace_speeds", "%d speeds; a sweep runs at most %d trials", len(s.TraceSpeeds), MaxSweepRates)
+	}
+	for _, v := range s.TraceSpeeds {
+		if !(v > 0) || v > MaxTraceSpeed {
+			return fieldErr("search.trace_speeds", "each speed must be in (0, %d], got %v", MaxTraceSpeed, v)
+		}
+	}
+	if s.StopSaturated {
+		return fieldErr("search.stop_saturated", "compares a trial's completions with its rate: a sweep of trace speeds has none; leave it out")
+	}
+	return s.checkPeakKnobs()
+}
+
+// checkPeakKnobs refuses a peak search's knobs in a sweep.
+func (s Search) checkPeakKnobs() error {
 	for _, k := range []struct {
 		field string
 		set   bool

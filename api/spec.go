@@ -57,6 +57,26 @@ type RunSpec struct {
 	// and are a load shape's (each bound at its percentile, default p99).
 	SLO string `json:"slo,omitempty"`
 
+	// Load shapes that are no LoadGen scenario (issue 31,
+	// docs/load-shapes.md): the run is a Server schedule of their arrivals
+	// and its verdict is its SLOs' (slo) or N/A. Stages are `--stages`
+	// ("30s:100,60s:100->500": DURATION:RATE or DURATION:FROM->TO, one
+	// after the other) and Arrivals `--arrivals` (poisson, the default,
+	// constant or gamma:CV). Trace is a trace file (JSONL in Mooncake's
+	// layout or the Azure LLM traces' CSV) under the daemon's
+	// LOADGEND_DATA_ROOT, as data is, replayed at TraceSpeed (0: 1) from
+	// TraceStartMs for TraceDurationMs (0: to its end) of its own time.
+	// Mix is `--mix` ("identity=0.7,resnet50=0.3", MODEL=WEIGHT[@URL[;API]]):
+	// each query's model drawn by weight; with a mix, model may be left
+	// out (the first entry's). Stages and Trace exclude each other.
+	Stages          string  `json:"stages,omitempty"`
+	Arrivals        string  `json:"arrivals,omitempty"`
+	Trace           string  `json:"trace,omitempty"`
+	TraceSpeed      float64 `json:"trace_speed,omitempty"`
+	TraceStartMs    uint64  `json:"trace_start_ms,omitempty"`
+	TraceDurationMs uint64  `json:"trace_duration_ms,omitempty"`
+	Mix             string  `json:"mix,omitempty"`
+
 	// Request knobs (pkg/runner.Spec).
 	BatchSize   int  `json:"batch_size,omitempty"`   // samples per request when Offline's query is split; 0: the server's limit
 	MaxInflight int  `json:"max_inflight,omitempty"` // requests outstanding per query (Offline); 0: no cap
@@ -341,4 +361,8 @@ type Search struct {
 	// StopSaturated ends a sweep after a trial that completed less than
 	// 80% of its rate: the endpoint is saturated (mode sweep only).
 	StopSaturated bool `json:"stop_saturated,omitempty"`
+	// TraceSpeeds make a sweep's trials replays of the spec's trace at
+	// these speeds (trace_speed), in order, instead of Server rates (mode
+	// sweep with a trace only; give rates or trace_speeds).
+	TraceSpeeds []float64 `json:"trace_speeds,omitempty"`
 }

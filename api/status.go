@@ -259,8 +259,8 @@ type Trial struct {
 	// Index numbers the trials from 1.
 	Index int    `json:"index"`
 	RunID string `json:"run_id"`
-	// Target is the QPS the trial asked for; Achieved the completed
-	// samples per second it measured.
+	// Target is the QPS the trial asked for (a sweep of a trace's speeds:
+	// the speed); Achieved the completed samples per second it measured.
 	Target   float64 `json:"target"`
 	Achieved float64 `json:"achieved"`
 	// TailLatencyMs is the latency at Percentile (the scenario's target

@@ -92,6 +92,11 @@ func complianceCommand(args []string, stdout, stderr io.Writer) int {
 	if req.mode != modePerformance {
 		return fail(errors.New("--mode: a compliance test chooses its runs' modes itself"))
 	}
+	if req.spec.Settings.Shape != nil {
+		// The audits compare LoadGen runs of one scenario, rerun with
+		// their own settings: a shaped run is none.
+		return fail(errors.New("--stages, --trace and --mix: a compliance test audits a LoadGen scenario's runs; a load shape is no scenario, so there is nothing to audit: leave them out"))
+	}
 	spec := req.spec
 	o.LoadedSamples = spec.PerformanceSamples
 	if spec.Data == "" {

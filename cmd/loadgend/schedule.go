@@ -61,7 +61,7 @@ type scheduleFlags struct {
 	*specFlags
 	settings settingsFlags
 	printed  int
-	shape    shapeFlags
+	shape    scheduleShape
 }
 
 func newScheduleFlags() *scheduleFlags {
@@ -75,7 +75,6 @@ func newScheduleFlags() *scheduleFlags {
 	f.uint(&o.PerformanceIssueSameIndex, "issue-same-index", "settings.performance_issue_same_index", "performance_issue_same_index (into the loaded set)")
 	f.uint(&o.PerformanceSampleCountOverride, "performance-sample-count-override", "settings.performance_sample_count_override", "performance_sample_count_override (0 = the QSL's)")
 	f.fs.IntVar(&f.printed, "max-printed-samples", trace.PrintedSamplesPerQuery, "QSL indices printed per query (0 = all; the reference vectors print 16)")
-	f.addShapeFlags()
 	return f
 }
 

@@ -11,49 +11,43 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
-// shapeFlags are schedule's load-shape flags (issue 31): with --stages it
-// prints the shaped schedule a run issues instead of LoadGen's.
-type shapeFlags struct {
-	stages, arrivals, mix string
-	parsedMix             *shape.Mix
-}
-
-func (f *scheduleFlags) addShapeFlags() {
-	f.fs.StringVar(&f.shape.stages, "stages", "", "print the schedule of these stages of the arrival rate instead of LoadGen's: DURATION:RATE or DURATION:FROM->TO, comma-separated (e.g. 30s:100,60s:100->500), drawn from --schedule-seed")
-	f.fs.StringVar(&f.shape.arrivals, "arrivals", "", "with --stages: poisson (default), constant or gamma:CV")
-	f.fs.StringVar(&f.shape.mix, "mix", "", "with --stages: each query's model drawn by weight, MODEL=WEIGHT[@URL[;API]], comma-separated (e.g. identity=0.7,resnet50=0.3)")
+// scheduleShape is what schedule prints of a load shape (issue 31)
+// beside the shape runspec builds: the mix, for its header.
+type scheduleShape struct {
+	parsedMix *shape.Mix
 }
 
 // shaped says whether a load shape is asked for.
 func (f *scheduleFlags) shaped() bool {
-	return f.set["stages"] || f.set["arrivals"] || f.set["mix"]
+	return f.set["stages"] || f.set["arrivals"] || f.set["mix"] || f.set["trace"]
 }
 
-// shapeOf builds the shape of the flags as a run builds it: the arrival
-// times from the schedule seed (the run's schedule_rng_seed), the models
-// from the same seed (Mix.Pick salts it: independent of the times).
+// shapeOf is the shape of the flags as a run builds it (runspec.Schedule:
+// the arrival times from the schedule seed, the run's schedule_rng_seed,
+// and the models from the same seed, which Mix.Pick salts). schedule
+// prints stages: a trace file's schedule is its own timestamps.
 func (f *scheduleFlags) shapeOf(ls loadgen.Settings) (trace.Shape, error) {
+	if f.set["trace"] {
+		return nil, fmt.Errorf("--trace: schedule prints the schedule of --stages; a trace file's is its timestamps")
+	}
 	if !f.set["stages"] {
 		return nil, fmt.Errorf("--arrivals and --mix shape the schedule of --stages: give --stages too (e.g. --stages 60s:100)")
 	}
-	if f.set["scenario"] && ls.Scenario != trace.Server {
-		return nil, fmt.Errorf("--stages is a load shape, issued as the Server scenario issues: leave --scenario out or give Server, not %s", ls.Scenario)
-	}
-	o := shape.StagedOptions{Seed: ls.ScheduleRNGSeed, MixSeed: ls.ScheduleRNGSeed}
-	var err error
-	if o.Stages, err = shape.ParseStages(f.shape.stages); err != nil {
-		return nil, err
-	}
-	if o.Arrivals, err = shape.ParseArrivals(f.shape.arrivals); err != nil {
-		return nil, err
-	}
-	if f.set["mix"] {
-		if o.Mix, err = shape.ParseMix(f.shape.mix); err != nil {
+	if ls.Shape == nil {
+		// Nothing was built: the stages are empty, which ParseStages says.
+		if _, err := shape.ParseStages(f.spec.Stages); err != nil {
 			return nil, err
 		}
-		f.shape.parsedMix = o.Mix
+		return nil, fmt.Errorf("--stages: no stages")
 	}
-	return shape.Staged(o)
+	if f.set["mix"] {
+		m, err := shape.ParseMix(f.spec.Mix)
+		if err != nil {
+			return nil, err
+		}
+		f.shape.parsedMix = m
+	}
+	return ls.Shape, nil
 }
 
 // printShaped prints the shaped schedule: a header (the shape, its seed,
@@ -94,7 +88,7 @@ func countShape(s trace.Shape) (int, error) {
 	return n, a.Err()
 }
 
-func writeShape(w io.Writer, s trace.Shape, fl shapeFlags, seed uint64, n int) error {
+func writeShape(w io.Writer, s trace.Shape, fl scheduleShape, seed uint64, n int) error {
 	x, ok := s.(interface {
 		Stages() []shape.Stage
 		Models() []string

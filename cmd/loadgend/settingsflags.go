@@ -18,6 +18,7 @@ import (
 type settingsFlags struct {
 	mlperfConf, userConf      string
 	totalSamples, perfSamples int
+	shape                     shapeFlags
 }
 
 // addTraceFlags registers the flags that choose and size the trace: run
@@ -37,6 +38,7 @@ func (f *specFlags) addTraceFlags(sf *settingsFlags) {
 	f.boolean(&o.SampleConcatenatePermutation, "concat-perm", "settings.sample_concatenate_permutation", "sample_concatenate_permutation")
 	f.boolean(&o.PerformanceIssueUnique, "issue-unique", "settings.performance_issue_unique", "performance_issue_unique")
 	f.float(&o.IntervalMs, "interval-ms", "settings.interval_ms", "v0.5 MultiStream issue interval in ms")
+	f.addShapeFlags(&sf.shape)
 }
 
 // addJudgeFlags registers the flags that set a run's load, length and
@@ -72,6 +74,9 @@ func (f *specFlags) addIssuersFlag() {
 // counts that were given and the conf files' texts. applySet must have
 // run (set).
 func (sf *settingsFlags) fill(spec *api.RunSpec, set map[string]bool) error {
+	if err := sf.shape.fill(&spec.TraceStartMs, &spec.TraceDurationMs); err != nil {
+		return err
+	}
 	if set["total-samples"] || set["performance-samples"] {
 		// The flags' 0 is no size; the spec's 0 is the default size.
 		if sf.totalSamples <= 0 || sf.perfSamples <= 0 {
@@ -103,5 +108,6 @@ func (sf *settingsFlags) fill(spec *api.RunSpec, set map[string]bool) error {
 // env is where the spec's settings are built: the conf files' names in
 // their errors.
 func (sf *settingsFlags) env() runspec.Env {
-	return runspec.Env{MLPerfConfName: sf.mlperfConf, UserConfName: sf.userConf}
+	// The user's own files: a trace file is read as given.
+	return runspec.Env{MLPerfConfName: sf.mlperfConf, UserConfName: sf.userConf, AnyData: true}
 }

@@ -15,6 +15,8 @@ import (
 type sweepFlags struct {
 	rates, rateRange string
 	stopSaturated    bool
+	// traceSpeeds sweeps a --trace replay's speed instead of the rate.
+	traceSpeeds string
 }
 
 func addSweepFlags(f *specFlags) *sweepFlags {
@@ -23,6 +25,8 @@ func addSweepFlags(f *specFlags) *sweepFlags {
 	fs.StringVar(&s.rates, "rates", "", "sweep: the target QPS of each trial, in order, e.g. 1000,2000,4000")
 	fs.StringVar(&s.rateRange, "rate-range", "", "sweep: start:end:step target QPS, end included, e.g. 1000:4000:1000")
 	fs.BoolVar(&s.stopSaturated, "sweep-stop-saturated", false, "sweep: stop after a trial that completed less than 80% of its rate")
+	fs.StringVar(&s.traceSpeeds, "trace-speeds", "", "sweep with --trace: replay the trace once per speed, in order, e.g. 0.5,1,2 (instead of --rates)")
+	f.flagOf["search.trace_speeds"] = "trace-speeds"
 	f.flagOf["search.rates"] = "rates"
 	f.flagOf["search.stop_saturated"] = "sweep-stop-saturated"
 	return s
@@ -34,6 +38,14 @@ func (s *sweepFlags) search(early *bool) (*api.Search, error) {
 	var rates []float64
 	var err error
 	switch {
+	case s.traceSpeeds != "" && (s.rates != "" || s.rateRange != ""):
+		return nil, errors.New("--trace-speeds sweeps a trace's speed, --rates and --rate-range a rate: give one of them")
+	case s.traceSpeeds != "":
+		speeds, err := parseSpeeds(s.traceSpeeds)
+		if err != nil {
+			return nil, err
+		}
+		return &api.Search{Mode: api.SearchSweep, TraceSpeeds: speeds, StopSaturated: s.stopSaturated, EarlyVerdict: early}, nil
 	case s.rates != "" && s.rateRange != "":
 		return nil, errors.New("--rates and --rate-range: give one of them")
 	case s.rates != "":
@@ -41,7 +53,7 @@ func (s *sweepFlags) search(early *bool) (*api.Search, error) {
 	case s.rateRange != "":
 		rates, err = parseRateRange(s.rateRange)
 	default:
-		return nil, errors.New("--mode sweep needs --rates (e.g. 1000,2000,4000) or --rate-range (e.g. 1000:4000:1000)")
+		return nil, errors.New("--mode sweep needs --rates (e.g. 1000,2000,4000) or --rate-range (e.g. 1000:4000:1000), or with --trace, --trace-speeds (e.g. 0.5,1,2)")
 	}
 	if err != nil {
 		return nil, err
@@ -58,6 +70,8 @@ func (s *sweepFlags) given() string {
 		return "--rate-range"
 	case s.stopSaturated:
 		return "--sweep-stop-saturated"
+	case s.traceSpeeds != "":
+		return "--trace-speeds"
 	}
 	return ""
 }
@@ -108,4 +122,21 @@ func parseRateRange(text string) ([]float64, error) {
 		rates[i] = start + float64(i)*step
 	}
 	return rates, nil
+}
+
+// parseSpeeds reads --trace-speeds: comma-separated positive speeds.
+func parseSpeeds(text string) ([]float64, error) {
+	parts := strings.Split(text, ",")
+	if len(parts) > api.MaxSweepRates {
+		return nil, fmt.Errorf("--trace-speeds: %d speeds; a sweep runs at most %d trials", len(parts), api.MaxSweepRates)
+	}
+	speeds := make([]float64, 0, len(parts))
+	for _, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(v > 0) || v > api.MaxTraceSpeed {
+			return nil, fmt.Errorf("--trace-speeds: %q is not a speed in (0, %d] (e.g. --trace-speeds 0.5,1,2)", strings.TrimSpace(p), api.MaxTraceSpeed)
+		}
+		speeds = append(speeds, v)
+	}
+	return speeds, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/serverstats"
 	"github.com/netloadgen/netloadgen/pkg/serverview"
+	"github.com/netloadgen/netloadgen/pkg/shape"
 	"github.com/netloadgen/netloadgen/pkg/sut"
 	"github.com/netloadgen/netloadgen/pkg/target"
 	"github.com/netloadgen/netloadgen/pkg/tlsconf"
@@ -102,6 +103,12 @@ type Spec struct {
 	// Conversations are a run with sessions' user messages when a data
 	// set gives them (--sessions RATE:@FILE); nil: each turn's sample's.
 	Conversations *genai.Conversations
+
+	// Mix are the models of a load shape's mix (issue 31, mix.go): a
+	// query goes to the entry its loadgen.Query.Model indexes, at the
+	// entry's own target and API when it names them, else the run's. Nil:
+	// every query goes to Model.
+	Mix []shape.MixEntry
 
 	// wrapGen, when set, wraps a generative run's client: a test's hook
 	// (the truth test records every token's arrival through it). Unexported:
@@ -229,10 +236,24 @@ type session struct {
 	tls   *tlsconf.Summary // nil: plain text
 	// genLoop: a generative run's requests go by grpcloop's Generator.
 	genLoop bool
+	// mix is a model mix's sessions (mix.go), this one its first's; nil
+	// without a mix.
+	mix *mixSet
+}
+
+// engineSUT is what the engine drives: the mix's SUT, or the adapter's.
+func (ss *session) engineSUT() loadgen.SUT {
+	if ss.mix != nil {
+		return ss.mix.sut
+	}
+	return ss.sut.SUT()
 }
 
 // open parses and probes the target, builds the library and the SUT.
 func open(ctx context.Context, spec Spec, capture bool) (*session, error) {
+	if len(spec.Mix) > 0 {
+		return openMix(ctx, spec, capture)
+	}
 	t, err := target.Parse(spec.Target)
 	if err != nil {
 		return nil, err
@@ -340,7 +361,13 @@ func (ss *session) openTensor(spec Spec, name string, capture bool) error {
 }
 
 // close ends the session's SUTs, every issuer's.
-func (ss *session) close() error { return errors.Join(ss.sut.Close(), closeAll(ss.more)) }
+func (ss *session) close() error {
+	var mixErr error
+	if ss.mix != nil {
+		mixErr = ss.mix.close()
+	}
+	return errors.Join(ss.sut.Close(), closeAll(ss.more), mixErr)
+}
 
 // Run carries out spec. An error means the run could not start or could not
 // finish its bookkeeping; a run that started always returns its Result, with
@@ -373,6 +400,9 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		log.Warn(insecureWarning, "target", t.URL)
 	}
 	q := &preparingQSL{lib: ss.lib, sut: ss.sut, preconnect: ss.sut.Preconnect, conns: ss.conns, owner: ss.sut, more: ss.more}
+	if ss.mix != nil {
+		q.lib, q.sut, q.preconnect = ss.mix, ss.mix, ss.mix.preconnect
+	}
 	// The result counts failures by the same classifier as the live metrics.
 	base := []loadgen.Option{loadgen.WithLogger(log), loadgen.WithFailureClassifier(outcome.Names)}
 	if len(ss.more) > 0 {
@@ -392,13 +422,13 @@ func execute(ctx context.Context, spec Spec, o Options) (*Outcome, error) {
 		defer ms.abandon()
 		base = append(base, ms.beforeStart(o.Scraping))
 	}
-	run, err := loadgen.NewRun(spec.Settings, ss.sut.SUT(), q, append(base, o.Engine...)...)
+	run, err := loadgen.NewRun(spec.Settings, ss.engineSUT(), q, append(base, o.Engine...)...)
 	if err != nil {
 		return nil, err
 	}
 	q.trace = run.Trace()
 	if o.Opened != nil {
-		o.Opened(Opened{Probe: pr, Protocol: t.Scheme, SUTName: ss.sut.SUT().Name(),
+		o.Opened(Opened{Probe: pr, Protocol: t.Scheme, SUTName: ss.engineSUT().Name(),
 			QSL: loadgen.QSLCounts{Total: ss.lib.TotalSampleCount(), Performance: ss.lib.PerformanceSampleCount()}})
 	}
 	if o.Started != nil {
@@ -526,6 +556,9 @@ const (
 	maxDefaultSlack = 500 * time.Microsecond
 )
 
+// maxPool is the largest pool poolSize sizes.
+const maxPool = 1024
+
 // preopen is how many connections open before the clock, within the
 // pool's cap: as many as the peers' usual -c 32, enough for 32 requests in
 // flight at once; the event-loop client opens more when its observed
@@ -542,13 +575,19 @@ func poolSize(s loadgen.Settings) int {
 		// connection each, so none waits for a connection.
 		return n
 	}
+	if s.Shape != nil {
+		// A load shape's rate is its own (stages, a trace's bursts), not
+		// server_target_qps: the cap is the largest, and the clients open
+		// connections as the load needs them.
+		return maxPool
+	}
 	switch s.Scenario {
 	case trace.Server:
 		bound := float64(s.ServerTargetLatencyNs) / 1e9
 		if bound <= 0 {
 			bound = 0.1
 		}
-		return int(min(max(math.Ceil(s.ServerTargetQPS*bound*4), 8), 1024))
+		return int(min(max(math.Ceil(s.ServerTargetQPS*bound*4), 8), maxPool))
 	case trace.Offline:
 		return 64
 	}

@@ -25,6 +25,11 @@ type Search struct {
 	// StopSaturated ends a sweep after a trial that completed less than
 	// search.SaturatedShare of its rate.
 	StopSaturated bool
+	// TraceSpeeds, when set, make a sweep's trials replays of the run's
+	// trace file at these speeds, in order (search.UnitSpeed), each
+	// trial's shape opened by AtSpeed; Rates are then unused.
+	TraceSpeeds []float64
+	AtSpeed     func(speed float64) (trace.Shape, error)
 }
 
 // SearchOptions observe a search.
@@ -53,7 +58,7 @@ type SearchOptions struct {
 func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*search.Result, error) {
 	planner, algo, unit, err := search.Plan(base.Settings, s.Options)
 	mode := search.ModeFindPeak
-	if s.Rates != nil {
+	if s.Rates != nil || s.TraceSpeeds != nil {
 		mode = search.ModeSweep
 		planner, algo, unit, err = planSweep(base.Settings, s)
 	}
@@ -74,7 +79,8 @@ func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*searc
 	_, scr := scrubbing(base, Options{})
 	c := search.Config{
 		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: scr.Logger(o.Logger),
-		Trials:  &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict, Judge: judge},
+		Trials: &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict, Judge: judge,
+			AtSpeed: speedsOnly(s)},
 		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
 		Finished: o.Finished, Mode: mode, Judge: judge,
 	}
@@ -90,6 +96,23 @@ func planSweep(ls loadgen.Settings, s Search) (search.Planner, string, string, e
 	if ls.Scenario != trace.Server {
 		return nil, "", "", fmt.Errorf("%w: a sweep varies the Server scenario's rate, not %s's", search.ErrConfig, ls.Scenario)
 	}
+	if s.TraceSpeeds != nil {
+		if s.AtSpeed == nil || ls.Shape == nil {
+			return nil, "", "", fmt.Errorf("%w: a sweep of trace speeds needs a trace file to replay", search.ErrConfig)
+		}
+		// A trial's completions are the trace's, not a rate's: nothing
+		// to call saturated.
+		p, err := search.NewSweep(s.TraceSpeeds, false)
+		return p, search.AlgoSweepSpeed, search.UnitSpeed, err
+	}
 	p, err := search.NewSweep(s.Rates, s.StopSaturated)
 	return p, search.AlgoSweep, search.UnitQPS, err
+}
+
+// speedsOnly is s's AtSpeed for a sweep of trace speeds, nil otherwise.
+func speedsOnly(s Search) func(float64) (trace.Shape, error) {
+	if s.TraceSpeeds == nil {
+		return nil
+	}
+	return s.AtSpeed
 }

@@ -26,6 +26,9 @@ type networkTrials struct {
 	EarlyVerdict bool
 	// Judge decides each trial (search.JudgeFor; zero: the ruleset's).
 	Judge search.Judge
+	// AtSpeed, when set, makes each trial's target a trace speed: the
+	// trial replays the run's trace file at it (a sweep of speeds).
+	AtSpeed func(speed float64) (trace.Shape, error)
 }
 
 // trialSpec is base with target applied: Server's target QPS, or
@@ -60,6 +63,12 @@ func trialSpec(base Spec, target float64) (Spec, error) {
 // verdict with token latencies, so a v0.5 token trial runs to its end too.)
 func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (search.TrialResult, error) {
 	spec, err := trialSpec(n.Base, req.Target)
+	if n.AtSpeed != nil {
+		// The trace at the trial's speed replaces the base's shape.
+		spec = n.Base
+		spec.Settings.Mode = trace.PerformanceOnly
+		spec.Settings.Shape, err = n.AtSpeed(req.Target)
+	}
 	if err != nil {
 		return search.TrialResult{}, err
 	}

@@ -102,7 +102,18 @@ func admitChecked(s api.RunSpec, lim api.Limits, outDir string) (Run, error) {
 		return Run{}, err
 	}
 	qsl := trace.QSL{TotalSampleCount: uint64(r.Spec.TotalSamples), PerformanceSampleCount: uint64(r.Spec.PerformanceSamples)}
-	if err := checkBuilt(r.Spec.Settings, src, qsl, lim); err != nil {
+	ls := r.Spec.Settings
+	if sh := ls.Shape; sh != nil {
+		// The shape has its own rate and length: the Poisson trace's
+		// bounds do not apply, the shape's own do.
+		ls.Shape = nil
+		if err := checkShapeSize(s, sh, lim); err != nil {
+			return Run{}, err
+		}
+		ls.Scenario = trace.Server
+		ls.MinQueryCount, ls.MinDurationMs = 0, 0
+	}
+	if err := checkBuilt(ls, src, qsl, lim); err != nil {
 		return Run{}, err
 	}
 	return r, nil
@@ -112,6 +123,7 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err := s.CheckFields(); err != nil {
 		return Run{}, nil, err
 	}
+	s.Model = mixModel(s)
 	ls, src, err := buildSettings(s, confNames{mlperf: env.MLPerfConfName, user: env.UserConfName})
 	if err != nil {
 		return Run{}, nil, err
@@ -119,6 +131,11 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if err := checkDistributedLogs(s, ls); err != nil {
 		return Run{}, nil, err
 	}
+	bs, err := buildShape(s, ls, env)
+	if err != nil {
+		return Run{}, nil, err
+	}
+	ls.Shape = bs.shape
 	data, err := resolveData(s.Data, env)
 	if err != nil {
 		return Run{}, nil, err
@@ -149,8 +166,11 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	// Sample files give their own count, known when they are read: the
 	// trace's size hardly depends on it.
 	qsl := trace.QSL{TotalSampleCount: uint64(total), PerformanceSampleCount: uint64(perf)}
-	if err := checkTraceSize(ls, src, qsl, trace.MaxSamples, fmt.Sprintf("the engine's limit of %d samples", trace.MaxSamples)); err != nil {
-		return Run{}, nil, err
+	if ls.Shape == nil {
+		// A shape's arrivals are counted, and bounded, as its trace is made.
+		if err := checkTraceSize(ls, src, qsl, trace.MaxSamples, fmt.Sprintf("the engine's limit of %d samples", trace.MaxSamples)); err != nil {
+			return Run{}, nil, err
+		}
 	}
 	prompts, err := buildPrompts(s, data, total, perf)
 	if err != nil {
@@ -187,25 +207,40 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 		Headers:            headers,
 		ServerMetrics:      serverMetrics(s),
 	}}
-	if sp := s.Search; sp != nil {
-		r.Search = &runner.Search{
-			Options: search.Options{Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, Delta: sp.Delta, VerifyRuns: sp.VerifyRuns,
-				GoodputPercent: sp.GoodputPercent},
-			// A failing trial need not run to its end: on unless asked off.
-			EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
-			MaxTrials:    sp.MaxTrials,
-		}
-		if sp.Mode == api.SearchSweep {
-			// A sweep measures every rate: a trial cut short by its verdict
-			// measures less, so it runs to its end unless asked.
-			r.Search.EarlyVerdict = sp.EarlyVerdict != nil && *sp.EarlyVerdict
-			r.Search.Rates, r.Search.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
-		}
+	if bs.mix != nil {
+		r.Spec.Mix = bs.mix.Entries
 	}
+	// Sessions last: they refuse another shape already built.
 	if r.Spec.Conversations, err = buildSessions(s, &r.Spec.Settings, env); err != nil {
 		return Run{}, nil, err
 	}
+	r.Search = buildSearch(s.Search, bs)
 	return r, src, nil
+}
+
+// buildSearch is the spec's search block as the runner's, nil for one
+// run; a sweep of trace speeds reopens the trace at each (bs.atSpeed).
+func buildSearch(sp *api.Search, bs builtShape) *runner.Search {
+	if sp == nil {
+		return nil
+	}
+	rs := &runner.Search{
+		Options: search.Options{Start: sp.LowerQPS, Upper: sp.UpperQPS, Precision: sp.Precision, Delta: sp.Delta, VerifyRuns: sp.VerifyRuns,
+			GoodputPercent: sp.GoodputPercent},
+		// A failing trial need not run to its end: on unless asked off.
+		EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
+		MaxTrials:    sp.MaxTrials,
+	}
+	if sp.Mode == api.SearchSweep {
+		// A sweep measures every rate: a trial cut short by its verdict
+		// measures less, so it runs to its end unless asked.
+		rs.EarlyVerdict = sp.EarlyVerdict != nil && *sp.EarlyVerdict
+		rs.Rates, rs.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
+		if len(sp.TraceSpeeds) > 0 {
+			rs.TraceSpeeds, rs.AtSpeed = append([]float64(nil), sp.TraceSpeeds...), bs.atSpeed
+		}
+	}
+	return rs
 }
 
 // librarySize is the sample library's total and performance sample
@@ -228,10 +263,16 @@ func librarySize(s api.RunSpec) (total, perf int) {
 // preset. It neither reads data nor checks the target: the trace depends
 // on neither.
 func Schedule(s api.RunSpec, env Env) (loadgen.Settings, trace.QSL, error) {
+	s.Model = mixModel(s)
 	ls, _, err := buildSettings(s, confNames{mlperf: env.MLPerfConfName, user: env.UserConfName})
 	if err != nil {
 		return ls, trace.QSL{}, err
 	}
+	bs, err := buildShape(s, ls, env)
+	if err != nil {
+		return ls, trace.QSL{}, err
+	}
+	ls.Shape = bs.shape
 	if s.TotalSamples < 0 || s.PerformanceSamples < 0 {
 		return ls, trace.QSL{}, fieldErr("total_samples", "the sample counts must not be negative")
 	}

@@ -40,6 +40,8 @@ const (
 const (
 	UnitQPS     = "queries/s"
 	UnitStreams = "samples/query"
+	// UnitSpeed is a sweep of a trace's replay speed: 2 is twice as fast.
+	UnitSpeed = "x trace speed"
 )
 
 // Plan picks the algorithm for the settings' ruleset and scenario.

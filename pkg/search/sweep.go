@@ -17,6 +17,9 @@ const PhaseSweep Phase = "sweep"
 // AlgoSweep names a sweep in the record.
 const AlgoSweep = "sweep: one trial per rate, in the order given"
 
+// AlgoSweepSpeed names a sweep of a trace file's replay speeds (issue 31).
+const AlgoSweepSpeed = "sweep: one replay of the trace per speed, in the order given"
+
 // MaxSweepRates bounds a sweep's trials: each is a full run.
 const MaxSweepRates = 100
 

@@ -77,3 +77,18 @@ func TestFmtMs(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepOfSpeedsSaysSo: a sweep of a trace's speeds is labelled as
+// one, its column the speed, not a rate asked.
+func TestSweepOfSpeedsSaysSo(t *testing.T) {
+	res := &Result{Mode: ModeSweep, Unit: UnitSpeed, Trials: []Trial{{Index: 1, Target: 2, Achieved: 40, Latency: &Percentiles{P50: 1, P90: 2, P99: 3}}}}
+	s := Summary(res)
+	if !strings.Contains(s, "1 trace speeds") || !strings.Contains(s, "p99 vs trace speed") || !strings.Contains(s, "2x ") ||
+		strings.Contains(s, "rate asked") || strings.Contains(s, "2/s") {
+		t.Errorf("summary:\n%s", s)
+	}
+	res.Unit = UnitQPS
+	if s := Summary(res); !strings.Contains(s, "rate asked") {
+		t.Errorf("a sweep of rates lost its column:\n%s", s)
+	}
+}

@@ -11,7 +11,11 @@ import (
 // against the rate as a bar plot, then how the sweep ended.
 func sweepSummary(res *Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Load sweep: %s %s, %d rates\n", res.Ruleset, res.Scenario, len(res.Trials))
+	what := "rates"
+	if res.Unit == UnitSpeed {
+		what = "trace speeds"
+	}
+	fmt.Fprintf(&b, "Load sweep: %s %s, %d %s\n", res.Ruleset, res.Scenario, len(res.Trials), what)
 	if bt := boundText(res); bt != "" {
 		fmt.Fprintf(&b, "Verdict: each trial's own validity as a run; the bound is %s.\n", bt)
 	}
@@ -30,7 +34,13 @@ func sweepSummary(res *Result) string {
 // the bound and the run's verdict.
 func writeSweepTable(w io.Writer, res *Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "trial\trate asked/s\tcompleted/s\tp50\tp90\tp99\tover bound\tverdict\tduration s\t\n")
+	asked := "rate asked/s"
+	if res.Unit == UnitSpeed {
+		// A trace's replay: its trials differ by speed, their rates are
+		// the trace's.
+		asked = "trace speed"
+	}
+	fmt.Fprintf(tw, "trial\t%s\tcompleted/s\tp50\tp90\tp99\tover bound\tverdict\tduration s\t\n", asked)
 	for _, t := range res.Trials {
 		p50, p90, p99 := "-", "-", "-"
 		if l := shownLatency(t); l != nil {
@@ -80,11 +90,15 @@ func writeSweepPlot(w io.Writer, res *Result, width int) {
 		}
 		bound = max(bound, t.LatencyBoundMs)
 	}
+	against, unit := "rate", "/s"
+	if res.Unit == UnitSpeed {
+		against, unit = "trace speed", "x"
+	}
 	if top <= 0 {
-		fmt.Fprintln(w, "p99 vs rate: no latencies to plot")
+		fmt.Fprintf(w, "p99 vs %s: no latencies to plot\n", against)
 		return
 	}
-	head := "p99 vs rate (█ p99"
+	head := "p99 vs " + against + " (█ p99"
 	if bound > 0 && bound <= top {
 		head += fmt.Sprintf(", | the bound %s", fmtMs(bound))
 	}
@@ -94,7 +108,7 @@ func writeSweepPlot(w io.Writer, res *Result, width int) {
 		label = max(label, len(fmtNum(t.Target)))
 	}
 	for _, t := range res.Trials {
-		fmt.Fprintf(w, "%*s/s %s\n", label, fmtNum(t.Target), plotRow(t, top, bound, width))
+		fmt.Fprintf(w, "%*s%s %s\n", label, fmtNum(t.Target), unit, plotRow(t, top, bound, width))
 	}
 }
 
