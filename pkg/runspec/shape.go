@@ -90,7 +90,7 @@ func buildShape(s api.RunSpec, ls loadgen.Settings, env Env) (builtShape, error)
 	var err error
 	switch {
 	case s.Trace != "":
-		b.shape, b.atSpeed, err = buildTrace(s, env, b.mix)
+		b.shape, b.atSpeed, err = buildTrace(s, ls, env, b.mix)
 	default:
 		b.shape, err = buildStaged(s, ls, b.mix)
 	}
@@ -132,13 +132,16 @@ func buildStaged(s api.RunSpec, ls loadgen.Settings, mix *shape.Mix) (trace.Shap
 
 // buildTrace opens the spec's trace file at its speed, and returns how to
 // open it at another (a sweep of speeds).
-func buildTrace(s api.RunSpec, env Env, mix *shape.Mix) (trace.Shape, func(float64) (trace.Shape, error), error) {
+func buildTrace(s api.RunSpec, ls loadgen.Settings, env Env, mix *shape.Mix) (trace.Shape, func(float64) (trace.Shape, error), error) {
 	path, err := resolveTrace(s.Trace, env)
 	if err != nil {
 		return nil, nil, err
 	}
 	o := shape.TraceOptions{
 		Speed: s.TraceSpeed, Mix: mix, Model: s.Model,
+		// A line naming no model takes one drawn from the schedule seed,
+		// as buildStaged's arrivals do: other seeds, other models.
+		MixSeed:  ls.ScheduleRNGSeed,
 		Start:    time.Duration(s.TraceStartMs) * time.Millisecond,
 		Duration: time.Duration(s.TraceDurationMs) * time.Millisecond,
 	}

@@ -343,3 +343,48 @@ func TestSweptTraceSpeedsUnderDaemonLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceMixDrawsFromTheScheduleSeed: a trace's lines that name no model
+// take one drawn from the mix with the run's schedule seed, as stages do
+// (and `loadgend schedule` prints): the same seed, the same models; two
+// seeds, two sequences.
+func TestTraceMixDrawsFromTheScheduleSeed(t *testing.T) {
+	p := writeTrace(t, t.TempDir(), 64, 10)
+	models := func(seed uint64) string {
+		t.Helper()
+		s := api.RunSpec{Target: "http://h:1", Trace: p, Mix: "a=1,b=1"}
+		s.Overrides.ScheduleRNGSeed = &seed
+		r, err := Build(s, Env{AnyData: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.Spec.Settings.Shape.Arrivals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		var b strings.Builder
+		for x, ok := a.Next(); ok; x, ok = a.Next() {
+			b.WriteString(strconv.Itoa(x.Model))
+		}
+		if err := a.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	one, again, other := models(1), models(1), models(2)
+	if one != again {
+		t.Errorf("seed 1 drew %s, then %s", one, again)
+	}
+	if one == other {
+		t.Errorf("seeds 1 and 2 drew the same models %s", one)
+	}
+	mix, _ := shape.ParseMix("a=1,b=1")
+	var want strings.Builder
+	for i := range 64 {
+		want.WriteString(strconv.Itoa(mix.Pick(2, i)))
+	}
+	if other != want.String() {
+		t.Errorf("seed 2 drew %s, want Mix.Pick with the schedule seed: %s", other, want.String())
+	}
+}
