@@ -176,14 +176,8 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, api.CodeInternal, "encoding the spec: "+err.Error(), "")
 		return
 	}
-	if !s.allow.Allows(r.Context(), hostOf(spec.Target)) {
-		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed,
-			fmt.Sprintf("target %s is outside LOADGEND_ALLOWED_TARGETS", spec.Target), "target")
-		return
-	}
-	if u := s.disallowedMetrics(r.Context(), spec); u != "" {
-		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed,
-			fmt.Sprintf("server_metrics %s is outside LOADGEND_ALLOWED_TARGETS", u), "server_metrics")
+	if f := s.outsideFence(r.Context(), spec); f != nil {
+		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed, f.msg, f.field)
 		return
 	}
 	s.mu.Lock()

@@ -423,6 +423,7 @@ func TestMalformedSpecs(t *testing.T) {
 		{"settings not object", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","settings":[1]}`, 400, "settings"},
 		{"target outside allowlist", `{"target":"http://10.9.9.9:8000","model":"m","scenario":"Server"}`, 403, "10.9.9.9"},
 		{"server metrics outside allowlist", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","server_metrics":["http://10.9.9.9:8002/metrics"]}`, 403, "server_metrics http://10.9.9.9:8002/metrics"},
+		{"mix entry outside allowlist", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","mix":"m=0.5,other=0.5@http://10.255.255.1:9","settings":{"target_qps":10,"min_duration_ms":1000}}`, 403, "mix entry 2 (other): target http://10.255.255.1:9 is outside LOADGEND_ALLOWED_TARGETS"},
 		{"server metrics with credentials", `{"target":"http://127.0.0.1:9","model":"m","scenario":"Server","server_metrics":["http://u:s3cret@127.0.0.1:8002/metrics"]}`, 400, "server_metrics"},
 		{"oversized body", `{"target":"http://127.0.0.1:9","model":"` + strings.Repeat("m", 2<<20) + `","scenario":"Server"}`, 413, ""},
 	}

@@ -318,12 +318,8 @@ func (s *Service) admit(rec runstore.Record) (api.RunSpec, runspec.Run, bool) {
 		s.fail(rec.ID, "the spec is no longer admitted", err)
 		return spec, planned, false
 	}
-	if !s.allow.Allows(context.Background(), hostOf(spec.Target)) {
-		s.fail(rec.ID, "target not allowed", errors.New("the target is outside LOADGEND_ALLOWED_TARGETS"))
-		return spec, planned, false
-	}
-	if u := s.disallowedMetrics(context.Background(), spec); u != "" {
-		s.fail(rec.ID, "server metrics not allowed", errors.New("server_metrics "+u+" is outside LOADGEND_ALLOWED_TARGETS"))
+	if f := s.outsideFence(context.Background(), spec); f != nil {
+		s.fail(rec.ID, f.reason, errors.New(f.msg))
 		return spec, planned, false
 	}
 	// LOADGEND_MAX_DURATION bounds the run itself, not only the settings a

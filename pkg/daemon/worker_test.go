@@ -223,3 +223,31 @@ func newUnstartedService(t *testing.T) *Service {
 	}
 	return s
 }
+
+// TestStoredMixOutsideAllowedTargetsFails: a queued run whose mix names a
+// URL outside LOADGEND_ALLOWED_TARGETS (the allowlist narrowed across a
+// restart) fails naming the mix's entry and its URL, as a target outside
+// the list would, before anything is sent.
+func TestStoredMixOutsideAllowedTargetsFails(t *testing.T) {
+	dir := t.TempDir()
+	store, err := runstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Create([]byte(`{"target": "http://127.0.0.1:9", "model": "m", "scenario": "Server",
+		"mix": "m=0.5,other=0.5@http://127.0.0.2:9",
+		"settings": {"target_qps": 10, "min_duration_ms": 100, "min_query_count": 1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, base := startDaemon(t, func(c *Config) { c.DataDir, c.AllowedTargets = dir, []string{"127.0.0.1"} })
+	st := waitState(t, base, rec.ID)
+	for _, want := range []string{"mix entry 2 (other)", "http://127.0.0.2:9", "LOADGEND_ALLOWED_TARGETS"} {
+		if st.State != api.StateFailed || !strings.Contains(st.Error, want) {
+			t.Errorf("run %s error %q, want failed saying %q", st.State, st.Error, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package runspec
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -89,7 +90,7 @@ func buildShape(s api.RunSpec, ls loadgen.Settings, env Env) (builtShape, error)
 	var err error
 	switch {
 	case s.Trace != "":
-		b.shape, b.atSpeed, err = buildTrace(s, env, b.mix)
+		b.shape, b.atSpeed, err = buildTrace(s, ls, env, b.mix)
 	default:
 		b.shape, err = buildStaged(s, ls, b.mix)
 	}
@@ -131,13 +132,16 @@ func buildStaged(s api.RunSpec, ls loadgen.Settings, mix *shape.Mix) (trace.Shap
 
 // buildTrace opens the spec's trace file at its speed, and returns how to
 // open it at another (a sweep of speeds).
-func buildTrace(s api.RunSpec, env Env, mix *shape.Mix) (trace.Shape, func(float64) (trace.Shape, error), error) {
+func buildTrace(s api.RunSpec, ls loadgen.Settings, env Env, mix *shape.Mix) (trace.Shape, func(float64) (trace.Shape, error), error) {
 	path, err := resolveTrace(s.Trace, env)
 	if err != nil {
 		return nil, nil, err
 	}
 	o := shape.TraceOptions{
 		Speed: s.TraceSpeed, Mix: mix, Model: s.Model,
+		// A line naming no model takes one drawn from the schedule seed,
+		// as buildStaged's arrivals do: other seeds, other models.
+		MixSeed:  ls.ScheduleRNGSeed,
 		Start:    time.Duration(s.TraceStartMs) * time.Millisecond,
 		Duration: time.Duration(s.TraceDurationMs) * time.Millisecond,
 	}
@@ -186,41 +190,92 @@ func shapeErr(field string, err error) error {
 }
 
 // checkShapeSize bounds a shaped run by the daemon's limits: its
-// arrivals (counted in one pass, stopped past the limit) and its length.
+// arrivals (counted in one pass, stopped past the limit), its length and
+// its rate; and so each trial of a sweep of a trace's speeds.
 func checkShapeSize(s api.RunSpec, sh trace.Shape, lim api.Limits) error {
 	f := shapeField(s)
+	n, d, err := countShape(f, sh, lim)
+	if err != nil {
+		return err
+	}
+	// The rate a stage asks, or a trace's mean, is held to the daemon's
+	// limit as target_qps is.
+	if st, ok := sh.(interface{ Stages() []shape.Stage }); ok {
+		rate := 0.0
+		for _, x := range st.Stages() {
+			rate = max(rate, x.From, x.To)
+		}
+		return checkShapeBounds(f, "", d, "a stage's rate", rate, lim)
+	}
+	if err := checkShapeBounds(f, "", d, "the mean rate", meanRate(n, d), lim); err != nil {
+		return err
+	}
+	return checkSweptSpeeds(s, n, d, lim)
+}
+
+// countShape is the number of sh's arrivals and its length, refused past
+// the daemon's limit on samples.
+func countShape(f string, sh trace.Shape, lim api.Limits) (uint64, time.Duration, error) {
 	a, err := sh.Arrivals()
 	if err != nil {
-		return shapeErr(f, err)
+		return 0, 0, shapeErr(f, err)
 	}
 	defer a.Close()
 	var n uint64
 	var last time.Duration
 	for x, ok := a.Next(); ok; x, ok = a.Next() {
 		if n++; n > lim.MaxTraceSamples {
-			return fieldErr(f, "more than %d arrivals, over this daemon's limit of %d samples (LOADGEND_MAX_TRACE_SAMPLES)", lim.MaxTraceSamples, lim.MaxTraceSamples)
+			return 0, 0, fieldErr(f, "more than %d arrivals, over this daemon's limit of %d samples (LOADGEND_MAX_TRACE_SAMPLES)", lim.MaxTraceSamples, lim.MaxTraceSamples)
 		}
 		last = x.At
 	}
 	if err := a.Err(); err != nil {
-		return shapeErr(f, err)
+		return 0, 0, shapeErr(f, err)
 	}
-	d := max(last, sh.End())
+	return n, max(last, sh.End()), nil
+}
+
+// meanRate is n arrivals over d, 0 when d is (one instant).
+func meanRate(n uint64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// checkShapeBounds holds a shape's length d and its rate to the daemon's
+// limits: the one check of the base run and of each speed of a sweep,
+// field f. The messages start with lengthOf ("" or "speed 2: the replay ")
+// and rateOf ("the mean rate").
+func checkShapeBounds(f, lengthOf string, d time.Duration, rateOf string, rate float64, lim api.Limits) error {
 	if d > lim.MaxDuration {
-		return fieldErr(f, "lasts %v, over this daemon's limit of %v", d.Round(time.Millisecond), lim.MaxDuration)
-	}
-	// The rate a stage asks, or a trace's mean, is held to the daemon's
-	// limit as target_qps is.
-	rate, what := 0.0, "a stage's rate"
-	if st, ok := sh.(interface{ Stages() []shape.Stage }); ok {
-		for _, x := range st.Stages() {
-			rate = max(rate, x.From, x.To)
-		}
-	} else if d > 0 {
-		rate, what = float64(n)/d.Seconds(), "the mean rate"
+		return fieldErr(f, "%slasts %v, over this daemon's limit of %v (LOADGEND_MAX_DURATION)", lengthOf, d.Round(time.Millisecond), lim.MaxDuration)
 	}
 	if rate > lim.MaxQPS {
-		return fieldErr(f, "%s, %s QPS, is over this daemon's limit of %s QPS", what, api.Num(rate), api.Num(lim.MaxQPS))
+		return fieldErr(f, "%s, %s QPS, is over this daemon's limit of %s QPS (LOADGEND_MAX_QPS)", rateOf, api.Num(rate), api.Num(lim.MaxQPS))
+	}
+	return nil
+}
+
+// checkSweptSpeeds holds each trial of a sweep of the trace's speeds to
+// the daemon's limits, as the run at trace_speed is: the window is taken
+// in the trace's own time, so every speed replays the same n arrivals,
+// over the base length d scaled by base/speed (a faster replay is
+// denser, a slower one longer).
+func checkSweptSpeeds(s api.RunSpec, n uint64, d time.Duration, lim api.Limits) error {
+	if s.Search == nil || len(s.Search.TraceSpeeds) == 0 {
+		return nil
+	}
+	base := s.TraceSpeed
+	if base == 0 {
+		base = 1
+	}
+	for _, v := range s.Search.TraceSpeeds {
+		dv := time.Duration(math.Round(float64(d) * base / v))
+		at := "speed " + api.Num(v) + ": the replay"
+		if err := checkShapeBounds("search.trace_speeds", at+" ", dv, at+"'s mean rate", meanRate(n, dv), lim); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -301,3 +301,90 @@ func TestTraceBuildsTheShape(t *testing.T) {
 		t.Errorf("a bad line: %v, want a field error on trace naming line 2", err)
 	}
 }
+
+// TestSweptTraceSpeedsUnderDaemonLimits: each speed a sweep replays the
+// trace at is held to LOADGEND_MAX_QPS and LOADGEND_MAX_DURATION as
+// trace_speed is: a 100 QPS trace under a 150 QPS limit refuses speed 10
+// whether asked as trace_speed or among search.trace_speeds, and a slow
+// speed that makes the replay outlast the limit is refused too, each
+// naming search.trace_speeds and the speed. A swept speed is the trace's
+// own time scaled, whatever the base trace_speed.
+func TestSweptTraceSpeedsUnderDaemonLimits(t *testing.T) {
+	root := t.TempDir()
+	writeTrace(t, root, 101, 10) // 101 arrivals over 1 s
+	lim := api.Limits{MaxQPS: 150, MaxDuration: time.Minute, MaxTraceSamples: 1000, AllowSearch: true, DataRoot: root}
+	spec := func(base float64, speeds ...float64) api.RunSpec {
+		s := api.RunSpec{Target: "http://h:1", Model: "m", Trace: "trace.jsonl", TraceSpeed: base}
+		if len(speeds) > 0 {
+			s.Search = &api.Search{Mode: api.SearchSweep, TraceSpeeds: speeds}
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name         string
+		s            api.RunSpec
+		field, want1 string
+		want2        string
+	}{
+		{"base speed over the rate", spec(10), "trace", "the mean rate, 1010 QPS", "LOADGEND_MAX_QPS"},
+		{"a swept speed over the rate", spec(0, 1, 1000), "search.trace_speeds", "speed 1000: the replay's mean rate, 101000 QPS", "limit of 150 QPS"},
+		{"from the base speed", spec(0.5, 1.6), "search.trace_speeds", "speed 1.6: the replay's mean rate, 161.6 QPS", "limit of 150 QPS"},
+		{"a slow speed too long", spec(0, 1, 0.01), "search.trace_speeds", "speed 0.01: the replay lasts 1m40s", "LOADGEND_MAX_DURATION"},
+	} {
+		_, err := Admit(c.s, lim, "")
+		fe, ok := errors.AsType[*api.FieldError](err)
+		if !ok || fe.Field != c.field || !strings.Contains(fe.Message, c.want1) || !strings.Contains(fe.Message, c.want2) {
+			t.Errorf("%s: got %v, want %s: ...%s...%s", c.name, err, c.field, c.want1, c.want2)
+		}
+	}
+	for _, s := range []api.RunSpec{spec(0, 0.5, 1, 1.4), spec(0.5, 0.02, 1.4)} {
+		if _, err := Admit(s, lim, ""); err != nil {
+			t.Errorf("speeds %v from %v: %v, want admitted", s.Search.TraceSpeeds, s.TraceSpeed, err)
+		}
+	}
+}
+
+// TestTraceMixDrawsFromTheScheduleSeed: a trace's lines that name no model
+// take one drawn from the mix with the run's schedule seed, as stages do
+// (and `loadgend schedule` prints): the same seed, the same models; two
+// seeds, two sequences.
+func TestTraceMixDrawsFromTheScheduleSeed(t *testing.T) {
+	p := writeTrace(t, t.TempDir(), 64, 10)
+	models := func(seed uint64) string {
+		t.Helper()
+		s := api.RunSpec{Target: "http://h:1", Trace: p, Mix: "a=1,b=1"}
+		s.Overrides.ScheduleRNGSeed = &seed
+		r, err := Build(s, Env{AnyData: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.Spec.Settings.Shape.Arrivals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		var b strings.Builder
+		for x, ok := a.Next(); ok; x, ok = a.Next() {
+			b.WriteString(strconv.Itoa(x.Model))
+		}
+		if err := a.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	one, again, other := models(1), models(1), models(2)
+	if one != again {
+		t.Errorf("seed 1 drew %s, then %s", one, again)
+	}
+	if one == other {
+		t.Errorf("seeds 1 and 2 drew the same models %s", one)
+	}
+	mix, _ := shape.ParseMix("a=1,b=1")
+	var want strings.Builder
+	for i := range 64 {
+		want.WriteString(strconv.Itoa(mix.Pick(2, i)))
+	}
+	if other != want.String() {
+		t.Errorf("seed 2 drew %s, want Mix.Pick with the schedule seed: %s", other, want.String())
+	}
+}

@@ -155,19 +155,45 @@ func (e MixEntry) check() error {
 		// carries no secret (the API token has its own flag).
 		return fmt.Errorf("URL %q takes no credentials (user:password@): it is stored with the run and logged", redactURL(e.Target))
 	}
-	u, err := url.Parse(e.Target)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("URL %q is not a URL like http://host:8000 or grpc://host:8001", e.Target)
-	}
-	switch u.Scheme {
-	case "http", "https", "grpc", "grpcs":
-	default:
-		return fmt.Errorf("URL %q is not http://, https://, grpc:// or grpcs://", e.Target)
+	if err := checkMixURL(e.Target); err != nil {
+		return err
 	}
 	if e.API != "" {
 		if _, err := genai.ParseAPI(e.API); err != nil {
 			return fmt.Errorf("API: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkMixURL is what is wrong with a mix entry's URL, nil if nothing.
+// The entry's URL becomes its session's target, so it follows
+// pkg/target's grammar (which the engine layer cannot import; a test
+// holds the two together): a host with a port in range, a path only over
+// HTTP(S) (the prefix of every request's path), no query and no fragment,
+// which no request would carry.
+func checkMixURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return fmt.Errorf("URL %q is not a URL like http://host:8000 or grpc://host:8001", raw)
+	}
+	switch u.Scheme {
+	case "http", "https", "grpc", "grpcs":
+	default:
+		return fmt.Errorf("URL %q is not http://, https://, grpc:// or grpcs://", raw)
+	}
+	if p := u.Port(); p == "" && strings.HasSuffix(u.Host, ":") {
+		return fmt.Errorf("URL %q has an empty port: want %s://host:port", raw, u.Scheme)
+	} else if n, err := strconv.Atoi(p); p != "" && (err != nil || n < 1 || n > 65535) {
+		return fmt.Errorf("URL %q: port %s is not between 1 and 65535", raw, p)
+	}
+	switch {
+	case u.RawQuery != "" || u.ForceQuery:
+		return fmt.Errorf("URL %q takes no query (?...), as --target takes none", raw)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return fmt.Errorf("URL %q takes no fragment (#...), as --target takes none", raw)
+	case (u.Scheme == "grpc" || u.Scheme == "grpcs") && strings.Trim(u.Path, "/") != "":
+		return fmt.Errorf("URL %q: a %s:// URL takes no path, as --target takes none", raw, u.Scheme)
 	}
 	return nil
 }
