@@ -56,6 +56,12 @@ func TestBreakdown(t *testing.T) {
 			"sutproxy_queue_depth rose from 0 to 3 (mean 0.45): the server queued at times"},
 		{"no queue", nil, &serverview.Metrics{Series: []serverview.Series{gauge("tgi_queue_size", 0, 0, 0, 0)}}, serverview.Client{},
 			"tgi_queue_size stayed at 0: the server did not queue"},
+		{"no queue in any of several, none named alone", nil, &serverview.Metrics{Series: []serverview.Series{
+			{Name: "sutproxy_queue_depth", Type: serverview.Gauge, Labels: map[string]string{"model": "batched"}, First: f(0), Mean: f(0), Max: f(0), Last: f(0)},
+			{Name: "sutproxy_queue_depth", Type: serverview.Gauge, Labels: map[string]string{"model": "llm"}, First: f(0), Mean: f(0), Max: f(0), Last: f(0)},
+			gauge("vllm:num_requests_waiting", 0, 0, 0, 0),
+		}}, serverview.Client{},
+			"every queue gauge (sutproxy_queue_depth, vllm:num_requests_waiting) stayed at 0: the server did not queue"},
 		{"queue already there", nil, &serverview.Metrics{Series: []serverview.Series{gauge("sglang:num_queue_reqs", 12, 12, 12, 12)}}, serverview.Client{},
 			"sglang:num_queue_reqs stayed at 12: the server queues"},
 		{"the larger of two queues, labelled", nil, &serverview.Metrics{Series: []serverview.Series{

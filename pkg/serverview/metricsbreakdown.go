@@ -45,6 +45,11 @@ func queueClause(byKind map[Kind][]Series) string {
 	}
 	name, peak := seriesLabel(s, byKind[KindQueue]), *s.Max
 	if peak < 1 {
+		if len(byKind[KindQueue]) > 1 {
+			// The largest of several zeros is any of them: one series
+			// named (another model's, say) would read as the only one.
+			return fmt.Sprintf("every queue gauge (%s) stayed at %s: the server did not queue", queueNames(byKind[KindQueue]), metricNum(peak))
+		}
 		return fmt.Sprintf("%s stayed at %s: the server did not queue", name, metricNum(peak))
 	}
 	// The mean tells a queue that held from one that came and went.
@@ -56,6 +61,17 @@ func queueClause(byKind map[Kind][]Series) string {
 		return fmt.Sprintf("%s rose from %s to %s (mean %s): %s", name, metricNum(first), metricNum(peak), metricNum(mean), says)
 	}
 	return fmt.Sprintf("%s stayed at %s: %s", name, metricNum(peak), says)
+}
+
+// queueNames are the gauges' names, each once, in order.
+func queueNames(ss []Series) string {
+	var names []string
+	for _, s := range ss {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // queueTimeClause: the server's own mean queue time per request, from a
