@@ -211,3 +211,46 @@ func TestShapedRunClosesItsPasses(t *testing.T) {
 		t.Errorf("%d passes left open", o)
 	}
 }
+
+// A successful sample without a first token (no output tokens) does not
+// meet a ttft bound in stages[] and models[] (samples_meeting_slo,
+// goodput), as it does not in the verdict's ttft bound, which leaves it
+// out of the samples with a TTFT.
+func TestShapedPartsSampleWithoutTokensMissesTTFT(t *testing.T) {
+	law := func(id int) genLaw {
+		if id%4 == 0 {
+			return genLaw{ttft: time.Millisecond, tokens: 0, input: 5} // answered, no token
+		}
+		return genLaw{ttft: time.Millisecond, gap: time.Millisecond, tokens: 3, input: 5}
+	}
+	slo, err := genai.ParseSLO("ttft=100ms@p50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res := shapedRun(t, twoStages(), slo, &genSUT{law: law, generative: true})
+	if res.SamplesCompleted != 500 || len(res.Stages) != 2 || len(res.Models) != 3 {
+		t.Fatalf("completed %d, %d stages, %d models", res.SamplesCompleted, len(res.Stages), len(res.Models))
+	}
+	for i, want := range []int64{75, 300} { // stage 0: ids 0–99, stage 1: 100–499; a quarter without tokens
+		if got := res.Stages[i].SamplesMeetingSLO; got == nil || *got != want {
+			t.Errorf("stage %d: samples meeting the SLO %v, want %d (those with a first token)", i, deref(got), want)
+		}
+	}
+	var met int64
+	for _, m := range res.Models {
+		met += *m.SamplesMeetingSLO
+	}
+	if met != 375 {
+		t.Errorf("models meet the SLO with %d samples, want 375", met)
+	}
+	if b := res.LoadShape.Bounds[0]; b.Samples != 375 {
+		t.Errorf("the verdict's ttft bound counts %d samples, want the 375 with a first token", b.Samples)
+	}
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
