@@ -55,8 +55,13 @@ func (r *Run) WriteSamples(w io.Writer) error {
 			err = fmt.Errorf("loadgen: samples export: the load shape's pass ended before query %d: %w", q, cur.Err())
 			return false
 		}
+		samples := tq.Samples
+		if r.sess != nil {
+			// What issueSessions sent: the turn's own sample.
+			samples = r.tr.SessionSample(int(r.sess.sessOf[q]), int(r.sess.turnOf[q]))
+		}
 		r.samples.Each(q*r.spq, (q+1)*r.spq, func(seq int, d time.Duration) {
-			buf = r.appendSample(buf, t, seq, tq.Samples[seq%r.spq], sched, issued, d, parts.of(tq))
+			buf = r.appendSample(buf, t, seq, samples[seq%r.spq], sched, issued, d, parts.of(tq))
 		})
 		if len(buf) > 60<<10 {
 			_, err = w.Write(buf)

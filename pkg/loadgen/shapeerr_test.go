@@ -1,8 +1,13 @@
 package loadgen
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -253,4 +258,81 @@ func deref(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// timedTurns answers each turn inline, latency(session) after its issue.
+type timedTurns struct {
+	turnSUT
+	latencyOf func(session int) time.Duration
+}
+
+func (s *timedTurns) IssueQuery(_ context.Context, q Query, done func(Completion)) {
+	s.mu.Lock()
+	s.got = append(s.got, q)
+	s.mu.Unlock()
+	l := s.latencyOf(q.Session)
+	c := q.Done(nil)
+	c.At, c.FirstToken, c.Tokens, c.InputTokens = q.Issued.Add(l), q.Issued.Add(l/2), 3, 10
+	done(c)
+}
+
+// Which sample a session's turn sends depends on the run's seeds alone,
+// not on when the server's answers make the turns due: two answer-time
+// patterns issue the turns in different orders and send each (session,
+// turn) the same sample; the samples export names what was sent.
+func TestSessionTurnSamplesDoNotDependOnAnswerTimes(t *testing.T) {
+	ms := time.Millisecond
+	ss := testSessions{starts: []trace.SessionStart{{Session: 0, At: 0, Turns: 4}, {Session: 1, At: ms, Turns: 4}, {Session: 2, At: 2 * ms, Turns: 3}}, think: ms}
+	run := func(latencyOf func(int) time.Duration) (order []string, sample map[[2]int]int, r *Run) {
+		clk := newFakeClock()
+		sut := &timedTurns{turnSUT: turnSUT{clock: clk}, latencyOf: latencyOf}
+		s := testSettings(t, RulesetLoadGen6, trace.Server)
+		s.Shape, s.Sessions = ss, ss
+		r, err := NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(clk), quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Execute(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		sample = map[[2]int]int{}
+		for _, q := range sut.got {
+			order = append(order, fmt.Sprintf("%d.%d", q.Session, q.Turn))
+			sample[[2]int{q.Session, q.Turn}] = q.Samples[0]
+		}
+		return order, sample, r
+	}
+	orderA, a, _ := run(func(int) time.Duration { return 10 * ms })
+	orderB, b, rb := run(func(s int) time.Duration { return time.Duration(1+20*(2-s)) * ms }) // session 2 fast, 0 slow
+	if slices.Equal(orderA, orderB) {
+		t.Fatalf("both patterns issued %v: the test shows nothing", orderA)
+	}
+	if len(a) != 11 || !maps.Equal(a, b) {
+		t.Errorf("samples by (session, turn) differ with the answer times:\n%v (order %v)\n%v (order %v)", a, orderA, b, orderB)
+	}
+	distinct := map[int]bool{}
+	for _, v := range a {
+		distinct[v] = true
+	}
+	if len(distinct) < 6 {
+		t.Errorf("11 turns drew %d distinct samples: %v", len(distinct), a)
+	}
+	var out bytes.Buffer
+	if err := rb.WriteSamples(&out); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&out)
+	n := 0
+	for ; sc.Scan(); n++ {
+		var line struct{ Index, Session, Turn int }
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		if want := b[[2]int{line.Session, line.Turn}]; line.Index != want {
+			t.Errorf("samples line %s: index %d, the SUT was sent %d", sc.Bytes(), line.Index, want)
+		}
+	}
+	if n != 11 {
+		t.Errorf("%d sample lines, want 11", n)
+	}
 }
