@@ -139,6 +139,12 @@ func TestShapedCursorErr(t *testing.T) {
 	if n != 1 || c.Err() == nil || !strings.Contains(c.Err().Error(), "not JSON") {
 		t.Errorf("%d queries, err %v; want 1 and the pass's error", n, c.Err())
 	}
+	// The schedule's printout (loadgend schedule) says so too, not a
+	// shorter schedule.
+	var b strings.Builder
+	if err := Write(&b, tr); err == nil || !strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("Write of a pass that ends early: %v, want the pass's error", err)
+	}
 }
 
 // A session's turn gets its sample from the sample index seed, the
