@@ -62,7 +62,9 @@ func (r *Run) breakdown(nStages, nModels int) *shapeBreakdown {
 				s.ttft = min(max(time.Duration(t.first[seq]), 0), d)
 				s.tpot = samplePOT(int64(d), int64(s.ttft), int64(s.tokens))
 			}
-			met := b.slo && !s.failed && slo.Met(s.ttft, s.tpot, s.d, s.tokens)
+			// A sample without a first token has no TTFT: it meets no ttft
+			// bound, as the verdict's judgeBound leaves it out of the TTFTs.
+			met := b.slo && !s.failed && (slo.TTFT == 0 || s.tokens > 0) && slo.Met(s.ttft, s.tpot, s.d, s.tokens)
 			b.strayStage += add(b.st, tq.Stage, s, met, t != nil)
 			b.strayModel += add(b.mo, tq.Model, s, met, t != nil)
 		})

@@ -188,6 +188,12 @@ type issuerEnd struct {
 func (is *issuer) run(issueCtx, sutCtx context.Context) issuerEnd {
 	r := is.r
 	reason := r.issueScenario(issueCtx, sutCtx, is)
+	if err := is.cur.Err(); err != nil {
+		// The issue loops read a pass's early end as the trace's end.
+		reason = r.shapeEnded(err)
+	}
+	// Its pass may hold a trace file, whatever stopped it.
+	_ = is.cur.Close()
 	deadline := time.Now().Add(time.Duration(r.settings.Engine.DrainTimeoutMs) * time.Millisecond)
 	if reason == StopStalled || r.firstStop() == StopStalled {
 		return issuerEnd{reason, false}

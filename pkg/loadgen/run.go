@@ -46,6 +46,7 @@ type Run struct {
 	split          bool
 	stopMu         sync.Mutex
 	stopFirst      StopReason                               // the first stop of the whole run (stopAll)
+	shapeErr       error                                    // why a shaped pass ended early (under stopMu)
 	shardSet       bool                                     // WithShard
 	startAt        time.Time                                // WithStartAt; zero: start when ready
 	startGate      func(context.Context) (time.Time, error) // WithStartGate; nil: none
@@ -326,15 +327,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	r.log.Info("run started", "scenario", r.settings.Scenario.String(), "ruleset", string(r.settings.Ruleset),
 		"queries", r.n, "samples_per_query", r.spq, "sut", r.sutName)
 
-	reason, drained := StopCancelled, true // cancelled during the warm-up: nothing timed is issued
-	if warm == nil || ctx.Err() == nil {
-		if r.split {
-			r.issueSplit()
-		}
-		// Each issuer drains its queries from the moment it stopped.
-		reason, drained = r.issueAll(issueCtx, sutCtx)
-	}
-	reason = r.cancelReason(ctx, reason)
+	reason, drained := r.issueTimed(ctx, issueCtx, sutCtx, warm)
 	end := r.clock.Now()
 	for _, is := range r.iss {
 		if ss, ok := is.sut.(StreamingSUT); ok {
@@ -350,7 +343,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	r.finished.Store(true)
 	switch reason {
 	case StopCompleted:
-	case StopStalled, StopRanOut, StopTooManyInFlight:
+	case StopStalled, StopRanOut, StopTooManyInFlight, StopShapeEnded:
 		// The SUT or the settings cut the run short: worth a warning.
 		r.log.Warn("run ended early", "reason", string(reason))
 	default:
@@ -362,6 +355,7 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	res.Warmup = warm
 	res.Tokens = r.tokenResult(res)
 	r.shapedResult(res)
+	r.shapeVerdict(res)
 	res.Sessions = r.sessionResult()
 	for _, is := range r.iss {
 		if rs, ok := is.sut.(Resender); ok {
@@ -374,6 +368,29 @@ func (r *Run) Execute(ctx context.Context) (*Result, error) {
 	r.log.Info("run finished", "validity", res.Validity, "queries", res.QueriesIssued, "failed_samples", res.SamplesFailed,
 		"record_bytes", r.recordBytes())
 	return res, nil
+}
+
+// issueTimed issues the timed run, unless the warm-up was cancelled or
+// its pass over the load shape ended early, and says why it stopped and
+// whether every issued query was answered by the drain's end.
+func (r *Run) issueTimed(ctx, issueCtx, sutCtx context.Context, warm *Warmup) (StopReason, bool) {
+	reason, drained := StopCancelled, true // cancelled during the warm-up: nothing timed is issued
+	switch {
+	case r.shapeError() != nil:
+		reason = StopShapeEnded // the warm-up's pass ended early: the timed run's would too
+	case warm == nil || ctx.Err() == nil:
+		if r.split {
+			r.issueSplit()
+		}
+		// Each issuer drains its queries from the moment it stopped.
+		reason, drained = r.issueAll(issueCtx, sutCtx)
+	}
+	for _, is := range r.iss {
+		// A stop before the issuers ran (the warm-up's) leaves their
+		// passes open; each may hold a trace file.
+		_ = is.cur.Close()
+	}
+	return r.cancelReason(ctx, reason), drained
 }
 
 // recordBytes is what the run keeps for its whole length, in bytes: the

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -44,12 +45,23 @@ func (r *Run) WriteSamples(w io.Writer) error {
 	r.times.each(func(q int, sched, issued int64) bool {
 		// The log holds issued queries only, in trace order; with several
 		// shards a stop may have left gaps.
-		tq, _ := cur.Next()
-		for tq.Index < q {
-			tq, _ = cur.Next()
+		tq, ok := cur.Next()
+		for ok && tq.Index < q {
+			tq, ok = cur.Next()
+		}
+		if !ok {
+			// A shaped pass that could not open or ended early (its file
+			// changed): no line is made up for the queries it lost.
+			err = fmt.Errorf("loadgen: samples export: the load shape's pass ended before query %d: %w", q, cur.Err())
+			return false
+		}
+		samples := tq.Samples
+		if r.sess != nil {
+			// What issueSessions sent: the turn's own sample.
+			samples = r.tr.SessionSample(int(r.sess.sessOf[q]), int(r.sess.turnOf[q]))
 		}
 		r.samples.Each(q*r.spq, (q+1)*r.spq, func(seq int, d time.Duration) {
-			buf = r.appendSample(buf, t, seq, tq.Samples[seq%r.spq], sched, issued, d, parts.of(tq))
+			buf = r.appendSample(buf, t, seq, samples[seq%r.spq], sched, issued, d, parts.of(tq))
 		})
 		if len(buf) > 60<<10 {
 			_, err = w.Write(buf)

@@ -185,6 +185,9 @@ func (r *Run) issueSessions(ctx, sutCtx context.Context, is *issuer) StopReason 
 		if !ok {
 			return StopRanOut
 		}
+		// The turn's sample from the seeds, not the cursor's next draw:
+		// the issue order follows the server's answers.
+		q.Samples = r.tr.SessionSample(t.session, t.turn)
 		now := r.clock.Now()
 		is.issueTurn(sutCtx, q, t, r.startTime.Add(time.Duration(at)), now)
 		issued++

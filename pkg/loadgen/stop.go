@@ -22,6 +22,10 @@ const (
 	StopInterrupted  StopReason = "interrupted"
 	StopEarlyVerdict StopReason = "early_verdict"
 	StopStalled      StopReason = "sut_stalled" // no response within the drain timeout
+	// StopShapeEnded: a pass over the load shape ended before its last
+	// arrival (its trace file changed or could not be read again), so the
+	// run did not send the load it was asked to.
+	StopShapeEnded StopReason = "load_shape_ended_early"
 )
 
 func (r StopReason) message() string {
@@ -44,6 +48,8 @@ func (r StopReason) message() string {
 		return "Ending early: the run's verdict was settled (early verdict)."
 	case StopStalled:
 		return "Ending early: the SUT sent no response within the drain timeout."
+	case StopShapeEnded:
+		return "Ending early: the load shape ended before its last arrival."
 	}
 	return string(r)
 }
@@ -54,6 +60,9 @@ func (r *Run) endMessage(reason StopReason) string {
 	if reason == StopStalled && r.streamingAtDrain > 0 {
 		return fmt.Sprintf("Ending early: the SUT was still streaming at the drain timeout (%d answers had tokens but no end).", r.streamingAtDrain)
 	}
+	if err := r.shapeError(); reason == StopShapeEnded && err != nil {
+		return "Ending early: load shape ended early: " + err.Error()
+	}
 	return reason.message()
 }
 
@@ -61,3 +70,41 @@ func (r *Run) endMessage(reason StopReason) string {
 // (context.WithCancelCause), makes the run end StopInterrupted rather than
 // StopCancelled.
 var ErrInterrupted = errors.New("loadgen: interrupted: the load generator is shutting down")
+
+// shapeEnded records err, why a pass over the load shape (an issuer's or
+// the warm-up's) ended before its last arrival, and stops the run: what
+// is left of the schedule cannot be read, and a run that silently sent
+// part of its load must not read as a clean one (shapeVerdict).
+func (r *Run) shapeEnded(err error) StopReason {
+	r.stopMu.Lock()
+	first := r.shapeErr == nil
+	if first {
+		r.shapeErr = err
+	}
+	r.stopMu.Unlock()
+	if first {
+		r.log.Error("load shape ended early", "err", err)
+		r.noteError("load shape ended early: " + err.Error())
+	}
+	return r.stopAll(StopShapeEnded)
+}
+
+// shapeError is the error shapeEnded recorded, nil if none.
+func (r *Run) shapeError() error {
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	return r.shapeErr
+}
+
+// shapeVerdict makes a run whose shape ended early INVALID, whatever its
+// SLO or its lack of one (N/A would pass as an exit status reads it),
+// naming the pass's error.
+func (r *Run) shapeVerdict(res *Result) {
+	err := r.shapeError()
+	if err == nil {
+		return
+	}
+	res.Valid, res.Validity = false, "INVALID"
+	res.InvalidReasons = append(res.InvalidReasons, "load shape ended early: "+err.Error()+
+		"; the run sent only part of its schedule (keep the trace file unchanged while it runs)")
+}

@@ -2,6 +2,8 @@ package loadgen
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -57,6 +59,7 @@ func (r *Run) warmUp(ctx context.Context) *Warmup {
 	} else {
 		w.closedLoop(ctx, sutCtx, d)
 	}
+	_ = w.cur.Close() // its pass may hold a trace file
 	drain := time.Duration(r.settings.Engine.DrainTimeoutMs) * time.Millisecond
 	drained := ctx.Err() == nil && w.wait(ctx, time.Now().Add(drain))
 	unanswered := w.close()
@@ -78,7 +81,10 @@ func (w *warmup) openLoop(ctx, sutCtx context.Context, d time.Duration) {
 	span := r.tr.LastScheduled() + time.Duration(float64(time.Second)/r.tr.Settings.TargetQPS)
 	start := r.clock.Now()
 	for k := 0; w.room(k); k++ {
-		q := w.next()
+		q, ok := w.next()
+		if !ok {
+			return
+		}
 		off := time.Duration(k/r.n)*span + q.Scheduled
 		if off >= d {
 			return
@@ -104,8 +110,12 @@ func (w *warmup) closedLoop(ctx, sutCtx context.Context, d time.Duration) {
 		if cancelled(ctx.Done()) {
 			return
 		}
+		q, ok := w.next()
+		if !ok {
+			return
+		}
 		now := r.clock.Now()
-		w.issue(sutCtx, k, w.next(), now, now)
+		w.issue(sutCtx, k, q, now, now)
 		if !w.wait(ctx, time.Now().Add(drain)) {
 			return
 		}
@@ -116,14 +126,23 @@ func (w *warmup) closedLoop(ctx, sutCtx context.Context, d time.Duration) {
 // requests with 32 bits of it.
 func (w *warmup) room(k int) bool { return w.base+k < math.MaxInt32 }
 
-// next is the trace's next query, from the first again after the last.
-func (w *warmup) next() trace.Query {
+// next is the trace's next query, from the first again after the last;
+// false when a shaped pass ended early or could not start again (the
+// run then stops: shapeEnded).
+func (w *warmup) next() (trace.Query, bool) {
 	q, ok := w.cur.Next()
-	if !ok {
+	if !ok && w.cur.Err() == nil {
 		w.cur.Reset()
-		q, _ = w.cur.Next()
+		q, ok = w.cur.Next()
 	}
-	return q
+	if !ok {
+		err := w.cur.Err()
+		if err == nil {
+			err = errors.New("the load shape's pass gave no arrival")
+		}
+		w.r.shapeEnded(fmt.Errorf("warm-up: %w", err))
+	}
+	return q, ok
 }
 
 // issue sends warm-up query k, the trace's query q.

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 )
@@ -33,6 +34,8 @@ func shapeView(v *runView, res *loadgen.Result) {
 	v.Kind = "load shape (not a LoadGen scenario)"
 	if ls.VerdictBy == loadgen.VerdictBySLO {
 		v.Verdict = fmt.Sprintf("%s (SLO %s)", res.Validity, ls.SLO)
+	} else if res.Validity == "INVALID" {
+		v.Verdict = "INVALID: " + strings.Join(res.InvalidReasons, "; ") // the shape ended early
 	} else {
 		v.Verdict, v.VerdictClass = loadgen.NAReason, "NA"
 	}

@@ -158,4 +158,11 @@ func TestSummaryLineShaped(t *testing.T) {
 			t.Errorf("summary line lacks %q:\n%s", want, line)
 		}
 	}
+	// No SLO, the shape ended early: INVALID, its reason said, not N/A.
+	_, res = execute(t, shapedCase(""))
+	res.Valid, res.Validity, res.InvalidReasons = false, "INVALID", []string{"load shape ended early: the file changed"}
+	line = runlog.SummaryLine(res)
+	if !strings.Contains(line, "no SLO: INVALID (load shape ended early: the file changed)") || strings.Contains(line, loadgen.NAReason) {
+		t.Errorf("an early-ended shape's line does not say INVALID and why:\n%s", line)
+	}
 }

@@ -13,6 +13,11 @@ import (
 func shapeHead(res *loadgen.Result) string {
 	ls := res.LoadShape
 	if ls.VerdictBy != loadgen.VerdictBySLO {
+		if res.Validity == "INVALID" {
+			// No SLO, yet not N/A: the shape ended early (loadgen's
+			// shapeVerdict); the line's reasons say so.
+			return "Load shape (" + shapeKind(res) + "), no SLO: INVALID"
+		}
 		return "Load shape (" + shapeKind(res) + "): " + loadgen.NAReason
 	}
 	return fmt.Sprintf("Load shape (%s), judged by the SLO %s: %s", shapeKind(res), ls.SLO, res.Validity)

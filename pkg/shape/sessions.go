@@ -165,7 +165,7 @@ func NewSessions(o SessionsOptions) (*Sessions, error) {
 	case !(o.Rate > 0) || math.IsInf(o.Rate, 0):
 		return nil, fmt.Errorf("%w: --sessions: the rate must be positive, got %v", ErrShape, o.Rate)
 	case o.Duration <= 0:
-		return nil, fmt.Errorf("%w: --sessions: sessions start within the run's duration; set --duration (min_duration) above 0", ErrShape)
+		return nil, fmt.Errorf("%w: --sessions: sessions start within the run's duration; set --min-duration-ms (settings.min_duration_ms) above 0", ErrShape)
 	case o.TurnsOf == nil && o.Turns.IsZero():
 		return nil, fmt.Errorf("%w: --sessions: no turns per session", ErrShape)
 	}

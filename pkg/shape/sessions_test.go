@@ -109,6 +109,11 @@ func TestNewSessionsRefuses(t *testing.T) {
 			t.Errorf("%s: got %v", name, err)
 		}
 	}
+	// The duration's error names the flag and the spec field a user sets.
+	_, err := NewSessions(SessionsOptions{Rate: 1, Turns: genai.Fixed(2)})
+	if msg := err.Error(); !strings.Contains(msg, "--min-duration-ms") || !strings.Contains(msg, "settings.min_duration_ms") {
+		t.Errorf("no duration: %q names neither --min-duration-ms nor settings.min_duration_ms", msg)
+	}
 }
 
 // With a data set, session s replays conversation s mod N.

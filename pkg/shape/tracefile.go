@@ -205,6 +205,7 @@ type tracePass struct {
 	f      *os.File
 	r      *bufio.Reader
 	line   int         // the last line read, from 1
+	read   int64       // the bytes read, ends of line included
 	format traceFormat // found at the first line that is not empty
 	csv    csvColumns
 	// requests counts the data lines; first and prev are the trace times
@@ -230,7 +231,7 @@ func (p *tracePass) Next() (trace.Arrival, bool) {
 		in := rec.at >= p.t.o.Start && (p.t.o.Duration == 0 || rec.at < p.t.o.Start+p.t.o.Duration)
 		if !in && !p.checking {
 			if rec.at >= p.t.o.Start {
-				p.finish(nil) // past the window; sorted: nothing after is in it
+				p.finish(p.unchanged(false)) // past the window; sorted: nothing after is in it
 				break
 			}
 			continue
@@ -277,7 +278,7 @@ func (p *tracePass) record() (traceRecord, bool) {
 			return traceRecord{}, false
 		}
 		if line == nil {
-			p.finish(nil)
+			p.finish(p.unchanged(true))
 			return traceRecord{}, false
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -318,6 +319,7 @@ func (p *tracePass) readLine() ([]byte, error) {
 		return nil, fmt.Errorf("%w: --trace %s line %d: %w", ErrShape, p.t.path, p.line+1, err)
 	}
 	p.line++
+	p.read += int64(len(line))
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	line = bytes.TrimSuffix(line, []byte("\r"))
 	if p.line == 1 {
@@ -380,6 +382,27 @@ func (p *tracePass) order(rec traceRecord) error {
 		p.first = rec.at
 	}
 	p.prev = rec.at
+	return nil
+}
+
+// unchanged is nil if the file is still as it was checked at the end of a
+// pass (atEOF: all of it read): a file truncated, grown or rewritten in
+// place while a pass read it would end that pass early, or feed it
+// another schedule, unnoticed by the check at its open. The check's own
+// pass compares with what OpenTrace saw before it.
+func (p *tracePass) unchanged(atEOF bool) error {
+	t := p.t
+	fi, err := p.f.Stat()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: --trace %s: %w", ErrShape, t.path, err)
+	case fi.Size() != t.size || !fi.ModTime().Equal(t.modTime):
+		return fmt.Errorf("%w: --trace %s changed during a pass, after line %d (now %d bytes, modified %v; it was %d bytes): a trace must stay as it is during its run",
+			ErrShape, t.path, p.line, fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano), t.size)
+	case atEOF && p.read != t.size:
+		return fmt.Errorf("%w: --trace %s: a pass read %d of its %d bytes (a short read after line %d): a trace must stay as it is during its run",
+			ErrShape, t.path, p.read, t.size, p.line)
+	}
 	return nil
 }
 

@@ -251,7 +251,12 @@ func TestOpenTraceTooManyRequests(t *testing.T) {
 		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 1, "output_length": 1}`+"\n", i)
 	}
 	tf := &traceFile{path: writeTrace(t, "many.jsonl", b.String()), speed: 1}
-	err := tf.check(10)
+	fi, err := os.Stat(tf.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf.size, tf.modTime = fi.Size(), fi.ModTime() // as OpenTrace saw it: the check's pass compares
+	err = tf.check(10)
 	if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), "line 11: more than 10 requests") {
 		t.Fatalf("got %v", err)
 	}
@@ -368,5 +373,65 @@ func BenchmarkTracePass(b *testing.B) {
 			a.Close()
 			a = nil
 		}
+	}
+}
+
+// A file truncated, or rewritten in place, while a pass reads it ends
+// that pass with an error naming the change, not at a silent early end
+// (the engine would take it for the trace's end) or with another
+// schedule: the reader's buffer may hold the old bytes, the file's size
+// and time at the pass's end do not.
+func TestTracePassNoticesAChangeDuringIt(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 1, "output_length": 1}`+"\n", i)
+	}
+	for name, change := range map[string]func(path string) error{
+		"truncated": func(path string) error { return os.Truncate(path, int64(b.Len()/2)) },
+		"rewritten in place": func(path string) error {
+			// Same size, same schedule, another time: only the time tells.
+			return os.Chtimes(path, time.Now(), time.Now().Add(time.Hour))
+		},
+		"grown": func(path string) error {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteString(`{"timestamp": 999, "input_length": 1, "output_length": 1}` + "\n")
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := writeTrace(t, "t.jsonl", b.String())
+			for _, o := range []TraceOptions{{}, {Duration: 50 * time.Millisecond}} { // to the end; a window ending before it
+				s, err := OpenTrace(path, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, err := s.Arrivals()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := a.Next(); !ok {
+					t.Fatalf("no first arrival: %v", a.Err())
+				}
+				if err := change(path); err != nil {
+					t.Fatal(err)
+				}
+				n := 1
+				for _, ok := a.Next(); ok; _, ok = a.Next() {
+					n++
+				}
+				if err := a.Err(); !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), "changed during a pass") {
+					t.Errorf("window %v: the pass ended after %d arrivals with %v, want the change named", o.Duration, n, err)
+				}
+				a.Close()
+				// Put it back as it was for the next window.
+				if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -52,6 +53,7 @@ func WriteSamples(w io.Writer, t *Trace, maxSamples int) error {
 	}
 	bw.WriteString("\n# query_idx scheduled_delta_ns n_samples qsl_indices...\n")
 	c := t.Cursor()
+	defer c.Close() // a shaped pass may hold a trace file
 	for q, ok := c.Next(); ok; q, ok = c.Next() {
 		buf = strconv.AppendInt(buf[:0], int64(q.Index), 10)
 		buf = append(buf, ' ')
@@ -69,6 +71,11 @@ func WriteSamples(w io.Writer, t *Trace, maxSamples int) error {
 			bw.Write(buf)
 		}
 		bw.WriteByte('\n')
+	}
+	if err := c.Err(); err != nil {
+		// A shaped pass that ended early: not a shorter schedule.
+		_ = bw.Flush()
+		return fmt.Errorf("trace: the load shape's pass ended early, the schedule printed is cut: %w", err)
 	}
 	return bw.Flush()
 }

@@ -139,4 +139,50 @@ func TestShapedCursorErr(t *testing.T) {
 	if n != 1 || c.Err() == nil || !strings.Contains(c.Err().Error(), "not JSON") {
 		t.Errorf("%d queries, err %v; want 1 and the pass's error", n, c.Err())
 	}
+	// The schedule's printout (loadgend schedule) says so too, not a
+	// shorter schedule.
+	var b strings.Builder
+	if err := Write(&b, tr); err == nil || !strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("Write of a pass that ends early: %v, want the pass's error", err)
+	}
+}
+
+// A session's turn gets its sample from the sample index seed, the
+// session and the turn alone: a loaded set's sample, the same from any
+// trace of the same seeds, spread over the set, another with another
+// seed.
+func TestSessionSample(t *testing.T) {
+	s := &listShape{arr: []Arrival{{At: 0}}}
+	qsl := QSL{TotalSampleCount: 1000, PerformanceSampleCount: 64}
+	tr, err := New(shapedRequest(s), qsl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := New(shapedRequest(s), qsl)
+	other := shapedRequest(s)
+	other.SampleIndexRNGSeed++
+	otr, _ := New(other, qsl)
+	loaded := map[int]bool{}
+	for _, x := range tr.LoadedSet[:tr.DistributionEnd] {
+		loaded[x] = true
+	}
+	seen, differ := map[int]bool{}, 0
+	for session := range 50 {
+		for turn := 1; turn <= 4; turn++ {
+			got := tr.SessionSample(session, turn)
+			if len(got) != 1 || !loaded[got[0]] {
+				t.Fatalf("session %d turn %d: %v, not one sample of the loaded set", session, turn, got)
+			}
+			if a := again.SessionSample(session, turn); a[0] != got[0] {
+				t.Fatalf("session %d turn %d: %d then %d from the same seeds", session, turn, got[0], a[0])
+			}
+			if otr.SessionSample(session, turn)[0] != got[0] {
+				differ++
+			}
+			seen[got[0]] = true
+		}
+	}
+	if len(seen) < 50 || differ < 150 {
+		t.Errorf("200 turns drew %d distinct samples of 64, %d differ with another seed", len(seen), differ)
+	}
 }
