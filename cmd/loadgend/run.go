@@ -314,7 +314,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 	if err != nil {
 		return req, err
 	}
-	if req.mode == modeAccuracy && spec.Shaped() {
+	if req.mode == modeAccuracy && (spec.Shaped() || spec.Sessions != "") {
 		return req, fmt.Errorf("--%s: an accuracy run sends every sample once, on no schedule: a load shape is a performance run's (--mode %s)", f.flagOf[shapeFieldOf(spec)], modePerformance)
 	}
 	if req.mode == modeAccuracy && spec.Overrides.WarmupMs != nil {

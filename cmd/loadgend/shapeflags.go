@@ -55,6 +55,8 @@ func shapeFieldOf(s api.RunSpec) string {
 		return "trace"
 	case s.Stages != "":
 		return "stages"
+	case s.Sessions != "":
+		return "sessions"
 	}
 	return "mix"
 }

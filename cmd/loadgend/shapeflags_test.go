@@ -52,6 +52,7 @@ func TestShapeFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--trace", "t.jsonl", "--trace-duration", "-1s"}, "--trace-duration: must not be negative"},
 		{[]string{"--trace", "t.jsonl", "--trace-start", "10"}, "a bare number has no unit"},
 		{[]string{"--stages", "1s:5", "--mode", "accuracy"}, "--stages: an accuracy run sends every sample once"},
+		{[]string{"--sessions", "2:3", "--mode", "accuracy"}, "--sessions: an accuracy run sends every sample once"},
 		{[]string{"--stages", "1s:5", "--mode", "find-peak"}, "--stages: a peak search"},
 		{[]string{"--stages", "1s:5", "--mode", "sweep", "--rates", "1,2"}, "--stages: a sweep of rates"},
 		{[]string{"--stages", "1s:5", "--concurrency", "4"}, "a load shape (stages)"},

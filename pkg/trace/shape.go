@@ -71,7 +71,7 @@ type Request struct {
 // belong to its scenarios and are off.
 func generateShaped(e Effective, qslTotal uint64, s Shape) (*Trace, error) {
 	if e.Scenario != Server {
-		return nil, fmt.Errorf("%w: a load shape (stages, a trace file, a mix) needs the Server scenario, not %s", ErrInvalidSettings, e.Scenario)
+		return nil, fmt.Errorf("%w: a load shape (stages, a trace file, a mix, sessions) needs the Server scenario, not %s", ErrInvalidSettings, e.Scenario)
 	}
 	e.SampleConcatenatePermutation, e.PerformanceIssueUnique, e.PerformanceIssueSame = false, false, false
 	e.SamplesPerQuery = 1
