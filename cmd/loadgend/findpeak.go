@@ -65,7 +65,11 @@ func runFindPeak(ctx context.Context, req runRequest, log *slog.Logger, stdout, 
 		Options: runner.Options{Logger: log},
 		Starting: func(r search.TrialRequest, lo, hi float64, unit string) {
 			if req.mode == modeSweep {
-				fmt.Fprintf(stderr, "trial %d of %d: %g %s\n", r.Index, len(req.search.Rates), r.Target, unit)
+				n := len(req.search.Rates)
+				if n == 0 {
+					n = len(req.search.TraceSpeeds) // a sweep of a trace's speeds
+				}
+				fmt.Fprintf(stderr, "trial %d of %d: %g %s\n", r.Index, n, r.Target, unit)
 				return
 			}
 			fmt.Fprintf(stderr, "trial %d (%s): %g %s, bracket [%g, %g)\n", r.Index, r.Phase, r.Target, unit, lo, hi)

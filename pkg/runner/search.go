@@ -102,7 +102,7 @@ func planSweep(ls loadgen.Settings, s Search) (search.Planner, string, string, e
 		}
 		// A trial's completions are the trace's, not a rate's: nothing
 		// to call saturated.
-		p, err := search.NewSweep(s.TraceSpeeds, false)
+		p, err := search.NewSpeedSweep(s.TraceSpeeds)
 		return p, search.AlgoSweepSpeed, search.UnitSpeed, err
 	}
 	p, err := search.NewSweep(s.Rates, s.StopSaturated)

@@ -34,6 +34,7 @@ const SaturatedShare = 0.8
 // with no decision to make but, optionally, stopping after a saturated
 // trial. It passes judgement on nothing: a sweep has no peak.
 type Sweep struct {
+	noun          string // what it sweeps, plural: "rates", "trace speeds"
 	rates         []float64
 	next          int
 	stopSaturated bool
@@ -55,7 +56,7 @@ func NewSweep(rates []float64, stopSaturated bool) (*Sweep, error) {
 			return nil, err
 		}
 	}
-	return &Sweep{rates: append([]float64(nil), rates...), stopSaturated: stopSaturated, upper: math.Inf(1)}, nil
+	return &Sweep{noun: "rates", rates: append([]float64(nil), rates...), stopSaturated: stopSaturated, upper: math.Inf(1)}, nil
 }
 
 // Next is the next rate, or false once every rate ran (or the sweep
@@ -96,7 +97,18 @@ func (s *Sweep) Outcome() Outcome {
 	if s.reason != "" {
 		return Outcome{Reason: s.reason}
 	}
-	return Outcome{Reason: fmt.Sprintf("completed: %d rates swept", len(s.rates))}
+	return Outcome{Reason: fmt.Sprintf("completed: %d %s swept", len(s.rates), s.noun)}
+}
+
+// NewSpeedSweep plans one replay of a trace per speed, in order (issue
+// 31): a sweep whose "rates" are speeds (UnitSpeed), said so when it ends.
+func NewSpeedSweep(speeds []float64) (*Sweep, error) {
+	s, err := NewSweep(speeds, false)
+	if err != nil {
+		return nil, err
+	}
+	s.noun = "trace speeds"
+	return s, nil
 }
 
 // achievedRecorder is a planner that also decides on completion rates (a

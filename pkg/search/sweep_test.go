@@ -87,8 +87,32 @@ func TestSweepOfSpeedsSaysSo(t *testing.T) {
 		strings.Contains(s, "rate asked") || strings.Contains(s, "2/s") {
 		t.Errorf("summary:\n%s", s)
 	}
+	// Judged as a load shape, not by LoadGen's bound, even with one set.
+	res.Trials[0].LatencyBoundMs, res.Trials[0].Percentile = 100, 0.99
+	if s := Summary(res); !strings.Contains(s, "Verdict: each trial's own, as a load shape's: its SLO's (--slo), or N/A") || strings.Contains(s, "the bound is") {
+		t.Errorf("a sweep of speeds' verdict line:\n%s", s)
+	}
 	res.Unit = UnitQPS
-	if s := Summary(res); !strings.Contains(s, "rate asked") {
-		t.Errorf("a sweep of rates lost its column:\n%s", s)
+	if s := Summary(res); !strings.Contains(s, "rate asked") || !strings.Contains(s, "the bound is") {
+		t.Errorf("a sweep of rates lost its column or its bound:\n%s", s)
+	}
+}
+
+// A sweep of speeds ends saying it swept speeds.
+func TestSpeedSweepEndsAsOne(t *testing.T) {
+	for _, c := range []struct {
+		new  func([]float64) (*Sweep, error)
+		want string
+	}{
+		{func(r []float64) (*Sweep, error) { return NewSweep(r, false) }, "completed: 2 rates swept"},
+		{NewSpeedSweep, "completed: 2 trace speeds swept"},
+	} {
+		s, err := c.new([]float64{1, 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Outcome().Reason; got != c.want {
+			t.Errorf("outcome %q, want %q", got, c.want)
+		}
 	}
 }

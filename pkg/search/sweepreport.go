@@ -16,7 +16,12 @@ func sweepSummary(res *Result) string {
 		what = "trace speeds"
 	}
 	fmt.Fprintf(&b, "Load sweep: %s %s, %d %s\n", res.Ruleset, res.Scenario, len(res.Trials), what)
-	if bt := boundText(res); bt != "" {
+	switch bt := boundText(res); {
+	case res.Unit == UnitSpeed:
+		// A trace's replay is no LoadGen scenario: LoadGen's bound does not
+		// judge it (docs/load-shapes.md).
+		fmt.Fprintf(&b, "Verdict: each trial's own, as a load shape's: its SLO's (--slo), or N/A without one.\n")
+	case bt != "":
 		fmt.Fprintf(&b, "Verdict: each trial's own validity as a run; the bound is %s.\n", bt)
 	}
 	fmt.Fprintln(&b)
