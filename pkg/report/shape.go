@@ -120,3 +120,46 @@ func stageMarks(runs []*Run) []vline {
 	}
 	return out
 }
+
+// sessionsView is a run with sessions as its table shows it: the
+// sessions' counts, then a row per turn index, where a prefix cache's gain
+// shows as turn 2's and later turns' TTFT.
+type sessionsView struct {
+	Summary string
+	Turns   []turnRow
+}
+
+// turnRow is one turn index of result.json's sessions.turns[]; P99Value
+// holds the exact TTFT p99 in ns.
+type turnRow struct {
+	Turn                        int
+	Issued, Completed, Failed   int64
+	TTFT50, TTFT99, TPOT50, E2E string
+	TTFT99Value                 string
+}
+
+// sessionsOf is s's view, nil without sessions.
+func sessionsOf(s *loadgen.SessionsResult) *sessionsView {
+	if s == nil {
+		return nil
+	}
+	v := &sessionsView{Summary: fmt.Sprintf("%d sessions: %d completed, %d failed, %d unfinished; %d of %d turns issued",
+		s.Sessions, s.Completed, s.Failed, s.Unfinished, s.TurnsIssued, s.TurnsPlanned)}
+	if d := s.DurationNs; d.Count > 0 {
+		v.Summary += fmt.Sprintf("; a completed session's duration p50 %s ms, p99 %s ms", fmtFloat(ms(d.P50), 1), fmtFloat(ms(d.P99), 1))
+	}
+	for _, t := range s.Turns {
+		v.Turns = append(v.Turns, turnRow{Turn: t.Turn, Issued: t.Issued, Completed: t.Completed, Failed: t.Failed,
+			TTFT50: tokenMs(t.TTFT, t.TTFT.P50), TTFT99: tokenMs(t.TTFT, t.TTFT.P99), TPOT50: tokenMs(t.TPOT, t.TPOT.P50),
+			E2E: tokenMs(t.E2E, t.E2E.P99), TTFT99Value: strconv.FormatInt(t.TTFT.P99, 10)})
+	}
+	return v
+}
+
+// tokenMs is one of a TokenStats' figures in ms, "-" when it counted none.
+func tokenMs(s loadgen.TokenStats, v int64) string {
+	if s.Count == 0 {
+		return "-"
+	}
+	return fmtFloat(ms(v), 3)
+}

@@ -2,7 +2,9 @@ package report_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -185,4 +187,49 @@ func TestChromiumShaped(t *testing.T) {
 		t.Errorf("%s of %d charts laid out with a size", m[1], charts)
 	}
 	checkShapedPage(t, dom, dir, "VALID (SLO latency=5ms@p99)")
+}
+
+// A run with sessions shows their counts and a row per turn index, with
+// TTFT per turn where a prefix cache's gain shows. The sessions object is
+// written into a shaped run's result.json as the engine writes it.
+func TestReportSessions(t *testing.T) {
+	dir := shapedRunDir(t, "")
+	path := filepath.Join(dir, "result.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	turn := func(k, issued int, ttft50, ttft99 int64) loadgen.TurnResult {
+		return loadgen.TurnResult{Turn: k, Issued: int64(issued), Completed: int64(issued - 1), Failed: 1,
+			TTFT: loadgen.TokenStats{Count: int64(issued - 1), P50: ttft50, P99: ttft99}, E2E: loadgen.TokenStats{Count: 1, P99: 9e6}}
+	}
+	res["sessions"] = loadgen.SessionsResult{Sessions: 50, Completed: 48, Failed: 2, TurnsPlanned: 150, TurnsIssued: 149, TurnsNotIssued: 1,
+		DurationNs: loadgen.TokenStats{Count: 48, P50: 1.5e9, P99: 2.25e9},
+		Turns:      []loadgen.TurnResult{turn(1, 50, 20.6e6, 31e6), turn(2, 50, 12.1e6, 18.5e6), turn(3, 49, 99.07e6, 120e6)}}
+	if b, err = json.Marshal(res); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(render(t, dir))
+	for _, want := range []string{
+		"50 sessions: 48 completed, 2 failed, 0 unfinished; 149 of 150 turns issued; a completed session's duration p50 1500.0 ms, p99 2250.0 ms",
+		`<tr data-turn="2"><td>2</td><td data-value="50">50</td><td data-value="49">49</td><td data-value="1">1</td><td>12.100</td><td data-value="18500000">18.500</td><td>-</td><td>9.000</td></tr>`,
+		`<tr data-turn="3"><td>3</td><td data-value="49">49</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Count(page, "<tr data-turn=") != 3 {
+		t.Errorf("%d turn rows, want 3", strings.Count(page, "<tr data-turn="))
+	}
+	if plain := render(t, shapedRunDir(t, "")); strings.Contains(plain, `class="sessions"`) {
+		t.Error("a run without sessions shows a sessions table")
+	}
 }

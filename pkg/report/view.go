@@ -41,6 +41,9 @@ type runView struct {
 	// Stages and Models are a shaped run's parts (result.json's stages[]
 	// and models[]).
 	Stages, Models []partRow
+	// Sessions is a run with multi-turn sessions' figures (result.json's
+	// sessions), nil otherwise.
+	Sessions *sessionsView
 }
 
 // latenessView is a run's issue lateness in ms, and the generator-bound
@@ -93,6 +96,7 @@ func newRunView(i int, r *Run) runView {
 		if res.LoadShape != nil {
 			shapeView(&v, res)
 		}
+		v.Sessions = sessionsOf(res.Sessions)
 		v.Failures = res.Failures
 		v.FailedNoBreakdown = res.SamplesFailed > 0 && len(res.Failures) == 0
 		v.Lateness = latenessOf(res)
