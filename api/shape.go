@@ -67,3 +67,18 @@ const maxTraceMs = 30 * 24 * 3600 * 1000
 // Shaped says whether the spec asks for a load shape (stages, a trace
 // file or a mix) instead of a LoadGen scenario's schedule.
 func (s RunSpec) Shaped() bool { return s.Stages != "" || s.Trace != "" || s.Mix != "" }
+
+// ShapeField is the field that makes the spec's run a shaped one, for the
+// refusals that concern the shape as a whole: the trace, the stages, the
+// sessions, else the mix.
+func (s RunSpec) ShapeField() string {
+	switch {
+	case s.Trace != "":
+		return "trace"
+	case s.Stages != "":
+		return "stages"
+	case s.Sessions != "":
+		return "sessions"
+	}
+	return "mix"
+}

@@ -315,7 +315,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runRequest, error) {
 		return req, err
 	}
 	if req.mode == modeAccuracy && (spec.Shaped() || spec.Sessions != "") {
-		return req, fmt.Errorf("--%s: an accuracy run sends every sample once, on no schedule: a load shape is a performance run's (--mode %s)", f.flagOf[shapeFieldOf(spec)], modePerformance)
+		return req, fmt.Errorf("--%s: an accuracy run sends every sample once, on no schedule: a load shape is a performance run's (--mode %s)", f.flagOf[spec.ShapeField()], modePerformance)
 	}
 	if req.mode == modeAccuracy && spec.Overrides.WarmupMs != nil {
 		return req, errors.New("--warmup-ms: an accuracy run has no warm-up (it sends every sample once); leave the flag out")

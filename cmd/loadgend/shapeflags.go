@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"time"
-
-	"github.com/netloadgen/netloadgen/api"
 )
 
 // shapeFlags are the load shapes' flags (issue 31, docs/load-shapes.md)
@@ -45,18 +43,4 @@ func (sh *shapeFlags) fill(traceStartMs, traceDurationMs *uint64) error {
 		*d.dst = uint64(d.v / time.Millisecond)
 	}
 	return nil
-}
-
-// shapeFieldOf is the spec field that makes its run a shaped one, for a
-// refusal that names its flag.
-func shapeFieldOf(s api.RunSpec) string {
-	switch {
-	case s.Trace != "":
-		return "trace"
-	case s.Stages != "":
-		return "stages"
-	case s.Sessions != "":
-		return "sessions"
-	}
-	return "mix"
 }

@@ -78,19 +78,7 @@ func (s *sweepFlags) given() string {
 
 // parseRates reads --rates: comma-separated positive numbers.
 func parseRates(text string) ([]float64, error) {
-	parts := strings.Split(text, ",")
-	if len(parts) > api.MaxSweepRates {
-		return nil, fmt.Errorf("--rates: %d rates; a sweep runs at most %d trials", len(parts), api.MaxSweepRates)
-	}
-	rates := make([]float64, 0, len(parts))
-	for _, p := range parts {
-		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("--rates: %q is not a positive number of queries/s (e.g. --rates 1000,2000,4000)", strings.TrimSpace(p))
-		}
-		rates = append(rates, v)
-	}
-	return rates, nil
+	return parseList(text, "--rates", "rates", math.Inf(1), "is not a positive number of queries/s (e.g. --rates 1000,2000,4000)")
 }
 
 // parseRateRange reads --rate-range start:end:step into its rates, end
@@ -126,17 +114,24 @@ func parseRateRange(text string) ([]float64, error) {
 
 // parseSpeeds reads --trace-speeds: comma-separated positive speeds.
 func parseSpeeds(text string) ([]float64, error) {
+	return parseList(text, "--trace-speeds", "speeds", api.MaxTraceSpeed,
+		fmt.Sprintf("is not a speed in (0, %d] (e.g. --trace-speeds 0.5,1,2)", api.MaxTraceSpeed))
+}
+
+// parseList reads a sweep's comma-separated values, each in (0, most],
+// at most api.MaxSweepRates of them; a bad one is named with what.
+func parseList(text, flag, noun string, most float64, what string) ([]float64, error) {
 	parts := strings.Split(text, ",")
 	if len(parts) > api.MaxSweepRates {
-		return nil, fmt.Errorf("--trace-speeds: %d speeds; a sweep runs at most %d trials", len(parts), api.MaxSweepRates)
+		return nil, fmt.Errorf("%s: %d %s; a sweep runs at most %d trials", flag, len(parts), noun, api.MaxSweepRates)
 	}
-	speeds := make([]float64, 0, len(parts))
+	out := make([]float64, 0, len(parts))
 	for _, p := range parts {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !(v > 0) || v > api.MaxTraceSpeed {
-			return nil, fmt.Errorf("--trace-speeds: %q is not a speed in (0, %d] (e.g. --trace-speeds 0.5,1,2)", strings.TrimSpace(p), api.MaxTraceSpeed)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) || v > most {
+			return nil, fmt.Errorf("%s: %q %s", flag, strings.TrimSpace(p), what)
 		}
-		speeds = append(speeds, v)
+		out = append(out, v)
 	}
-	return speeds, nil
+	return out, nil
 }

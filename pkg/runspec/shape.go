@@ -1,7 +1,6 @@
 package runspec
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"time"
@@ -22,26 +21,13 @@ type builtShape struct {
 	atSpeed func(speed float64) (trace.Shape, error)
 }
 
-// shapeField is the field that makes the spec's run a shaped one, for
-// the refusals that concern the shape as a whole: the trace, the stages,
-// else the mix.
-func shapeField(s api.RunSpec) string {
-	switch {
-	case s.Trace != "":
-		return "trace"
-	case s.Stages != "":
-		return "stages"
-	}
-	return "mix"
-}
-
 // checkShapeRun refuses what a shaped run cannot be: another scenario
 // than Server (the shape is a Server schedule), a closed loop, a peak
 // search or a sweep of rates (the shape has its own rates), a distributed
 // run (its workers would each need the shape, the trace file on their own
 // host, and the coordinator a shaped merge: not built).
 func checkShapeRun(s api.RunSpec, ls loadgen.Settings) error {
-	f := shapeField(s)
+	f := s.ShapeField()
 	if ls.Scenario != trace.Server {
 		return fieldErr("scenario", "a load shape (%s) is a Server schedule of its own arrivals: leave scenario out or give Server, not %s", f, ls.Scenario)
 	}
@@ -178,9 +164,6 @@ func resolveTrace(p string, env Env) (string, error) {
 // shapeErr is pkg/shape's error as a field error: its own "load shape: "
 // and "--flag: " prefixes dropped, since the field (or its flag) names it.
 func shapeErr(field string, err error) error {
-	if errors.Is(err, errors.ErrUnsupported) {
-		return fieldErr(field, "this build cannot make this load shape yet (%v)", err)
-	}
 	msg := strings.TrimPrefix(err.Error(), shape.ErrShape.Error()+": ")
 	flag := "--" + strings.ReplaceAll(field, "_", "-")
 	for _, p := range []string{flag + ": ", flag + " ", field + ": "} {
@@ -193,7 +176,7 @@ func shapeErr(field string, err error) error {
 // arrivals (counted in one pass, stopped past the limit), its length and
 // its rate; and so each trial of a sweep of a trace's speeds.
 func checkShapeSize(s api.RunSpec, sh trace.Shape, lim api.Limits) error {
-	f := shapeField(s)
+	f := s.ShapeField()
 	n, d, err := countShape(f, sh, lim)
 	if err != nil {
 		return err

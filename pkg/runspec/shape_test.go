@@ -110,20 +110,10 @@ func TestShapeErrorsNameTheirField(t *testing.T) {
 	}
 }
 
-// stagesBuilt skips a test of a built shape where pkg/shape's stages are
-// still its stubs (the branch that builds them merges separately).
-func stagesBuilt(t *testing.T) {
-	t.Helper()
-	if _, err := shape.ParseStages("1s:1"); errors.Is(err, errors.ErrUnsupported) {
-		t.Skip("pkg/shape's stages are not built on this branch")
-	}
-}
-
 // TestStagesBuildTheShape: --stages builds the run's schedule from its
 // schedule seed: the same seed the same arrivals, the Server scenario,
 // about rate × duration of them; the mix alone one stage at target_qps.
 func TestStagesBuildTheShape(t *testing.T) {
-	stagesBuilt(t)
 	count := func(s api.RunSpec) (int, []time.Duration) {
 		t.Helper()
 		r, err := Build(s, Env{})
@@ -170,7 +160,6 @@ func TestStagesBuildTheShape(t *testing.T) {
 // TestMixModelDefaultsToTheFirst: with a mix, model may be left out: the
 // run's model is the mix's first, and the runner gets every entry.
 func TestMixModelDefaultsToTheFirst(t *testing.T) {
-	stagesBuilt(t)
 	r, err := Build(api.RunSpec{Target: "http://h:1", Stages: "1s:10", Mix: "a=0.7,b=0.3@grpc://other:8001"}, Env{})
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +172,6 @@ func TestMixModelDefaultsToTheFirst(t *testing.T) {
 // TestScheduleBuildsTheShape: `loadgend schedule`'s settings carry the
 // shape `run` would issue.
 func TestScheduleBuildsTheShape(t *testing.T) {
-	stagesBuilt(t)
 	ls, _, err := Schedule(api.RunSpec{Model: "m", Stages: "2s:5"}, Env{})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +192,6 @@ func TestScheduleBuildsTheShape(t *testing.T) {
 // limits on its arrivals, its length and its stages' rates, not by
 // LoadGen's Poisson trace.
 func TestShapeUnderDaemonLimits(t *testing.T) {
-	stagesBuilt(t)
 	lim := api.Limits{MaxTraceSamples: 500, MaxDuration: time.Minute, MaxQPS: 5000}
 	if _, err := Admit(shaped(func(s *api.RunSpec) { s.Stages = "10s:20" }), lim, ""); err != nil {
 		t.Fatalf("200 arrivals in 10s refused: %v", err)
