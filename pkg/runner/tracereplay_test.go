@@ -113,8 +113,9 @@ func replayRun(t *testing.T, path string, api genai.API) (*loadgen.Result, []exp
 	if api.GRPC() {
 		transport = "grpc"
 	}
-	// bench/trace-replay.sh's sutproxy, in a process of its own on another
-	// CPU (the lateness is then the generator's own), or one in process
+	// bench/trace-replay.sh's sutproxy, in a process of its own as deployed
+	// (the lateness is then the generator's own: in process, the server's
+	// garbage is collected on the generator's heap), or one in process
 	// with its record of what it was sent.
 	target, received := os.Getenv(traceReplayEnv+"_"+strings.ToUpper(transport)), (*sutproxytest.Received)(nil)
 	if target == "" {
