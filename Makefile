@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/netloadgen/netloadgen/pkg/version.Version=$(VERSION)
 GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build test test-alloc staticcheck test-short proto demo fuzz vet fmt clean dockerfile-check deploy-check dashboards-check
+.PHONY: all build test test-alloc staticcheck test-short proto demo fuzz vet fmt clean dockerfile-check deploy-check dashboards-check console-vendor
 
 all: build
 
@@ -105,3 +105,15 @@ dashboards-check:
 .PHONY: serve
 serve: build
 	BIN=$(BIN) ./scripts/serve.sh
+
+# The console's vendored chart library (pkg/console/static/vendor): uPlot
+# from the npm registry, pinned by version and checksum.
+UPLOT_VERSION = 1.6.32
+UPLOT_SHA256 = 4b8a8191e425658e3ea8c8c1314b0fc679c861ee3a1af2b20c7b16ba50b5133d
+console-vendor:
+	tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	curl -fsS -o $$tmp/uplot.tgz https://registry.npmjs.org/uplot/-/uplot-$(UPLOT_VERSION).tgz && \
+	echo "$(UPLOT_SHA256)  $$tmp/uplot.tgz" | sha256sum -c - && \
+	tar -xzf $$tmp/uplot.tgz -C $$tmp && \
+	cp $$tmp/package/dist/uPlot.iife.min.js $$tmp/package/dist/uPlot.min.css pkg/console/static/vendor/ && \
+	cp $$tmp/package/LICENSE pkg/console/static/vendor/uPlot.LICENSE

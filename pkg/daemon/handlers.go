@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/netloadgen/netloadgen/api"
+	"github.com/netloadgen/netloadgen/pkg/console"
 	"github.com/netloadgen/netloadgen/pkg/metrics"
 	"github.com/netloadgen/netloadgen/pkg/runlog"
 	"github.com/netloadgen/netloadgen/pkg/runner"
@@ -71,6 +72,11 @@ func (s *Service) handler() http.Handler {
 	// Unknown /v1 paths and methods are refused like known ones, so a
 	// caller without the token cannot map the API.
 	mux.Handle("/v1/", sameOrigin(guard, s.authenticated(noRoute())))
+	// The console's pages and assets hold no data and no secret: they are
+	// served without the token, which the pages ask for and send with
+	// each API request (pkg/console).
+	mux.Handle(console.Prefix, sameOrigin(guard, console.Handler()))
+	mux.Handle("GET /{$}", sameOrigin(guard, http.RedirectHandler(console.Prefix, http.StatusFound)))
 	mux.Handle("/", sameOrigin(guard, noRoute()))
 	return mux
 }

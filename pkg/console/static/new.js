@@ -1,0 +1,6 @@
+// The new page (stub: being built).
+import { el } from './lib.js';
+
+export async function render(main) {
+  main.replaceChildren(el('h1', {}, 'new'));
+}

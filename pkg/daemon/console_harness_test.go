@@ -1,0 +1,159 @@
+package daemon_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/netloadgen/netloadgen/internal/testtool"
+	"github.com/netloadgen/netloadgen/pkg/daemon"
+)
+
+// The console's tests drive headless Chromium through the DevTools
+// protocol (chromedp) against a real loadgend (in process) and sutproxy.
+
+// consoleEnv is a loadgend serving the console, a sutproxy to point runs
+// at, and the API client the tests check the pages against.
+type consoleEnv struct {
+	base   string // http://127.0.0.1:port
+	target string // sutproxy's HTTP target
+	api    e2eClient
+	svc    *daemon.Service
+}
+
+// startConsole starts sutproxy and loadgend (edit changes its config).
+func startConsole(t *testing.T, edit func(*daemon.Config)) consoleEnv {
+	t.Helper()
+	target := e2eSUT(t)
+	svc, c := e2eService(t, edit)
+	return consoleEnv{base: c.base, target: target, api: c, svc: svc}
+}
+
+// tab is one browser tab: its context (every chromedp action runs on it)
+// and what the page logged as errors. Its screenshots go to the test's
+// artifact directory (go test -artifacts keeps them; not committed).
+type tab struct {
+	t      *testing.T
+	ctx    context.Context
+	mu     sync.Mutex
+	errors []string
+}
+
+// newTab starts headless Chromium (one browser per test) at 1280×900, or
+// at width×900 when width > 0. The test fails if a page logs a
+// JavaScript error or throws one uncaught.
+func newTab(t *testing.T, width int) *tab {
+	t.Helper()
+	bin := testtool.Need(t, "chromium")
+	if width <= 0 {
+		width = 1280
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
+		chromedp.WindowSize(width, 900))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	// A test's browser work is bounded: a page that never settles fails
+	// the test rather than hanging it (each step has stepTimeout).
+	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
+	tb := &tab{t: t, ctx: ctx}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			tb.addError("uncaught: " + ev.ExceptionDetails.Error())
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, string(a.Value))
+				}
+				tb.addError("console.error: " + strings.Join(parts, " "))
+			}
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.LevelError && !tb.expected(ev.Entry.Text) {
+				tb.addError("log: " + ev.Entry.Text + " " + ev.Entry.URL)
+			}
+		}
+	})
+	if err := chromedp.Run(ctx, log.Enable(), runtime.Enable()); err != nil {
+		cancelT()
+		cancelB()
+		cancelA()
+		t.Fatalf("chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancelT()
+		cancelB()
+		cancelA()
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		for _, e := range tb.errors {
+			t.Errorf("the console logged an error: %s", e)
+		}
+	})
+	return tb
+}
+
+// expected: network errors a test provokes on purpose (a 4xx answer the
+// page shows) are logged by Chromium as errors; they are the API's
+// answers, not the console's faults.
+func (tb *tab) expected(text string) bool {
+	return strings.Contains(text, "the server responded with a status of 4")
+}
+
+func (tb *tab) addError(s string) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.errors = append(tb.errors, s)
+}
+
+// stepTimeout bounds one run of actions: a page that never shows what a
+// test waits for fails it in this long, with a screenshot.
+const stepTimeout = 30 * time.Second
+
+// run runs chromedp actions on the tab, failing the test on an error.
+func (tb *tab) run(actions ...chromedp.Action) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		tb.shot("failure")
+		tb.t.Fatalf("browser: %v", err)
+	}
+}
+
+// shot saves a full-page screenshot as NAME.png in the artifact directory.
+func (tb *tab) shot(name string) {
+	tb.t.Helper()
+	var png []byte
+	if err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(&png, 90)); err != nil {
+		tb.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	dir := tb.t.ArtifactDir()
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// The console loads from / (a redirect to /ui/) with no script error.
+func TestConsoleLoads(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	var title string
+	tb.run(chromedp.Navigate(env.base+"/"), chromedp.WaitVisible("main h1", chromedp.ByQuery), chromedp.Title(&title),
+		chromedp.Location(&title))
+	if !strings.HasSuffix(title, "/ui/") {
+		t.Errorf("/ led to %s, want /ui/", title)
+	}
+	tb.shot("runs")
+}
