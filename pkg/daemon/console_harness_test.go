@@ -150,7 +150,7 @@ func TestConsoleLoads(t *testing.T) {
 	env := startConsole(t, nil)
 	tb := newTab(t, 0)
 	var title string
-	tb.run(chromedp.Navigate(env.base+"/"), chromedp.WaitVisible("main h1", chromedp.ByQuery), chromedp.Title(&title),
+	tb.run(chromedp.Navigate(env.base+"/"), chromedp.WaitVisible("main[data-ready] h1", chromedp.ByQuery), chromedp.Title(&title),
 		chromedp.Location(&title))
 	if !strings.HasSuffix(title, "/ui/") {
 		t.Errorf("/ led to %s, want /ui/", title)
