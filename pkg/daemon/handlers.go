@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -223,42 +224,71 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, eb)
 		return
 	}
+	runs, next, err := s.listPage(q)
+	if err != nil {
+		if errors.Is(err, runstore.ErrPageToken) {
+			writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "page_token is not one this daemon gave", "page_token")
+			return
+		}
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
+		return
+	}
+	writeRunList(w, runs, next)
+}
+
+// listPage is one page of GET /v1/runs: the encoded entries of the runs
+// that pass q's filters, newest first, and the token of the next page
+// ("" at the end of the history). One state is filtered by the store's
+// index; the other filters read each run's summary (in memory), and a
+// page looks at no more than api.MaxListScan runs: one that stops there
+// has a token to go on from the last run it looked at.
+func (s *Service) listPage(q api.ListQuery) ([][]byte, string, error) {
 	var filter runstore.State
 	if len(q.States) == 1 {
 		filter = runstore.State(q.States[0])
 	}
 	var runs [][]byte // each run's status, encoded (listEntry)
-	token := q.PageToken
-	for len(runs) < q.Limit {
-		recs, next, err := s.store.ListBrief(filter, q.Limit, token) // the specs are in s.sums
+	token, scanned := q.PageToken, 0
+	bound := cmp.Or(s.listScan, api.MaxListScan)
+	chunk := q.Limit
+	if q.Filtered() {
+		chunk = max(chunk, 256) // most runs looked at are left out
+	}
+	for {
+		recs, next, err := s.store.ListBrief(filter, min(chunk, bound-scanned), token) // the specs are in s.sums
 		if err != nil {
-			if errors.Is(err, runstore.ErrPageToken) {
-				writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "page_token is not one this daemon gave", "page_token")
-				return
-			}
-			writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
-			return
+			return nil, "", err
 		}
-		for _, rec := range recs {
-			if len(q.States) > 1 && !slices.Contains(q.States, api.State(rec.State)) {
-				token = rec.ID
-				continue
-			}
-			runs = append(runs, s.listEntry(rec))
+		for i, rec := range recs {
 			token = rec.ID
-			if len(runs) == q.Limit {
-				break
+			if q.Filtered() {
+				scanned++
+			}
+			if !q.Filtered() || s.listMatches(q, rec) {
+				runs = append(runs, s.listEntry(rec))
+			}
+			if len(runs) == q.Limit || scanned == bound {
+				if i == len(recs)-1 && next == "" {
+					return runs, "", nil // the history's last run
+				}
+				return runs, token, nil
 			}
 		}
 		if next == "" {
-			token = ""
-			break
+			return runs, "", nil
 		}
 	}
-	if len(runs) < q.Limit {
-		token = ""
+}
+
+// listMatches reports whether run rec passes q's filters, from its record
+// and its summary (no file read).
+func (s *Service) listMatches(q api.ListQuery, rec runstore.Record) bool {
+	sum := s.sums.get(rec)
+	validity := ""
+	if rec.State.Terminal() {
+		validity = sum.validity // what its status shows
 	}
-	writeRunList(w, runs, token)
+	return q.Matches(api.State(rec.State), sum.spec.Model, sum.spec.Scenario, validity)
 }
 
 // run fetches the record named by the path, answering 404 itself.
@@ -312,7 +342,7 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 		st.Validity = sum.validity
 		st.InvalidReasons, st.Warnings, st.Failures = sum.invalidReasons, sum.warnings, sum.failures
 		st.TokenLatencies = sum.tokenLatencies
-		st.AnsweredLatencyMs = sum.answered
+		st.AnsweredLatencyMs, st.AchievedQPS = sum.answered, sum.achieved
 	}
 	if detail {
 		files, _ := s.store.Files(rec.ID)
