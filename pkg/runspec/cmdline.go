@@ -325,7 +325,8 @@ func asList(v any) []any {
 
 // ShellQuote is args as one line a POSIX shell reads back as args: each
 // argument that holds anything but letters, digits and -_./:=@%+, in
-// single quotes (a single quote inside as '\”).
+// single quotes; a single quote inside closes the quotes, is escaped
+// with a backslash, and reopens them.
 func ShellQuote(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
