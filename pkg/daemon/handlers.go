@@ -114,6 +114,7 @@ func (s *Service) routes() map[string]http.Handler {
 	return map[string]http.Handler{
 		"POST /v1/runs":                                 http.HandlerFunc(s.createRun),
 		"GET /v1/runs":                                  http.HandlerFunc(s.listRuns),
+		"POST /v1/runs/check":                           http.HandlerFunc(s.checkRun),
 		"GET /v1/runs/{id}":                             http.HandlerFunc(s.getRun),
 		"GET /v1/runs/{id}/result":                      http.HandlerFunc(s.getResult),
 		"GET /v1/runs/{id}/files/{name}":                http.HandlerFunc(s.getFile),
@@ -157,20 +158,8 @@ func (s *Service) authenticated(h http.Handler) http.Handler {
 }
 
 func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody()), "")
-			return
-		}
-		writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: "+err.Error(), "")
-		return
-	}
-	spec, err := runspec.Decode(bytes.NewReader(body), s.limits)
-	if err != nil {
-		status, eb := api.ErrorFor(err)
-		writeJSON(w, status, eb)
+	spec, ok := s.admitted(w, r)
+	if !ok {
 		return
 	}
 	// The store keeps the spec as decoded, not the bytes sent: the worker
@@ -181,10 +170,6 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 	stored, err := json.Marshal(spec)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, api.CodeInternal, "encoding the spec: "+err.Error(), "")
-		return
-	}
-	if f := s.outsideFence(r.Context(), spec); f != nil {
-		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed, f.msg, f.field)
 		return
 	}
 	s.mu.Lock()
@@ -215,6 +200,51 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 	u := "/v1/runs/" + rec.ID
 	w.Header().Set("Location", u)
 	writeJSON(w, http.StatusAccepted, api.RunCreated{ID: rec.ID, URL: u, State: api.StateQueued, QueuePosition: pos})
+}
+
+// admitted reads the body of POST /v1/runs or POST /v1/runs/check and
+// checks the spec: one path for both, so that a check says what a
+// submission would meet (the decoding, the daemon's limits, its data
+// root and secrets references, the target allowlist). It answers the
+// refusal itself. Nothing is queued and the target is not contacted.
+func (s *Service) admitted(w http.ResponseWriter, r *http.Request) (api.RunSpec, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody()), "")
+			return api.RunSpec{}, false
+		}
+		writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: "+err.Error(), "")
+		return api.RunSpec{}, false
+	}
+	spec, err := runspec.Decode(bytes.NewReader(body), s.limits)
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return api.RunSpec{}, false
+	}
+	if f := s.outsideFence(r.Context(), spec); f != nil {
+		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed, f.msg, f.field)
+		return api.RunSpec{}, false
+	}
+	return spec, true
+}
+
+// checkRun is POST /v1/runs/check: the spec checked as POST /v1/runs
+// checks it, answered with the spec as it would be stored (literal header
+// values as <redacted>) and the `loadgend run` command line that fills it.
+func (s *Service) checkRun(w http.ResponseWriter, r *http.Request) {
+	spec, ok := s.admitted(w, r)
+	if !ok {
+		return
+	}
+	spec.Headers = api.ShownHeaders(spec.Headers)
+	args, lost := runspec.CommandLine(spec)
+	if lost == nil {
+		lost = []string{}
+	}
+	writeJSON(w, http.StatusOK, api.RunCheck{Spec: spec, CommandLine: args, Command: runspec.ShellQuote(args), NotExpressible: lost})
 }
 
 func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
