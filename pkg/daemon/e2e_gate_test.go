@@ -77,23 +77,26 @@ func TestStalledBodiesDoNotLockTheAPI(t *testing.T) {
 func TestSlowBodyTimesOut(t *testing.T) {
 	_, c := e2eService(t, func(cfg *daemon.Config) { cfg.BodyTimeout = 200 * time.Millisecond })
 	addr := strings.TrimPrefix(c.base, "http://")
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	head := "POST /v1/runs HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
-	if _, err := io.WriteString(conn, head); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(40 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("no answer to a stalled body: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "LOADGEND_BODY_TIMEOUT") {
-		t.Errorf("a stalled body: %d %s; want 408 naming LOADGEND_BODY_TIMEOUT", resp.StatusCode, b)
+	// POST /v1/runs/check reads its body as POST /v1/runs does.
+	for _, path := range []string{"/v1/runs", "/v1/runs/check"} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		head := "POST " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+		if _, err := io.WriteString(conn, head); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(40 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: no answer to a stalled body: %v", path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "LOADGEND_BODY_TIMEOUT") {
+			t.Errorf("%s: a stalled body: %d %s; want 408 naming LOADGEND_BODY_TIMEOUT", path, resp.StatusCode, b)
+		}
 	}
 }

@@ -81,3 +81,32 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	w.n += len(b)
 	return len(b), nil
 }
+
+// BenchmarkListRunsFiltered is GET /v1/runs over 1,000 finished runs with
+// the console's filters: one that matches every run (a page of 500, as
+// BenchmarkListRuns500's) and one that matches none (the whole history
+// looked at for an empty page: the worst a filter makes a page do).
+func BenchmarkListRunsFiltered(b *testing.B) {
+	dir := seededDataDir(b, 1000)
+	h := newTestService(b, dir).handler()
+	for _, c := range []struct{ name, query string }{
+		{"all-match", "/v1/runs?limit=500&model=identity&scenario=Server"},
+		{"none-match", "/v1/runs?limit=500&model=nobody"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, localRequest("GET", c.query))
+			if rec.Code != http.StatusOK {
+				b.Fatalf("GET %s = %d %s", c.query, rec.Code, rec.Body)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				w := &countingWriter{header: http.Header{}}
+				h.ServeHTTP(w, localRequest("GET", c.query))
+				if w.code != http.StatusOK || w.n != rec.Body.Len() {
+					b.Fatalf("GET %s = %d, %d bytes", c.query, w.code, w.n)
+				}
+			}
+		})
+	}
+}
