@@ -143,13 +143,15 @@ async function showEnded(page) {
   const body = document.getElementById('run-body');
   const [result, ts] = await Promise.all([runResult(id), timeseries(id).catch(() => null)]);
   const verdict = st.validity || st.state;
-  body.replaceChildren(
+  // Sections a run lacks are null: left out (replaceChildren would show
+  // them as text).
+  body.replaceChildren(...[
     el('h2', {}, 'Verdict'),
     el('p', { class: 'verdict' }, el('span', { id: 'verdict', class: 'verdict-' + verdict }, verdict)),
     endNote(st), why(st),
     el('h2', {}, 'Figures'), figureCards(st, result),
     failuresTable(st.failures),
-    plots(result, ts), trials(st), files(st));
+    plots(result, ts), trials(st), files(st)].filter(Boolean));
 }
 
 // endNote says plainly how a run that did not finish ended.
