@@ -104,7 +104,7 @@ func TestConsoleCancelAndQueue(t *testing.T) {
 }
 
 // The runs page lists the runs newest first, pages with Next and First,
-// and filters by state (kept in the URL).
+// and filters by state, verdict and model (kept in the URL).
 func TestConsoleRunsList(t *testing.T) {
 	env := startConsole(t, nil)
 	a := env.api.submit(t, consoleSpec(env.target, 20, 500))
@@ -150,6 +150,28 @@ func TestConsoleRunsList(t *testing.T) {
 	tb.run(chromedp.Navigate(url), chromedp.WaitVisible("main[data-ready] #runs", chromedp.ByQuery))
 	if got := rows(); !slices.Equal(got, []string{b, a}) {
 		t.Errorf("%s rows = %v, want %v", url, got, []string{b, a})
+	}
+
+	// Verdict and model, from the form: the rows the API's statuses say.
+	var noVerdict []string
+	for _, id := range []string{c, b, a} {
+		if v := env.api.status(t, id).Validity; v != "VALID" && v != "INVALID" {
+			noVerdict = append(noVerdict, id)
+		}
+	}
+	tb.run(chromedp.Navigate(env.base+"/ui/"), chromedp.WaitVisible("main[data-ready] #runs", chromedp.ByQuery),
+		chromedp.SetValue("#filter-verdict", "none", chromedp.ByQuery), chromedp.Click(`#runs-filter button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(`#runs tr[data-run-id="`+a+`"]`, chromedp.ByQuery), chromedp.Location(&url))
+	if got := rows(); !slices.Equal(got, noVerdict) || !strings.Contains(url, "verdict=none") {
+		t.Errorf("verdict=none: rows %v at %s, want %v", got, url, noVerdict)
+	}
+	var empty string
+	tb.run(chromedp.SetValue("#filter-verdict", "", chromedp.ByQuery), chromedp.SetValue("#filter-model", "no-such-model", chromedp.ByQuery),
+		chromedp.Click(`#runs-filter button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(`#runs tr[data-run-id]`, chromedp.ByQuery), chromedp.Text("#runs tbody", &empty, chromedp.ByQuery))
+	tb.shot("runs-no-match")
+	if !strings.Contains(empty, "No runs match") {
+		t.Errorf("model=no-such-model: the table says %q, want that no runs match", empty)
 	}
 }
 

@@ -5,10 +5,11 @@
 import { api, el, ms, num, when, duration, showError, ApiError } from './lib.js';
 
 const STATES = ['queued', 'running', 'done', 'failed', 'cancelled', 'interrupted'];
-const VERDICTS = ['VALID', 'INVALID'];
+const VERDICTS = ['VALID', 'INVALID', 'none'];
+const SCENARIOS = ['SingleStream', 'MultiStream', 'Server', 'Offline'];
 const POLL_MS = 2000;
 // The URL query the page keeps: the API's GET /v1/runs parameters.
-const KEYS = ['state', 'model', 'verdict', 'limit', 'page_token'];
+const KEYS = ['state', 'model', 'verdict', 'scenario', 'limit', 'page_token'];
 
 // generation counts renders of the lists: a poll or a fetch started for an
 // older view (before a filter changed) drops its answer.
@@ -26,8 +27,8 @@ export async function render(main, { query }) {
   await load(page);
 }
 
-// filterForm: state, model and verdict. Applying one starts from the
-// first page again.
+// filterForm: state, model, verdict (none: a run without one) and
+// scenario. Applying one starts from the first page again.
 function filterForm(page) {
   const { q } = page;
   const state = el('select', { id: 'filter-state', name: 'state' }, el('option', { value: '' }, 'any'),
@@ -35,10 +36,12 @@ function filterForm(page) {
   const model = el('input', { id: 'filter-model', name: 'model', type: 'text', value: q.get('model') || '', autocomplete: 'off' });
   const verdict = el('select', { id: 'filter-verdict', name: 'verdict' }, el('option', { value: '' }, 'any'),
     VERDICTS.map((v) => el('option', { value: v, selected: q.get('verdict') === v }, v)));
+  const scenario = el('select', { id: 'filter-scenario', name: 'scenario' }, el('option', { value: '' }, 'any'),
+    SCENARIOS.map((v) => el('option', { value: v, selected: q.get('scenario') === v }, v)));
   const err = el('span', { class: 'field-error', id: 'filter-error', role: 'alert' });
   const apply = (ev) => {
     ev.preventDefault();
-    for (const [k, input] of [['state', state], ['model', model], ['verdict', verdict]]) {
+    for (const [k, input] of [['state', state], ['model', model], ['verdict', verdict], ['scenario', scenario]]) {
       const v = input.value.trim();
       if (v) q.set(k, v); else q.delete(k);
     }
@@ -46,14 +49,15 @@ function filterForm(page) {
     navigate(page, true);
   };
   const clear = () => {
-    state.value = ''; model.value = ''; verdict.value = '';
-    for (const k of ['state', 'model', 'verdict', 'page_token']) q.delete(k);
+    state.value = ''; model.value = ''; verdict.value = ''; scenario.value = '';
+    for (const k of ['state', 'model', 'verdict', 'scenario', 'page_token']) q.delete(k);
     navigate(page, true);
   };
   page.filterError = err;
   const field = (id, label, input) => el('span', { class: 'filter' }, el('label', { for: id }, label), ' ', input);
   return el('form', { id: 'runs-filter', class: 'actions filters', role: 'search', 'aria-label': 'Filter runs', onsubmit: apply },
     field('filter-state', 'State', state), field('filter-model', 'Model', model), field('filter-verdict', 'Verdict', verdict),
+    field('filter-scenario', 'Scenario', scenario),
     el('button', { type: 'submit' }, 'Filter'), el('button', { type: 'button', class: 'secondary', onclick: clear }, 'Clear'), err);
 }
 
@@ -160,13 +164,13 @@ function scenarioOf(r) {
 }
 
 // rates: asked is the spec's target_qps (a search: the peak it found);
-// achieved is the completed samples over the run's elapsed time, from
-// its last progress snapshot.
+// achieved is the API's achieved_qps once the run has ended (result.json's
+// figure for its scenario), and while it runs the live completion rate.
 function rates(r) {
   const s = r.spec.settings || {};
   const asked = r.search && r.search.found ? r.search.peak : s.target_qps;
   const p = r.progress;
-  const achieved = p && p.elapsed_s > 0 ? p.completed_samples / p.elapsed_s : null;
+  const achieved = r.achieved_qps ?? (r.state === 'running' && p ? p.current_qps : null);
   return `${num(asked, 2)} / ${num(achieved, 2)}`;
 }
 
