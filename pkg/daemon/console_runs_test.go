@@ -80,6 +80,18 @@ func TestConsoleCancelAndQueue(t *testing.T) {
 	if pos != "1" {
 		t.Errorf("the queued run's position on the runs page = %q, want 1", pos)
 	}
+	// The page refreshes while runs are queued, and keeps the keyboard's
+	// place: the focused link is focused again after the redraw.
+	var loads string
+	var ok, focused bool
+	tb.run(chromedp.Focus(`#runs tr[data-run-id="`+queued+`"] a`, chromedp.ByQuery),
+		chromedp.AttributeValue("#history", "data-loads", &loads, &ok, chromedp.ByQuery))
+	n, _ := strconv.Atoi(loads)
+	tb.run(chromedp.WaitVisible(fmt.Sprintf(`#history[data-loads="%d"]`, n+1), chromedp.ByQuery),
+		chromedp.Evaluate(`document.activeElement.tagName === 'A' && document.activeElement.closest('tr').dataset.runId === `+strconv.Quote(queued), &focused))
+	if !focused {
+		t.Errorf("after a refresh the focus left the queued run's link")
+	}
 	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+queued), chromedp.WaitVisible("#queue-position", chromedp.ByQuery),
 		chromedp.Text("#queue-position", &own, chromedp.ByQuery))
 	tb.shot("run-queued")

@@ -21,7 +21,7 @@ export async function render(main, { query }) {
   for (const k of KEYS) if (query.get(k)) q.set(k, query.get(k));
   const status = el('p', { class: 'muted', id: 'runs-status', role: 'status' });
   const queue = el('section', { id: 'queue-section', 'aria-labelledby': 'queue-title' });
-  const history = el('section', { 'aria-labelledby': 'history-title' });
+  const history = el('section', { id: 'history', 'aria-labelledby': 'history-title' });
   const page = { q, status, queue, history };
   main.replaceChildren(el('h1', {}, 'Runs'), filterForm(page), status, queue, history);
   await load(page);
@@ -93,6 +93,10 @@ async function load(page) {
     showQueue(page.queue, active);
     showHistory(page, list);
   });
+  // How many times the lists were drawn: what a test waits for to see a
+  // refresh.
+  page.loads = (page.loads || 0) + 1;
+  page.history.dataset.loads = String(page.loads);
   page.status.textContent = active.length ? `${active.length} run(s) queued or running; updating every 2 s.` : '';
   const live = active.length > 0 || list.runs.some((r) => r.state === 'queued' || r.state === 'running');
   if (live) timer = setTimeout(() => load(page).catch((err) => showError(page.history, err)), POLL_MS);
