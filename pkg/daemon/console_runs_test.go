@@ -315,3 +315,58 @@ func grouped(s string) string {
 	}
 	return b.String()
 }
+
+// A sweep's page shows its trials (a row and a point each), and a run's
+// the failures by kind of a server that fails every tenth request; a run that
+// could not start shows that it failed, and why.
+func TestConsoleSweepAndFailedPages(t *testing.T) {
+	target := everyTenthFailing(t)
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	tb.run(chromedp.Navigate("about:blank"))
+	sweep := env.api.submit(t, fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server","no_server_metrics":true,`+
+		`"settings":{"min_duration_ms":400,"min_query_count":10,"target_latency_ms":2000,"latency_percentile":0.9,"early_verdict":false},`+
+		`"search":{"mode":"sweep","rates":[20,40]}}`, target))
+	st := env.api.waitEnded(t, sweep, 60*time.Second)
+	if st.State != api.StateDone || len(st.Trials) != 2 {
+		t.Fatalf("sweep: state %s, %d trials: want done with 2", st.State, len(st.Trials))
+	}
+	var charts int
+	var failedShown []string
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+sweep), chromedp.WaitVisible("main[data-ready] #trials-table", chromedp.ByQuery),
+		chromedp.WaitVisible("#trials .chart", chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('#trials-table tr[data-trial] td.failed')].map((e) => e.textContent)`, &failedShown),
+		chromedp.Evaluate(`document.querySelectorAll('#trials .chart').length`, &charts))
+	tb.shot("run-sweep")
+	var failedAPI []string
+	for _, tr := range st.Trials {
+		failedAPI = append(failedAPI, strconv.FormatInt(tr.FailedSamples, 10))
+	}
+	if !slices.Equal(failedShown, failedAPI) || charts != 2 {
+		t.Errorf("the sweep's page shows trials' failed samples %v and %d trial charts, want %v and 2", failedShown, charts, failedAPI)
+	}
+
+	one := env.api.submit(t, consoleSpec(target, 40, 500))
+	ost := env.api.waitEnded(t, one, 30*time.Second)
+	var failures int
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+one), chromedp.WaitVisible("main[data-ready] #verdict", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('#failures tbody tr').length`, &failures))
+	tb.shot("run-failures")
+	if failures != len(ost.Failures) || failures == 0 {
+		t.Errorf("the run's page shows %d kinds of failure, the API %d (want some)", failures, len(ost.Failures))
+	}
+
+	failed := env.api.submit(t, consoleSpec("http://127.0.0.1:1", 20, 500))
+	fst := env.api.waitEnded(t, failed, 30*time.Second)
+	if fst.State != api.StateFailed || fst.Error == "" {
+		t.Fatalf("a run against a closed port: state %s, error %q; want failed with an error", fst.State, fst.Error)
+	}
+	var verdict, note, why string
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+failed), chromedp.WaitVisible("main[data-ready] #verdict", chromedp.ByQuery),
+		chromedp.Text("#verdict", &verdict, chromedp.ByQuery), chromedp.Text("#end-note", &note, chromedp.ByQuery),
+		chromedp.Text("#run-error", &why, chromedp.ByQuery))
+	tb.shot("run-failed")
+	if verdict != "failed" || !strings.Contains(note, "failed") || !strings.Contains(why, fst.Error) {
+		t.Errorf("the failed run's page: verdict %q, note %q, error %q; want failed and the API's error %q", verdict, note, why, fst.Error)
+	}
+}

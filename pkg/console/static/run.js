@@ -224,11 +224,11 @@ function trials(st) {
   }
   const tail = (t) => (t.tail_latency_answered_ms ?? t.tail_latency_ms);
   box.append(el('div', { class: 'table-wrap' }, el('table', { id: 'trials-table' },
-    el('thead', {}, el('tr', {}, ['#', 'Phase', 'Target', 'Achieved', 'Tail latency', 'Verdict', 'Pass'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('thead', {}, el('tr', {}, ['#', 'Phase', 'Target', 'Achieved', 'Tail latency', 'Failed samples', 'Verdict', 'Pass'].map((h) => el('th', { scope: 'col' }, h)))),
     el('tbody', {}, ts.map((t) => el('tr', { 'data-trial': t.index },
       el('td', {}, t.run_id ? el('a', { href: '/ui/runs/' + enc(t.run_id) }, String(t.index)) : String(t.index)),
       el('td', {}, t.phase || '–'), el('td', {}, num(t.target, 2)), el('td', {}, num(t.achieved, 2)),
-      el('td', {}, ms(tail(t))), el('td', { class: 'verdict-' + (t.verdict || '') }, t.verdict || '–'), el('td', {}, t.pass ? 'pass' : 'fail')))))));
+      el('td', {}, ms(tail(t))), el('td', { class: 'failed' }, num(t.failed_samples, 0)), el('td', { class: 'verdict-' + (t.verdict || '') }, t.verdict || '–'), el('td', {}, t.pass ? 'pass' : 'fail')))))));
   const sorted = ts.slice().sort((a, b) => a.target - b.target);
   const x = sorted.map((t) => t.target);
   queueMicrotask(() => {
@@ -250,7 +250,9 @@ function files(st) {
   };
   const base = `/v1/runs/${enc(st.id)}`;
   const items = [];
-  if (TERMINAL.has(st.state)) {
+  // The report is made from the run's result (or a search's record): a
+  // run that failed before it has none to offer.
+  if (TERMINAL.has(st.state) && names.some((n) => n === 'result.json' || n === 'search.json')) {
     items.push(el('li', {}, el('button', { type: 'button', class: 'secondary', 'data-file': 'report.html', onclick: get(`${base}/report.html`, `${st.id}-report.html`) }, 'report.html'), ' the report, one page'));
   }
   for (const n of names) {
