@@ -185,6 +185,21 @@ func TestConsoleRunsList(t *testing.T) {
 	if !strings.Contains(empty, "No runs match") {
 		t.Errorf("model=no-such-model: the table says %q, want that no runs match", empty)
 	}
+
+	// A link with a bad filter shows the API's field error by the filters;
+	// a link to no run says so. Neither is a script error.
+	var bad, missing string
+	tb.run(chromedp.Navigate(env.base+"/ui/?state=bogus"), chromedp.WaitVisible("main[data-ready] #filter-error", chromedp.ByQuery),
+		chromedp.Text("#filter-error", &bad, chromedp.ByQuery))
+	tb.shot("runs-bad-filter")
+	if !strings.HasPrefix(bad, "state: ") {
+		t.Errorf("?state=bogus: the filter error says %q, want the API's error on field state", bad)
+	}
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/no-such-run"), chromedp.WaitVisible("main[data-ready] .error", chromedp.ByQuery),
+		chromedp.Text("main .error", &missing, chromedp.ByQuery))
+	if missing == "" {
+		t.Errorf("a run that does not exist: its page shows no error")
+	}
 }
 
 // consoleSpec is a Server run of the identity model at qps for
