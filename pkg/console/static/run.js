@@ -87,7 +87,11 @@ async function follow(page) {
   }
   const st = await api(`/v1/runs/${enc(page.id)}`);
   page.st = st;
-  if (!TERMINAL.has(st.state)) { follow(page); return; }
+  if (!TERMINAL.has(st.state)) {
+    // A second's pause: a stream that keeps ending must not spin.
+    setTimeout(() => follow(page), 1000);
+    return;
+  }
   setState(page, st.state);
   document.getElementById('ended').textContent = when(st.ended_at);
   await showEnded(page);
