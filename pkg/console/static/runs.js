@@ -21,9 +21,9 @@ export async function render(main, { query }) {
   for (const k of KEYS) if (query.get(k)) q.set(k, query.get(k));
   const status = el('p', { class: 'muted', id: 'runs-status', role: 'status' });
   const queue = el('section', { id: 'queue-section', 'aria-labelledby': 'queue-title' });
-  const history = el('section', { id: 'history', 'aria-labelledby': 'history-title' });
-  const page = { q, status, queue, history };
-  main.replaceChildren(el('h1', {}, 'Runs'), filterForm(page), status, queue, history);
+  const hist = el('section', { id: 'history', 'aria-labelledby': 'history-title' });
+  const page = { q, status, queue, history: hist };
+  main.replaceChildren(el('h1', {}, 'Runs'), filterForm(page), status, queue, hist);
   await load(page);
 }
 
@@ -66,7 +66,7 @@ function filterForm(page) {
 function navigate(page, push) {
   const qs = page.q.toString();
   const url = location.pathname + (qs ? '?' + qs : '');
-  if (push) history.pushState(null, '', url); else history.replaceState(null, '', url);
+  if (push) window.history.pushState(null, '', url); else window.history.replaceState(null, '', url);
   load(page).catch((err) => showError(page.history, err));
 }
 
@@ -111,14 +111,20 @@ async function activeRuns() {
 }
 
 // keepFocus redraws without losing the keyboard's place: the focused
-// control in a redrawn row is found again by its run and its role.
+// control in a redrawn row is found again by its run and its role, a
+// paging button by its id.
 function keepFocus(redraw) {
   const a = document.activeElement;
   const row = a && a.closest && a.closest('tr[data-run-id]');
   const table = row && row.closest('table');
   const key = row && { table: table && table.id, id: row.dataset.runId, tag: a.tagName };
+  const id = a && a.id;
   redraw();
-  if (!key) return;
+  if (!key) {
+    const again = id && document.getElementById(id);
+    if (again && again !== a && !document.body.contains(a)) again.focus();
+    return;
+  }
   for (const r of document.querySelectorAll(`#${key.table} tr[data-run-id]`)) {
     if (r.dataset.runId !== key.id) continue;
     const again = r.querySelector(key.tag.toLowerCase());
