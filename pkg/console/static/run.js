@@ -78,7 +78,10 @@ async function follow(page) {
   try {
     await events(`/v1/runs/${enc(page.id)}/events`, (event, data) => {
       if (event === 'progress' && data) onProgress(page, data);
-      else if (event === 'state' && data) setState(page, data.state);
+      else if (event === 'state' && data) {
+        setState(page, data.state);
+        if (data.state === 'running' && data.at) document.getElementById('started').textContent = when(data.at);
+      }
     }, page.abort.signal);
   } catch (err) {
     if (page.abort.signal.aborted) return;
