@@ -385,3 +385,24 @@ func TestConsoleSweepAndFailedPages(t *testing.T) {
 		t.Errorf("the failed run's page: verdict %q, note %q, error %q; want failed and the API's error %q", verdict, note, why, fst.Error)
 	}
 }
+
+// A staged run's time charts mark where each stage after the first
+// starts (timeseries.json's stages).
+func TestConsoleStageMarks(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	tb.run(chromedp.Navigate("about:blank"))
+	id := env.api.submit(t, fmt.Sprintf(`{"target":%q,"model":"identity","stages":"1s:20,1s:40","no_server_metrics":true}`, env.target))
+	if st := env.api.waitEnded(t, id, 30*time.Second); st.State != api.StateDone {
+		t.Fatalf("staged run: %s %s", st.State, st.Error)
+	}
+	var marks []string
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+id), chromedp.WaitReady("main[data-ready] #plots .stage-mark", chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('#plots .stage-mark')].map((m) => m.dataset.stage)`, &marks))
+	tb.shot("run-stages")
+	// Four time charts, each marking the second stage's start (stages
+	// count from 0, as timeseries.json's do).
+	if !slices.Equal(marks, []string{"1", "1", "1", "1"}) {
+		t.Errorf("stage marks %v: want the second stage's start on each of the four time charts", marks)
+	}
+}

@@ -195,6 +195,7 @@ function failuresTable(failures) {
 function plots(result, ts) {
   const box = el('section', { id: 'plots' }, el('h2', {}, 'Plots'));
   const later = [];
+  const marks = [];
   const stats = result && (result.sample_latency_answered || result.sample_latency);
   if (stats && stats.percentiles && stats.percentiles.length) {
     const ps = stats.percentiles.filter((e) => e.p < 1);
@@ -204,10 +205,16 @@ function plots(result, ts) {
   }
   if (ts && ts.x.length) {
     const x = ts.x;
-    later.push(() => lineChart(box, { title: 'Throughput per second', yLabel: 'per s', series: [{ label: 'issued', x, y: ts.issued }, { label: 'completed', x, y: ts.completed }] }));
-    later.push(() => lineChart(box, { title: 'Latency per second', yLabel: 'ms', series: [{ label: 'p50', x, y: ts.p50_ms }, { label: 'p99', x, y: ts.p99_ms }] }));
-    later.push(() => lineChart(box, { title: 'Issue lateness p99 per second', yLabel: 'ms', series: [{ label: 'lateness p99', x, y: ts.lateness_p99_ms }] }));
-    later.push(() => lineChart(box, { title: 'Failures per second', yLabel: 'per s', series: [{ label: 'failed', x, y: ts.failed }] }));
+    // uPlot sizes its scales after its constructor returns (a position is
+    // NaN until then): the marks go on every chart at once, a turn later.
+    const marked = (opts) => () => {
+      const u = lineChart(box, opts);
+      if (ts.stages.length > 1) marks.push(u);
+    };
+    later.push(marked({ title: 'Throughput per second', yLabel: 'per s', series: [{ label: 'issued', x, y: ts.issued }, { label: 'completed', x, y: ts.completed }] }));
+    later.push(marked({ title: 'Latency per second', yLabel: 'ms', series: [{ label: 'p50', x, y: ts.p50_ms }, { label: 'p99', x, y: ts.p99_ms }] }));
+    later.push(marked({ title: 'Issue lateness p99 per second', yLabel: 'ms', series: [{ label: 'lateness p99', x, y: ts.lateness_p99_ms }] }));
+    later.push(marked({ title: 'Failures per second', yLabel: 'per s', series: [{ label: 'failed', x, y: ts.failed }] }));
     if (ts.stages.length) {
       later.push(() => box.append(el('p', { class: 'muted', id: 'stages' }, 'Stages: ',
         ts.stages.map((m) => `${m.stage}: ${num(m.start_s, 1)}–${num(m.end_s, 1)} s`).join('; '))));
@@ -215,8 +222,24 @@ function plots(result, ts) {
   }
   if (!later.length) box.append(el('p', { class: 'muted' }, 'This run has no result or time series to plot.'));
   // Charts size to their container: draw once the section is in the page.
-  queueMicrotask(() => later.forEach((f) => f()));
+  queueMicrotask(() => {
+    later.forEach((f) => f());
+    if (marks.length) setTimeout(() => marks.forEach((u) => stageMarks(u, ts.stages)), 0);
+  });
   return box;
+}
+
+// stageMarks draws a load shape's stage starts on a time chart: a line
+// in the chart's overlay at each start after the first (positions set
+// from script: the CSP allows no style attribute in markup).
+function stageMarks(u, stages) {
+  for (const m of stages.slice(1)) {
+    const left = u.valToPos(m.start_s, 'x');
+    if (!Number.isFinite(left)) continue;
+    const mark = el('div', { class: 'stage-mark', 'data-stage': m.stage, title: `stage ${m.stage} starts at ${num(m.start_s, 1)} s` });
+    mark.style.left = left + 'px';
+    u.over.append(mark);
+  }
 }
 
 // trials: a search's or sweep's trials, as a table and as rate against
