@@ -1,0 +1,208 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/netloadgen/netloadgen/api"
+)
+
+// The new-run form and the compare page, in a browser against a real
+// loadgend and sutproxy (console_harness_test.go).
+
+// openForm loads /ui/new and waits for the form.
+func openForm(tb *tab, env consoleEnv) {
+	tb.t.Helper()
+	tb.run(chromedp.Navigate(env.base+"/ui/new"), chromedp.WaitVisible(`main[data-ready] form#new-run`, chromedp.ByQuery))
+}
+
+// typeInto types into the form's field named name (input events, as a
+// user's typing fires them).
+func typeInto(name, text string) chromedp.Action {
+	return chromedp.SendKeys(`#new-run [name="`+name+`"]`, text, chromedp.ByQuery)
+}
+
+// runsListed is GET /v1/runs' runs.
+func runsListed(t *testing.T, env consoleEnv) []api.RunStatus {
+	t.Helper()
+	code, b := env.api.do(t, http.MethodGet, "/v1/runs", "")
+	var list api.RunList
+	if code != http.StatusOK || json.Unmarshal(b, &list) != nil {
+		t.Fatalf("GET /v1/runs = %d %s", code, b)
+	}
+	return list.Runs
+}
+
+// A bad setting is refused by the API and its message shown beside the
+// field it names, the field marked invalid and focused; nothing is queued.
+func TestConsoleFormFieldError(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	openForm(tb, env)
+	const field = "settings.target_qps"
+	tb.run(typeInto("target", env.target), typeInto("model", "identity"), typeInto(field, "-5"),
+		typeInto("settings.min_duration_ms", "1000"),
+		chromedp.Click(`#submit`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#new-run .field-error[data-from="submit"]`, chromedp.ByQuery))
+	var shown, invalid, describedBy, errID, focused string
+	var ok bool
+	tb.run(
+		chromedp.Text(`#new-run [name="`+field+`"] + .field-error`, &shown, chromedp.ByQuery),
+		chromedp.AttributeValue(`#new-run [name="`+field+`"]`, "aria-invalid", &invalid, &ok, chromedp.ByQuery),
+		chromedp.AttributeValue(`#new-run [name="`+field+`"]`, "aria-describedby", &describedBy, &ok, chromedp.ByQuery),
+		chromedp.AttributeValue(`#new-run [name="`+field+`"] + .field-error`, "id", &errID, &ok, chromedp.ByQuery),
+		chromedp.Evaluate(`document.activeElement.name || ''`, &focused))
+	tb.shot("new-field-error")
+
+	// What the API says of the same spec, asked directly.
+	spec := `{"target":"` + env.target + `","model":"identity","settings":{"target_qps":-5,"min_duration_ms":1000}}`
+	code, b := env.api.do(t, http.MethodPost, "/v1/runs", spec)
+	var eb api.ErrorBody
+	if code != http.StatusBadRequest || json.Unmarshal(b, &eb) != nil || eb.Error.Field != field {
+		t.Fatalf("POST /v1/runs with target_qps -5 = %d %s, want 400 naming %s", code, b, field)
+	}
+	if shown != eb.Error.Message {
+		t.Errorf("beside %s the page shows %q, the API says %q", field, shown, eb.Error.Message)
+	}
+	if invalid != "true" || describedBy == "" || describedBy != errID {
+		t.Errorf("the field: aria-invalid %q, aria-describedby %q (the error's id %q)", invalid, describedBy, errID)
+	}
+	if focused != field {
+		t.Errorf("focus is on %q, want the field at fault %s", focused, field)
+	}
+	if runs := runsListed(t, env); len(runs) != 0 {
+		t.Errorf("a refused form queued %d runs", len(runs))
+	}
+}
+
+// A header with a literal value is refused beside it before anything is
+// sent: the value never leaves the page.
+func TestConsoleFormHeaderLiteral(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 390)
+	openForm(tb, env)
+	const secretValue = "Bearer s3cr3t-value"
+	tb.run(typeInto("target", env.target), typeInto("model", "identity"),
+		chromedp.Click(`#add-header`, chromedp.ByQuery),
+		chromedp.SendKeys(`#header-rows [data-header="name"]`, "Authorization", chromedp.ByQuery),
+		chromedp.SendKeys(`#header-rows [data-header="value"]`, secretValue, chromedp.ByQuery),
+		chromedp.Click(`#submit`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#header-rows [data-header="value"] + .field-error`, chromedp.ByQuery))
+	var shown, invalid, specShown string
+	var ok bool
+	tb.run(chromedp.Text(`#header-rows [data-header="value"] + .field-error`, &shown, chromedp.ByQuery),
+		chromedp.AttributeValue(`#header-rows [data-header="value"]`, "aria-invalid", &invalid, &ok, chromedp.ByQuery),
+		chromedp.Text(`#spec-json`, &specShown, chromedp.ByQuery))
+	tb.shot("new-header-literal")
+	if !strings.Contains(shown, "@env:") || invalid != "true" {
+		t.Errorf("beside the literal header value: %q (aria-invalid %q), want the reference rule", shown, invalid)
+	}
+	if strings.Contains(specShown, "s3cr3t") || strings.Contains(shown, "s3cr3t") {
+		t.Errorf("the page shows the literal value: spec %q, error %q", specShown, shown)
+	}
+	if runs := runsListed(t, env); len(runs) != 0 {
+		t.Errorf("a refused form queued %d runs", len(runs))
+	}
+}
+
+// A good form (a preset, then a field changed) is queued: the page goes
+// to the run's page, and the API has the spec the page showed.
+func TestConsoleFormSubmit(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	openForm(tb, env)
+	tb.run(typeInto("target", env.target), typeInto("model", "identity"),
+		chromedp.SetValue(`#form-preset`, "quick", chromedp.ByQuery),
+		chromedp.Click(`#apply-preset`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector('#new-run [name="settings.min_duration_ms"]').value === '2000'`, nil, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.SetValue(`#new-run [name="settings.target_qps"]`, "", chromedp.ByQuery), typeInto("settings.target_qps", "40"),
+		// The shown spec follows the form (debounced): wait for the last edit.
+		chromedp.Poll(`document.getElementById('spec-json').textContent.includes('"target_qps": 40')`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+	var shown string
+	tb.run(chromedp.Text(`#spec-json`, &shown, chromedp.ByQuery))
+	tb.shot("new-filled")
+	// The submit navigates: RunResponse waits for the new page's load.
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	resp, err := chromedp.RunResponse(ctx, chromedp.Click(`#submit`, chromedp.ByQuery))
+	cancel()
+	if err != nil {
+		tb.shot("failure")
+		t.Fatalf("submitting the form: %v", err)
+	}
+	if !strings.Contains(resp.URL, "/ui/runs/") {
+		t.Fatalf("the form led to %s, want /ui/runs/{id}", resp.URL)
+	}
+	var loc string
+	tb.run(chromedp.WaitVisible(`main[data-ready]`, chromedp.ByQuery), chromedp.Location(&loc))
+	tb.shot("new-submitted")
+	id := loc[strings.LastIndex(loc, "/")+1:]
+	st := env.api.waitEnded(t, id, 30*time.Second)
+	var fromPage api.RunSpec
+	if err := json.Unmarshal([]byte(shown), &fromPage); err != nil {
+		t.Fatalf("the page's spec is not JSON: %v\n%s", err, shown)
+	}
+	want, _ := json.Marshal(fromPage)
+	got, _ := json.Marshal(st.Spec)
+	if !bytes.Equal(want, got) {
+		t.Errorf("run %s's spec differs from the one the page showed:\n api  %s\n page %s", id, got, want)
+	}
+	if st.Spec.Overrides.TargetQPS == nil || *st.Spec.Overrides.TargetQPS != 40 || st.Spec.Overrides.MinDurationMs == nil || *st.Spec.Overrides.MinDurationMs != 2000 {
+		t.Errorf("run %s: settings %+v, want the preset's with target_qps 40", id, st.Spec.Overrides)
+	}
+	if st.State != api.StateDone {
+		t.Errorf("run %s ended %s (%s)", id, st.State, st.Error)
+	}
+}
+
+// The Probe button shows the endpoint's model: its metadata, and lets the
+// user pick it.
+func TestConsoleFormProbe(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	openForm(tb, env)
+	tb.run(typeInto("target", env.target), typeInto("model", "identity"),
+		chromedp.Click(`#probe`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#probe-model`, chromedp.ByQuery))
+	var caption, apiFound string
+	var models []string
+	tb.run(chromedp.Text(`#probe-model caption`, &caption, chromedp.ByQuery),
+		chromedp.Text(`#probe-api`, &apiFound, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('#probe-models-list [data-model]')].map(b => b.dataset.model)`, &models))
+	tb.shot("new-probed")
+	if !strings.Contains(caption, "identity") || !strings.Contains(apiFound, "tensors") {
+		t.Errorf("probe shows %q, %q: want the identity model's metadata and the tensor API", caption, apiFound)
+	}
+	// Every model the probe answer lists is offered.
+	code, b := env.api.do(t, http.MethodPost, "/v1/probe", `{"target":"`+env.target+`","model":"identity"}`)
+	var p struct {
+		Models []struct {
+			Name string `json:"name"`
+		} `json:"models"`
+	}
+	if code != http.StatusOK || json.Unmarshal(b, &p) != nil {
+		t.Fatalf("POST /v1/probe = %d %s", code, b)
+	}
+	want := map[string]bool{"identity": true}
+	for _, m := range p.Models {
+		want[m.Name] = true
+	}
+	have := map[string]bool{}
+	for _, m := range models {
+		have[m] = true
+	}
+	for m := range want {
+		if !have[m] {
+			t.Errorf("the probe lists %v, without %s", models, m)
+		}
+	}
+	if len(p.Models) == 0 {
+		t.Logf("POST /v1/probe has no models list: only the model probed is offered")
+	}
+}
