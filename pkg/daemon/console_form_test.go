@@ -206,3 +206,64 @@ func TestConsoleFormProbe(t *testing.T) {
 		t.Logf("POST /v1/probe has no models list: only the model probed is offered")
 	}
 }
+
+// Two ended runs picked on the compare page: both are columns of the
+// figures table and series of every overlaid plot, and the URL keeps them.
+func TestConsoleCompare(t *testing.T) {
+	env := startConsole(t, nil)
+	ids := []string{env.api.submit(t, serverSpec(env.target, 50, 2000)), env.api.submit(t, serverSpec(env.target, 80, 2000))}
+	verdicts := map[string]string{}
+	for _, id := range ids {
+		st := env.api.waitEnded(t, id, 30*time.Second)
+		if st.State != api.StateDone {
+			t.Fatalf("run %s ended %s (%s)", id, st.State, st.Error)
+		}
+		verdicts[id] = st.Validity
+	}
+	tb := newTab(t, 0)
+	tb.run(chromedp.Navigate(env.base+"/ui/compare"), chromedp.WaitVisible(`main[data-ready] #pick-list`, chromedp.ByQuery))
+	tb.shot("compare-empty")
+	for _, id := range ids {
+		tb.run(chromedp.Click(`[id="pick-`+id+`"]`, chromedp.ByQuery))
+	}
+	// Four plots, each drawn (uPlot's legend) for the runs picked.
+	tb.run(chromedp.WaitVisible(`#compare-figures th[data-run-id="`+ids[1]+`"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelectorAll('.compare-chart[data-runs="`+strings.Join(ids, ",")+`"] .u-legend').length === 4`, nil,
+			chromedp.WithPollingTimeout(10*time.Second)))
+	tb.shot("compare")
+	var cols []string
+	var legends [][]string
+	var verdictRow map[string]string
+	var search string
+	tb.run(
+		chromedp.Evaluate(`[...document.querySelectorAll('#compare-figures thead th[data-run-id]')].map(th => th.dataset.runId)`, &cols),
+		chromedp.Evaluate(`[...document.querySelectorAll('.compare-chart')].map(c => [...c.querySelectorAll('.u-legend .u-series .u-label')].map(l => l.textContent))`, &legends),
+		chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('#compare-figures tr[data-key="result_validity"] td')].map(td => [td.dataset.runId, td.textContent]))`, &verdictRow),
+		chromedp.Evaluate(`location.search`, &search))
+	if strings.Join(cols, ",") != strings.Join(ids, ",") {
+		t.Errorf("figures table columns %v, want %v", cols, ids)
+	}
+	for id, v := range verdicts {
+		if verdictRow[id] != v {
+			t.Errorf("run %s: the verdict row shows %q, the API says %q", id, verdictRow[id], v)
+		}
+	}
+	if len(legends) != 4 {
+		t.Fatalf("%d plots, want 4 (p99, throughput, lateness, spectrum)", len(legends))
+	}
+	for i, labels := range legends {
+		all := strings.Join(labels, " | ")
+		for _, id := range ids {
+			short := id[strings.LastIndex(id, "-")+1:]
+			if len(short) > 8 {
+				short = short[:8]
+			}
+			if !strings.Contains(all, short) {
+				t.Errorf("plot %d's legend %q lacks run %s", i, all, id)
+			}
+		}
+	}
+	if want := "?ids=" + strings.Join(ids, "%2C"); search != want && search != "?ids="+strings.Join(ids, ",") {
+		t.Errorf("the URL's query is %q, want the picked ids (%s)", search, want)
+	}
+}
