@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/netloadgen/netloadgen/api"
@@ -266,4 +267,47 @@ func TestConsoleCompare(t *testing.T) {
 	if want := "?ids=" + strings.Join(ids, "%2C"); search != want && search != "?ids="+strings.Join(ids, ",") {
 		t.Errorf("the URL's query is %q, want the picked ids (%s)", search, want)
 	}
+}
+
+// The compare page given ids that are no runs says so for each, and
+// draws nothing; its spectrum reader takes what a file may hold (empty,
+// cut short, garbled) without throwing.
+func TestConsoleCompareHostile(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 390)
+	tb.run(chromedp.Navigate(env.base+"/ui/compare?ids=nope,"+strings.Repeat("x", 300)+",%3Cb%3Ebold%3C%2Fb%3E"),
+		chromedp.WaitVisible(`main[data-ready] #comparison p.error`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelectorAll('#comparison p.error').length === 3`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+	tb.shot("compare-unknown")
+	var bold, tables int
+	tb.run(chromedp.Evaluate(`document.querySelectorAll('#comparison b').length`, &bold),
+		chromedp.Evaluate(`document.querySelectorAll('#compare-figures, .compare-chart').length`, &tables))
+	if bold != 0 || tables != 0 {
+		t.Errorf("unknown ids: %d <b> elements built from the URL, %d tables and plots drawn", bold, tables)
+	}
+	cases := []struct {
+		name, text string
+		want       int
+	}{
+		{"empty", "", 0},
+		{"no sample completed", "Latency spectrum: no sample completed (3 failed)\n", 0},
+		{"cut in the header", "Detailed percentile spectrum:\n   Value(ms)", 0},
+		{"cut after two rows", "Detailed percentile spectrum:\n\n 1.000 0.000000000000 1 1.00\n 2.000 0.500000000000 5 2.00\n 3.0", 2},
+		{"garbled rows", "Detailed percentile spectrum:\nfoo bar baz\n 1.000 0.5 1 2.00\n#[Mean = 1]\n 9 0.9 1 10\n", 1},
+		{"endless line", "Detailed percentile spectrum:\n" + strings.Repeat("9", 100000), 0},
+	}
+	for _, c := range cases {
+		var n int
+		tb.run(chromedp.Evaluate(`import('/ui/assets/compare.js').then(m => m.parseSpectrum(`+jsString(c.text)+`).length)`, &n,
+			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if n != c.want {
+			t.Errorf("parseSpectrum(%s) = %d rows, want %d", c.name, n, c.want)
+		}
+	}
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
