@@ -26,6 +26,18 @@ func TestParseListQuery(t *testing.T) {
 		{"limit=501", ListQuery{}, "limit"},
 		{"limit=ten", ListQuery{}, "limit"},
 		{"offset=5", ListQuery{}, "offset"},
+		{"model=resnet50&verdict=none&scenario=Offline&state=done", ListQuery{States: []State{StateDone}, Model: "resnet50", Verdict: VerdictNone, Scenario: "Offline", Limit: DefaultListLimit}, ""},
+		{"verdict=VALID", ListQuery{Verdict: VerdictValid, Limit: DefaultListLimit}, ""},
+		{"verdict=INVALID&model=a%20b", ListQuery{Verdict: VerdictInvalid, Model: "a b", Limit: DefaultListLimit}, ""},
+		{"verdict=valid", ListQuery{}, "verdict"},
+		{"verdict=N%2FA", ListQuery{}, "verdict"},
+		{"verdict=VALID&verdict=VALID", ListQuery{}, "verdict"},
+		{"scenario=server", ListQuery{}, "scenario"},
+		{"scenario=Server,Offline", ListQuery{}, "scenario"},
+		{"model=" + strings.Repeat("m", 257), ListQuery{}, "model"},
+		{"model=a%0Ab", ListQuery{}, "model"},
+		{"model=a&model=b", ListQuery{}, "model"},
+		{"page_token=" + strings.Repeat("t", 513), ListQuery{}, "page_token"},
 	}
 	for _, c := range cases {
 		q, _ := url.ParseQuery(c.query)
@@ -145,5 +157,58 @@ func TestSpecRoundTrip(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"early_verdict":false`) {
 		t.Errorf("an explicit false was lost: %s", b)
+	}
+}
+
+// The filters combine; a run without a verdict, or judged N/A, is
+// "none"; a stored spec without a scenario ran Server.
+func TestListQueryMatches(t *testing.T) {
+	cases := []struct {
+		q                         ListQuery
+		st                        State
+		model, scenario, validity string
+		want                      bool
+	}{
+		{ListQuery{}, StateQueued, "m", "Server", "", true},
+		{ListQuery{Model: "m"}, StateDone, "m", "Server", "VALID", true},
+		{ListQuery{Model: "m"}, StateDone, "M", "Server", "VALID", false},
+		{ListQuery{Verdict: VerdictNone}, StateDone, "m", "Server", "N/A", true},
+		{ListQuery{Verdict: VerdictNone}, StateFailed, "m", "Server", "", true},
+		{ListQuery{Verdict: VerdictNone}, StateDone, "m", "Server", "INVALID", false},
+		{ListQuery{Verdict: VerdictValid}, StateDone, "m", "Server", "INVALID", false},
+		{ListQuery{Scenario: "Server"}, StateDone, "m", "", "", true},
+		{ListQuery{Scenario: "Offline"}, StateDone, "m", "", "", false},
+		{ListQuery{States: []State{StateDone}, Model: "m", Verdict: VerdictValid}, StateRunning, "m", "Server", "", false},
+		{ListQuery{States: []State{StateDone, StateRunning}, Model: "m"}, StateRunning, "m", "Server", "", true},
+	}
+	for i, c := range cases {
+		if got := c.q.Matches(c.st, c.model, c.scenario, c.validity); got != c.want {
+			t.Errorf("case %d: %+v matches %s %s %s %q: %v, want %v", i, c.q, c.st, c.model, c.scenario, c.validity, got, c.want)
+		}
+	}
+}
+
+// The achieved rate is LoadGen's figure for the scenario, or the answered
+// samples over the duration where that is 0; never NaN.
+func TestAchievedQPSOf(t *testing.T) {
+	cases := []struct {
+		res  loadgen.Result
+		want float64
+	}{
+		{loadgen.Result{Scenario: "Server", CompletedSamplesPerSec: 99.5, SamplesPerSecond: 1}, 99.5},
+		{loadgen.Result{Scenario: "Offline", CompletedSamplesPerSec: 1, SamplesPerSecond: 1234}, 1234},
+		{loadgen.Result{Scenario: "SingleStream", QPSWithLoadgenOverhead: 250}, 250},
+		{loadgen.Result{Scenario: "MultiStream", QPSWithLoadgenOverhead: 16}, 16},
+		{loadgen.Result{Scenario: "Server", SamplesCompleted: 30, DurationNs: 2e9}, 15},
+		{loadgen.Result{Scenario: "Server"}, 0},
+	}
+	for _, c := range cases {
+		got := AchievedQPSOf(&c.res)
+		if got == nil || *got != c.want {
+			t.Errorf("%s: %v, want %v", c.res.Scenario, got, c.want)
+		}
+	}
+	if AchievedQPSOf(nil) != nil {
+		t.Error("nil result: a rate")
 	}
 }

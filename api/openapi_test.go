@@ -129,6 +129,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/Search", Search{}},
 		{"#/components/schemas/TLS", TLS{}},
 		{"#/components/schemas/RunCreated", RunCreated{}},
+		{"#/components/schemas/RunCheck", RunCheck{}},
 		{"#/components/schemas/RunStatus", RunStatus{}},
 		{"#/components/schemas/Progress", Progress{}},
 		{"#/components/schemas/TokenLatencies", TokenLatencies{}},

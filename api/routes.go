@@ -15,6 +15,7 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 var Routes = []Route{
 	{"POST", "/v1/runs"},
 	{"GET", "/v1/runs"},
+	{"POST", "/v1/runs/check"},
 	{"GET", "/v1/runs/{id}"},
 	{"GET", "/v1/runs/{id}/result"},
 	{"GET", "/v1/runs/{id}/files/{name}"},

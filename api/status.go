@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -53,6 +54,11 @@ type RunStatus struct {
 	// over its answered samples, with the failed ones counted beside them
 	// (absent before the run ends and for a result.json without it).
 	AnsweredLatencyMs *AnsweredLatency `json:"answered_latency_ms,omitempty"`
+	// AchievedQPS is the rate the finished run achieved, from result.json
+	// (a search's: its peak trial's), in the unit of the asked rate
+	// (settings.target_qps): AchievedQPSOf says which figure (absent
+	// before the run ends and for a run without result.json).
+	AchievedQPS *float64 `json:"achieved_qps,omitempty"`
 	// QueuePosition is set while queued: runs ahead of this one.
 	QueuePosition *int `json:"queue_position,omitempty"`
 	// Progress is live while running and the last snapshot afterwards
@@ -95,6 +101,34 @@ func AnsweredLatencyOf(s *loadgen.LatencyStats) *AnsweredLatency {
 		a.Max = float64(s.MaxNs) / float64(time.Millisecond)
 	}
 	return a
+}
+
+// AchievedQPSOf is the rate a result achieved, as LoadGen computes it for
+// its scenario: Offline's result_samples_per_second, SingleStream's and
+// MultiStream's result_qps_with_loadgen_overhead (queries a second),
+// else (Server, a load shape, a closed loop) result_completed_samples_per_sec;
+// where that figure is 0 (too few samples for LoadGen's formula), the
+// answered samples over the run's duration. Nil for a nil result.
+func AchievedQPSOf(res *loadgen.Result) *float64 {
+	if res == nil {
+		return nil
+	}
+	var v float64
+	switch res.Scenario {
+	case "Offline":
+		v = res.SamplesPerSecond
+	case "SingleStream", "MultiStream":
+		v = res.QPSWithLoadgenOverhead
+	default:
+		v = res.CompletedSamplesPerSec
+	}
+	if v == 0 && res.DurationNs > 0 {
+		v = float64(res.SamplesCompleted) / (float64(res.DurationNs) / 1e9)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		v = 0 // JSON has no NaN: a result that broke the formula shows 0
+	}
+	return &v
 }
 
 // Failure is one kind of failure a run saw (result.json's failures[]):

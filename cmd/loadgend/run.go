@@ -373,6 +373,7 @@ func newRunFlags() *runFlags {
 	fs.StringVar(&f.samplesOut, "samples-out", "", "write every sample of the run to FILE.jsonl, a JSON object a line: sample, index, scheduled, sent, first_token, last_token (ns since the run's start), tokens, input_tokens, status")
 	f.str(&spec.SUTName, "sut-name", "sut_name", "", "sut_name in the logs (default names the target; contains \"Network SUT\")")
 	fs.BoolVar(&spec.JSON, "json", false, "send tensors as JSON instead of the binary extension (HTTP)")
+	f.flagOf["json"] = "json"
 	f.integer(&spec.Conns, "conns", "conns", 0, "HTTP connection pool size (default: from the rate by Little's law)")
 	f.str(&f.httpClient, "http-client", "http_client", sut.HTTPClientLoop, "HTTP performance client: loop (one goroutine, its own epoll; Linux) or pool (a goroutine per request); runs that log responses use pool")
 	f.str(&f.grpcClient, "grpc-client", "grpc_client", sut.GRPCClientLoop, "gRPC performance client: loop (one goroutine, its own HTTP/2 connections; Linux) or grpc (grpc-go); runs that log responses use grpc. For kserve-stream over grpc://, loop is grpcloop's own ModelStreamInfer client (any platform, accuracy runs too)")

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -113,6 +114,7 @@ func (s *Service) routes() map[string]http.Handler {
 	return map[string]http.Handler{
 		"POST /v1/runs":                                 http.HandlerFunc(s.createRun),
 		"GET /v1/runs":                                  http.HandlerFunc(s.listRuns),
+		"POST /v1/runs/check":                           http.HandlerFunc(s.checkRun),
 		"GET /v1/runs/{id}":                             http.HandlerFunc(s.getRun),
 		"GET /v1/runs/{id}/result":                      http.HandlerFunc(s.getResult),
 		"GET /v1/runs/{id}/files/{name}":                http.HandlerFunc(s.getFile),
@@ -156,20 +158,8 @@ func (s *Service) authenticated(h http.Handler) http.Handler {
 }
 
 func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody()), "")
-			return
-		}
-		writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: "+err.Error(), "")
-		return
-	}
-	spec, err := runspec.Decode(bytes.NewReader(body), s.limits)
-	if err != nil {
-		status, eb := api.ErrorFor(err)
-		writeJSON(w, status, eb)
+	spec, ok := s.admitted(w, r)
+	if !ok {
 		return
 	}
 	// The store keeps the spec as decoded, not the bytes sent: the worker
@@ -180,10 +170,6 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 	stored, err := json.Marshal(spec)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, api.CodeInternal, "encoding the spec: "+err.Error(), "")
-		return
-	}
-	if f := s.outsideFence(r.Context(), spec); f != nil {
-		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed, f.msg, f.field)
 		return
 	}
 	s.mu.Lock()
@@ -216,6 +202,51 @@ func (s *Service) createRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, api.RunCreated{ID: rec.ID, URL: u, State: api.StateQueued, QueuePosition: pos})
 }
 
+// admitted reads the body of POST /v1/runs or POST /v1/runs/check and
+// checks the spec: one path for both, so that a check says what a
+// submission would meet (the decoding, the daemon's limits, its data
+// root and secrets references, the target allowlist). It answers the
+// refusal itself. Nothing is queued and the target is not contacted.
+func (s *Service) admitted(w http.ResponseWriter, r *http.Request) (api.RunSpec, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody()), "")
+			return api.RunSpec{}, false
+		}
+		writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "reading the body: "+err.Error(), "")
+		return api.RunSpec{}, false
+	}
+	spec, err := runspec.Decode(bytes.NewReader(body), s.limits)
+	if err != nil {
+		status, eb := api.ErrorFor(err)
+		writeJSON(w, status, eb)
+		return api.RunSpec{}, false
+	}
+	if f := s.outsideFence(r.Context(), spec); f != nil {
+		writeError(w, http.StatusForbidden, api.CodeTargetNotAllowed, f.msg, f.field)
+		return api.RunSpec{}, false
+	}
+	return spec, true
+}
+
+// checkRun is POST /v1/runs/check: the spec checked as POST /v1/runs
+// checks it, answered with the spec as it would be stored (literal header
+// values as <redacted>) and the `loadgend run` command line that fills it.
+func (s *Service) checkRun(w http.ResponseWriter, r *http.Request) {
+	spec, ok := s.admitted(w, r)
+	if !ok {
+		return
+	}
+	spec.Headers = api.ShownHeaders(spec.Headers)
+	args, lost := runspec.CommandLine(spec)
+	if lost == nil {
+		lost = []string{}
+	}
+	writeJSON(w, http.StatusOK, api.RunCheck{Spec: spec, CommandLine: args, Command: runspec.ShellQuote(args), NotExpressible: lost})
+}
+
 func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 	q, err := api.ParseListQuery(r.URL.Query())
 	if err != nil {
@@ -223,42 +254,71 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, eb)
 		return
 	}
+	runs, next, err := s.listPage(q)
+	if err != nil {
+		if errors.Is(err, runstore.ErrPageToken) {
+			writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "page_token is not one this daemon gave", "page_token")
+			return
+		}
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
+		return
+	}
+	writeRunList(w, runs, next)
+}
+
+// listPage is one page of GET /v1/runs: the encoded entries of the runs
+// that pass q's filters, newest first, and the token of the next page
+// ("" at the end of the history). One state is filtered by the store's
+// index; the other filters read each run's summary (in memory), and a
+// page looks at no more than api.MaxListScan runs: one that stops there
+// has a token to go on from the last run it looked at.
+func (s *Service) listPage(q api.ListQuery) ([][]byte, string, error) {
 	var filter runstore.State
 	if len(q.States) == 1 {
 		filter = runstore.State(q.States[0])
 	}
 	var runs [][]byte // each run's status, encoded (listEntry)
-	token := q.PageToken
-	for len(runs) < q.Limit {
-		recs, next, err := s.store.ListBrief(filter, q.Limit, token) // the specs are in s.sums
+	token, scanned := q.PageToken, 0
+	bound := cmp.Or(s.listScan, api.MaxListScan)
+	chunk := q.Limit
+	if q.Filtered() {
+		chunk = max(chunk, 256) // most runs looked at are left out
+	}
+	for {
+		recs, next, err := s.store.ListBrief(filter, min(chunk, bound-scanned), token) // the specs are in s.sums
 		if err != nil {
-			if errors.Is(err, runstore.ErrPageToken) {
-				writeError(w, http.StatusBadRequest, api.CodeInvalidRequest, "page_token is not one this daemon gave", "page_token")
-				return
-			}
-			writeError(w, http.StatusInternalServerError, api.CodeInternal, err.Error(), "")
-			return
+			return nil, "", err
 		}
-		for _, rec := range recs {
-			if len(q.States) > 1 && !slices.Contains(q.States, api.State(rec.State)) {
-				token = rec.ID
-				continue
-			}
-			runs = append(runs, s.listEntry(rec))
+		for i, rec := range recs {
 			token = rec.ID
-			if len(runs) == q.Limit {
-				break
+			if q.Filtered() {
+				scanned++
+			}
+			if !q.Filtered() || s.listMatches(q, rec) {
+				runs = append(runs, s.listEntry(rec))
+			}
+			if len(runs) == q.Limit || scanned == bound {
+				if i == len(recs)-1 && next == "" {
+					return runs, "", nil // the history's last run
+				}
+				return runs, token, nil
 			}
 		}
 		if next == "" {
-			token = ""
-			break
+			return runs, "", nil
 		}
 	}
-	if len(runs) < q.Limit {
-		token = ""
+}
+
+// listMatches reports whether run rec passes q's filters, from its record
+// and its summary (no file read).
+func (s *Service) listMatches(q api.ListQuery, rec runstore.Record) bool {
+	sum := s.sums.get(rec)
+	validity := ""
+	if rec.State.Terminal() {
+		validity = sum.validity // what its status shows
 	}
-	writeRunList(w, runs, token)
+	return q.Matches(api.State(rec.State), sum.spec.Model, sum.spec.Scenario, validity)
 }
 
 // run fetches the record named by the path, answering 404 itself.
@@ -312,7 +372,7 @@ func (s *Service) status(rec runstore.Record, detail bool) api.RunStatus {
 		st.Validity = sum.validity
 		st.InvalidReasons, st.Warnings, st.Failures = sum.invalidReasons, sum.warnings, sum.failures
 		st.TokenLatencies = sum.tokenLatencies
-		st.AnsweredLatencyMs = sum.answered
+		st.AnsweredLatencyMs, st.AchievedQPS = sum.answered, sum.achieved
 	}
 	if detail {
 		files, _ := s.store.Files(rec.ID)

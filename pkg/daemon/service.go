@@ -64,6 +64,9 @@ type Service struct {
 	// taking, when set (by a test, before Start), is called by the worker
 	// with each run it takes off the queue, before admitting it.
 	taking func(id string)
+	// listScan bounds the runs a filtered page of GET /v1/runs looks at;
+	// 0 is api.MaxListScan (a test makes it small).
+	listScan int
 }
 
 // Option adjusts New beyond Config: what a test injects.

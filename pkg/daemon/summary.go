@@ -26,6 +26,7 @@ type runSummary struct {
 	failures                 []api.Failure
 	tokenLatencies           *api.TokenLatencies
 	answered                 *api.AnsweredLatency
+	achieved                 *float64
 	trials                   []api.Trial
 	search                   *api.SearchStatus
 }
@@ -112,6 +113,7 @@ func (c *summaries) read(rec runstore.Record) *runSummary {
 			sum.failures = api.FailuresOf(res.Failures)
 			sum.tokenLatencies = api.TokenLatenciesOf(res.TokenLatencies)
 			sum.answered = api.AnsweredLatencyOf(res.SampleLatencyAnswered)
+			sum.achieved = api.AchievedQPSOf(res)
 		}
 		f.Close()
 	}
