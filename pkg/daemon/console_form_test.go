@@ -50,7 +50,10 @@ func TestConsoleFormFieldError(t *testing.T) {
 	const field = "settings.target_qps"
 	tb.run(typeInto("target", env.target), typeInto("model", "identity"), typeInto(field, "-5"),
 		typeInto("settings.min_duration_ms", "1000"),
-		chromedp.Click(`#submit`, chromedp.ByQuery),
+		// POST /v1/runs/check, as the form changes, marks the field first.
+		chromedp.WaitVisible(`#new-run [name="`+field+`"] + .field-error[data-from="check"]`, chromedp.ByQuery))
+	tb.shot("new-check-error")
+	tb.run(chromedp.Click(`#submit`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#new-run .field-error[data-from="submit"]`, chromedp.ByQuery))
 	var shown, invalid, describedBy, errID, focused string
 	var ok bool
@@ -126,9 +129,19 @@ func TestConsoleFormSubmit(t *testing.T) {
 		chromedp.SetValue(`#new-run [name="settings.target_qps"]`, "", chromedp.ByQuery), typeInto("settings.target_qps", "40"),
 		// The shown spec follows the form (debounced): wait for the last edit.
 		chromedp.Poll(`document.getElementById('spec-json').textContent.includes('"target_qps": 40')`, nil, chromedp.WithPollingTimeout(10*time.Second)))
-	var shown string
-	tb.run(chromedp.Text(`#spec-json`, &shown, chromedp.ByQuery))
+	var shown, command string
+	tb.run(chromedp.WaitVisible(`#spec-command`, chromedp.ByQuery),
+		chromedp.Text(`#spec-json`, &shown, chromedp.ByQuery), chromedp.Text(`#spec-command`, &command, chromedp.ByQuery))
 	tb.shot("new-filled")
+	// The command line shown is the API's for the spec shown.
+	code, b := env.api.do(t, http.MethodPost, "/v1/runs/check", shown)
+	var chk api.RunCheck
+	if code != http.StatusOK || json.Unmarshal(b, &chk) != nil {
+		t.Fatalf("POST /v1/runs/check of the page's spec = %d %s", code, b)
+	}
+	if command != chk.Command || !strings.Contains(command, "--target-qps 40") {
+		t.Errorf("the page shows the command line %q, the API %q", command, chk.Command)
+	}
 	// The submit navigates: RunResponse waits for the new page's load.
 	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
 	resp, err := chromedp.RunResponse(ctx, chromedp.Click(`#submit`, chromedp.ByQuery))
