@@ -324,3 +324,54 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// An error naming a part the form has no field for (tls, the block as a
+// whole) is said at the top of the form, focused; nothing is queued.
+func TestConsoleFormTopError(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	openForm(tb, env)
+	tb.run(typeInto("target", env.target), typeInto("model", "identity"), typeInto("tls.server_name", "example.org"),
+		chromedp.Click(`#submit`, chromedp.ByQuery),
+		chromedp.Poll(`document.getElementById('form-error').dataset.from === 'submit'`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+	var shown, focused string
+	tb.run(chromedp.Text(`#form-error`, &shown, chromedp.ByQuery), chromedp.Evaluate(`document.activeElement.id`, &focused))
+	tb.shot("new-top-error")
+	if !strings.HasPrefix(shown, "tls: ") || !strings.Contains(shown, "https://") || focused != "form-error" {
+		t.Errorf("the top of the form says %q (focus on %q), want the API's tls error, focused", shown, focused)
+	}
+	if runs := runsListed(t, env); len(runs) != 0 {
+		t.Errorf("a refused form queued %d runs", len(runs))
+	}
+}
+
+// The mode picks the spec's search block: a sweep's rates become a list,
+// and the other mode's fields, hidden, are left out.
+func TestConsoleFormSweep(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	openForm(tb, env)
+	tb.run(typeInto("target", env.target), typeInto("model", "identity"),
+		chromedp.SetValue(`#new-run [name="search.mode"]`, "find-peak", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#new-run [name="search.mode"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+		typeInto("search.upper_qps", "300"),
+		chromedp.SetValue(`#new-run [name="search.mode"]`, "sweep", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#new-run [name="search.mode"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+		typeInto("search.rates", "10, 20,40"),
+		chromedp.Poll(`document.getElementById('spec-command').textContent.includes('--rates')`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+	var shown, command string
+	var upperHidden bool
+	tb.run(chromedp.Text(`#spec-json`, &shown, chromedp.ByQuery), chromedp.Text(`#spec-command`, &command, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#new-run [name="search.upper_qps"]').closest('.field').hidden`, &upperHidden))
+	tb.shot("new-sweep")
+	var spec api.RunSpec
+	if err := json.Unmarshal([]byte(shown), &spec); err != nil {
+		t.Fatalf("the page's spec: %v\n%s", err, shown)
+	}
+	if spec.Search == nil || spec.Search.Mode != api.SearchSweep || len(spec.Search.Rates) != 3 || spec.Search.Rates[2] != 40 || spec.Search.UpperQPS != 0 {
+		t.Errorf("the page's spec has search %+v, want a sweep of 10, 20, 40 without find-peak's upper_qps", spec.Search)
+	}
+	if !upperHidden || !strings.Contains(command, "--rates 10,20,40") {
+		t.Errorf("upper_qps hidden %v; command line %q", upperHidden, command)
+	}
+}

@@ -23,6 +23,7 @@ const MODE = [
   ['search.upper_qps', 'Upper QPS', 'number', { mode: 'find-peak' }],
   ['search.precision', 'Precision (QPS)', 'number', { mode: 'find-peak' }],
   ['search.verify_runs', 'Verify runs', 'int', { mode: 'find-peak' }],
+  ['search.goodput_percent', 'Goodput % (with an SLO)', 'number', { mode: 'find-peak' }],
   ['search.max_trials', 'Max trials', 'int', { mode: 'find-peak sweep' }],
   ['search.rates', 'Rates (QPS, comma-separated)', 'list', { mode: 'sweep', placeholder: '100,200,400' }],
   ['search.stop_saturated', 'Stop once saturated', 'bool', { mode: 'sweep' }],
