@@ -1,6 +1,260 @@
-// The run page (stub: being built).
-import { el } from './lib.js';
+// A run's page (/ui/runs/{id}). While the run is queued or running it is
+// live from the run's event stream (GET /v1/runs/{id}/events): progress,
+// per-second figures and growing charts, and a Cancel button. Once it has
+// ended: the verdict and why, the figures (rundata.figures, the same rows
+// as the compare page), the report's plots from the run's files, its
+// trials (a search or sweep) and every file to download.
+import { api, events, download, el, ms, num, when, duration, showError } from './lib.js';
+import { lineChart } from './chart.js';
+import { runResult, timeseries, figures, formatFigure } from './rundata.js';
 
-export async function render(main) {
-  main.replaceChildren(el('h1', {}, 'run'));
+const enc = encodeURIComponent;
+const TERMINAL = new Set(['done', 'failed', 'cancelled', 'interrupted']);
+
+export async function render(main, { params }) {
+  const id = params[0];
+  const st = await api(`/v1/runs/${enc(id)}`);
+  const page = { id, main, st };
+  main.replaceChildren(el('h1', {}, 'Run ', el('code', {}, id)), summary(st), el('div', { id: 'run-body' }));
+  if (TERMINAL.has(st.state)) await showEnded(page);
+  else showLive(page);
+}
+
+// summary: what was asked, and the state (updated live).
+function summary(st) {
+  const s = st.spec || {};
+  const row = (k, v, attrs) => [el('dt', {}, k), el('dd', attrs || {}, v)];
+  return el('dl', { class: 'run-summary' },
+    row('State', st.state, { id: 'state', class: 'state-' + st.state }),
+    row('Scenario', (s.scenario || '–') + (s.search && s.search.mode ? ` (${s.search.mode})` : '')),
+    row('Model', s.model || '–'), row('Target', s.target || '–'),
+    row('Submitted', when(st.created_at)), row('Started', when(st.started_at), { id: 'started' }),
+    row('Ended', when(st.ended_at), { id: 'ended' }));
+}
+
+function setState(page, state) {
+  const e = document.getElementById('state');
+  if (e) { e.textContent = state; e.className = 'state-' + state; }
+  page.st.state = state;
+}
+
+// ---- live ----
+
+// LIVE are the progress figures shown while the run goes: [label, f(p)].
+const LIVE = [
+  ['Issued (queries)', (p) => num(p.issued, 0)],
+  ['Completed (queries)', (p) => num(p.completed, 0)],
+  ['In flight', (p) => num(p.in_flight, 0)],
+  ['Failed (samples)', (p) => num(p.failed, 0)],
+  ['Over the latency bound', (p) => num(p.over_latency, 0)],
+  ['Elapsed / expected', (p) => `${num(p.elapsed_s, 1)} / ${num(p.expected_end_s, 1)} s`],
+  ['Throughput (completed/s)', (p) => num(p.current_qps, 1)],
+  ['Latency p50', (p) => ms(p.p50_ms)],
+  ['Latency p99', (p) => ms(p.p99_ms)],
+  ['Max issue lateness', (p) => ms(p.max_issue_lateness_ms)],
+];
+
+function showLive(page) {
+  const body = document.getElementById('run-body');
+  const bar = el('progress', { id: 'run-progress', max: 1, value: 0, 'aria-labelledby': 'progress-label' });
+  const cards = LIVE.map(([label]) => el('div', { class: 'card' }, el('div', { class: 'muted' }, label), el('div', { class: 'v', 'data-live': label }, '–')));
+  const queued = el('p', { id: 'queue-position', role: 'status' });
+  const charts = el('div', { id: 'live-charts' });
+  const cancel = el('button', { type: 'button', id: 'cancel', class: 'danger', onclick: () => cancelRun(page, cancel) }, 'Cancel run');
+  const msg = el('p', { id: 'cancel-status', role: 'status' });
+  body.replaceChildren(el('div', { class: 'actions' }, cancel, msg), queued,
+    el('h2', { id: 'progress-label' }, 'Progress'), bar, el('div', { class: 'cards', id: 'live' }, cards),
+    el('p', { class: 'muted' }, 'Failures by kind, token figures and the report’s plots are shown once the run ends.'), charts);
+  page.live = { bar, cards, queued, charts, t: [], qps: [], p50: [], p99: [], late: [], failed: [] };
+  if (page.st.state === 'queued') queued.textContent = `Queued: ${page.st.queue_position ?? 0} run(s) ahead of it.`;
+  if (page.st.progress) onProgress(page, page.st.progress);
+  page.abort = new AbortController();
+  follow(page);
+}
+
+// follow reads the event stream until the run ends, then shows the ended
+// page. A stream cut short (the daemon restarting) is read again.
+async function follow(page) {
+  try {
+    await events(`/v1/runs/${enc(page.id)}/events`, (event, data) => {
+      if (event === 'progress' && data) onProgress(page, data);
+      else if (event === 'state' && data) setState(page, data.state);
+    }, page.abort.signal);
+  } catch (err) {
+    if (page.abort.signal.aborted) return;
+    showError(page.live.queued, err);
+    return;
+  }
+  const st = await api(`/v1/runs/${enc(page.id)}`);
+  page.st = st;
+  if (!TERMINAL.has(st.state)) { follow(page); return; }
+  setState(page, st.state);
+  document.getElementById('ended').textContent = when(st.ended_at);
+  await showEnded(page);
+}
+
+function onProgress(page, p) {
+  const L = page.live;
+  L.queued.textContent = '';
+  L.cards.forEach((card, i) => { card.querySelector('[data-live]').textContent = LIVE[i][1](p); });
+  const frac = p.planned_queries > 0 ? p.issued / p.planned_queries : (p.expected_end_s > 0 ? p.elapsed_s / p.expected_end_s : 0);
+  L.bar.value = Math.max(0, Math.min(1, frac));
+  L.bar.dataset.issued = String(p.issued);
+  L.bar.textContent = `${Math.round(L.bar.value * 100)}%`;
+  // One point a second: the stream sends two; the later one of a second wins.
+  const t = Math.floor(p.elapsed_s);
+  if (L.t.length && L.t[L.t.length - 1] === t) for (const k of ['t', 'qps', 'p50', 'p99', 'late', 'failed']) L[k].pop();
+  L.t.push(t); L.qps.push(p.current_qps); L.p50.push(p.p50_ms); L.p99.push(p.p99_ms); L.late.push(p.max_issue_lateness_ms); L.failed.push(p.failed);
+  drawLive(L);
+}
+
+function drawLive(L) {
+  const x = L.t;
+  const specs = [
+    ['Throughput', 'completed/s', [{ label: 'completed/s', x, y: L.qps }]],
+    ['Latency', 'ms', [{ label: 'p50', x, y: L.p50 }, { label: 'p99', x, y: L.p99 }]],
+    ['Issue lateness (max so far)', 'ms', [{ label: 'max lateness', x, y: L.late }]],
+    ['Failed samples (so far)', 'samples', [{ label: 'failed', x, y: L.failed }]],
+  ];
+  if (!L.plots) {
+    L.plots = specs.map(([title, yLabel, series]) => lineChart(L.charts, { title, xLabel: 'elapsed s', yLabel, series, height: 200 }));
+    return;
+  }
+  specs.forEach(([, , series], i) => L.plots[i].setData([x, ...series.map((s) => s.y)]));
+}
+
+async function cancelRun(page, button) {
+  button.disabled = true;
+  const msg = document.getElementById('cancel-status');
+  msg.textContent = 'Cancelling…';
+  try {
+    const st = await api(`/v1/runs/${enc(page.id)}/cancel`, {});
+    msg.textContent = st && st.state ? `Cancel asked; the run is ${st.state}.` : 'Cancel asked.';
+  } catch (err) {
+    button.disabled = false;
+    msg.textContent = 'Cancel failed: ' + err.message;
+  }
+}
+
+// ---- ended ----
+
+async function showEnded(page) {
+  const { id, st } = page;
+  const body = document.getElementById('run-body');
+  const [result, ts] = await Promise.all([runResult(id), timeseries(id).catch(() => null)]);
+  const verdict = st.validity || st.state;
+  // Sections a run lacks are null: left out (replaceChildren would show
+  // them as text).
+  body.replaceChildren(...[
+    el('h2', {}, 'Verdict'),
+    el('p', { class: 'verdict' }, el('span', { id: 'verdict', class: 'verdict-' + verdict }, verdict)),
+    endNote(st), why(st),
+    el('h2', {}, 'Figures'), figureCards(st, result),
+    failuresTable(st.failures),
+    plots(result, ts), trials(st), files(st)].filter(Boolean));
+}
+
+// endNote says plainly how a run that did not finish ended.
+function endNote(st) {
+  if (st.state === 'done') return el('p', { class: 'muted' }, `Ended: ${st.end_reason || 'completed'}, after ${duration(st.started_at, st.ended_at)}.`);
+  const text = { failed: 'This run failed.', cancelled: 'This run was cancelled.', interrupted: 'This run was interrupted: the daemon stopped while it went.' }[st.state] || `This run is ${st.state}.`;
+  return el('p', { class: 'banner banner-' + st.state, id: 'end-note', role: 'status' }, text,
+    st.end_reason ? ` End reason: ${st.end_reason}.` : '');
+}
+
+function why(st) {
+  const parts = [];
+  const list = (title, items, cls) => items && items.length && parts.push(el('h3', {}, title), el('ul', { class: cls }, items.map((s) => el('li', {}, s))));
+  if (st.error) parts.push(el('p', { class: 'error', id: 'run-error' }, 'Error: ', st.error));
+  list('Why INVALID', st.invalid_reasons, 'error');
+  list('Warnings', st.warnings, 'warn');
+  return el('div', { id: 'why' }, parts);
+}
+
+function figureCards(st, result) {
+  return el('div', { class: 'cards', id: 'figures' }, figures(st, result).map((f) =>
+    el('div', { class: 'card' }, el('div', { class: 'muted' }, f.label), el('div', { class: 'v', 'data-figure': f.key }, formatFigure(f)))));
+}
+
+function failuresTable(failures) {
+  if (!failures || !failures.length) return null;
+  return el('section', {}, el('h2', {}, 'Failures by kind'), el('div', { class: 'table-wrap' }, el('table', { id: 'failures' },
+    el('thead', {}, el('tr', {}, ['Outcome', 'Status', 'Count', 'First message'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, failures.map((f) => el('tr', {}, el('td', {}, f.outcome), el('td', {}, f.status || '–'), el('td', {}, num(f.count, 0)), el('td', {}, f.example || '')))))));
+}
+
+// plots: the latency spectrum from result.json's percentiles (answered
+// samples where it has them), and the time series from timeseries.json.
+function plots(result, ts) {
+  const box = el('section', { id: 'plots' }, el('h2', {}, 'Plots'));
+  const later = [];
+  const stats = result && (result.sample_latency_answered || result.sample_latency);
+  if (stats && stats.percentiles && stats.percentiles.length) {
+    const ps = stats.percentiles.filter((e) => e.p < 1);
+    // x in nines: 1 is p90, 2 p99, 3 p99.9 (the tail spread out).
+    later.push(() => lineChart(box, { title: 'Latency spectrum', xLabel: 'nines (1 = p90, 2 = p99, 3 = p99.9)', yLabel: 'ms',
+      series: [{ label: 'latency', x: ps.map((e) => -Math.log10(1 - e.p)), y: ps.map((e) => e.latency_ns / 1e6) }] }));
+  }
+  if (ts && ts.x.length) {
+    const x = ts.x;
+    later.push(() => lineChart(box, { title: 'Throughput per second', yLabel: 'per s', series: [{ label: 'issued', x, y: ts.issued }, { label: 'completed', x, y: ts.completed }] }));
+    later.push(() => lineChart(box, { title: 'Latency per second', yLabel: 'ms', series: [{ label: 'p50', x, y: ts.p50_ms }, { label: 'p99', x, y: ts.p99_ms }] }));
+    later.push(() => lineChart(box, { title: 'Issue lateness p99 per second', yLabel: 'ms', series: [{ label: 'lateness p99', x, y: ts.lateness_p99_ms }] }));
+    later.push(() => lineChart(box, { title: 'Failures per second', yLabel: 'per s', series: [{ label: 'failed', x, y: ts.failed }] }));
+    if (ts.stages.length) {
+      later.push(() => box.append(el('p', { class: 'muted', id: 'stages' }, 'Stages: ',
+        ts.stages.map((m) => `${m.stage}: ${num(m.start_s, 1)}–${num(m.end_s, 1)} s`).join('; '))));
+    }
+  }
+  if (!later.length) box.append(el('p', { class: 'muted' }, 'This run has no result or time series to plot.'));
+  // Charts size to their container: draw once the section is in the page.
+  queueMicrotask(() => later.forEach((f) => f()));
+  return box;
+}
+
+// trials: a search's or sweep's trials, as a table and as rate against
+// latency at the percentile.
+function trials(st) {
+  const ts = st.trials || [];
+  if (!ts.length) return null;
+  const box = el('section', { id: 'trials' }, el('h2', {}, 'Trials'));
+  if (st.search) {
+    box.append(el('p', {}, st.search.found ? `Peak: ${num(st.search.peak, 2)} ${st.search.unit} (reported ${num(st.search.reported, 2)}).` : 'No peak found.',
+      ' ', st.search.criterion || ''));
+  }
+  const tail = (t) => (t.tail_latency_answered_ms ?? t.tail_latency_ms);
+  box.append(el('div', { class: 'table-wrap' }, el('table', { id: 'trials-table' },
+    el('thead', {}, el('tr', {}, ['#', 'Phase', 'Target', 'Achieved', 'Tail latency', 'Verdict', 'Pass'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, ts.map((t) => el('tr', { 'data-trial': t.index },
+      el('td', {}, t.run_id ? el('a', { href: '/ui/runs/' + enc(t.run_id) }, String(t.index)) : String(t.index)),
+      el('td', {}, t.phase || '–'), el('td', {}, num(t.target, 2)), el('td', {}, num(t.achieved, 2)),
+      el('td', {}, ms(tail(t))), el('td', { class: 'verdict-' + (t.verdict || '') }, t.verdict || '–'), el('td', {}, t.pass ? 'pass' : 'fail')))))));
+  const sorted = ts.slice().sort((a, b) => a.target - b.target);
+  const x = sorted.map((t) => t.target);
+  queueMicrotask(() => {
+    lineChart(box, { title: 'Trials: latency at the percentile against rate', xLabel: 'target', yLabel: 'ms', series: [{ label: 'tail latency', x, y: sorted.map(tail) }] });
+    lineChart(box, { title: 'Trials: achieved against target', xLabel: 'target', yLabel: 'achieved', series: [{ label: 'achieved', x, y: sorted.map((t) => t.achieved) }] });
+  });
+  return box;
+}
+
+// files: every file of the run, each a download (fetch with the token: a
+// link could not carry it), and the report.
+function files(st) {
+  const names = st.files || [];
+  const get = (path, name) => async (ev) => {
+    const b = ev.currentTarget;
+    b.disabled = true;
+    try { await download(path, name); } catch (err) { b.after(el('span', { class: 'error', role: 'alert' }, ' ', err.message)); }
+    b.disabled = false;
+  };
+  const base = `/v1/runs/${enc(st.id)}`;
+  const items = [];
+  if (TERMINAL.has(st.state)) {
+    items.push(el('li', {}, el('button', { type: 'button', class: 'secondary', 'data-file': 'report.html', onclick: get(`${base}/report.html`, `${st.id}-report.html`) }, 'report.html'), ' the report, one page'));
+  }
+  for (const n of names) {
+    items.push(el('li', {}, el('button', { type: 'button', class: 'secondary', 'data-file': n, onclick: get(`${base}/files/${enc(n)}`, n) }, n)));
+  }
+  return el('section', { id: 'files' }, el('h2', {}, 'Files'), items.length ? el('ul', { class: 'files' }, items) : el('p', { class: 'muted' }, 'No files.'));
 }

@@ -1,0 +1,283 @@
+package daemon_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/netloadgen/netloadgen/api"
+)
+
+// The runs page and a run's page in a real browser (harness:
+// console_harness_test.go).
+
+// A Server run watched from its page: live progress, then its verdict,
+// and every figure shown as result.json says.
+func TestConsoleRunPage(t *testing.T) {
+	env := startConsole(t, nil)
+	// The browser first: its start takes the machine's CPUs, which would
+	// make the run late.
+	tb := newTab(t, 0)
+	tb.run(chromedp.Navigate("about:blank"))
+	id := env.api.submit(t, consoleSpec(env.target, 50, 2500))
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+id), chromedp.WaitVisible("main[data-ready]", chromedp.ByQuery))
+	// The live view: issued grows above 0 (from the event stream) while
+	// the run goes, unless the run ended before the page opened.
+	var live bool
+	tb.run(chromedp.WaitVisible(`#run-progress[data-issued]:not([data-issued="0"]), #verdict`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#verdict') === null`, &live))
+	if live {
+		tb.shot("run-live")
+	} else {
+		t.Log("the run ended before its page showed it live")
+	}
+	var verdict string
+	tb.run(chromedp.WaitVisible("#verdict", chromedp.ByQuery), chromedp.Text("#verdict", &verdict, chromedp.ByQuery),
+		chromedp.WaitVisible("#files button[data-file]", chromedp.ByQuery))
+	tb.shot("run-ended")
+	if verdict != "VALID" {
+		t.Fatalf("#verdict = %q, want VALID (status %+v)", verdict, env.api.status(t, id))
+	}
+	var shown map[string]string
+	tb.run(chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('[data-figure]')].map((e) => [e.dataset.figure, e.textContent]))`, &shown))
+	result := runResultJSON(t, env, id)
+	for _, key := range []string{"result_validity", "samples_issued", "samples_completed", "metric.value", "sample_latency_answered.p99", "duration_ns"} {
+		if _, ok := shown[key]; !ok {
+			t.Errorf("figure %s not shown (shown: %v)", key, shown)
+		}
+	}
+	for key, got := range shown {
+		if want := figureText(t, result, key); got != want {
+			t.Errorf("figure %s shows %q, result.json gives %q", key, got, want)
+		}
+	}
+}
+
+// A long run cancelled with its page's button ends cancelled, on the page
+// and in the API; a run queued behind it shows its position, on the runs
+// page and on its own.
+func TestConsoleCancelAndQueue(t *testing.T) {
+	env := startConsole(t, nil)
+	long := env.api.submit(t, consoleSpec(env.target, 50, 60000))
+	env.api.waitProgress(t, long, 30*time.Second, func(p api.Progress) bool { return p.Issued > 0 })
+	queued := env.api.submit(t, consoleSpec(env.target, 20, 1000))
+	tb := newTab(t, 0)
+
+	var pos, own string
+	tb.run(chromedp.Navigate(env.base+"/ui/"), chromedp.WaitVisible(`#queue tr[data-run-id="`+queued+`"]`, chromedp.ByQuery),
+		chromedp.Text(`#queue tr[data-run-id="`+queued+`"] td`, &pos, chromedp.ByQuery))
+	tb.shot("runs-queue")
+	if pos != "1" {
+		t.Errorf("the queued run's position on the runs page = %q, want 1", pos)
+	}
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+queued), chromedp.WaitVisible("#queue-position", chromedp.ByQuery),
+		chromedp.Text("#queue-position", &own, chromedp.ByQuery))
+	tb.shot("run-queued")
+	if !strings.Contains(own, "1 run(s) ahead") {
+		t.Errorf("the queued run's page says %q, want its position (1 ahead)", own)
+	}
+
+	var state, note string
+	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+long), chromedp.WaitVisible("#cancel", chromedp.ByQuery),
+		chromedp.Click("#cancel", chromedp.ByQuery),
+		chromedp.WaitVisible("#verdict", chromedp.ByQuery),
+		chromedp.Text("#state", &state, chromedp.ByQuery), chromedp.Text("#end-note", &note, chromedp.ByQuery))
+	tb.shot("run-cancelled")
+	if state != "cancelled" || !strings.Contains(note, "cancelled") {
+		t.Errorf("after Cancel the page says state %q, note %q; want cancelled", state, note)
+	}
+	if st := env.api.waitEnded(t, long, 30*time.Second); st.State != api.StateCancelled {
+		t.Errorf("the API says the run is %s, want cancelled", st.State)
+	}
+	env.api.do(t, http.MethodPost, "/v1/runs/"+queued+"/cancel", "{}")
+	env.api.waitEnded(t, queued, 30*time.Second)
+}
+
+// The runs page lists the runs newest first, pages with Next and First,
+// and filters by state (kept in the URL).
+func TestConsoleRunsList(t *testing.T) {
+	env := startConsole(t, nil)
+	a := env.api.submit(t, consoleSpec(env.target, 20, 500))
+	env.api.waitEnded(t, a, 30*time.Second)
+	b := env.api.submit(t, consoleSpec(env.target, 20, 500))
+	env.api.waitEnded(t, b, 30*time.Second)
+	c := env.api.submit(t, consoleSpec(env.target, 20, 60000))
+	env.api.do(t, http.MethodPost, "/v1/runs/"+c+"/cancel", "{}")
+	env.api.waitEnded(t, c, 30*time.Second)
+
+	tb := newTab(t, 390)
+	rows := func() []string {
+		var ids []string
+		tb.run(chromedp.Evaluate(`[...document.querySelectorAll('#runs tr[data-run-id]')].map((r) => r.dataset.runId)`, &ids))
+		return ids
+	}
+	tb.run(chromedp.Navigate(env.base+"/ui/?limit=2"), chromedp.WaitVisible("main[data-ready] #runs", chromedp.ByQuery))
+	tb.shot("runs-page1")
+	if got := rows(); !slices.Equal(got, []string{c, b}) {
+		t.Fatalf("first page rows = %v, want %v (newest first)", got, []string{c, b})
+	}
+	tb.run(chromedp.Click("#page-next", chromedp.ByQuery),
+		chromedp.WaitVisible(`#runs tr[data-run-id="`+a+`"]`, chromedp.ByQuery))
+	tb.shot("runs-page2")
+	if got := rows(); !slices.Equal(got, []string{a}) {
+		t.Errorf("second page rows = %v, want [%s]", got, a)
+	}
+	tb.run(chromedp.Click("#page-first", chromedp.ByQuery),
+		chromedp.WaitVisible(`#runs tr[data-run-id="`+c+`"]`, chromedp.ByQuery))
+
+	var url string
+	tb.run(chromedp.SetValue("#filter-state", "done", chromedp.ByQuery), chromedp.Click(`#runs-filter button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(`#runs tr[data-run-id="`+c+`"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#runs tr[data-run-id="`+b+`"]`, chromedp.ByQuery), chromedp.Location(&url))
+	tb.shot("runs-filtered")
+	if got := rows(); !slices.Equal(got, []string{b, a}) {
+		t.Errorf("state=done rows = %v, want %v", got, []string{b, a})
+	}
+	if !strings.Contains(url, "state=done") {
+		t.Errorf("the filtered view's URL %s does not keep the filter", url)
+	}
+	// The filtered view is a link: loading it again shows the same rows.
+	tb.run(chromedp.Navigate(url), chromedp.WaitVisible("main[data-ready] #runs", chromedp.ByQuery))
+	if got := rows(); !slices.Equal(got, []string{b, a}) {
+		t.Errorf("%s rows = %v, want %v", url, got, []string{b, a})
+	}
+}
+
+// consoleSpec is a Server run of the identity model at qps for
+// durationMs, judged at p90 (early stopping needs some 100 queries there,
+// p99 some 500) with a 2 s bound: the tests are of the pages, not of the
+// load generator on a busy 2-core machine. It scrapes no server metrics:
+// a scrape ends its goroutine on a locked thread (pkg/scrape
+// lowPriority), and Chromium, started with Pdeathsig, is killed when the
+// thread that forked it exits, which a reused thread can be.
+func consoleSpec(target string, qps, durationMs int) string {
+	return fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server","no_server_metrics":true,"settings":{"target_qps":%d,"min_duration_ms":%d,"min_query_count":1,"target_latency_ms":2000,"latency_percentile":0.9}}`,
+		target, qps, durationMs)
+}
+
+// runResultJSON is GET /v1/runs/{id}/result, numbers kept as written.
+func runResultJSON(t *testing.T, env consoleEnv, id string) map[string]any {
+	t.Helper()
+	code, b := env.api.do(t, http.MethodGet, "/v1/runs/"+id+"/result", "")
+	if code != http.StatusOK {
+		t.Fatalf("GET result = %d %s", code, b)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var percentileKey = regexp.MustCompile(`^p(\d+)$`)
+
+// valueAt is rundata.js's valueAt: a dotted path, pNN naming a latency
+// table's percentiles[] entry with p = 0.NN.
+func valueAt(v any, key string) (any, bool) {
+	for _, k := range strings.Split(key, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if next, ok := m[k]; ok {
+			v = next
+			continue
+		}
+		pm := percentileKey.FindStringSubmatch(k)
+		list, ok := m["percentiles"].([]any)
+		if pm == nil || !ok {
+			return nil, false
+		}
+		want, _ := strconv.ParseFloat("0."+pm[1], 64)
+		v = nil
+		for _, e := range list {
+			if em, ok := e.(map[string]any); ok && numberOf(em["p"]) == want {
+				v = em["latency_ns"]
+			}
+		}
+		if v == nil {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func numberOf(v any) float64 {
+	n, _ := v.(json.Number)
+	f, _ := n.Float64()
+	return f
+}
+
+// figureText formats result.json's value at key as rundata.js does:
+// words as they are; counts and rates en-US with grouping (rates to 2
+// decimals, ICU's half-up on the shortest digits); ns as ms or s with 2
+// decimals (toFixed: half-up on the exact binary value).
+func figureText(t *testing.T, result map[string]any, key string) string {
+	v, ok := valueAt(result, key)
+	if !ok || v == nil {
+		return "–"
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	f := numberOf(v)
+	switch {
+	case strings.HasPrefix(key, "samples_"):
+		return grouped(roundHalfUp(strconv.FormatFloat(f, 'f', -1, 64), 0))
+	case key == "target_qps" || key == "metric.value" || strings.HasSuffix(key, "_per_second"):
+		return grouped(strings.TrimSuffix(strings.TrimRight(roundHalfUp(strconv.FormatFloat(f, 'f', -1, 64), 2), "0"), "."))
+	case key == "duration_ns":
+		return roundHalfUp(new(big.Float).SetFloat64(f/1e9).Text('f', 80), 2) + " s"
+	default:
+		return roundHalfUp(new(big.Float).SetFloat64(f/1e6).Text('f', 80), 2) + " ms"
+	}
+}
+
+// roundHalfUp rounds a non-negative decimal string to digits decimals,
+// a tie up; the result has exactly digits decimals.
+func roundHalfUp(s string, digits int) string {
+	ip, fp, _ := strings.Cut(s, ".")
+	fp += strings.Repeat("0", digits+1)
+	up := fp[digits] >= '5'
+	n := new(big.Int)
+	n.SetString(ip+fp[:digits], 10)
+	if up {
+		n.Add(n, big.NewInt(1))
+	}
+	out := n.String()
+	if digits == 0 {
+		return out
+	}
+	if len(out) <= digits {
+		out = strings.Repeat("0", digits-len(out)+1) + out
+	}
+	return out[:len(out)-digits] + "." + out[len(out)-digits:]
+}
+
+// grouped puts en-US thousands separators in a number's integer part.
+func grouped(s string) string {
+	ip, fp, hasFrac := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range ip {
+		if i > 0 && (len(ip)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		return b.String() + "." + fp
+	}
+	return b.String()
+}
