@@ -18,12 +18,12 @@ let pager, out;
 
 export async function render(main, { query }) {
   picked = [...new Set((query.get('ids') || '').split(',').map((s) => s.trim()).filter(Boolean))].slice(0, MAX_PICKED);
-  pager = { tokens: [''], at: 0 };
+  pager = { tokens: [''], at: 0, model: '', verdict: '' };
   const list = el('div', { id: 'pick' });
   out = el('section', { id: 'comparison', 'aria-live': 'polite', 'aria-labelledby': 'comparison-title' });
   main.replaceChildren(el('h1', {}, 'Compare runs'),
     el('p', { class: 'muted' }, `Pick up to ${MAX_PICKED} ended runs: their figures side by side, their plots overlaid. The link of this page keeps the runs picked.`),
-    list, out);
+    filters(list), list, out);
   await Promise.all([showPage(list), compare()]);
 }
 
@@ -39,13 +39,32 @@ function runLabel(st) {
   return `${shortID(st.id)} ${s.scenario || 'Server'}/${s.model || '?'}`;
 }
 
+// filters narrow the list by model and verdict (GET /v1/runs' filters);
+// the runs picked stay picked.
+function filters(list) {
+  const model = el('input', { id: 'pick-model', type: 'search', autocomplete: 'off', spellcheck: 'false' });
+  const verdict = el('select', { id: 'pick-verdict' }, ['', 'VALID', 'INVALID', 'none'].map((v) => el('option', { value: v }, v || 'any')));
+  const apply = (ev) => {
+    ev.preventDefault();
+    pager = { tokens: [''], at: 0, model: model.value.trim(), verdict: verdict.value };
+    showPage(list);
+  };
+  return el('form', { class: 'actions pick-filters', role: 'search', onsubmit: apply },
+    el('label', { for: 'pick-model' }, 'Model'), model,
+    el('label', { for: 'pick-verdict' }, 'Verdict'), verdict,
+    el('button', { type: 'submit', class: 'secondary' }, 'Filter'));
+}
+
 async function showPage(list) {
   let page;
   try {
-    const tok = pager.tokens[pager.at];
-    page = await api(`/v1/runs?state=${ENDED}&limit=${PAGE}` + (tok ? '&page_token=' + encodeURIComponent(tok) : ''));
+    const q = new URLSearchParams({ state: ENDED, limit: String(PAGE) });
+    if (pager.model) q.set('model', pager.model);
+    if (pager.verdict) q.set('verdict', pager.verdict);
+    if (pager.tokens[pager.at]) q.set('page_token', pager.tokens[pager.at]);
+    page = await api('/v1/runs?' + q);
   } catch (err) {
-    list.replaceChildren(el('p', { class: 'error', role: 'alert' }, 'Listing runs: ' + err.message));
+    list.replaceChildren(el('p', { class: 'error', role: 'alert' }, 'Listing runs: ' + (err.field ? err.field + ': ' : '') + err.message));
     return;
   }
   pager.tokens[pager.at + 1] = page.next_page_token || '';
@@ -57,7 +76,7 @@ async function showPage(list) {
     onclick: () => { pager.at++; showPage(list); } }, 'Older');
   list.replaceChildren(
     el('h2', {}, 'Ended runs'),
-    runs.length === 0 ? el('p', { class: 'muted' }, 'No ended run yet.') : el('div', { class: 'table-wrap' }, el('table', { class: 'pick-list', id: 'pick-list' },
+    runs.length === 0 ? el('p', { class: 'muted' }, pager.model || pager.verdict ? 'No ended run matches.' : 'No ended run yet.') : el('div', { class: 'table-wrap' }, el('table', { class: 'pick-list', id: 'pick-list' },
       el('thead', {}, el('tr', {}, el('th', {}, el('span', { class: 'skip' }, 'Pick')), el('th', {}, 'Run'), el('th', {}, 'State'),
         el('th', {}, 'Verdict'), el('th', {}, 'Target'), el('th', {}, 'Started'))),
       el('tbody', {}, rows))),
