@@ -86,8 +86,9 @@ func TestConsoleFormFieldError(t *testing.T) {
 	}
 }
 
-// A header with a literal value is refused beside it before anything is
-// sent: the value never leaves the page.
+// A header with a literal value, or a client key given inline, is refused
+// beside its field before anything is sent: neither leaves the page, nor
+// shows in the spec it displays.
 func TestConsoleFormHeaderLiteral(t *testing.T) {
 	env := startConsole(t, nil)
 	tb := newTab(t, 390)
@@ -97,19 +98,25 @@ func TestConsoleFormHeaderLiteral(t *testing.T) {
 		chromedp.Click(`#add-header`, chromedp.ByQuery),
 		chromedp.SendKeys(`#header-rows [data-header="name"]`, "Authorization", chromedp.ByQuery),
 		chromedp.SendKeys(`#header-rows [data-header="value"]`, secretValue, chromedp.ByQuery),
+		typeInto("tls.client_key", "-----BEGIN PRIVATE KEY----- s3cr3t-key"),
 		chromedp.Click(`#submit`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#header-rows [data-header="value"] + .field-error`, chromedp.ByQuery))
-	var shown, invalid, specShown string
+		chromedp.WaitVisible(`#header-rows [data-header="value"] + .field-error`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#new-run [name="tls.client_key"] + .field-error`, chromedp.ByQuery))
+	var shown, invalid, specShown, keyError string
 	var ok bool
 	tb.run(chromedp.Text(`#header-rows [data-header="value"] + .field-error`, &shown, chromedp.ByQuery),
+		chromedp.Text(`#new-run [name="tls.client_key"] + .field-error`, &keyError, chromedp.ByQuery),
 		chromedp.AttributeValue(`#header-rows [data-header="value"]`, "aria-invalid", &invalid, &ok, chromedp.ByQuery),
 		chromedp.Text(`#spec-json`, &specShown, chromedp.ByQuery))
 	tb.shot("new-header-literal")
 	if !strings.Contains(shown, "@env:") || invalid != "true" {
 		t.Errorf("beside the literal header value: %q (aria-invalid %q), want the reference rule", shown, invalid)
 	}
-	if strings.Contains(specShown, "s3cr3t") || strings.Contains(shown, "s3cr3t") {
-		t.Errorf("the page shows the literal value: spec %q, error %q", specShown, shown)
+	if !strings.Contains(keyError, "@file:") {
+		t.Errorf("beside a client key given inline: %q, want the @file: rule", keyError)
+	}
+	if strings.Contains(specShown, "s3cr3t") || strings.Contains(shown, "s3cr3t") || strings.Contains(keyError, "s3cr3t") {
+		t.Errorf("the page shows a literal secret: spec %q, errors %q, %q", specShown, shown, keyError)
 	}
 	if runs := runsListed(t, env); len(runs) != 0 {
 		t.Errorf("a refused form queued %d runs", len(runs))

@@ -54,8 +54,8 @@ const SETTINGS = [
 const TLS = [
   ['tls.server_name', 'Server name (SNI)', 'text'],
   ['tls.insecure_skip_verify', 'Skip certificate verification', 'bool'],
-  ['tls.client_cert', 'Client certificate', 'text', { placeholder: '@file:NAME' }],
-  ['tls.client_key', 'Client key', 'text', { placeholder: '@file:NAME' }],
+  ['tls.client_cert', 'Client certificate', 'text', { placeholder: '@file:NAME', ref: 'file' }],
+  ['tls.client_key', 'Client key', 'text', { placeholder: '@file:NAME', ref: 'file' }],
   ['tls.ca_pem', 'Extra CA certificates (PEM)', 'area'],
 ];
 
@@ -126,6 +126,7 @@ function field([name, label, kind, extra = {}]) {
       placeholder: extra.placeholder, list: extra.list, autocomplete: 'off', spellcheck: 'false' });
   }
   input.dataset.kind = kind;
+  if (extra.ref) input.dataset.ref = extra.ref;
   const wrap = el('div', { class: kind === 'bool' ? 'field check' : 'field' });
   if (extra.mode) wrap.dataset.mode = extra.mode;
   if (kind === 'bool') wrap.append(input, el('label', { for: id }, label));
@@ -279,6 +280,11 @@ function valueOf(input) {
   if ((kind === 'number' || kind === 'int') && input.validity.badInput) return [undefined, 'not a number'];
   const raw = input.value.trim();
   if (raw === '') return [undefined];
+  if (input.dataset.ref === 'file' && !/^@file:.+/.test(raw)) {
+    // A key pasted in is a secret: left out of the spec (and so of the
+    // page and of any request), and never quoted.
+    return [undefined, 'must be a reference @file:NAME to a file under the daemon\'s LOADGEND_SECRETS_DIR, not the certificate or key itself'];
+  }
   if (kind === 'number' || kind === 'int') return [Number(raw)];
   if (kind === 'list') {
     const xs = raw.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
@@ -441,7 +447,10 @@ async function submit(ev) {
   clearErrors('submit');
   if (local.size) {
     let first = null;
-    for (const [path, msg] of local) first = first || showFieldError(path, msg, 'local');
+    for (const [path, msg] of local) {
+      const at = showFieldError(path, msg, 'local');
+      first = first || at;
+    }
     first.focus();
     return;
   }
