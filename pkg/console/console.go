@@ -8,7 +8,6 @@ package console
 import (
 	"embed"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -72,13 +71,24 @@ func Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		ct := mime.TypeByExtension(path.Ext(name))
+		ct := types[path.Ext(name)]
 		if ct == "" {
 			ct = "text/plain; charset=utf-8"
 		}
 		h.Set("Content-Type", ct)
 		_, _ = w.Write(b)
 	})
+}
+
+// types are the assets' Content-Types, fixed here rather than taken from
+// the system's MIME tables (mime.TypeByExtension reads /etc/mime.types, and
+// on Windows the registry, which can call .js text/plain): with nosniff a
+// browser refuses a module script or stylesheet of the wrong type.
+var types = map[string]string{
+	".js":  "text/javascript; charset=utf-8",
+	".css": "text/css; charset=utf-8",
+	".svg": "image/svg+xml",
+	".png": "image/png",
 }
 
 // Assets lists every file the console serves under /ui/assets/ with its
