@@ -38,17 +38,28 @@ func isPage(p string) bool {
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 
-// Handler serves the console: its pages, and its assets under
-// /ui/assets/. GET and HEAD only.
-func Handler() http.Handler {
-	static, _ := fs.Sub(files, "static")
-	index, _ := fs.ReadFile(static, "index.html")
+// Secure sets the console's security headers on every answer of next,
+// before next runs: a guard in front of Handler (loadgend's Host/Origin
+// check) answers its refusals under /ui/ with them too.
+func Secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", CSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", ReferrerPolicy)
 		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Handler serves the console: its pages, and its assets under
+// /ui/assets/. GET and HEAD only. Every answer carries the security
+// headers (Secure).
+func Handler() http.Handler {
+	static, _ := fs.Sub(files, "static")
+	index, _ := fs.ReadFile(static, "index.html")
+	return Secure(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
 		h.Set("Cache-Control", "no-cache")
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.Set("Allow", "GET, HEAD")
@@ -77,7 +88,7 @@ func Handler() http.Handler {
 		}
 		h.Set("Content-Type", ct)
 		_, _ = w.Write(b)
-	})
+	}))
 }
 
 // types are the assets' Content-Types, fixed here rather than taken from

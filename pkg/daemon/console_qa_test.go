@@ -20,6 +20,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/console"
 	"github.com/netloadgen/netloadgen/pkg/daemon"
 	"github.com/netloadgen/netloadgen/pkg/sutproxy"
 )
@@ -89,6 +90,11 @@ func TestConsoleGuards(t *testing.T) {
 	for _, p := range []string{"/", "/ui/", "/ui/runs/x", "/ui/assets/app.js"} {
 		resp, b := consoleRequest(t, c.base, "GET", p, "", foreignHost)
 		wantErrorCode(t, "GET "+p+" with Host evil.example", resp, b, http.StatusForbidden, api.CodeHostNotAllowed)
+		// A refusal under /ui/ is an answer of the console's: its headers.
+		if p != "/" && (resp.Header.Get("Content-Security-Policy") != console.CSP || resp.Header.Get("X-Content-Type-Options") != "nosniff") {
+			t.Errorf("GET %s with Host evil.example: CSP %q, nosniff %q: the console's headers missing", p,
+				resp.Header.Get("Content-Security-Policy"), resp.Header.Get("X-Content-Type-Options"))
+		}
 	}
 	// A module script fetched by a page elsewhere carries its Origin.
 	evil := map[string]string{"Origin": "https://evil.example"}
