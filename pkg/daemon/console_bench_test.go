@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -37,7 +38,7 @@ func BenchmarkConsoleRunsPage(b *testing.B) {
 	const history = 1000
 	base := daemon.ConsoleHistory(b, history)
 	wantHistory(b, base, history)
-	ctx, errs := benchBrowser(b)
+	ctx, errs := plainBrowser(b)
 	var script page.ScriptIdentifier
 	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
 		var err error
@@ -108,38 +109,58 @@ func wantHistory(b *testing.B, base string, n int) {
 	}
 }
 
-// benchBrowser starts headless Chromium for a benchmark (the tests' newTab
-// takes a *testing.T); errs returns what the pages logged as errors.
-func benchBrowser(b *testing.B) (context.Context, func() string) {
-	b.Helper()
-	bin := testtool.Need(b, "chromium")
+// plainBrowser starts headless Chromium for a benchmark or a test that
+// expects the browser to log errors (the tests' newTab takes a *testing.T
+// and fails on any); errs returns what the pages logged as errors.
+func plainBrowser(tb testing.TB) (context.Context, func() string) {
+	tb.Helper()
+	ctx, errs, _ := plainBrowserLog(tb)
+	return ctx, errs
+}
+
+// plainBrowserLog is plainBrowser, and a channel poked (buffered, one
+// slot) each time a page logs an error: a test waits on it for an error
+// it expects.
+func plainBrowserLog(tb testing.TB) (context.Context, func() string, <-chan struct{}) {
+	tb.Helper()
+	bin := testtool.Need(tb, "chromium")
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	b.Cleanup(func() { cancelB(); cancelA() })
+	tb.Cleanup(func() { cancelB(); cancelA() })
 	var mu sync.Mutex
 	var errs []string
+	changed := make(chan struct{}, 1)
+	add := func(s string) {
+		mu.Lock()
+		errs = append(errs, s)
+		mu.Unlock()
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		switch ev := ev.(type) {
 		case *runtime.EventExceptionThrown:
-			mu.Lock()
-			errs = append(errs, ev.ExceptionDetails.Error())
-			mu.Unlock()
+			add("uncaught: " + ev.ExceptionDetails.Error())
 		case *runtime.EventConsoleAPICalled:
 			if ev.Type == runtime.APITypeError {
-				mu.Lock()
-				errs = append(errs, "console.error")
-				mu.Unlock()
+				add("console.error")
+			}
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.LevelError {
+				add("log: " + ev.Entry.Text)
 			}
 		}
 	})
-	if err := chromedp.Run(ctx, runtime.Enable()); err != nil {
-		b.Fatalf("chromium: %v", err)
+	if err := chromedp.Run(ctx, cdplog.Enable(), runtime.Enable()); err != nil {
+		tb.Fatalf("chromium: %v", err)
 	}
 	return ctx, func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		return strings.Join(errs, "; ")
-	}
+	}, changed
 }

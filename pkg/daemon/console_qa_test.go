@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -529,6 +530,52 @@ func TestConsolePageWeight(t *testing.T) {
 		}
 		if w.Assets > budget {
 			t.Errorf("%s: %d bytes of assets, over the %d-byte budget", p, w.Assets, budget)
+		}
+	}
+}
+
+// A page elsewhere (another origin on the same machine) cannot drive
+// loadgend through the browser: its JSON POST dies at the CORS preflight,
+// its "simple" text/plain POST is refused (nothing queued), it cannot
+// read the API, and it cannot frame the console (frame-ancestors 'none').
+func TestConsoleForeignPageRefused(t *testing.T) {
+	_, c := e2eService(t, nil)
+	spec := serverSpec("http://127.0.0.1:1", 10, 100)
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>start</title><iframe id="f" src="%[1]s/ui/"></iframe><script>
+const api = %[1]q, spec = %[2]q;
+const how = (r) => r.status === 'fulfilled' ? r.value.type + ' ' + r.value.status : 'refused';
+Promise.allSettled([
+  fetch(api + '/v1/runs', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: spec}),
+  fetch(api + '/v1/runs', {method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plain'}, body: spec}),
+  fetch(api + '/v1/runs'),
+]).then((rs) => { document.title = 'done: ' + rs.map(how).join(', '); });
+</script>`, c.base, spec)
+	}))
+	t.Cleanup(foreign.Close)
+	ctx, logged, changed := plainBrowserLog(t)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var title string
+	if err := chromedp.Run(cctx, chromedp.Navigate(foreign.URL),
+		chromedp.Poll(`document.title.startsWith('done')`, nil), chromedp.Title(&title)); err != nil {
+		t.Fatalf("the foreign page: %v", err)
+	}
+	// JSON POST: preflight refused; text/plain POST: sent, its answer
+	// opaque (loadgend refused it: see below); GET: unreadable.
+	if title != "done: refused, opaque 0, refused" {
+		t.Errorf("the foreign page's requests: %q, want \"done: refused, opaque 0, refused\"", title)
+	}
+	if _, b := c.do(t, "GET", "/v1/runs", ""); !strings.Contains(string(b), `"runs": []`) {
+		t.Errorf("a page elsewhere queued a run: %s", b)
+	}
+	// The browser logs its refusal to frame the console.
+	for !strings.Contains(logged(), "frame-ancestors") {
+		select {
+		case <-changed:
+		case <-cctx.Done():
+			t.Fatalf("the browser did not refuse to frame the console (no frame-ancestors error); it logged: %s", logged())
 		}
 	}
 }
