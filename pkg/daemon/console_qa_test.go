@@ -184,7 +184,7 @@ func evalJS(expr string, res any) chromedp.Action {
 	return chromedp.Evaluate(expr, res, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) })
 }
 
-// waitReady navigates to base+path and waits for the page's first render.
+// open navigates to base+path and waits for the page's first render.
 func (tb *tab) open(base, path string) {
 	tb.t.Helper()
 	tb.run(chromedp.Navigate(base+path), chromedp.WaitVisible("main[data-ready]", chromedp.ByQuery))
@@ -318,10 +318,13 @@ func TestConsoleNeverShowsSecrets(t *testing.T) {
 	if st := c.waitEnded(t, id, time.Minute); st.State != api.StateDone {
 		t.Fatalf("the run ended %s (%s): the endpoint did not get its headers", st.State, st.Error)
 	}
+	// A second, for the compare page (c-form's: ?ids=a,b).
+	id2 := c.submit(t, headerSpec(t, "http://"+p.HTTPAddr(), map[string]string{"x-api-key": "@env:" + envVar, "Authorization": literal}))
+	c.waitEnded(t, id2, time.Minute)
 	secrets := []string{secret, "console-literal-SECRET"}
 	tb := newTab(t, 0)
 	fetched := 0
-	for _, page := range []string{"/ui/", "/ui/runs/" + id, "/ui/compare", "/ui/compare?runs=" + id, "/ui/new"} {
+	for _, page := range []string{"/ui/", "/ui/runs/" + id, "/ui/compare", "/ui/compare?ids=" + id + "," + id2, "/ui/new"} {
 		tb.open(c.base, page)
 		tb.shot("secrets-" + strings.NewReplacer("/", "_", "?", "_", "=", "_").Replace(strings.Trim(page, "/")))
 		var shown struct {
@@ -362,7 +365,9 @@ func TestConsoleA11y(t *testing.T) {
 	env := startConsole(t, nil)
 	id := env.api.submit(t, serverSpec(env.target, 200, 500))
 	env.api.waitEnded(t, id, time.Minute)
-	pages := []string{"/ui/", "/ui/runs/" + id, "/ui/new", "/ui/compare"}
+	id2 := env.api.submit(t, serverSpec(env.target, 200, 300))
+	env.api.waitEnded(t, id2, time.Minute)
+	pages := []string{"/ui/", "/ui/runs/" + id, "/ui/new", "/ui/compare", "/ui/compare?ids=" + id + "," + id2}
 	for _, width := range []int{1280, 390} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			tb := newTab(t, width)
@@ -381,6 +386,9 @@ func pageName(p, id string) string {
 		return "runs"
 	case "/ui/runs/" + id:
 		return "run"
+	}
+	if strings.HasPrefix(p, "/ui/compare?") {
+		return "compare-picked"
 	}
 	return strings.TrimPrefix(p, "/ui/")
 }
