@@ -8,7 +8,6 @@ package console
 import (
 	"embed"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -39,17 +38,28 @@ func isPage(p string) bool {
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 
-// Handler serves the console: its pages, and its assets under
-// /ui/assets/. GET and HEAD only.
-func Handler() http.Handler {
-	static, _ := fs.Sub(files, "static")
-	index, _ := fs.ReadFile(static, "index.html")
+// Secure sets the console's security headers on every answer of next,
+// before next runs: a guard in front of Handler (loadgend's Host/Origin
+// check) answers its refusals under /ui/ with them too.
+func Secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", CSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", ReferrerPolicy)
 		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Handler serves the console: its pages, and its assets under
+// /ui/assets/. GET and HEAD only. Every answer carries the security
+// headers (Secure).
+func Handler() http.Handler {
+	static, _ := fs.Sub(files, "static")
+	index, _ := fs.ReadFile(static, "index.html")
+	return Secure(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
 		h.Set("Cache-Control", "no-cache")
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.Set("Allow", "GET, HEAD")
@@ -72,13 +82,24 @@ func Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		ct := mime.TypeByExtension(path.Ext(name))
+		ct := types[path.Ext(name)]
 		if ct == "" {
 			ct = "text/plain; charset=utf-8"
 		}
 		h.Set("Content-Type", ct)
 		_, _ = w.Write(b)
-	})
+	}))
+}
+
+// types are the assets' Content-Types, fixed here rather than taken from
+// the system's MIME tables (mime.TypeByExtension reads /etc/mime.types, and
+// on Windows the registry, which can call .js text/plain): with nosniff a
+// browser refuses a module script or stylesheet of the wrong type.
+var types = map[string]string{
+	".js":  "text/javascript; charset=utf-8",
+	".css": "text/css; charset=utf-8",
+	".svg": "image/svg+xml",
+	".png": "image/png",
 }
 
 // Assets lists every file the console serves under /ui/assets/ with its

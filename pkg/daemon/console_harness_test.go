@@ -57,8 +57,11 @@ func newTab(t *testing.T, width int) *tab {
 		width = 1280
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		// No UserDataDir: chromedp makes a temporary profile and removes
+		// it once Chromium has exited. A t.TempDir profile failed tests at
+		// cleanup ("directory not empty"): Chromium's helper processes
+		// still write there after the browser is gone.
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
 		chromedp.WindowSize(width, 900))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)

@@ -75,8 +75,9 @@ func (s *Service) handler() http.Handler {
 	mux.Handle("/v1/", sameOrigin(guard, s.authenticated(noRoute())))
 	// The console's pages and assets hold no data and no secret: they are
 	// served without the token, which the pages ask for and send with
-	// each API request (pkg/console).
-	mux.Handle(console.Prefix, sameOrigin(guard, console.Handler()))
+	// each API request (pkg/console). The guard's refusals there carry
+	// the console's security headers too.
+	mux.Handle(console.Prefix, console.Secure(sameOrigin(guard, console.Handler())))
 	mux.Handle("GET /{$}", sameOrigin(guard, http.RedirectHandler(console.Prefix, http.StatusFound)))
 	mux.Handle("/", sameOrigin(guard, noRoute()))
 	return mux
