@@ -128,7 +128,8 @@ func plainBrowserLog(tb testing.TB) (context.Context, func() string, <-chan stru
 		chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	tb.Cleanup(func() { cancelB(); cancelA() })
+	release := func() {}
+	tb.Cleanup(func() { cancelB(); cancelA(); release() })
 	var mu sync.Mutex
 	var errs []string
 	changed := make(chan struct{}, 1)
@@ -155,7 +156,8 @@ func plainBrowserLog(tb testing.TB) (context.Context, func() string, <-chan stru
 			}
 		}
 	})
-	if err := chromedp.Run(ctx, cdplog.Enable(), runtime.Enable()); err != nil {
+	release, err := startBrowser(ctx, cdplog.Enable(), runtime.Enable())
+	if err != nil {
 		tb.Fatalf("chromium: %v", err)
 	}
 	return ctx, func() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -87,16 +88,19 @@ func newTab(t *testing.T, width int) *tab {
 			}
 		}
 	})
-	if err := chromedp.Run(ctx, log.Enable(), runtime.Enable()); err != nil {
+	release, err := startBrowser(ctx, log.Enable(), runtime.Enable())
+	if err != nil {
 		cancelT()
 		cancelB()
 		cancelA()
+		release()
 		t.Fatalf("chromium: %v", err)
 	}
 	t.Cleanup(func() {
 		cancelT()
 		cancelB()
 		cancelA()
+		release()
 		tb.mu.Lock()
 		defer tb.mu.Unlock()
 		for _, e := range tb.errors {
@@ -104,6 +108,24 @@ func newTab(t *testing.T, width int) *tab {
 		}
 	})
 	return tb
+}
+
+// startBrowser runs a new chromedp context's first actions, which start
+// Chromium, on an OS thread locked until release. chromedp starts the
+// browser with Pdeathsig: the kernel kills it when the thread that
+// started it exits, and a Go thread exits when a goroutine that locked it
+// ends locked (pkg/scrape's lowPriority does, for a scrape of a run's
+// server metrics): a browser started on such a thread died mid-test
+// (about 30% of runs that scraped).
+func startBrowser(ctx context.Context, actions ...chromedp.Action) (release func(), err error) {
+	started, done := make(chan error), make(chan struct{})
+	go func() {
+		goruntime.LockOSThread()
+		started <- chromedp.Run(ctx, actions...)
+		<-done // then the goroutine ends locked: its thread exits after Chromium
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }, <-started
 }
 
 // expected: network errors a test provokes on purpose (a 4xx answer the

@@ -205,12 +205,11 @@ func TestConsoleRunsList(t *testing.T) {
 // consoleSpec is a Server run of the identity model at qps for
 // durationMs, judged at p90 (early stopping needs some 100 queries there,
 // p99 some 500) with a 2 s bound: the tests are of the pages, not of the
-// load generator on a busy 2-core machine. It scrapes no server metrics:
-// a scrape ends its goroutine on a locked thread (pkg/scrape
-// lowPriority), and Chromium, started with Pdeathsig, is killed when the
-// thread that forked it exits, which a reused thread can be.
+// load generator on a busy 2-core machine. It scrapes the server's
+// metrics as runs do by default (the browser is started on a thread of
+// its own, startBrowser, so a scrape's thread ending does not kill it).
 func consoleSpec(target string, qps, durationMs int) string {
-	return fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server","no_server_metrics":true,"settings":{"target_qps":%d,"min_duration_ms":%d,"min_query_count":1,"target_latency_ms":2000,"latency_percentile":0.9}}`,
+	return fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server","settings":{"target_qps":%d,"min_duration_ms":%d,"min_query_count":1,"target_latency_ms":2000,"latency_percentile":0.9}}`,
 		target, qps, durationMs)
 }
 
@@ -339,7 +338,7 @@ func TestConsoleSweepAndFailedPages(t *testing.T) {
 	env := startConsole(t, nil)
 	tb := newTab(t, 0)
 	tb.run(chromedp.Navigate("about:blank"))
-	sweep := env.api.submit(t, fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server","no_server_metrics":true,`+
+	sweep := env.api.submit(t, fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server",`+
 		`"settings":{"min_duration_ms":400,"min_query_count":10,"target_latency_ms":2000,"latency_percentile":0.9,"early_verdict":false},`+
 		`"search":{"mode":"sweep","rates":[20,40]}}`, target))
 	st := env.api.waitEnded(t, sweep, 60*time.Second)
@@ -392,7 +391,7 @@ func TestConsoleStageMarks(t *testing.T) {
 	env := startConsole(t, nil)
 	tb := newTab(t, 0)
 	tb.run(chromedp.Navigate("about:blank"))
-	id := env.api.submit(t, fmt.Sprintf(`{"target":%q,"model":"identity","stages":"1s:20,1s:40","no_server_metrics":true}`, env.target))
+	id := env.api.submit(t, fmt.Sprintf(`{"target":%q,"model":"identity","stages":"1s:20,1s:40"}`, env.target))
 	if st := env.api.waitEnded(t, id, 30*time.Second); st.State != api.StateDone {
 		t.Fatalf("staged run: %s %s", st.State, st.Error)
 	}
