@@ -39,12 +39,23 @@ type ProbeResponse struct {
 	// max_batch_size, or a leading -1 dimension on every input.
 	MaxBatchSize int  `json:"max_batch_size"`
 	Batched      bool `json:"batched"`
+	// Models are the server's models where it lists them (Triton's
+	// model_repository extension, over HTTP), at most 1,000; absent
+	// otherwise.
+	Models []triton.RepositoryModel `json:"models,omitempty"`
+	// API is what a run of the model would speak: a generative API found
+	// (kserve-stream, generate-stream: what a run's empty `api` becomes),
+	// or "tensor" (KServe v2 infer). Absent without a model.
+	API string `json:"api,omitempty"`
 	// Inference is one timed request with synthetic inputs, when a model
 	// was named and is ready.
 	Inference *ProbeInference `json:"inference,omitempty"`
 	// Error says why the probe stopped short; empty when every step passed.
 	Error string `json:"error,omitempty"`
 }
+
+// ProbeAPITensor is a probe answer's api for a tensor model.
+const ProbeAPITensor = "tensor"
 
 // ProbeInference is one timed inference.
 type ProbeInference struct {

@@ -546,13 +546,14 @@ func (s *Service) probe(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, out)
 		return
 	}
-	out.Live, out.Ready, out.Extensions = rep.Live, rep.Ready, rep.Extensions
+	out.Live, out.Ready, out.Extensions, out.Models = rep.Live, rep.Ready, rep.Extensions, rep.Models
 	srv := rep.Server
 	out.Server = &srv
 	if m := rep.Model; m != nil {
 		md := m.Model
 		out.Model, out.ModelReady, out.Config = &md, true, m.Config
 		out.MaxBatchSize, out.Batched = m.MaxBatch, m.Batched
+		out.API = cmp.Or(string(rep.API), api.ProbeAPITensor)
 		out.Inference = &api.ProbeInference{LatencyMs: rep.InferenceLatencyMs, OK: rep.InferenceError == "", Error: rep.InferenceError}
 	}
 	writeJSON(w, http.StatusOK, out)

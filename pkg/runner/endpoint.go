@@ -4,14 +4,17 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/target"
 
 	"github.com/netloadgen/netloadgen/kserve"
+	"github.com/netloadgen/netloadgen/pkg/genai"
 	"github.com/netloadgen/netloadgen/pkg/qsl"
 	"github.com/netloadgen/netloadgen/pkg/secret"
 	"github.com/netloadgen/netloadgen/pkg/sut"
+	"github.com/netloadgen/netloadgen/triton"
 )
 
 // EndpointReport is what a probe learnt about an endpoint: enough for a user
@@ -24,6 +27,13 @@ type EndpointReport struct {
 	Extensions []string              `json:"extensions"`
 	// Model is set when a model was named.
 	Model *Probe `json:"model,omitempty"`
+	// Models are the server's models, where it lists them (the
+	// model_repository extension, over HTTP: KServe v2's gRPC service has
+	// no list), at most MaxListedModels of them; nil otherwise.
+	Models []triton.RepositoryModel `json:"models,omitempty"`
+	// API is what a run of the named model would speak: the generative API
+	// found (detectAPI), or "" for tensors (KServe v2 infer).
+	API genai.API `json:"api,omitempty"`
 	// InferenceLatencyMs is one timed inference of a synthetic sample, from
 	// an already open connection (0 when no model was named).
 	InferenceLatencyMs float64 `json:"inference_latency_ms,omitempty"`
@@ -58,6 +68,13 @@ func scrubReport(rep *EndpointReport, scr *secret.Scrubber) {
 	}
 	server(&rep.Server)
 	rep.Extensions = scrubAll(scr, rep.Extensions)
+	if rep.Models != nil {
+		models := make([]triton.RepositoryModel, len(rep.Models))
+		for i, m := range rep.Models {
+			models[i] = triton.RepositoryModel{Name: scr.String(m.Name), Version: scr.String(m.Version), State: scr.String(m.State), Reason: scr.String(m.Reason)}
+		}
+		rep.Models = models
+	}
 	if p := rep.Model; p != nil {
 		server(&p.Server)
 		p.Model.Name, p.Model.Platform = scr.String(p.Model.Name), scr.String(p.Model.Platform)
@@ -123,9 +140,11 @@ func probeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.
 	if rep.Extensions == nil {
 		rep.Extensions = []string{}
 	}
+	rep.Models = listedModels(ctx, conn.probe, rep.Extensions)
 	if rep.Model == nil {
 		return rep, nil
 	}
+	rep.API = detectAPI(rep.Model, t)
 	lib, err := qsl.NewSynthetic(rep.Model.Model, qsl.SyntheticOptions{Batched: rep.Model.Batched, Total: 1, Performance: 1})
 	if err != nil {
 		rep.InferenceError = err.Error()
@@ -148,4 +167,25 @@ func probeEndpoint(ctx context.Context, url, model, version string, tlsCfg *tls.
 	}
 	rep.InferenceLatencyMs = float64(lat.Microseconds()) / 1000
 	return rep, nil
+}
+
+// MaxListedModels bounds the models a probe reports: a repository of
+// thousands would make the answer the console shows unreadable and large.
+const MaxListedModels = 1000
+
+// listedModels is the server's repository index where it lists one, cut
+// at MaxListedModels; nil where it lists none or the list fails (the
+// probe's other answers stand without it).
+func listedModels(ctx context.Context, c any, extensions []string) []triton.RepositoryModel {
+	ix, ok := c.(repositoryIndexer)
+	if !ok || !slices.Contains(extensions, kserve.ExtModelRepository) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	index, err := ix.RepositoryIndex(ctx)
+	if err != nil {
+		return nil
+	}
+	return index[:min(len(index), MaxListedModels)]
 }

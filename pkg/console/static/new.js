@@ -211,14 +211,11 @@ function probeView(p) {
   return items;
 }
 
-// apiFound is the protocol a run would use, as the API's rule for an empty
-// api field reads (openapi.yaml, RunSpec.api): the probe answer's api where
-// it says, else from the model's inputs and the server's extensions.
+// apiFound is the protocol a run would use, as the probe found it (its
+// answer's api: a generative API, or "tensor").
 function apiFound(p) {
-  if (p.api) return p.api;
-  const text = (p.model.inputs || []).some((t) => t.name === 'text_input');
-  if (!text) return 'tensors (KServe v2 infer)';
-  return (p.extensions || []).includes('generate') ? 'generate-stream (Triton generate extension)' : 'kserve-stream (if gRPC), else tensors';
+  if (!p.api || p.api === 'tensor') return 'tensors (KServe v2 infer)';
+  return p.api;
 }
 
 function modelView(p) {
