@@ -124,7 +124,8 @@ func TestConsoleFormHeaderLiteral(t *testing.T) {
 }
 
 // A good form (a preset, then a field changed) is queued: the page goes
-// to the run's page, and the API has the spec the page showed.
+// to the run's page, which watches it reach VALID and shows result.json's
+// figures, and the API has the spec the page showed.
 func TestConsoleFormSubmit(t *testing.T) {
 	env := startConsole(t, nil)
 	tb := newTab(t, 0)
@@ -132,10 +133,10 @@ func TestConsoleFormSubmit(t *testing.T) {
 	tb.run(typeInto("target", env.target), typeInto("model", "identity"),
 		chromedp.SetValue(`#form-preset`, "quick", chromedp.ByQuery),
 		chromedp.Click(`#apply-preset`, chromedp.ByQuery),
-		chromedp.Poll(`document.querySelector('#new-run [name="settings.min_duration_ms"]').value === '2000'`, nil, chromedp.WithPollingTimeout(5*time.Second)),
-		chromedp.SetValue(`#new-run [name="settings.target_qps"]`, "", chromedp.ByQuery), typeInto("settings.target_qps", "40"),
+		chromedp.Poll(`document.querySelector('#new-run [name="settings.min_duration_ms"]').value === '3000'`, nil, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.SetValue(`#new-run [name="settings.target_qps"]`, "", chromedp.ByQuery), typeInto("settings.target_qps", "250"),
 		// The shown spec follows the form (debounced): wait for the last edit.
-		chromedp.Poll(`document.getElementById('spec-json').textContent.includes('"target_qps": 40')`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+		chromedp.Poll(`document.getElementById('spec-json').textContent.includes('"target_qps": 250')`, nil, chromedp.WithPollingTimeout(10*time.Second)))
 	var shown, command string
 	tb.run(chromedp.WaitVisible(`#spec-command`, chromedp.ByQuery),
 		chromedp.Text(`#spec-json`, &shown, chromedp.ByQuery), chromedp.Text(`#spec-command`, &command, chromedp.ByQuery))
@@ -146,7 +147,7 @@ func TestConsoleFormSubmit(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal(b, &chk) != nil {
 		t.Fatalf("POST /v1/runs/check of the page's spec = %d %s", code, b)
 	}
-	if command != chk.Command || !strings.Contains(command, "--target-qps 40") {
+	if command != chk.Command || !strings.Contains(command, "--target-qps 250") {
 		t.Errorf("the page shows the command line %q, the API %q", command, chk.Command)
 	}
 	// The submit navigates: RunResponse waits for the new page's load.
@@ -164,6 +165,9 @@ func TestConsoleFormSubmit(t *testing.T) {
 	tb.run(chromedp.WaitVisible(`main[data-ready]`, chromedp.ByQuery), chromedp.Location(&loc))
 	tb.shot("new-submitted")
 	id := loc[strings.LastIndex(loc, "/")+1:]
+	// The run page the form led to watches the run to its verdict, and
+	// shows result.json's figures.
+	checkVerdictAndFigures(t, tb, env, id, "new-run-ended")
 	st := env.api.waitEnded(t, id, 30*time.Second)
 	var fromPage api.RunSpec
 	if err := json.Unmarshal([]byte(shown), &fromPage); err != nil {
@@ -174,8 +178,8 @@ func TestConsoleFormSubmit(t *testing.T) {
 	if !bytes.Equal(want, got) {
 		t.Errorf("run %s's spec differs from the one the page showed:\n api  %s\n page %s", id, got, want)
 	}
-	if st.Spec.Overrides.TargetQPS == nil || *st.Spec.Overrides.TargetQPS != 40 || st.Spec.Overrides.MinDurationMs == nil || *st.Spec.Overrides.MinDurationMs != 2000 {
-		t.Errorf("run %s: settings %+v, want the preset's with target_qps 40", id, st.Spec.Overrides)
+	if st.Spec.Overrides.TargetQPS == nil || *st.Spec.Overrides.TargetQPS != 250 || st.Spec.Overrides.MinDurationMs == nil || *st.Spec.Overrides.MinDurationMs != 3000 {
+		t.Errorf("run %s: settings %+v, want the preset's with target_qps 250", id, st.Spec.Overrides)
 	}
 	if st.State != api.StateDone {
 		t.Errorf("run %s ended %s (%s)", id, st.State, st.Error)

@@ -41,10 +41,18 @@ func TestConsoleRunPage(t *testing.T) {
 	} else {
 		t.Log("the run ended before its page showed it live")
 	}
+	checkVerdictAndFigures(t, tb, env, id, "run-ended")
+}
+
+// checkVerdictAndFigures waits for a run's page (open in tb) to show its
+// verdict, wants VALID, and wants every figure the page shows
+// ([data-figure]) to be result.json's, formatted as the page formats it.
+func checkVerdictAndFigures(t *testing.T, tb *tab, env consoleEnv, id, shot string) {
+	t.Helper()
 	var verdict string
 	tb.run(chromedp.WaitVisible("#verdict", chromedp.ByQuery), chromedp.Text("#verdict", &verdict, chromedp.ByQuery),
 		chromedp.WaitVisible("#files button[data-file]", chromedp.ByQuery))
-	tb.shot("run-ended")
+	tb.shot(shot)
 	if verdict != "VALID" {
 		t.Fatalf("#verdict = %q, want VALID (status %+v)", verdict, env.api.status(t, id))
 	}
