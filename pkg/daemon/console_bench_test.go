@@ -152,7 +152,7 @@ func plainBrowserLog(tb testing.TB) (context.Context, func() string, <-chan stru
 			}
 		case *cdplog.EventEntryAdded:
 			if ev.Entry.Level == cdplog.LevelError {
-				add("log: " + ev.Entry.Text)
+				add("log: " + ev.Entry.Text + " " + ev.Entry.URL)
 			}
 		}
 	})
