@@ -25,7 +25,8 @@ test: staticcheck
 	$(GO) build ./... && $(GO) test -race -count=1 -run '^$$' ./... >/dev/null
 	$(GO) build -o $(BIN)/testreport ./internal/testreport
 	rm -f $(BIN)/skips.txt
-	$(BIN)/testreport -skips $(BIN)/skips.txt -- $(GO) test -json -race -count=1 -p 1 -timeout 20m ./...
+	rm -rf $(BIN)/test-artifacts && mkdir -p $(BIN)/test-artifacts
+	$(BIN)/testreport -skips $(BIN)/skips.txt -- $(GO) test -json -race -count=1 -p 1 -timeout 20m -artifacts -outputdir $(CURDIR)/$(BIN)/test-artifacts ./...
 	cd deploy && $(GO) vet ./... && ../$(BIN)/testreport -skips ../$(BIN)/skips.txt -list -- $(GO) test -json -race -count=1 -timeout 5m ./...
 	$(MAKE) test-alloc
 
