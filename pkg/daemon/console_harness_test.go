@@ -2,9 +2,11 @@ package daemon_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,10 +44,18 @@ func startConsole(t *testing.T, edit func(*daemon.Config)) consoleEnv {
 // and what the page logged as errors. Its screenshots go to the test's
 // artifact directory (go test -artifacts keeps them; not committed).
 type tab struct {
-	t      *testing.T
-	ctx    context.Context
-	mu     sync.Mutex
-	errors []string
+	t       *testing.T
+	ctx     context.Context
+	mu      sync.Mutex
+	errors  []string
+	allowed map[allowedFailure]bool
+}
+
+// allowedFailure is an answer a test provokes on purpose: its status and
+// its URL's path (the query left out).
+type allowedFailure struct {
+	status int
+	path   string
 }
 
 // newTab starts headless Chromium (one browser per test) at 1280×900, or
@@ -83,7 +93,7 @@ func newTab(t *testing.T, width int) *tab {
 				tb.addError("console.error: " + strings.Join(parts, " "))
 			}
 		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.LevelError && !tb.expected(ev.Entry.Text) {
+			if ev.Entry.Level == log.LevelError && !tb.expected(ev.Entry.Text, ev.Entry.URL) {
 				tb.addError("log: " + ev.Entry.Text + " " + ev.Entry.URL)
 			}
 		}
@@ -128,11 +138,51 @@ func startBrowser(ctx context.Context, actions ...chromedp.Action) (release func
 	return func() { once.Do(func() { close(done) }) }, <-started
 }
 
-// expected: network errors a test provokes on purpose (a 4xx answer the
-// page shows) are logged by Chromium as errors; they are the API's
-// answers, not the console's faults.
-func (tb *tab) expected(text string) bool {
-	return strings.Contains(text, "the server responded with a status of 4")
+// allow declares an answer the test provokes on purpose: Chromium logs
+// every 4xx or 5xx a page receives as an error, and those the test asked
+// for are the API's answers, not the console's faults. Any other logged
+// failure fails the test, naming its URL. path is the URL's path, without
+// its query.
+func (tb *tab) allow(status int, path string) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if tb.allowed == nil {
+		tb.allowed = make(map[allowedFailure]bool)
+	}
+	tb.allowed[allowedFailure{status, path}] = true
+}
+
+// expected reports whether a logged error is a failed answer the test
+// allowed (allow): Chromium's text is "Failed to load resource: the
+// server responded with a status of 404 (Not Found)", with the URL beside.
+func (tb *tab) expected(text, rawURL string) bool {
+	status, ok := loggedStatus(text)
+	if !ok {
+		return false
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.allowed[allowedFailure{status, u.Path}]
+}
+
+// loggedStatus is the HTTP status in Chromium's log of a failed answer.
+func loggedStatus(text string) (int, bool) {
+	const marker = "the server responded with a status of "
+	i := strings.Index(text, marker)
+	if i < 0 {
+		return 0, false
+	}
+	rest := text[i+len(marker):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	status, err := strconv.Atoi(rest[:n])
+	return status, err == nil
 }
 
 func (tb *tab) addError(s string) {
@@ -140,6 +190,9 @@ func (tb *tab) addError(s string) {
 	defer tb.mu.Unlock()
 	tb.errors = append(tb.errors, s)
 }
+
+// awaitPromise makes chromedp.Evaluate wait for the promise it returns.
+func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
 
 // stepTimeout bounds one run of actions: a page that never shows what a
 // test waits for fails it in this long, with a screenshot.

@@ -29,17 +29,18 @@ func TestConsoleRunPage(t *testing.T) {
 	// make the run late.
 	tb := newTab(t, 0)
 	tb.run(chromedp.Navigate("about:blank"))
-	id := env.api.submit(t, consoleSpec(env.target, 50, 2500))
+	// 4 s: the page, opened as the run starts, must see it live (a page
+	// that only ever showed the ended run would fail here).
+	id := env.api.submit(t, consoleSpec(env.target, 50, 4000))
 	tb.run(chromedp.Navigate(env.base+"/ui/runs/"+id), chromedp.WaitVisible("main[data-ready]", chromedp.ByQuery))
 	// The live view: issued grows above 0 (from the event stream) while
-	// the run goes, unless the run ended before the page opened.
+	// the run goes.
 	var live bool
 	tb.run(chromedp.WaitVisible(`#run-progress[data-issued]:not([data-issued="0"]), #verdict`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector('#verdict') === null`, &live))
-	if live {
-		tb.shot("run-live")
-	} else {
-		t.Log("the run ended before its page showed it live")
+	tb.shot("run-live")
+	if !live {
+		t.Fatalf("the run's page showed its verdict before any live progress (status %+v)", env.api.status(t, id))
 	}
 	checkVerdictAndFigures(t, tb, env, id, "run-ended")
 }
@@ -136,6 +137,8 @@ func TestConsoleRunsList(t *testing.T) {
 	env.api.waitEnded(t, c, 30*time.Second)
 
 	tb := newTab(t, 390)
+	tb.allow(http.StatusBadRequest, "/v1/runs")           // the bad filter
+	tb.allow(http.StatusNotFound, "/v1/runs/no-such-run") // the missing run's page
 	rows := func() []string {
 		var ids []string
 		tb.run(chromedp.Evaluate(`[...document.querySelectorAll('#runs tr[data-run-id]')].map((r) => r.dataset.runId)`, &ids))
@@ -292,6 +295,8 @@ func figureText(t *testing.T, result map[string]any, key string) string {
 	switch {
 	case strings.HasPrefix(key, "samples_"):
 		return grouped(roundHalfUp(strconv.FormatFloat(f, 'f', -1, 64), 0))
+	case key == "metric.value" && metricUnit(result) == "ns":
+		return roundHalfUp(new(big.Float).SetFloat64(f/1e6).Text('f', 80), 2) + " ms"
 	case key == "target_qps" || key == "metric.value" || strings.HasSuffix(key, "_per_second"):
 		return grouped(strings.TrimSuffix(strings.TrimRight(roundHalfUp(strconv.FormatFloat(f, 'f', -1, 64), 2), "0"), "."))
 	case key == "duration_ns":
@@ -299,6 +304,13 @@ func figureText(t *testing.T, result map[string]any, key string) string {
 	default:
 		return roundHalfUp(new(big.Float).SetFloat64(f/1e6).Text('f', 80), 2) + " ms"
 	}
+}
+
+// metricUnit is result.json's metric.unit ("" when absent).
+func metricUnit(result map[string]any) string {
+	m, _ := result["metric"].(map[string]any)
+	u, _ := m["unit"].(string)
+	return u
 }
 
 // roundHalfUp rounds a non-negative decimal string to digits decimals,
@@ -366,6 +378,23 @@ func TestConsoleSweepAndFailedPages(t *testing.T) {
 	}
 	if !slices.Equal(failedShown, failedAPI) || charts != 2 {
 		t.Errorf("the sweep's page shows trials' failed samples %v and %d trial charts, want %v and 2", failedShown, charts, failedAPI)
+	}
+	// A trial's row gives its files (a trial has no page: no link), and
+	// its result.json button downloads the API's trial file: the blob the
+	// page saves is caught as it is made.
+	var links int
+	var got string
+	tb.run(chromedp.Evaluate(`document.querySelectorAll('#trials-table a').length`, &links),
+		chromedp.Evaluate(`window.__blobs = []; const real = URL.createObjectURL; URL.createObjectURL = (b) => { window.__blobs.push(b); return real(b); }; true`, nil),
+		chromedp.Click(`#trials-table tr[data-trial="2"] button[data-trial-file="result.json"]`, chromedp.ByQuery),
+		chromedp.Poll(`window.__blobs.length === 1`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Evaluate(`window.__blobs[0].text()`, &got, awaitPromise))
+	if links != 0 {
+		t.Errorf("the trials table has %d links (a trial has no page)", links)
+	}
+	code, want := env.api.do(t, "GET", "/v1/runs/"+sweep+"/trials/2/files/result.json", "")
+	if code != 200 || got != string(want) || !strings.Contains(got, `"result_validity"`) {
+		t.Errorf("trial 2's result.json downloaded from its row: %.200q, the API gives %d %.200q", got, code, want)
 	}
 
 	one := env.api.submit(t, consoleSpec(target, 40, 500))

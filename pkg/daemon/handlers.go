@@ -269,10 +269,13 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) {
 
 // listPage is one page of GET /v1/runs: the encoded entries of the runs
 // that pass q's filters, newest first, and the token of the next page
-// ("" at the end of the history). One state is filtered by the store's
-// index; the other filters read each run's summary (in memory), and a
-// page looks at no more than api.MaxListScan runs: one that stops there
-// has a token to go on from the last run it looked at.
+// ("" at the end of the history). One state is filtered by the store as
+// it walks its history under its read lock (runstore keeps no index by
+// state: the walk is linear, newest first, a comparison per run, and is
+// not bounded by api.MaxListScan, so a rare state costs a walk of the
+// history); the other filters read each run's summary (in memory), and
+// such a page looks at no more than api.MaxListScan runs: one that stops
+// there has a token to go on from the last run it looked at.
 func (s *Service) listPage(q api.ListQuery) ([][]byte, string, error) {
 	var filter runstore.State
 	if len(q.States) == 1 {

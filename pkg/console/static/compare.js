@@ -3,9 +3,9 @@
 // and their per-second series and latency spectra overlaid, one series
 // per run. Everything comes from the public API: GET /v1/runs, a run's
 // status, result and files.
-import { api, text, el, when, ApiError } from './lib.js';
+import { api, el, when } from './lib.js';
 import { lineChart } from './chart.js';
-import { runResult, timeseries, figures, formatFigure } from './rundata.js';
+import { runResult, timeseries, spectrum, spectrumSeries, figures, formatFigure } from './rundata.js';
 
 const ENDED = 'done,failed,cancelled,interrupted';
 const PAGE = 20;
@@ -119,35 +119,9 @@ async function load(id) {
   const enc = encodeURIComponent(id);
   const status = await api(`/v1/runs/${enc}`);
   const ended = ['done', 'failed', 'cancelled', 'interrupted'].includes(status.state);
-  const [result, ts, spectrum] = ended ? await Promise.all([runResult(id), timeseries(id), spectrumOf(id)]) : [null, null, null];
-  return { id, status, result, ts, spectrum };
-}
-
-async function spectrumOf(id) {
-  try {
-    return parseSpectrum(await text(`/v1/runs/${encodeURIComponent(id)}/files/latency_spectrum.txt`));
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return null;
-    throw err;
-  }
-}
-
-// parseSpectrum reads latency_spectrum.txt's detailed spectrum (pkg/runlog
-// WriteSpectrum: "Value(ms) Percentile TotalCount 1/(1-Percentile)" rows
-// after "Detailed percentile spectrum:", up to the "#[Mean" line) into
-// {p, ms} rows; [] when no sample completed.
-export function parseSpectrum(txt) {
-  const rows = [];
-  let inside = false;
-  for (const raw of txt.split('\n')) {
-    const line = raw.trim();
-    if (line === 'Detailed percentile spectrum:') { inside = true; continue; }
-    if (!inside || line === '' || line.startsWith('Value')) continue;
-    if (line.startsWith('#')) break;
-    const [v, p] = line.split(/\s+/).map(Number);
-    if (Number.isFinite(v) && Number.isFinite(p)) rows.push({ p, ms: v });
-  }
-  return rows;
+  if (!ended) return { id, status, result: null, ts: null, spectrum: null };
+  const [result, ts] = await Promise.all([runResult(status), timeseries(status)]);
+  return { id, status, result, ts, spectrum: await spectrum(status, result) };
 }
 
 let comparing = 0;
@@ -172,9 +146,11 @@ async function compare() {
   plots(charts, good);
 }
 
-// figuresTable: rows are figures, columns runs; a figure a run lacks is –.
+// figuresTable: rows are figures (by their row: a SingleStream run's
+// headline latency and a Server run's rate are two rows), columns runs; a
+// figure a run lacks is –.
 function figuresTable(runs) {
-  const per = runs.map((r) => new Map(figures(r.status, r.result).map((f) => [f.key, f])));
+  const per = runs.map((r) => new Map(figures(r.status, r.result).map((f) => [f.row, f])));
   const keys = [];
   const labels = new Map();
   for (const m of per) {
@@ -187,10 +163,6 @@ function figuresTable(runs) {
       per.map((m, i) => el('td', { 'data-run-id': runs[i].id }, m.has(k) ? formatFigure(m.get(k)) : '–')))))));
 }
 
-// nines turns a percentile into its "number of nines" (90% → 1, 99% → 2,
-// 99.9% → 3), the spectrum's usual axis: the tail gets the room.
-const nines = (p) => -Math.log10(1 - p);
-
 function plots(charts, runs) {
   const withTs = runs.filter((r) => r.ts && r.ts.x.length);
   const defs = [
@@ -200,10 +172,7 @@ function plots(charts, runs) {
   ];
   for (const [title, yLabel, rs, series] of defs) chart(charts, title, 's', yLabel, rs, series);
   const withSp = runs.filter((r) => r.spectrum && r.spectrum.length);
-  chart(charts, 'Latency spectrum', 'nines (2 = p99, 3 = p99.9)', 'ms', withSp, (r) => {
-    const rows = r.spectrum.filter((row) => row.p < 1);
-    return { x: rows.map((row) => nines(row.p)), y: rows.map((row) => row.ms) };
-  });
+  chart(charts, 'Latency spectrum', 'nines (1 = p90, 2 = p99, 3 = p99.9)', 'ms', withSp, (r) => spectrumSeries(r.spectrum));
 }
 
 function chart(charts, title, xLabel, yLabel, runs, series) {

@@ -6,7 +6,7 @@
 // trials (a search or sweep) and every file to download.
 import { api, events, download, el, ms, num, when, duration, showError } from './lib.js';
 import { lineChart } from './chart.js';
-import { runResult, timeseries, figures, formatFigure } from './rundata.js';
+import { runResult, timeseries, spectrum, spectrumSeries, figures, formatFigure } from './rundata.js';
 
 const enc = encodeURIComponent;
 const TERMINAL = new Set(['done', 'failed', 'cancelled', 'interrupted']);
@@ -146,9 +146,10 @@ async function cancelRun(page, button) {
 // ---- ended ----
 
 async function showEnded(page) {
-  const { id, st } = page;
+  const { st } = page;
   const body = document.getElementById('run-body');
-  const [result, ts] = await Promise.all([runResult(id), timeseries(id).catch(() => null)]);
+  const [result, ts] = await Promise.all([runResult(st), timeseries(st).catch(() => null)]);
+  const sp = await spectrum(st, result).catch(() => null);
   const verdict = st.validity || st.state;
   // Sections a run lacks are null: left out (replaceChildren would show
   // them as text).
@@ -158,7 +159,7 @@ async function showEnded(page) {
     endNote(st), why(st),
     el('h2', {}, 'Figures'), figureCards(st, result),
     failuresTable(st.failures),
-    plots(result, ts), trials(st), files(st)].filter(Boolean));
+    plots(sp, ts), trials(st), files(st)].filter(Boolean));
 }
 
 // endNote says plainly how a run that did not finish ended.
@@ -190,18 +191,17 @@ function failuresTable(failures) {
     el('tbody', {}, failures.map((f) => el('tr', {}, el('td', {}, f.outcome), el('td', {}, f.status || '–'), el('td', {}, num(f.count, 0)), el('td', {}, f.example || '')))))));
 }
 
-// plots: the latency spectrum from result.json's percentiles (answered
-// samples where it has them), and the time series from timeseries.json.
-function plots(result, ts) {
+// plots: the latency spectrum (rundata.spectrum: latency_spectrum.txt,
+// else result.json's percentiles), and the time series from
+// timeseries.json.
+function plots(sp, ts) {
   const box = el('section', { id: 'plots' }, el('h2', {}, 'Plots'));
   const later = [];
   const marks = [];
-  const stats = result && (result.sample_latency_answered || result.sample_latency);
-  if (stats && stats.percentiles && stats.percentiles.length) {
-    const ps = stats.percentiles.filter((e) => e.p < 1);
+  if (sp && sp.length) {
     // x in nines: 1 is p90, 2 p99, 3 p99.9 (the tail spread out).
     later.push(() => lineChart(box, { title: 'Latency spectrum', xLabel: 'nines (1 = p90, 2 = p99, 3 = p99.9)', yLabel: 'ms',
-      series: [{ label: 'latency', x: ps.map((e) => -Math.log10(1 - e.p)), y: ps.map((e) => e.latency_ns / 1e6) }] }));
+      series: [Object.assign({ label: 'latency' }, spectrumSeries(sp))] }));
   }
   if (ts && ts.x.length) {
     const x = ts.x;
@@ -242,9 +242,30 @@ function stageMarks(u, stages) {
   }
 }
 
+// A trial's tail latency is -1 (status) or LoadGen's INT64_MAX ns
+// (search.json: 9223372036854.775 ms) where its percentile lands on a
+// failed sample: no latency to show or plot.
+const FAILED_TAIL_MS = 9e12;
+export function trialTail(t) {
+  const v = t.tail_latency_answered_ms ?? t.tail_latency_ms;
+  return typeof v === 'number' && v >= 0 && v < FAILED_TAIL_MS ? v : null;
+}
+
+// The files a trial's row offers: its result and LoadGen's summary, from
+// GET /v1/runs/{id}/trials/{index}/files/{name} (a trial has no page of
+// its own: its run_id is no run of the history).
+const TRIAL_FILES = ['result.json', 'mlperf_log_summary.txt'];
+
+function trialFiles(st, t) {
+  return TRIAL_FILES.map((n) => el('button', { type: 'button', class: 'secondary', 'data-trial-file': n,
+    'aria-label': `trial ${t.index} ${n}`, onclick: getter(`/v1/runs/${enc(st.id)}/trials/${t.index}/files/${enc(n)}`, `${st.id}-trial-${t.index}-${n}`) }, n));
+}
+
 // trials: a search's or sweep's trials, as a table and as rate against
-// latency at the percentile.
-function trials(st) {
+// latency at the percentile: points, one series per phase, every trial
+// kept (a find-peak's verify repeats a target); a failed tail is said,
+// not plotted.
+export function trials(st) {
   const ts = st.trials || [];
   if (!ts.length) return null;
   const box = el('section', { id: 'trials' }, el('h2', {}, 'Trials'));
@@ -252,32 +273,40 @@ function trials(st) {
     box.append(el('p', {}, st.search.found ? `Peak: ${num(st.search.peak, 2)} ${st.search.unit} (reported ${num(st.search.reported, 2)}).` : 'No peak found.',
       ' ', st.search.criterion || ''));
   }
-  const tail = (t) => (t.tail_latency_answered_ms ?? t.tail_latency_ms);
+  const tailText = (t) => (trialTail(t) === null ? (t.verdict ? 'failed' : '–') : ms(trialTail(t)));
   box.append(el('div', { class: 'table-wrap' }, el('table', { id: 'trials-table' },
-    el('thead', {}, el('tr', {}, ['#', 'Phase', 'Target', 'Achieved', 'Tail latency', 'Failed samples', 'Verdict', 'Pass'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('thead', {}, el('tr', {}, ['#', 'Phase', 'Target', 'Achieved', 'Tail latency', 'Failed samples', 'Verdict', 'Pass', 'Files'].map((h) => el('th', { scope: 'col' }, h)))),
     el('tbody', {}, ts.map((t) => el('tr', { 'data-trial': t.index },
-      el('td', {}, t.run_id ? el('a', { href: '/ui/runs/' + enc(t.run_id) }, String(t.index)) : String(t.index)),
+      el('td', {}, String(t.index)),
       el('td', {}, t.phase || '–'), el('td', {}, num(t.target, 2)), el('td', {}, num(t.achieved, 2)),
-      el('td', {}, ms(tail(t))), el('td', { class: 'failed' }, num(t.failed_samples, 0)), el('td', { class: 'verdict-' + (t.verdict || '') }, t.verdict || '–'), el('td', {}, t.pass ? 'pass' : 'fail')))))));
-  const sorted = ts.slice().sort((a, b) => a.target - b.target);
-  const x = sorted.map((t) => t.target);
+      el('td', { class: 'tail' }, tailText(t)), el('td', { class: 'failed' }, num(t.failed_samples, 0)), el('td', { class: 'verdict-' + (t.verdict || '') }, t.verdict || '–'), el('td', {}, t.pass ? 'pass' : 'fail'),
+      el('td', { class: 'trial-files' }, t.verdict ? trialFiles(st, t) : '–')))))));
+  const phases = [...new Set(ts.map((t) => t.phase || 'trial'))];
+  const byPhase = (f) => phases.map((ph) => {
+    const mine = ts.filter((t) => (t.phase || 'trial') === ph && f(t) !== null);
+    return { label: ph, x: mine.map((t) => t.target), y: mine.map(f) };
+  });
   queueMicrotask(() => {
-    lineChart(box, { title: 'Trials: latency at the percentile against rate', xLabel: 'target', yLabel: 'ms', series: [{ label: 'tail latency', x, y: sorted.map(tail) }] });
-    lineChart(box, { title: 'Trials: achieved against target', xLabel: 'target', yLabel: 'achieved', series: [{ label: 'achieved', x, y: sorted.map((t) => t.achieved) }] });
+    lineChart(box, { title: 'Trials: latency at the percentile against rate', xLabel: 'target', yLabel: 'ms', points: true, series: byPhase(trialTail) });
+    lineChart(box, { title: 'Trials: achieved against target', xLabel: 'target', yLabel: 'achieved', points: true, series: byPhase((t) => t.achieved) });
   });
   return box;
 }
+
+// getter is a button's click: download path as name, the error said
+// beside the button.
+const getter = (path, name) => async (ev) => {
+  const b = ev.currentTarget;
+  b.disabled = true;
+  try { await download(path, name); } catch (err) { b.after(el('span', { class: 'error', role: 'alert' }, ' ', err.message)); }
+  b.disabled = false;
+};
 
 // files: every file of the run, each a download (fetch with the token: a
 // link could not carry it), and the report.
 function files(st) {
   const names = st.files || [];
-  const get = (path, name) => async (ev) => {
-    const b = ev.currentTarget;
-    b.disabled = true;
-    try { await download(path, name); } catch (err) { b.after(el('span', { class: 'error', role: 'alert' }, ' ', err.message)); }
-    b.disabled = false;
-  };
+  const get = getter;
   const base = `/v1/runs/${enc(st.id)}`;
   const items = [];
   // The report is made from the run's result (or a search's record): a

@@ -70,6 +70,14 @@ function navigate(page, push) {
   load(page).catch((err) => showError(page.history, err));
 }
 
+// A poll that fails (the daemon restarting, a proxy's 503) keeps the
+// tables shown and says so; the page tries again after POLL_MS, doubled
+// at each failure up to RETRY_MAX_MS, and gives up after RETRY_LIMIT
+// failures in a row (a Retry button then), so a tab left open on a dead
+// daemon does not ask forever.
+const RETRY_MAX_MS = 30000;
+const RETRY_LIMIT = 8;
+
 // load fetches the queue and the history page and shows them; it polls
 // again while any run shown is queued or running.
 async function load(page) {
@@ -86,9 +94,12 @@ async function load(page) {
       page.history.replaceChildren();
       return;
     }
-    throw err;
+    if (!page.loads) throw err; // nothing shown yet: the error is the page
+    pollFailed(page, err);
+    return;
   }
   if (gen !== generation) return;
+  page.failures = 0;
   keepFocus(() => {
     showQueue(page.queue, active);
     showHistory(page, list);
@@ -97,17 +108,57 @@ async function load(page) {
   // refresh.
   page.loads = (page.loads || 0) + 1;
   page.history.dataset.loads = String(page.loads);
-  page.status.textContent = active.length ? `${active.length} run(s) queued or running; updating every 2 s.` : '';
+  page.status.replaceChildren(active.length ? `${active.length} run(s) queued or running; updating every 2 s.` : '');
   const live = active.length > 0 || list.runs.some((r) => r.state === 'queued' || r.state === 'running');
-  if (live) timer = setTimeout(() => load(page).catch((err) => showError(page.history, err)), POLL_MS);
+  if (live) timer = setTimeout(() => poll(page), POLL_MS);
 }
 
+function poll(page) {
+  load(page).catch((err) => showError(page.history, err));
+}
+
+// pollFailed keeps what is shown, says the poll failed (a notice, not
+// the table), and tries again later.
+function pollFailed(page, err) {
+  page.failures = (page.failures || 0) + 1;
+  page.status.dataset.failures = String(page.failures);
+  if (page.failures >= RETRY_LIMIT) {
+    page.status.replaceChildren(el('span', { class: 'error', id: 'poll-notice' }, `Updating failed ${page.failures} times (${err.message}); the tables are as of the last update. `),
+      el('button', { type: 'button', class: 'secondary', id: 'poll-retry', onclick: () => { page.failures = 0; poll(page); } }, 'Retry'));
+    return;
+  }
+  const wait = Math.min(POLL_MS * 2 ** page.failures, RETRY_MAX_MS);
+  page.status.replaceChildren(el('span', { class: 'error', id: 'poll-notice' },
+    `Updating failed (${err.message}); trying again in ${Math.round(wait / 1000)} s. The tables are as of the last update.`));
+  timer = setTimeout(() => poll(page), wait);
+}
+
+// ACTIVE_PAGES bounds the pages activeRuns reads per state (500 runs a
+// page): a queue longer than that shows its first 5,000.
+const ACTIVE_PAGES = 10;
+
 // activeRuns are the running and queued runs, the running first, then
-// the queue in order.
+// the queue in order. One state per query: the daemon filters a single
+// state as it walks its history, where a list of states reads each run's
+// summary, up to 10,000 of them, at every poll of every tab.
 async function activeRuns() {
-  const list = await api('/v1/runs?state=running,queued&limit=500');
-  const pos = (r) => (r.state === 'running' ? -1 : (r.queue_position ?? 0));
-  return list.runs.slice().sort((a, b) => pos(a) - pos(b));
+  const [running, queued] = await Promise.all([inState('running'), inState('queued')]);
+  const pos = (r) => r.queue_position ?? 0;
+  return running.concat(queued.sort((a, b) => pos(a) - pos(b)));
+}
+
+async function inState(state) {
+  const runs = [];
+  let token = '';
+  for (let i = 0; i < ACTIVE_PAGES; i++) {
+    const q = new URLSearchParams({ state, limit: '500' });
+    if (token) q.set('page_token', token);
+    const list = await api('/v1/runs?' + q);
+    runs.push(...(list.runs || []));
+    token = list.next_page_token || '';
+    if (!token) break;
+  }
+  return runs;
 }
 
 // keepFocus redraws without losing the keyboard's place: the focused
