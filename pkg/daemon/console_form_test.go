@@ -32,7 +32,7 @@ func openForm(tb *tab, env consoleEnv) {
 // typeInto types into the form's field named name (input events, as a
 // user's typing fires them).
 func typeInto(name, text string) chromedp.Action {
-	return chromedp.SendKeys(`#new-run [name="`+name+`"]`, text, chromedp.ByQuery)
+	return sendKeys(`#new-run [name="`+name+`"]`, text)
 }
 
 // runsListed is GET /v1/runs' runs.
@@ -104,8 +104,8 @@ func TestConsoleFormHeaderLiteral(t *testing.T) {
 	const secretValue = "Bearer s3cr3t-value"
 	tb.run(typeInto("target", env.target), typeInto("model", "identity"),
 		chromedp.Click(`#add-header`, chromedp.ByQuery),
-		chromedp.SendKeys(`#header-rows [data-header="name"]`, "Authorization", chromedp.ByQuery),
-		chromedp.SendKeys(`#header-rows [data-header="value"]`, secretValue, chromedp.ByQuery),
+		sendKeys(`#header-rows [data-header="name"]`, "Authorization"),
+		sendKeys(`#header-rows [data-header="value"]`, secretValue),
 		typeInto("tls.client_key", "-----BEGIN PRIVATE KEY----- s3cr3t-key"),
 		chromedp.Click(`#submit`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#header-rows [data-header="value"] + .field-error`, chromedp.ByQuery),
@@ -409,5 +409,5 @@ func TestConsoleFormSweep(t *testing.T) {
 
 // typeIn types into the element sel (by query).
 func typeIn(sel, text string) chromedp.Action {
-	return chromedp.SendKeys(sel, text, chromedp.ByQuery)
+	return sendKeys(sel, text)
 }

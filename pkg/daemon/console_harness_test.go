@@ -235,3 +235,16 @@ func TestConsoleLoads(t *testing.T) {
 	}
 	tb.shot("runs")
 }
+
+// sendKeys types text into the element sel finds (a CSS selector), as
+// chromedp.SendKeys does, without its data race: v0.14.2's SendKeys reads
+// the node's attributes before taking the node's lock, while the event
+// goroutine updates them (the race detector saw it in one run of four).
+// The element must be visible, as SendKeys requires.
+func sendKeys(sel, text string) chromedp.Action {
+	return chromedp.Tasks{
+		chromedp.WaitVisible(sel, chromedp.ByQuery),
+		chromedp.Focus(sel, chromedp.ByQuery),
+		chromedp.KeyEvent(text),
+	}
+}

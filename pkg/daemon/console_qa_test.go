@@ -215,11 +215,11 @@ func TestConsoleToken(t *testing.T) {
 	tb.allow(http.StatusUnauthorized, "/v1/runs")
 	tb.askForToken(env.base)
 	tb.shot("token-asked")
-	tb.run(chromedp.SendKeys("#token-input", "wrong-token", chromedp.ByQuery),
+	tb.run(sendKeys("#token-input", "wrong-token"),
 		chromedp.Click(`#token-form button[type="submit"]`, chromedp.ByQuery),
 		chromedp.Poll(tokenDialogOpen+` && document.getElementById('token-error').textContent.includes('refused')`, nil))
 	tb.shot("token-refused")
-	tb.run(chromedp.SendKeys("#token-input", token, chromedp.ByQuery),
+	tb.run(sendKeys("#token-input", token),
 		chromedp.Click(`#token-form button[type="submit"]`, chromedp.ByQuery))
 	// The runs page, given the token, shows the run (contract:
 	// table#runs, rows with data-run-id).
