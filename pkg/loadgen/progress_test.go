@@ -170,3 +170,41 @@ func TestProgressTokens(t *testing.T) {
 	near("end TTFT p99", end.TTFTP99, time.Duration(tk.TTFT.P99))
 	near("end TPOT p50", end.TPOTP50, time.Duration(tk.TPOT.P50))
 }
+
+// BenchmarkProgress is what a poller pays per Progress call (the daemon's
+// event stream and progress.json, the CLI's progress line), after a run of
+// 2,000 samples: tensor (one histogram merged), and generative with
+// failures (three histograms merged, the kinds copied).
+func BenchmarkProgress(b *testing.B) {
+	for _, gen := range []bool{false, true} {
+		b.Run(map[bool]string{false: "tensor", true: "generative"}[gen], func(b *testing.B) {
+			s := testSettings(&testing.T{}, RulesetLoadGen6, trace.Server)
+			s.MinQueryCount = 2000
+			s.ServerTargetLatencyNs = uint64(time.Second)
+			clk := newFakeClock()
+			var sut SUT = &fakeSUT{clock: clk, latency: constLatency(time.Millisecond), inline: true}
+			if gen {
+				sut = &genSUT{law: lawOf, generative: true, fail: func(id int) error {
+					if id%50 == 0 {
+						return statusErr{"HTTP 503"}
+					}
+					return nil
+				}}
+			}
+			r, err := NewRun(s, sut, &fakeQSL{total: 1000, perf: 256}, WithClock(clk), WithFailureClassifier(statusClassifier), quiet)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Execute(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if p := r.Progress(); gen != (p.Tokens != nil && p.Failures != nil) {
+				b.Fatalf("tokens %+v failures %+v", p.Tokens, p.Failures)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = r.Progress()
+			}
+		})
+	}
+}
