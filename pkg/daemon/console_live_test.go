@@ -91,7 +91,7 @@ func TestConsoleLiveTokens(t *testing.T) {
 // result.json does, and the ended page shows result.json's table.
 func TestConsoleLiveFailures(t *testing.T) {
 	tb, c, target := startLive(t)
-	id := c.submit(t, liveSpec(target, 20, 4000, "uniform:8:40"))
+	id := c.submit(t, liveSpec(target, 20, 6000, "uniform:8:40"))
 	tb.run(chromedp.Navigate(c.base+"/ui/runs/"+id), chromedp.WaitVisible("main[data-ready]", chromedp.ByQuery),
 		chromedp.WaitVisible(`#live-failures tr[data-failure]`, chromedp.ByQuery))
 	type row struct {
