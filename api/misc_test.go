@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -99,11 +100,24 @@ func TestProgressFrom(t *testing.T) {
 		CompletedSamples: 490, FailedSamples: 2, OverLatencySamples: 3,
 		Elapsed: 2500 * time.Millisecond, ExpectedEnd: 10 * time.Second, MaxIssueLateness: 250 * time.Microsecond,
 		P50: 1500 * time.Microsecond, P90: 3 * time.Millisecond, P99: 12 * time.Millisecond,
+		Failures: []loadgen.Failure{{Outcome: "error", Status: "HTTP 503", Count: 2}},
+		Tokens: &loadgen.LiveTokens{Samples: 490, OutputTokens: 4900, OutputTokensPerSecond: 1960,
+			TTFTP50: 40 * time.Millisecond, TTFTP99: 90 * time.Millisecond, TPOTP50: 5 * time.Millisecond, TPOTP99: 7500 * time.Microsecond},
 	}, 196)
 	want := Progress{PlannedQueries: 1000, Issued: 500, Completed: 490, InFlight: 10, CompletedSamples: 490, Failed: 2,
-		OverLatency: 3, ElapsedS: 2.5, ExpectedEndS: 10, CurrentQPS: 196, P50Ms: 1.5, P90Ms: 3, P99Ms: 12, MaxIssueLatenessMs: 0.25}
+		OverLatency: 3, ElapsedS: 2.5, ExpectedEndS: 10, CurrentQPS: 196, P50Ms: 1.5, P90Ms: 3, P99Ms: 12, MaxIssueLatenessMs: 0.25,
+		Failures: []LiveFailure{{Outcome: "error", Status: "HTTP 503", Count: 2}},
+		Tokens:   &LiveTokens{Samples: 490, OutputTokens: 4900, OutputTokensPerSecond: 1960, TTFTP50Ms: 40, TTFTP99Ms: 90, TPOTP50Ms: 5, TPOTP99Ms: 7.5}}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("got %+v\nwant %+v", p, want)
+	}
+	// A run with no failure and no token shows neither.
+	b, err := json.Marshal(ProgressFrom(loadgen.Progress{}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "failures") || strings.Contains(string(b), "tokens") {
+		t.Errorf("empty progress: %s", b)
 	}
 }
 

@@ -132,6 +132,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/RunCheck", RunCheck{}},
 		{"#/components/schemas/RunStatus", RunStatus{}},
 		{"#/components/schemas/Progress", Progress{}},
+		{"#/components/schemas/LiveFailure", LiveFailure{}},
+		{"#/components/schemas/LiveTokens", LiveTokens{}},
 		{"#/components/schemas/TokenLatencies", TokenLatencies{}},
 		{"#/components/schemas/TokenBound", TokenBound{}},
 		{"#/components/schemas/Trial", Trial{}},

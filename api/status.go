@@ -264,6 +264,35 @@ type Progress struct {
 	// when no request was answered since the read before.
 	ServerQueueNs    *float64 `json:"server_queue_ns,omitempty"`
 	ServerQueueRunNs *float64 `json:"server_queue_run_ns,omitempty"`
+	// Failures are the failed samples so far by kind, as result.json's
+	// failures name them (outcome, status), most first; absent when none
+	// failed.
+	Failures []LiveFailure `json:"failures,omitempty"`
+	// Tokens are a generative run's token figures so far; absent until a
+	// sample is answered with tokens, and for other runs.
+	Tokens *LiveTokens `json:"tokens,omitempty"`
+}
+
+// LiveFailure is one kind of failure while the run goes: Failure without
+// its example, which is read once the run has ended.
+type LiveFailure struct {
+	Outcome string `json:"outcome"`
+	Status  string `json:"status"`
+	Count   int64  `json:"count"`
+}
+
+// LiveTokens are a generative run's token figures so far, over the samples
+// answered with tokens: TTFT and TPOT percentiles from histograms (within
+// 0.1%; result.json's tokens are exact), in milliseconds, and the output
+// tokens over the time since the start (the run so far, not a window).
+type LiveTokens struct {
+	Samples               int64   `json:"samples"`
+	OutputTokens          int64   `json:"output_tokens"`
+	OutputTokensPerSecond float64 `json:"output_tokens_per_second"`
+	TTFTP50Ms             float64 `json:"ttft_p50_ms"`
+	TTFTP99Ms             float64 `json:"ttft_p99_ms"`
+	TPOTP50Ms             float64 `json:"tpot_p50_ms"`
+	TPOTP99Ms             float64 `json:"tpot_p99_ms"`
 }
 
 // ProgressFrom converts the engine's snapshot; currentQPS is the caller's
@@ -285,7 +314,26 @@ func ProgressFrom(p loadgen.Progress, currentQPS float64) Progress {
 		P90Ms:              ms(p.P90),
 		P99Ms:              ms(p.P99),
 		MaxIssueLatenessMs: ms(p.MaxIssueLateness),
+		Failures:           liveFailures(p.Failures),
+		Tokens:             liveTokens(p.Tokens),
 	}
+}
+
+func liveFailures(fs []loadgen.Failure) []LiveFailure {
+	var out []LiveFailure
+	for _, f := range fs {
+		out = append(out, LiveFailure{Outcome: f.Outcome, Status: f.Status, Count: f.Count})
+	}
+	return out
+}
+
+func liveTokens(t *loadgen.LiveTokens) *LiveTokens {
+	if t == nil {
+		return nil
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return &LiveTokens{Samples: t.Samples, OutputTokens: t.OutputTokens, OutputTokensPerSecond: t.OutputTokensPerSecond,
+		TTFTP50Ms: ms(t.TTFTP50), TTFTP99Ms: ms(t.TTFTP99), TPOTP50Ms: ms(t.TPOTP50), TPOTP99Ms: ms(t.TPOTP99)}
 }
 
 // Trial is one run of a peak search.

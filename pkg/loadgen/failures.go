@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/netloadgen/netloadgen/pkg/stats"
@@ -73,10 +74,22 @@ func (r *Run) scrubbed(text string) string {
 
 type failureKey struct{ outcome, status string }
 
-// failureTally counts failures by kind; the run's errMu guards it.
+// failureTally counts failures by kind; the run's errMu guards it, but for
+// live, which Progress reads without the lock: a completion that fails
+// must not wait for a poller, nor a poller for it.
 type failureTally struct {
 	index map[failureKey]int
 	kinds []Failure
+	// live mirrors kinds' keys and counts: live[i] is kinds[i]. A kind's
+	// key is stored before liveN counts it, both under errMu, so a reader
+	// that loads liveN first finds every key it counts.
+	live  [MaxFailureKinds]liveKind
+	liveN atomic.Int32
+}
+
+type liveKind struct {
+	key   atomic.Pointer[failureKey]
+	count atomic.Int64
 }
 
 // add counts n failed samples of kind k, err the failure; the text of a
@@ -95,8 +108,32 @@ func (f *failureTally) add(k failureKey, err error, n int64, scrub func(string) 
 		i = len(f.kinds)
 		f.index[k] = i
 		f.kinds = append(f.kinds, Failure{Outcome: k.outcome, Status: k.status, Example: clip(scrub(err.Error()))})
+		key := k
+		f.live[i].key.Store(&key)
+		f.liveN.Store(int32(i + 1))
 	}
 	f.kinds[i].Count += n
+	f.live[i].count.Add(n)
+}
+
+// snapshot is the kinds so far, sorted as sorted sorts them, without their
+// examples (they are the result's, read under the lock); nil when none.
+// Safe without errMu: a count may trail the result's by the failures being
+// added at that moment.
+func (f *failureTally) snapshot() []Failure {
+	n := int(f.liveN.Load())
+	if n == 0 {
+		return nil
+	}
+	var out []Failure
+	for i := range n {
+		k, c := f.live[i].key.Load(), f.live[i].count.Load()
+		if c > 0 { // a kind being added: counted next time
+			out = append(out, Failure{Outcome: k.outcome, Status: k.status, Count: c})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Failure) int { return cmp.Compare(b.Count, a.Count) })
+	return out
 }
 
 // sorted returns the kinds, most failures first (first seen first on ties).

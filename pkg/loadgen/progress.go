@@ -35,6 +35,31 @@ type Progress struct {
 	P50 time.Duration `json:"p50_ns"`
 	P90 time.Duration `json:"p90_ns"`
 	P99 time.Duration `json:"p99_ns"`
+	// Failures are the failed samples so far by kind, as Result.Failures
+	// names and sorts them, without examples (Example ""); nil when none
+	// failed. A count may trail FailedSamples by the failures being
+	// counted at that moment.
+	Failures []Failure `json:"failures,omitempty"`
+	// Tokens are a generative run's token figures so far; nil until a
+	// sample is answered with tokens.
+	Tokens *LiveTokens `json:"tokens,omitempty"`
+}
+
+// LiveTokens are a generative run's token figures while it goes, over the
+// samples answered so far with at least one token: TTFT and TPOT
+// percentiles from histograms (within 0.1%; the result's are exact, and
+// TPOT counts samples of two tokens or more, as the result's does), and the
+// output tokens over the time since the start.
+type LiveTokens struct {
+	Samples      int64 `json:"samples"`
+	OutputTokens int64 `json:"output_tokens"`
+	// OutputTokensPerSecond is OutputTokens over Progress.Elapsed: the run
+	// so far, as the result's output_tokens_per_second is at the end.
+	OutputTokensPerSecond float64       `json:"output_tokens_per_second"`
+	TTFTP50               time.Duration `json:"ttft_p50_ns"`
+	TTFTP99               time.Duration `json:"ttft_p99_ns"`
+	TPOTP50               time.Duration `json:"tpot_p50_ns"`
+	TPOTP99               time.Duration `json:"tpot_p99_ns"`
 }
 
 // Progress returns a snapshot; safe to call from any goroutine at any time.
@@ -65,7 +90,29 @@ func (r *Run) Progress() Progress {
 	qs, q := [3]float64{0.50, 0.90, 0.99}, [3]time.Duration{}
 	_ = r.live.Quantiles(qs[:], q[:]) // fractions within [0, 1], room for each
 	p.P50, p.P90, p.P99 = q[0], q[1], q[2]
+	p.Failures = r.failures.snapshot()
+	p.Tokens = r.liveTokens(p.Elapsed)
 	return p
+}
+
+// liveTokens are the token figures so far, nil before the first sample
+// answered with tokens. The histograms' merge is the poller's cost, not
+// the completions'.
+func (r *Run) liveTokens(elapsed time.Duration) *LiveTokens {
+	t := r.tok.Load()
+	if t == nil || t.liveSamples.Load() == 0 {
+		return nil
+	}
+	lt := &LiveTokens{Samples: t.liveSamples.Load(), OutputTokens: t.liveTokens.Load()}
+	if elapsed > 0 {
+		lt.OutputTokensPerSecond = float64(lt.OutputTokens) / elapsed.Seconds()
+	}
+	qs, v := [2]float64{0.50, 0.99}, [2]time.Duration{}
+	_ = t.ttft.Quantiles(qs[:], v[:]) // fractions within [0, 1], room for each
+	lt.TTFTP50, lt.TTFTP99 = v[0], v[1]
+	_ = t.tpot.Quantiles(qs[:], v[:])
+	lt.TPOTP50, lt.TPOTP99 = v[0], v[1]
+	return lt
 }
 
 func (r *Run) expectedEnd() time.Duration {

@@ -36,6 +36,12 @@ type tokenRecord struct {
 	// plus one (0: not failed, or failed before the record existed).
 	status []uint8
 	itl    *stats.LiveHistogram
+	// ttft and tpot are the answered samples' TTFT and TPOT (n ≥ 2) as
+	// recordTokens returns them, for Progress; the result's are exact,
+	// from the record. liveSamples and liveTokens count those samples and
+	// their output tokens.
+	ttft, tpot              *stats.LiveHistogram
+	liveSamples, liveTokens atomic.Int64
 
 	fromServer, fromResponses atomic.Int64 // samples by how Tokens was counted
 	// burst marks the answered samples of two tokens or more whose
@@ -55,6 +61,7 @@ func newTokenRecord(n int) *tokenRecord {
 	return &tokenRecord{
 		first: make([]int64, n), tokens: make([]int32, n), input: make([]int32, n),
 		status: make([]uint8, n), burst: make([]bool, n), itl: stats.NewLiveHistogram(),
+		ttft: stats.NewLiveHistogram(), tpot: stats.NewLiveHistogram(),
 	}
 }
 
@@ -97,7 +104,25 @@ func (r *Run) recordTokens(c *Completion, from, to int, off, sched int64) (ttft,
 		t.fromResponses.Add(int64(to - from))
 	}
 	t.itl.RecordEach(c.Gaps)
-	return time.Duration(first - sched), samplePOT(max(off-sched, 0), first-sched, int64(n))
+	ttft, tpot = time.Duration(first-sched), samplePOT(max(off-sched, 0), first-sched, int64(n))
+	t.recordLive(to-from, ttft, tpot, n)
+	return ttft, tpot
+}
+
+// recordLive counts k answered samples of n tokens each, with their TTFT
+// and TPOT, for Progress.
+func (t *tokenRecord) recordLive(k int, ttft, tpot time.Duration, n int32) {
+	if n < 1 {
+		return // no token: tokenResult leaves it out too
+	}
+	for range k {
+		t.ttft.Record(ttft)
+		if n >= 2 {
+			t.tpot.Record(tpot)
+		}
+	}
+	t.liveSamples.Add(int64(k))
+	t.liveTokens.Add(int64(k) * int64(n))
 }
 
 // together says whether gaps, a sample's inter-token gaps, are all zero:

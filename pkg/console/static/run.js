@@ -60,12 +60,15 @@ function showLive(page) {
   const cards = LIVE.map(([label]) => el('div', { class: 'card' }, el('div', { class: 'muted' }, label), el('div', { class: 'v', 'data-live': label }, '–')));
   const queued = el('p', { id: 'queue-position', role: 'status' });
   const charts = el('div', { id: 'live-charts' });
+  const liveTokens = tokenCards();
+  const liveFailures = failureKinds();
   const cancel = el('button', { type: 'button', id: 'cancel', class: 'danger', onclick: () => cancelRun(page, cancel) }, 'Cancel run');
   const msg = el('p', { id: 'cancel-status', role: 'status' });
   body.replaceChildren(el('div', { class: 'actions' }, cancel, msg), queued,
     el('h2', { id: 'progress-label' }, 'Progress'), bar, el('div', { class: 'cards', id: 'live' }, cards),
-    el('p', { class: 'muted' }, 'Failures by kind, token figures and the report’s plots are shown once the run ends.'), charts);
-  page.live = { bar, cards, queued, charts, t: [], qps: [], p50: [], p99: [], late: [], failed: [] };
+    liveTokens.box, liveFailures.box,
+    el('p', { class: 'muted' }, 'The failures’ first messages and the report’s plots are shown once the run ends.'), charts);
+  page.live = { bar, cards, queued, charts, tokens: liveTokens, failures: liveFailures, t: [], qps: [], p50: [], p99: [], late: [], failed: [] };
   if (page.st.state === 'queued') queued.textContent = `Queued: ${page.st.queue_position ?? 0} run(s) ahead of it.`;
   if (page.st.progress) onProgress(page, page.st.progress);
   page.abort = new AbortController();
@@ -112,7 +115,55 @@ function onProgress(page, p) {
   const t = Math.floor(p.elapsed_s);
   if (L.t.length && L.t[L.t.length - 1] === t) for (const k of ['t', 'qps', 'p50', 'p99', 'late', 'failed']) L[k].pop();
   L.t.push(t); L.qps.push(p.current_qps); L.p50.push(p.p50_ms); L.p99.push(p.p99_ms); L.late.push(p.max_issue_lateness_ms); L.failed.push(p.failed);
+  L.tokens.show(p.tokens);
+  L.failures.show(p.failures);
   drawLive(L);
+}
+
+// TOKENS are a generative run's live token figures (progress.tokens):
+// [key, label, f(tokens)]; each card's data-live is its key.
+const TOKENS = [
+  ['ttft_p50_ms', 'TTFT p50', (k) => ms(k.ttft_p50_ms)],
+  ['ttft_p99_ms', 'TTFT p99', (k) => ms(k.ttft_p99_ms)],
+  ['tpot_p50_ms', 'TPOT p50', (k) => ms(k.tpot_p50_ms)],
+  ['tpot_p99_ms', 'TPOT p99', (k) => ms(k.tpot_p99_ms)],
+  ['output_tokens_per_second', 'Output tokens/s (run so far)', (k) => num(k.output_tokens_per_second, 1)],
+  ['output_tokens', 'Output tokens', (k) => num(k.output_tokens, 0)],
+];
+
+// tokenCards: the token figures, hidden until the stream carries them
+// (only a generative run's progress does, once a sample has answered).
+function tokenCards() {
+  const values = TOKENS.map(([key]) => el('div', { class: 'v', 'data-live': key }, '–'));
+  const box = el('section', { id: 'live-tokens', hidden: '' }, el('h2', {}, 'Tokens'),
+    el('div', { class: 'cards' }, TOKENS.map(([, label], i) => el('div', { class: 'card' }, el('div', { class: 'muted' }, label), values[i]))),
+    el('p', { class: 'muted' }, 'Percentiles so far, from histograms (within 0.1%); the result’s are exact.'));
+  return {
+    box,
+    show(k) {
+      if (!k) return;
+      box.hidden = false;
+      values.forEach((v, i) => { v.textContent = TOKENS[i][2](k); });
+    },
+  };
+}
+
+// failureKinds: the failed samples so far by kind (progress.failures,
+// result.json's kinds without their messages), hidden until one fails.
+function failureKinds() {
+  const tbody = el('tbody', {});
+  const box = el('section', { id: 'live-failures', hidden: '' }, el('h2', {}, 'Failures by kind (so far)'),
+    el('div', { class: 'table-wrap' }, el('table', { id: 'live-failures-table' },
+      el('thead', {}, el('tr', {}, ['Outcome', 'Status', 'Count'].map((h) => el('th', { scope: 'col' }, h)))), tbody)));
+  return {
+    box,
+    show(fs) {
+      if (!fs || !fs.length) return;
+      box.hidden = false;
+      tbody.replaceChildren(...fs.map((f) => el('tr', { 'data-failure': f.outcome, 'data-status': f.status || '' },
+        el('td', {}, f.outcome), el('td', {}, f.status || '–'), el('td', { class: 'count' }, num(f.count, 0)))));
+    },
+  };
 }
 
 function drawLive(L) {
