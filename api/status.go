@@ -253,6 +253,11 @@ type Progress struct {
 	P90Ms              float64 `json:"p90_ms"`
 	P99Ms              float64 `json:"p99_ms"`
 	MaxIssueLatenessMs float64 `json:"max_issue_lateness_ms"`
+	// Recent is latency per second: the percentiles of the samples
+	// completed over about the last second (1 to 1.5 s: the difference of
+	// two snapshots of the live histogram); absent until the run has gone
+	// a second.
+	Recent *RecentLatency `json:"recent,omitempty"`
 	// ServerMetrics are the known metrics' values (serverview.KnownMetrics:
 	// queue depth, batch size, KV-cache use, GPU utilisation...) in the
 	// latest scrape of the server's metrics; absent when none is scraped.
@@ -293,6 +298,15 @@ type LiveTokens struct {
 	TTFTP99Ms             float64 `json:"ttft_p99_ms"`
 	TPOTP50Ms             float64 `json:"tpot_p50_ms"`
 	TPOTP99Ms             float64 `json:"tpot_p99_ms"`
+}
+
+// RecentLatency is a progress event's latency per second.
+type RecentLatency struct {
+	// P50Ms and P99Ms are 0 when no sample completed in the window.
+	P50Ms   float64 `json:"p50_ms"`
+	P99Ms   float64 `json:"p99_ms"`
+	Samples int64   `json:"samples"`
+	WindowS float64 `json:"window_s"`
 }
 
 // ProgressFrom converts the engine's snapshot; currentQPS is the caller's

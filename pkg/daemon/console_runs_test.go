@@ -42,6 +42,15 @@ func TestConsoleRunPage(t *testing.T) {
 	if !live {
 		t.Fatalf("the run's page showed its verdict before any live progress (status %+v)", env.api.status(t, id))
 	}
+	// Latency per second (the progress events' recent window) shows while
+	// the run still goes.
+	var perSecond string
+	tb.run(chromedp.Poll(`(() => { const c = document.querySelector('[data-live="Latency p99 (last second)"]');
+		return document.querySelector('#verdict') !== null || (c !== null && c.textContent !== '–'); })()`, nil, chromedp.WithPollingTimeout(stepTimeout)),
+		chromedp.Evaluate(`document.querySelector('#verdict') === null ? document.querySelector('[data-live="Latency p99 (last second)"]').textContent : ''`, &perSecond))
+	if !strings.HasSuffix(perSecond, " ms") {
+		t.Errorf("the live page showed no latency per second before the run ended (got %q)", perSecond)
+	}
 	checkVerdictAndFigures(t, tb, env, id, "run-ended")
 }
 

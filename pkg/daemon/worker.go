@@ -30,6 +30,8 @@ type activeRun struct {
 	// interrupted by shutdown); "" while nobody asked.
 	endAs atomic.Value // api.State
 	rate  rateWindow
+	// latency is the progress events' latency per second.
+	latency latencyWindow
 	// serverMetrics reads the latest scrape's known metrics (nil: none
 	// scraped yet).
 	serverMetrics atomic.Pointer[func() []serverview.LiveValue]
@@ -67,7 +69,11 @@ func (a *activeRun) progress() (api.Progress, bool) {
 	if !p.Started {
 		return api.Progress{}, false
 	}
-	out := api.ProgressFrom(p, a.rate.add(time.Now(), p.CompletedSamples))
+	now := time.Now()
+	out := api.ProgressFrom(p, a.rate.add(now, p.CompletedSamples))
+	if rl := a.latency.add(now, r.LatencySnapshot); rl.WindowS > 0 {
+		out.Recent = &api.RecentLatency{P50Ms: rl.P50Ms, P99Ms: rl.P99Ms, Samples: rl.Samples, WindowS: rl.WindowS}
+	}
 	if latest := a.serverMetrics.Load(); latest != nil {
 		out.ServerMetrics = (*latest)()
 	}

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -124,4 +126,12 @@ func (r *Run) expectedEnd() time.Duration {
 		return time.Duration(float64(e.SamplesPerQuery) / e.TargetQPS * float64(time.Second))
 	}
 	return time.Duration(e.TargetDurationMs) * time.Millisecond
+}
+
+// LatencySnapshot is the live latency histogram's counts so far (every
+// completed sample; a copy): the difference of two is the latencies of the
+// samples completed between them, which is how a live view shows latency
+// per second. Safe to call from any goroutine; it merges the shards.
+func (r *Run) LatencySnapshot() *hdrhistogram.Snapshot {
+	return r.live.Snapshot().Export()
 }

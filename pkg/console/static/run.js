@@ -49,8 +49,9 @@ const LIVE = [
   ['Over the latency bound', (p) => num(p.over_latency, 0)],
   ['Elapsed / expected', (p) => `${num(p.elapsed_s, 1)} / ${num(p.expected_end_s, 1)} s`],
   ['Throughput (completed/s)', (p) => num(p.current_qps, 1)],
-  ['Latency p50', (p) => ms(p.p50_ms)],
-  ['Latency p99', (p) => ms(p.p99_ms)],
+  ['Latency p50 (run so far)', (p) => ms(p.p50_ms)],
+  ['Latency p99 (run so far)', (p) => ms(p.p99_ms)],
+  ['Latency p99 (last second)', (p) => (p.recent && p.recent.samples ? ms(p.recent.p99_ms) : '–')],
   ['Max issue lateness', (p) => ms(p.max_issue_lateness_ms)],
 ];
 
@@ -68,7 +69,7 @@ function showLive(page) {
     el('h2', { id: 'progress-label' }, 'Progress'), bar, el('div', { class: 'cards', id: 'live' }, cards),
     liveTokens.box, liveFailures.box,
     el('p', { class: 'muted' }, 'The failures’ first messages and the report’s plots are shown once the run ends.'), charts);
-  page.live = { bar, cards, queued, charts, tokens: liveTokens, failures: liveFailures, t: [], qps: [], p50: [], p99: [], late: [], failed: [] };
+  page.live = { bar, cards, queued, charts, tokens: liveTokens, failures: liveFailures, t: [], el: [], done: [], qps: [], p50: [], p99: [], late: [], failed: [] };
   if (page.st.state === 'queued') queued.textContent = `Queued: ${page.st.queue_position ?? 0} run(s) ahead of it.`;
   if (page.st.progress) onProgress(page, page.st.progress);
   page.abort = new AbortController();
@@ -76,31 +77,46 @@ function showLive(page) {
 }
 
 // follow reads the event stream until the run ends, then shows the ended
-// page. A stream cut short (the daemon restarting) is read again.
+// page. A stream that ends or breaks before the run has (the daemon
+// restarting, a stream it dropped, 503 at its limit of streams) is read
+// again after a pause that grows to 10 s, the run's status read between
+// so a run that ended meanwhile is shown ended.
 async function follow(page) {
-  try {
-    await events(`/v1/runs/${enc(page.id)}/events`, (event, data) => {
-      if (event === 'progress' && data) onProgress(page, data);
-      else if (event === 'state' && data) {
-        setState(page, data.state);
-        if (data.state === 'running' && data.at) document.getElementById('started').textContent = when(data.at);
-      }
-    }, page.abort.signal);
-  } catch (err) {
-    if (page.abort.signal.aborted) return;
-    showError(page.live.queued, err);
-    return;
+  let pause = 1000;
+  for (;;) {
+    let broke = null;
+    try {
+      await events(`/v1/runs/${enc(page.id)}/events`, (event, data) => {
+        pause = 1000; // the stream works
+        if (event === 'progress' && data) onProgress(page, data);
+        else if (event === 'state' && data) {
+          setState(page, data.state);
+          if (data.state === 'running' && data.at) document.getElementById('started').textContent = when(data.at);
+        }
+      }, page.abort.signal);
+    } catch (err) {
+      if (page.abort.signal.aborted) return;
+      broke = err;
+    }
+    try {
+      page.st = await api(`/v1/runs/${enc(page.id)}`);
+    } catch (err) {
+      if (page.abort.signal.aborted) return;
+      broke = err;
+    }
+    if (page.st && TERMINAL.has(page.st.state)) break;
+    page.live.queued.textContent = broke ? `Lost the run's event stream (${broke.message}); trying again…` : '';
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 2, 10000);
   }
-  const st = await api(`/v1/runs/${enc(page.id)}`);
-  page.st = st;
-  if (!TERMINAL.has(st.state)) {
-    // A second's pause: a stream that keeps ending must not spin.
-    setTimeout(() => follow(page), 1000);
-    return;
-  }
+  const st = page.st;
   setState(page, st.state);
   document.getElementById('ended').textContent = when(st.ended_at);
-  await showEnded(page);
+  try {
+    await showEnded(page);
+  } catch (err) {
+    showError(page.live.queued, err);
+  }
 }
 
 function onProgress(page, p) {
@@ -111,10 +127,17 @@ function onProgress(page, p) {
   L.bar.value = Math.max(0, Math.min(1, frac));
   L.bar.dataset.issued = String(p.issued);
   L.bar.textContent = `${Math.round(L.bar.value * 100)}%`;
-  // One point a second: the stream sends two; the later one of a second wins.
+  // One point a second: the stream sends two; the later one of a second
+  // wins. Throughput is the completions since the previous second's
+  // point; latency is the last second's (progress.recent).
   const t = Math.floor(p.elapsed_s);
-  if (L.t.length && L.t[L.t.length - 1] === t) for (const k of ['t', 'qps', 'p50', 'p99', 'late', 'failed']) L[k].pop();
-  L.t.push(t); L.qps.push(p.current_qps); L.p50.push(p.p50_ms); L.p99.push(p.p99_ms); L.late.push(p.max_issue_lateness_ms); L.failed.push(p.failed);
+  if (L.t.length && L.t[L.t.length - 1] === t) for (const k of ['t', 'el', 'done', 'qps', 'p50', 'p99', 'late', 'failed']) L[k].pop();
+  const n = L.t.length;
+  const qps = n ? (p.completed_samples - L.done[n - 1]) / Math.max(p.elapsed_s - L.el[n - 1], 1e-3) : p.current_qps;
+  const r = p.recent;
+  L.t.push(t); L.el.push(p.elapsed_s); L.done.push(p.completed_samples); L.qps.push(qps);
+  L.p50.push(r && r.samples ? r.p50_ms : null); L.p99.push(r && r.samples ? r.p99_ms : null);
+  L.late.push(p.max_issue_lateness_ms); L.failed.push(p.failed);
   L.tokens.show(p.tokens);
   L.failures.show(p.failures);
   drawLive(L);
@@ -170,7 +193,7 @@ function drawLive(L) {
   const x = L.t;
   const specs = [
     ['Throughput', 'completed/s', [{ label: 'completed/s', x, y: L.qps }]],
-    ['Latency', 'ms', [{ label: 'p50', x, y: L.p50 }, { label: 'p99', x, y: L.p99 }]],
+    ['Latency per second', 'ms', [{ label: 'p50', x, y: L.p50 }, { label: 'p99', x, y: L.p99 }]],
     ['Issue lateness (max so far)', 'ms', [{ label: 'max lateness', x, y: L.late }]],
     ['Failed samples (so far)', 'samples', [{ label: 'failed', x, y: L.failed }]],
   ];
