@@ -13,11 +13,14 @@ import (
 
 // The sutproxy models of issue 33 that fool a short trial, as flags, and
 // their truths. degradeFlag is an M/D/1 of 1 ms for the first 2 s of a
-// period of load and of 3 ms after; transientFlag an M/D/1 of 1 ms whose
-// requests in the first 200 ms after each idle second are answered 80 ms
-// late.
+// period of load and of 3 ms after, a period starting with each trial
+// (restart=probe: at the first request after a run's readiness check);
+// transientFlag an M/D/1 of 1 ms whose requests in the first 200 ms after
+// each idle second are answered 80 ms late (so, in a search, the first
+// trial's; add restart=probe for every trial's). The truths replay one
+// trial from a fresh period.
 const (
-	degradeFlag   = "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1,degrade_after=2s,degrade_factor=3"
+	degradeFlag   = "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1,degrade_after=2s,degrade_factor=3,restart=probe"
 	transientFlag = "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1,transient=200ms,transient_latency=80ms"
 )
 

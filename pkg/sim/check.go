@@ -60,8 +60,8 @@ func (s ModelSpec) normalized() (ModelSpec, error) {
 		return bad("instances", "%d is not in [1, %d]", s.Instances, maxInstances)
 	}
 	if s.LLM != nil {
-		if s.Degrade != nil || s.Transient != nil || s.Idle != 0 {
-			return bad("degrade", "degrade, transient and idle are tensor models' laws, not an llm model's")
+		if s.Degrade != nil || s.Transient != nil || s.Idle != 0 || s.Restart != "" {
+			return bad("degrade", "degrade, transient, idle and restart are tensor models' laws, not an llm model's")
 		}
 		return s.normalizedLLM()
 	}

@@ -28,6 +28,17 @@ type TransientSpec struct {
 	Latency Duration `json:"latency"`
 }
 
+// Restart values: what else than an idle gap starts a period of load.
+const (
+	// RestartIdle: an idle gap only (the default).
+	RestartIdle = "idle"
+	// RestartProbe: also the first request after a readiness check of the
+	// model, as every netloadgen run makes before its load (its warm-up
+	// included), so that every trial of a search meets the law afresh
+	// whatever the pause between trials.
+	RestartProbe = "probe"
+)
+
 // defaultIdle is the arrival gap that ends a period of load.
 const defaultIdle = time.Second
 
@@ -57,6 +68,14 @@ func (s *ModelSpec) checkDrift() (string, error) {
 	if s.Idle != 0 && s.Degrade == nil && s.Transient == nil {
 		return "idle", fmt.Errorf("only degrade and transient use it: give one of them, or leave idle out")
 	}
+	switch s.Restart {
+	case "", RestartIdle, RestartProbe:
+	default:
+		return "restart", fmt.Errorf("%q is not %q or %q", s.Restart, RestartIdle, RestartProbe)
+	}
+	if s.Restart != "" && s.Degrade == nil && s.Transient == nil {
+		return "restart", fmt.Errorf("only degrade and transient use it: give one of them, or leave restart out")
+	}
 	if s.Idle < 0 || s.Idle.D() > maxOneLatency {
 		return "idle", fmt.Errorf("%s is not in (0, %s]", s.Idle, maxOneLatency)
 	}
@@ -71,6 +90,18 @@ func (s *ModelSpec) checkDrift() (string, error) {
 type drift struct {
 	seen        bool
 	last, start time.Time // the latest arrival; the current period's first
+	probed      bool      // restart: probe, and the model was asked if it is ready
+}
+
+// probed notes a readiness check: with restart: probe, the next arrival
+// starts a period of load.
+func (e *engine) probed() {
+	if e.spec.Restart != RestartProbe {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.drift.probed = true
 }
 
 // arrived notes a job's arrival and sets its period's start and its hold. An
@@ -80,8 +111,9 @@ func (d *drift) arrived(spec *ModelSpec, j *job) {
 	if spec.Degrade == nil && spec.Transient == nil {
 		return
 	}
-	if !d.seen || j.arrival.Sub(d.last) >= spec.Idle.D() {
+	if !d.seen || d.probed || j.arrival.Sub(d.last) >= spec.Idle.D() {
 		d.start = j.arrival
+		d.probed = false
 	}
 	if !d.seen || j.arrival.After(d.last) {
 		d.last = j.arrival

@@ -145,8 +145,45 @@ func TestTransientHoldIsATimer(t *testing.T) {
 	}
 }
 
+// With restart: probe, a readiness check starts a period of load: the next
+// request is in a new transient window, though no idle gap came before it.
+// Without it, the check changes nothing.
+func TestRestartOnProbe(t *testing.T) {
+	for _, restart := range []string{RestartProbe, ""} {
+		t.Run("restart="+restart, func(t *testing.T) {
+			clk := newFakeClock()
+			spec := ModelSpec{Name: "m", Function: Echo, Latency: constant(ms), Restart: restart,
+				Transient: &TransientSpec{Window: Duration(3 * ms), Latency: Duration(20 * ms)},
+				Inputs:    []TensorSpec{{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{4}}}}
+			srv, err := New([]ModelSpec{spec}, withClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { srv.Close() })
+			e, _ := srv.engine("m", "")
+			first := enqueueAt(t, e, clk, 0)
+			later := enqueueAt(t, e, clk, 5*ms)
+			if ready, err := srv.ModelReady(t.Context(), "m", ""); !ready || err != nil {
+				t.Fatalf("ModelReady: %v, %v", ready, err)
+			}
+			probed := enqueueAt(t, e, clk, 6*ms)
+			after := enqueueAt(t, e, clk, 10*ms)
+			clk.Advance(time.Second)
+			want := []time.Duration{21 * ms, 6 * ms, 7 * ms, 11 * ms}
+			if restart == RestartProbe {
+				want[2] = 27 * ms // a new window from 6 ms: held
+			}
+			for i, j := range []*job{first, later, probed, after} {
+				if _, end := times(t, e, j); end != want[i] {
+					t.Errorf("request %d: answered at %v, want %v", i, end, want[i])
+				}
+			}
+		})
+	}
+}
+
 func TestDriftFlag(t *testing.T) {
-	got, err := ParseModelFlag("name=d,max_batch=0,latency=constant:1ms,degrade_after=5s,degrade_factor=2.5,transient=200ms,transient_latency=80ms,idle=300ms")
+	got, err := ParseModelFlag("name=d,max_batch=0,latency=constant:1ms,degrade_after=5s,degrade_factor=2.5,transient=200ms,transient_latency=80ms,idle=300ms,restart=probe")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,20 +191,22 @@ func TestDriftFlag(t *testing.T) {
 		Inputs:    []TensorSpec{{Name: "INPUT0", Datatype: kserve.FP32, Shape: []int64{16}}},
 		Degrade:   &DegradeSpec{After: Duration(5 * time.Second), Factor: 2.5},
 		Transient: &TransientSpec{Window: Duration(200 * ms), Latency: Duration(80 * ms)},
-		Idle:      Duration(300 * ms)}
+		Idle:      Duration(300 * ms), Restart: RestartProbe}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 	for flag, wantErr := range map[string]string{
-		"name=d,degrade_after=5s":                           `"degrade_after" and "degrade_factor" go together`,
-		"name=d,transient_latency=5ms":                      `"transient" and "transient_latency" go together`,
-		"name=d,degrade_after=5s,degrade_factor=0.5":        "degrade.factor: 0.5 is not in [1, 1000]",
-		"name=d,degrade_after=5s,degrade_factor=x":          `key "degrade_factor": "x": want a number`,
-		"name=d,degrade_after=0s,degrade_factor=2":          `key "degrade_after": "0s": want a duration > 0`,
-		"name=d,transient=-1ms,transient_latency=5ms":       `key "transient": "-1ms": want a duration > 0`,
-		"name=d,idle=1s":                                    "idle: only degrade and transient use it",
-		"name=d,transient=1ms,transient_latency=2h":         "transient.latency: 2h0m0s is not in",
-		"name=d,kind=llm,degrade_after=1s,degrade_factor=2": "unknown key for an llm model",
+		"name=d,degrade_after=5s":                                  `"degrade_after" and "degrade_factor" go together`,
+		"name=d,transient_latency=5ms":                             `"transient" and "transient_latency" go together`,
+		"name=d,degrade_after=5s,degrade_factor=0.5":               "degrade.factor: 0.5 is not in [1, 1000]",
+		"name=d,degrade_after=5s,degrade_factor=x":                 `key "degrade_factor": "x": want a number`,
+		"name=d,degrade_after=0s,degrade_factor=2":                 `key "degrade_after": "0s": want a duration > 0`,
+		"name=d,transient=-1ms,transient_latency=5ms":              `key "transient": "-1ms": want a duration > 0`,
+		"name=d,idle=1s":                                           "idle: only degrade and transient use it",
+		"name=d,restart=probe":                                     "restart: only degrade and transient use it",
+		"name=d,transient=1ms,transient_latency=2ms,restart=first": `restart: "first" is not "idle" or "probe"`,
+		"name=d,transient=1ms,transient_latency=2h":                "transient.latency: 2h0m0s is not in",
+		"name=d,kind=llm,degrade_after=1s,degrade_factor=2":        "unknown key for an llm model",
 	} {
 		_, err := ParseModelFlag(flag)
 		if err == nil || !strings.Contains(err.Error(), wantErr) {

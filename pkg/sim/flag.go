@@ -13,7 +13,7 @@ import (
 const FlagSyntax = `name=NAME[,fn=echo|add_sub|classify][,classes=N][,dtype=FP32][,dims=16|3x32x32][,inputs=N]` +
 	`[,max_batch=8][,latency=constant:2ms|uniform:1ms:3ms|lognormal:2ms:0.3|empirical:1ms:2ms:5ms|none]` +
 	`[,per_sample=100us][,instances=N][,batch=N][,delay=1ms][,versions=1:2][,platform=P][,seed=N][,cache=1][,cache_hit=50us]` +
-	`[,degrade_after=5s,degrade_factor=3][,transient=200ms,transient_latency=80ms][,idle=1s]`
+	`[,degrade_after=5s,degrade_factor=3][,transient=200ms,transient_latency=80ms][,idle=1s][,restart=idle|probe]`
 
 // ParseModelFlag parses the compact model syntax of `sutproxy --model`: comma
 // separated key=value pairs (FlagSyntax), for example
@@ -146,6 +146,8 @@ func setFlagKey(spec *ModelSpec, key, val string, dtype *kserve.DataType, dims *
 		spec.CacheHitLatency = Duration(d)
 	case "seed":
 		spec.Seed, err = strconv.ParseUint(val, 10, 64)
+	case "restart":
+		spec.Restart = val
 	case "degrade_after", "degrade_factor", "transient", "transient_latency", "idle":
 		err = setDriftKey(spec, key, val)
 	default:

@@ -69,6 +69,9 @@ type ModelSpec struct {
 	// Idle is the gap between arrivals that ends a period of load, for
 	// Degrade and Transient; default 1s. It is an error without them.
 	Idle Duration `json:"idle,omitempty"`
+	// Restart says what else starts a period of load: "idle" (default, the
+	// gap only) or "probe" (also the first request after a readiness check).
+	Restart string `json:"restart,omitempty"`
 }
 
 // TensorSpec is one input or output. Shape uses -1 for a variable dimension
