@@ -223,6 +223,12 @@ func TestDriftInModelFiles(t *testing.T) {
     latency: {distribution: constant, value: 1ms}
     degrade: {after: 5s, factor: 3}
     transient: {window: 200ms, latency: 80ms}
+  - name: e
+    inputs: [{name: INPUT0, datatype: FP32, shape: [4]}]
+    function: echo
+    transient: {window: 200ms, latency: 80ms}
+    idle: 500ms
+    restart: probe
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -233,6 +239,9 @@ func TestDriftInModelFiles(t *testing.T) {
 	n, err := specs[0].normalized()
 	if err != nil || n.Idle.D() != time.Second {
 		t.Errorf("normalized idle %v (%v), want the 1s default", n.Idle, err)
+	}
+	if e := specs[1]; e.Idle.D() != 500*ms || e.Restart != RestartProbe {
+		t.Errorf("second model: idle %v, restart %q", e.Idle, e.Restart)
 	}
 	for doc, wantErr := range map[string]string{
 		`{"models":[{"name":"d","inputs":[{"name":"I","datatype":"FP32","shape":[4]}],"function":"echo","degrade":{"after":"1s","factor":3,"x":1}}]}`: "degrade.x: unknown field",
