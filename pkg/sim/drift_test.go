@@ -199,6 +199,8 @@ func TestDriftFlag(t *testing.T) {
 		"name=d,degrade_after=5s":                                  `"degrade_after" and "degrade_factor" go together`,
 		"name=d,transient_latency=5ms":                             `"transient" and "transient_latency" go together`,
 		"name=d,degrade_after=5s,degrade_factor=0.5":               "degrade.factor: 0.5 is not in [1, 1000]",
+		"name=d,degrade_after=5s,degrade_factor=NaN":               "degrade.factor: NaN is not in [1, 1000]",
+		"name=d,degrade_after=5s,degrade_factor=+Inf":              "degrade.factor: +Inf is not in [1, 1000]",
 		"name=d,degrade_after=5s,degrade_factor=x":                 `key "degrade_factor": "x": want a number`,
 		"name=d,degrade_after=0s,degrade_factor=2":                 `key "degrade_after": "0s": want a duration > 0`,
 		"name=d,transient=-1ms,transient_latency=5ms":              `key "transient": "-1ms": want a duration > 0`,
