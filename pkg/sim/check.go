@@ -60,6 +60,9 @@ func (s ModelSpec) normalized() (ModelSpec, error) {
 		return bad("instances", "%d is not in [1, %d]", s.Instances, maxInstances)
 	}
 	if s.LLM != nil {
+		if s.Degrade != nil || s.Transient != nil || s.Idle != 0 || s.Restart != "" {
+			return bad("degrade", "degrade, transient, idle and restart are tensor models' laws, not an llm model's")
+		}
 		return s.normalizedLLM()
 	}
 	if len(s.Inputs) == 0 {
@@ -88,6 +91,9 @@ func (s ModelSpec) normalized() (ModelSpec, error) {
 	}
 	if field, err := s.Latency.check(); err != nil {
 		return bad(join("latency", field), "%v", err)
+	}
+	if field, err := s.checkDrift(); err != nil {
+		return bad(field, "%v", err)
 	}
 	if s.CacheHitLatency < 0 || s.CacheHitLatency.D() > maxOneLatency {
 		return bad("cache_hit_latency", "%s is not in [0, %s]", s.CacheHitLatency, maxOneLatency)

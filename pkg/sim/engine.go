@@ -41,6 +41,7 @@ type engine struct {
 
 	req   requestStats
 	truth truth // under mu
+	drift drift // periods of load, for spec.Degrade and spec.Transient; under mu
 
 	// wakeLead is how much before an execution's nominal end its timer is
 	// set, so that callers resume at the nominal end rather than a timer's
@@ -72,6 +73,10 @@ type job struct {
 	arrival    time.Time
 	start, end time.Time
 	batch      int // samples in the execution that ran it
+	// period is when its period of load began and hold how long the
+	// transient law keeps its answer past its execution's end (drift).
+	period     time.Time
+	hold       time.Duration
 	state      jobState
 	err        error
 	done       chan struct{} // nil if it finished within enqueue
@@ -116,6 +121,7 @@ func (e *engine) enqueue(n int, arrival time.Time) (*job, error) {
 	if e.closed {
 		return nil, errClosed
 	}
+	e.drift.arrived(e.spec, j)
 	e.push(j)
 	e.dispatch()
 	switch j.state {
@@ -317,7 +323,7 @@ func (e *engine) launch(k, samples int, start, now time.Time) (freed time.Time) 
 	for j := first; j != nil; j = j.next {
 		j.state, j.start, j.batch = running, start, samples
 	}
-	end := start.Add(e.lat.draw(samples))
+	end := start.Add(scaled(e.spec, first, start, e.lat.draw(samples)))
 	e.truth.launched(first, samples, start, end)
 	if !end.After(now) {
 		e.finish(first, samples, start, end)
@@ -338,21 +344,43 @@ func (e *engine) launch(k, samples int, start, now time.Time) (freed time.Time) 
 	return time.Time{}
 }
 
-// finish ends an execution: records it and releases its callers.
+// finish ends an execution: records it and releases its callers, but for
+// those the transient law holds, whose answers a timer releases hold later
+// (the instance is free at end all the same).
 func (e *engine) finish(first *job, samples int, start, end time.Time) {
 	e.exec.record(samples, end.Sub(start))
 	for j := first; j != nil; {
 		next := j.next
 		j.next, j.prev = nil, nil
-		j.end = end
-		if j.state == running {
-			j.state = finished
-		}
-		if j.done != nil {
-			close(j.done)
+		if j.hold > 0 {
+			e.holdAnswer(j, end.Add(j.hold))
+		} else {
+			release(j, end)
 		}
 		j = next
 	}
+}
+
+// release ends a job at end. Called with mu held.
+func release(j *job, end time.Time) {
+	j.end = end
+	if j.state == running {
+		j.state = finished
+	}
+	if j.done != nil {
+		close(j.done)
+	}
+}
+
+// holdAnswer releases j at end, on a timer set the wake lead early as an
+// execution's is. Called with mu held. enqueue gives a job that has not
+// finished a done channel, so the timer always has one to close.
+func (e *engine) holdAnswer(j *job, end time.Time) {
+	e.clk.AfterFunc(end.Sub(e.clk.Now())-time.Duration(e.wakeLead.Load()), func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		release(j, end)
+	})
 }
 
 // close fails every queued job; running executions end on their own timers.

@@ -12,7 +12,8 @@ import (
 // FlagSyntax summarises ParseModelFlag's syntax, for a flag's usage text.
 const FlagSyntax = `name=NAME[,fn=echo|add_sub|classify][,classes=N][,dtype=FP32][,dims=16|3x32x32][,inputs=N]` +
 	`[,max_batch=8][,latency=constant:2ms|uniform:1ms:3ms|lognormal:2ms:0.3|empirical:1ms:2ms:5ms|none]` +
-	`[,per_sample=100us][,instances=N][,batch=N][,delay=1ms][,versions=1:2][,platform=P][,seed=N][,cache=1][,cache_hit=50us]`
+	`[,per_sample=100us][,instances=N][,batch=N][,delay=1ms][,versions=1:2][,platform=P][,seed=N][,cache=1][,cache_hit=50us]` +
+	`[,degrade_after=5s,degrade_factor=3][,transient=200ms,transient_latency=80ms][,idle=1s][,restart=idle|probe]`
 
 // ParseModelFlag parses the compact model syntax of `sutproxy --model`: comma
 // separated key=value pairs (FlagSyntax), for example
@@ -60,6 +61,11 @@ func ParseModelFlag(s string) (ModelSpec, error) {
 		}
 		if !dtypeSet {
 			dtype = kserve.Int32
+		}
+	}
+	for _, pair := range [][2]string{{"degrade_after", "degrade_factor"}, {"transient", "transient_latency"}} {
+		if seen[pair[0]] != seen[pair[1]] {
+			return ModelSpec{}, fmt.Errorf("sim: --model %q: keys %q and %q go together: give both", s, pair[0], pair[1])
 		}
 	}
 	if seen["delay"] && !seen["batch"] {
@@ -140,6 +146,10 @@ func setFlagKey(spec *ModelSpec, key, val string, dtype *kserve.DataType, dims *
 		spec.CacheHitLatency = Duration(d)
 	case "seed":
 		spec.Seed, err = strconv.ParseUint(val, 10, 64)
+	case "restart":
+		spec.Restart = val
+	case "degrade_after", "degrade_factor", "transient", "transient_latency", "idle":
+		err = setDriftKey(spec, key, val)
 	default:
 		return fmt.Errorf("unknown key; the syntax is %s", FlagSyntax)
 	}
@@ -227,4 +237,49 @@ func parseLatency(val string, perSample Duration) (LatencySpec, error) {
 		return l, fmt.Errorf("%q: distribution is constant, uniform, lognormal, empirical or none", val)
 	}
 	return l, nil
+}
+
+// setDriftKey sets one of the degrade and transient laws' keys.
+func setDriftKey(spec *ModelSpec, key, val string) error {
+	if key == "degrade_factor" {
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return fmt.Errorf("%q: want a number >= 1, such as 3 or 2.5", val)
+		}
+		spec.Degrade = degradeOf(spec)
+		spec.Degrade.Factor = f
+		return nil
+	}
+	d, err := time.ParseDuration(val)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q: want a duration > 0, such as 200ms or 5s", val)
+	}
+	switch key {
+	case "degrade_after":
+		spec.Degrade = degradeOf(spec)
+		spec.Degrade.After = Duration(d)
+	case "transient":
+		spec.Transient = transientOf(spec)
+		spec.Transient.Window = Duration(d)
+	case "transient_latency":
+		spec.Transient = transientOf(spec)
+		spec.Transient.Latency = Duration(d)
+	case "idle":
+		spec.Idle = Duration(d)
+	}
+	return nil
+}
+
+func degradeOf(spec *ModelSpec) *DegradeSpec {
+	if spec.Degrade == nil {
+		return &DegradeSpec{}
+	}
+	return spec.Degrade
+}
+
+func transientOf(spec *ModelSpec) *TransientSpec {
+	if spec.Transient == nil {
+		return &TransientSpec{}
+	}
+	return spec.Transient
 }

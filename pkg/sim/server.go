@@ -172,10 +172,13 @@ func (s *Server) RepositoryIndex(context.Context) []triton.RepositoryModel {
 }
 
 // ModelReady is true for a known model version until Close.
+// A check starts a period of load of a model with restart: probe.
 func (s *Server) ModelReady(_ context.Context, name, version string) (bool, error) {
-	if _, err := s.engine(name, version); err != nil {
+	e, err := s.engine(name, version)
+	if err != nil {
 		return false, err
 	}
+	e.probed()
 	return !s.closed.Load(), nil
 }
 

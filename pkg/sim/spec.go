@@ -59,6 +59,19 @@ type ModelSpec struct {
 	// LLM makes the model a simulated LLM (LLMSpec): its tensors, function
 	// and time are then the LLM's, and the tensor knobs above are refused.
 	LLM *LLMSpec `json:"llm,omitempty"`
+	// Degrade slows the model down once a period of load has lasted a while
+	// (DegradeSpec): a server a short trial misjudges.
+	Degrade *DegradeSpec `json:"degrade,omitempty"`
+	// Transient answers slowly for the first moments of each period of load
+	// (TransientSpec): a server whose first fraction of a second must not
+	// decide a search.
+	Transient *TransientSpec `json:"transient,omitempty"`
+	// Idle is the gap between arrivals that ends a period of load, for
+	// Degrade and Transient; default 1s. It is an error without them.
+	Idle Duration `json:"idle,omitempty"`
+	// Restart says what else starts a period of load: "idle" (default, the
+	// gap only) or "probe" (also the first request after a readiness check).
+	Restart string `json:"restart,omitempty"`
 }
 
 // TensorSpec is one input or output. Shape uses -1 for a variable dimension

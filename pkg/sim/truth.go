@@ -19,7 +19,8 @@ func (t *truth) launched(first *job, samples int, start, end time.Time) {
 	for j := first; j != nil; j = j.next {
 		t.jobs++
 		t.queueNS += uint64(max(start.Sub(j.arrival), 0))
-		t.inferNS += uint64(max(end.Sub(start), 0))
+		// A transient's hold counts as compute_infer, as Infer records it.
+		t.inferNS += uint64(max(end.Add(j.hold).Sub(start), 0))
 	}
 }
 
