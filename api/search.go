@@ -35,6 +35,9 @@ func (s Search) check(scenario string, lim Limits) error {
 	if s.UpperQPS != 0 && s.LowerQPS >= s.UpperQPS {
 		return fieldErr("search.lower_qps", "%v must be below upper_qps %v", s.LowerQPS, s.UpperQPS)
 	}
+	if w := s.TrialWarmupMs; w != nil && *w > uint64(lim.MaxDuration.Milliseconds()) {
+		return fieldErr("search.trial_warmup_ms", "%d ms is over this daemon's limit of %d ms (%v)", *w, lim.MaxDuration.Milliseconds(), lim.MaxDuration)
+	}
 	if s.VerifyRuns < 0 || s.VerifyRuns > maxVerifyRuns {
 		return fieldErr("search.verify_runs", "must be in [0, %d], got %d", maxVerifyRuns, s.VerifyRuns)
 	}
@@ -46,6 +49,9 @@ func (s Search) check(scenario string, lim Limits) error {
 func (s Search) checkFields() error {
 	if s.MaxTrials < 0 {
 		return fieldErr("search.max_trials", "must not be negative, got %d", s.MaxTrials)
+	}
+	if r := s.RetryFailedTrials; r != nil && (*r < 0 || *r > MaxRetryFailedTrials) {
+		return fieldErr("search.retry_failed_trials", "must be in [0, %d] (0: never retry), got %d", MaxRetryFailedTrials, *r)
 	}
 	if g := s.GoodputPercent; g < 0 || g > 100 || math.IsNaN(g) {
 		return fieldErr("search.goodput_percent", "must be a percentage in (0, 100], e.g. 90, got %v", g)
@@ -114,7 +120,7 @@ func (s Search) checkPeakKnobs() error {
 		set   bool
 	}{{"lower_qps", s.LowerQPS != 0}, {"upper_qps", s.UpperQPS != 0}, {"precision", s.Precision != 0},
 		{"verify_runs", s.VerifyRuns != 0}, {"delta", s.Delta != 0}, {"max_trials", s.MaxTrials != 0},
-		{"goodput_percent", s.GoodputPercent != 0}} {
+		{"goodput_percent", s.GoodputPercent != 0}, {"retry_failed_trials", s.RetryFailedTrials != nil && *s.RetryFailedTrials != 0}} {
 		if k.set {
 			return fieldErr("search."+k.field, "is for mode %q; a sweep runs one trial per rate", SearchFindPeak)
 		}

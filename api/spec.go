@@ -365,4 +365,18 @@ type Search struct {
 	// these speeds (trace_speed), in order, instead of Server rates (mode
 	// sweep with a trace only; give rates or trace_speeds).
 	TraceSpeeds []float64 `json:"trace_speeds,omitempty"`
+	// TrialWarmupMs is every trial's warm-up at its own rate, on the
+	// connections the trial then uses, before its timed run (0: none).
+	// Absent: settings.warmup_ms when given, else 10% of the minimum
+	// duration, at most 1,000 ms.
+	TrialWarmupMs *uint64 `json:"trial_warmup_ms,omitempty"`
+	// RetryFailedTrials runs a find-peak trial that failed within a third
+	// of its minimum duration, and would so bound the search from above,
+	// again up to this many times before its failure stands (absent: 1;
+	// 0: never; at most MaxRetryFailedTrials).
+	RetryFailedTrials *int `json:"retry_failed_trials,omitempty"`
 }
+
+// MaxRetryFailedTrials bounds Search.RetryFailedTrials: a server that
+// fails early that often is failing.
+const MaxRetryFailedTrials = 5

@@ -395,6 +395,11 @@ type Trial struct {
 	// SLO (search.json's, absent otherwise).
 	TokenLatencies *TrialTokenLatencies `json:"token_latencies,omitempty"`
 	Goodput        *TrialGoodput        `json:"goodput,omitempty"`
+	// RetryOf is the trial this one ran again (it failed early and would
+	// have bounded the search); RetriedAs the trial that ran this one
+	// again, whose verdict the search took. 0: none.
+	RetryOf   int `json:"retry_of,omitempty"`
+	RetriedAs int `json:"retried_as,omitempty"`
 }
 
 // TrialTokenLatencies are a trial's TTFT and TPOT at the percentile, in ms,

@@ -87,7 +87,7 @@ func roundTripSpecs() map[string]string {
 		    "schedule_rng_seed": 3, "sample_concatenate_permutation": true, "performance_issue_unique": false,
 		    "drain_timeout_ms": 2500, "early_verdict": false, "warmup_ms": 250, "concurrency": 4, "issuers": 2},
 		  "search": {"mode": "find-peak", "lower_qps": 100, "upper_qps": 5000, "precision": 0.5, "verify_runs": 5, "delta": 0.01,
-		    "early_verdict": false, "max_trials": 12, "goodput_percent": 90}}`,
+		    "early_verdict": false, "max_trials": 12, "goodput_percent": 90, "trial_warmup_ms": 0, "retry_failed_trials": 3}}`,
 		"find-peak with its default early verdict": `{"target": "http://h:1", "model": "identity", "scenario": "Server", "ruleset": "loadgen6",
 		  "settings": {"target_qps": 500, "min_duration_ms": 2000}, "search": {"mode": "find-peak", "early_verdict": true}}`,
 		"sweep of rates": `{"target": "grpc://h:2", "model": "identity", "scenario": "Server", "ruleset": "loadgen6",

@@ -40,6 +40,11 @@ func addFindPeakFlags(f *specFlags) *findPeakFlags {
 	fs.IntVar(&p.s.MaxTrials, "max-trials", 0, fmt.Sprintf("find-peak: give up after this many trials (default %d)", search.DefaultMaxTrials))
 	fs.Float64Var(&p.s.GoodputPercent, "goodput", 0, "find-peak: a goodput search, the highest Server QPS at which at least this percentage of samples meet --slo (e.g. 90)")
 	fs.BoolVar(&p.earlyVerdict, "trial-early-verdict", true, "find-peak: stop a trial as soon as it can no longer pass (same answer, sooner)")
+	f.uint(&p.s.TrialWarmupMs, "trial-warmup-ms", "search.trial_warmup_ms",
+		"find-peak and sweep: warm each trial up at its own rate for this long, on the connections it then uses, before its timed run (default: --warmup-ms when given, else 10% of --min-duration-ms, at most 1000; 0: none)")
+	retry := new(int)
+	fs.IntVar(retry, "retry-failed-trials", 1, fmt.Sprintf("find-peak: run a trial that failed within a third of --min-duration-ms, and would so bound the search from above, again up to this many times before its failure stands (0: never, at most %d)", api.MaxRetryFailedTrials))
+	f.optional("retry-failed-trials", "search.retry_failed_trials", func() { p.s.RetryFailedTrials = retry })
 	for field, name := range map[string]string{"lower_qps": "search-start", "upper_qps": "search-upper", "precision": "search-precision",
 		"delta": "search-delta", "verify_runs": "verify-runs", "max_trials": "max-trials", "early_verdict": "trial-early-verdict",
 		"goodput_percent": "goodput"} {

@@ -444,7 +444,7 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	case modeFindPeak:
 		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
 	case modeSweep:
-		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict", "goodput"} {
+		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict", "goodput", "retry-failed-trials"} {
 			if f.set[name] {
 				return *spec, runspec.Env{}, fmt.Errorf("--%s: only with --mode find-peak; a sweep runs one trial per rate", name)
 			}
@@ -453,6 +453,7 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 		if err != nil {
 			return *spec, runspec.Env{}, err
 		}
+		s.TrialWarmupMs = f.findPeak.s.TrialWarmupMs // a sweep's trials warm up too
 		spec.Search = s
 	}
 	// The user's own environment and files: any variable, any path.

@@ -108,6 +108,15 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		  "search": {"mode": "find-peak", "lower_qps": 20, "upper_qps": 100, "precision": 10, "delta": 0.05, "verify_runs": 2,
 		    "max_trials": 30, "early_verdict": false}}`,
 	}, {
+		"a peak search's trial warm-up and retries, 0 given as 0",
+		[]string{"--mode", "find-peak", "--target", "http://h:1", "--model", "m", "--trial-warmup-ms", "0", "--retry-failed-trials", "2"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server",
+		  "search": {"mode": "find-peak", "early_verdict": true, "trial_warmup_ms": 0, "retry_failed_trials": 2}}`,
+	}, {
+		"a sweep's trial warm-up",
+		[]string{"--mode", "sweep", "--target", "http://h:1", "--model", "m", "--rates", "100", "--trial-warmup-ms", "250"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "search": {"mode": "sweep", "rates": [100], "trial_warmup_ms": 250}}`,
+	}, {
 		"a sweep over a rate range",
 		[]string{"--mode", "sweep", "--target", "http://h:1", "--model", "m", "--rate-range", "100:300:100", "--sweep-stop-saturated"},
 		`{"target": "http://h:1", "model": "m", "scenario": "Server", "search": {"mode": "sweep", "rates": [100, 200, 300], "stop_saturated": true}}`,
@@ -205,4 +214,19 @@ func TestTokenFlagErrorsNameTheFlag(t *testing.T) {
 
 func jsonString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// A search's retries out of range, or given to a sweep, are refused
+// naming --retry-failed-trials.
+func TestRetryFlagErrorsNameTheFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"--mode", "find-peak", "--retry-failed-trials", "9"},
+		{"--mode", "find-peak", "--retry-failed-trials", "-1"},
+		{"--mode", "sweep", "--rates", "100", "--retry-failed-trials", "1"},
+	} {
+		_, err := parseRunFlags(append([]string{"--target", "http://h:1", "--model", "m", "--out", t.TempDir()}, args...), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--retry-failed-trials") {
+			t.Errorf("%v: %v, want an error naming --retry-failed-trials", args, err)
+		}
+	}
 }

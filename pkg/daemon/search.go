@@ -89,6 +89,7 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 				MinDurationMet: c.MinDurationMet, MinQueriesMet: c.MinQueriesMet, NoFailedSamples: c.NoFailedSamples}
 		}
 		tr.TokenLatencies, tr.Goodput = trialTokens(t)
+		tr.RetryOf, tr.RetriedAs = t.RetryOf, t.RetriedAs
 		out = append(out, tr)
 	}
 	st := &api.SearchStatus{

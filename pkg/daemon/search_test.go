@@ -195,3 +195,17 @@ func TestSearchStatusCarriesTokenFigures(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+// A trial run again because it failed early (issue 33) is in the run's
+// trials list beside its retry, each pointing at the other.
+func TestSearchStatusListsARetryAndItsTrial(t *testing.T) {
+	res := &search.Result{Trials: []search.Trial{
+		{Index: 1, Dir: "trial-001", Target: 100, Pass: true},
+		{Index: 2, Dir: "trial-002", Target: 200, RetriedAs: 3},
+		{Index: 3, Dir: "trial-003", Target: 200, Pass: true, RetryOf: 2},
+	}}
+	trials, _ := searchStatus(res, "r1")
+	if len(trials) != 3 || trials[1].RetriedAs != 3 || trials[2].RetryOf != 2 || trials[0].RetryOf != 0 || trials[0].RetriedAs != 0 {
+		t.Fatalf("trials %+v; want 2 retried as 3, 3 a retry of 2", trials)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/search"
@@ -30,6 +31,31 @@ type Search struct {
 	// trial's shape opened by AtSpeed; Rates are then unused.
 	TraceSpeeds []float64
 	AtSpeed     func(speed float64) (trace.Shape, error)
+	// TrialWarmupMs, when set, is every trial's warm-up (the engine's
+	// warmup_ms per trial: its own rate, on the connections the trial
+	// then uses; 0: none); nil leaves the base settings' warm-up.
+	// runspec gives it its default (DefaultTrialWarmupMs).
+	TrialWarmupMs *uint64
+	// RetryFailed runs a trial that failed within a third of its minimum
+	// duration, and would so bound the search from above, again up to
+	// this many times before its failure stands (search.Retry; 0: never).
+	RetryFailed int
+}
+
+// MaxTrialWarmupMs caps the default trial warm-up: long enough for
+// connections, caches and a JIT to settle, short beside a trial.
+const MaxTrialWarmupMs = 1000
+
+// DefaultTrialWarmupMs is a search trial's warm-up when none is asked for:
+// 10% of the minimum duration, at most MaxTrialWarmupMs.
+func DefaultTrialWarmupMs(minDurationMs uint64) uint64 {
+	return min(MaxTrialWarmupMs, minDurationMs/10)
+}
+
+// retryWithin is "early" for search.Retry: a third of the minimum
+// duration (search.Retry says why).
+func retryWithin(ls loadgen.Settings) time.Duration {
+	return time.Duration(ls.MinDurationMs) * time.Millisecond / 3
 }
 
 // SearchOptions observe a search.
@@ -80,9 +106,14 @@ func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*searc
 	c := search.Config{
 		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: scr.Logger(o.Logger),
 		Trials: &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict, Judge: judge,
-			AtSpeed: speedsOnly(s)},
+			AtSpeed: speedsOnly(s), WarmupMs: s.TrialWarmupMs},
 		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
 		Finished: o.Finished, Mode: mode, Judge: judge,
+		Retry:         search.Retry{Times: s.RetryFailed, Within: retryWithin(base.Settings)},
+		TrialWarmupMs: base.Settings.Engine.WarmupMs,
+	}
+	if s.TrialWarmupMs != nil {
+		c.TrialWarmupMs = *s.TrialWarmupMs
 	}
 	if o.Starting != nil {
 		c.Starting = func(req search.TrialRequest, lower, upper float64) { o.Starting(req, lower, upper, unit) }

@@ -29,6 +29,9 @@ type networkTrials struct {
 	// AtSpeed, when set, makes each trial's target a trace speed: the
 	// trial replays the run's trace file at it (a sweep of speeds).
 	AtSpeed func(speed float64) (trace.Shape, error)
+	// WarmupMs, when set, replaces the base's engine.warmup_ms in every
+	// trial (Search.TrialWarmupMs).
+	WarmupMs *uint64
 }
 
 // trialSpec is base with target applied: Server's target QPS, or
@@ -73,6 +76,11 @@ func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (
 		return search.TrialResult{}, err
 	}
 	spec.OutDir = req.Dir
+	if n.WarmupMs != nil {
+		// Each trial warms its own connections at its own rate: a
+		// transient of a cold start must not decide the search.
+		spec.Settings.Engine.WarmupMs = *n.WarmupMs
+	}
 	early := n.EarlyVerdict && n.Judge.By != search.JudgedByGoodput
 	own := early && spec.Settings.Ruleset == loadgen.RulesetLoadGen6 && spec.Settings.Scenario == trace.Server
 	spec.Settings.Engine.EarlyVerdict = early && !own

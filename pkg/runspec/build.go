@@ -214,13 +214,13 @@ func build(s api.RunSpec, env Env) (Run, map[string]string, error) {
 	if r.Spec.Conversations, err = buildSessions(s, &r.Spec.Settings, env); err != nil {
 		return Run{}, nil, err
 	}
-	r.Search = buildSearch(s.Search, bs)
+	r.Search = buildSearch(s.Search, bs, r.Spec.Settings)
 	return r, src, nil
 }
 
 // buildSearch is the spec's search block as the runner's, nil for one
 // run; a sweep of trace speeds reopens the trace at each (bs.atSpeed).
-func buildSearch(sp *api.Search, bs builtShape) *runner.Search {
+func buildSearch(sp *api.Search, bs builtShape, ls loadgen.Settings) *runner.Search {
 	if sp == nil {
 		return nil
 	}
@@ -230,17 +230,40 @@ func buildSearch(sp *api.Search, bs builtShape) *runner.Search {
 		// A failing trial need not run to its end: on unless asked off.
 		EarlyVerdict: sp.EarlyVerdict == nil || *sp.EarlyVerdict,
 		MaxTrials:    sp.MaxTrials,
+		// No transient decides (issue 33): each trial warms up, and one
+		// that failed early runs once more before it bounds the search.
+		TrialWarmupMs: trialWarmup(sp, ls),
+		RetryFailed:   1,
+	}
+	if sp.RetryFailedTrials != nil {
+		rs.RetryFailed = *sp.RetryFailedTrials
 	}
 	if sp.Mode == api.SearchSweep {
 		// A sweep measures every rate: a trial cut short by its verdict
 		// measures less, so it runs to its end unless asked.
 		rs.EarlyVerdict = sp.EarlyVerdict != nil && *sp.EarlyVerdict
 		rs.Rates, rs.StopSaturated = append([]float64(nil), sp.Rates...), sp.StopSaturated
+		rs.RetryFailed = 0 // a sweep measures every rate; it bounds nothing
 		if len(sp.TraceSpeeds) > 0 {
 			rs.TraceSpeeds, rs.AtSpeed = append([]float64(nil), sp.TraceSpeeds...), bs.atSpeed
 		}
 	}
 	return rs
+}
+
+// trialWarmup is the warm-up of each of a search's trials: the search's
+// own, else settings.warmup_ms when given (nil: the base's, kept), else
+// runner.DefaultTrialWarmupMs of the minimum duration.
+func trialWarmup(sp *api.Search, ls loadgen.Settings) *uint64 {
+	if sp.TrialWarmupMs != nil {
+		w := *sp.TrialWarmupMs
+		return &w
+	}
+	if ls.Engine.WarmupMs > 0 {
+		return nil
+	}
+	w := runner.DefaultTrialWarmupMs(ls.MinDurationMs)
+	return &w
 }
 
 // librarySize is the sample library's total and performance sample

@@ -133,6 +133,8 @@ var FlagTable = []Flag{
 	{"rates", "search.rates", KindNumberList},
 	{"trace-speeds", "search.trace_speeds", KindNumberList},
 	{"sweep-stop-saturated", "search.stop_saturated", KindBool},
+	{"trial-warmup-ms", "search.trial_warmup_ms", KindNumber},
+	{"retry-failed-trials", "search.retry_failed_trials", KindNumber},
 	{"workers", "workers", KindNumber},
 	{"workers-wait-ms", "workers_wait_ms", KindNumber},
 	{"max-clock-uncertainty-ms", "max_clock_uncertainty_ms", KindNumber},

@@ -62,6 +62,7 @@ func Summary(res *Result) string {
 	fmt.Fprintln(&b)
 	writeTable(&b, res)
 	fmt.Fprintln(&b)
+	writeRetries(&b, res)
 	if t, ok := res.PeakRecord(); ok {
 		fmt.Fprintln(&b, peakLine(res, t))
 		if len(res.Verifying) > 0 {
@@ -74,6 +75,40 @@ func Summary(res *Result) string {
 	fmt.Fprintf(&b, "Ended: %s\n", res.EndReason)
 	fmt.Fprintf(&b, "Trials: %d; total time %.1f s\n", len(res.Trials), res.DurationS)
 	return b.String()
+}
+
+// writeRetries says, for each trial run again because it failed early,
+// what the retry found, and when it changed the outcome: a search capped
+// by a transient would otherwise not show it.
+func writeRetries(w io.Writer, res *Result) {
+	byIndex := make(map[int]Trial, len(res.Trials))
+	for _, t := range res.Trials {
+		byIndex[t.Index] = t
+	}
+	wrote := false
+	for _, t := range res.Trials {
+		first, ok := byIndex[t.RetryOf]
+		if t.RetryOf == 0 || !ok {
+			continue
+		}
+		why := "failed"
+		if first.EarlyVerdict != "" {
+			why = "stopped by its early verdict"
+		}
+		outcome := "failed again: the failure stands"
+		if t.Pass {
+			outcome = "passed: the retry changed the outcome"
+		}
+		if t.RetriedAs != 0 {
+			outcome = "failed again, and was run once more"
+		}
+		fmt.Fprintf(w, "Retry: trial %d at %s %s after %.1f s; trial %d ran it again and %s\n",
+			first.Index, fmtNum(first.Target), why, first.DurationS, t.Index, outcome)
+		wrote = true
+	}
+	if wrote {
+		fmt.Fprintln(w)
+	}
 }
 
 // writeTable writes one row per trial: its figures, each criterion of its
@@ -98,10 +133,19 @@ func writeTable(w io.Writer, res *Result) {
 		if t.EarlyVerdict != "" {
 			ev = "stopped"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%s\t%s\t%s%s\t%s\t%.1f\t%s\t\n", t.Index, t.Phase, fmtNum(t.Target),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f\t%s\t%s\t%s%s\t%s\t%.1f\t%s\t\n", t.Index, phaseCell(t), fmtNum(t.Target),
 			t.Achieved, tailCell(t), criteriaCells(res, t.Criteria), extraCells(res, t), t.Verdict, yesNo(t.Pass), t.DurationS, ev)
 	}
 	tw.Flush()
+}
+
+// phaseCell is a trial's phase, with the trial it ran again when it is a
+// retry ("bisect, retry of 3").
+func phaseCell(t Trial) string {
+	if t.RetryOf != 0 {
+		return fmt.Sprintf("%s, retry of %d", t.Phase, t.RetryOf)
+	}
+	return string(t.Phase)
 }
 
 // failedTailMs is where a tail latency in ms is a failed sample's

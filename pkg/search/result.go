@@ -43,13 +43,18 @@ type Result struct {
 	PeakRunVerdict string   `json:"peak_run_verdict,omitempty"`
 	PeakRunNotMet  []string `json:"peak_run_not_met,omitempty"`
 	// Lower and Upper are the last bracket (Upper 0: no trial failed).
-	Lower     float64   `json:"lower"`
-	Upper     float64   `json:"upper"`
-	EndReason string    `json:"end_reason"`
-	Trials    []Trial   `json:"trials"`
-	Started   time.Time `json:"started"`
-	Ended     time.Time `json:"ended"`
-	DurationS float64   `json:"duration_s"`
+	Lower     float64 `json:"lower"`
+	Upper     float64 `json:"upper"`
+	EndReason string  `json:"end_reason"`
+	// TrialWarmupMs is each trial's warm-up before its timed run (0:
+	// none); RetryFailedTrials how many times a trial that failed early
+	// may run again (Config.Retry).
+	TrialWarmupMs     uint64    `json:"trial_warmup_ms,omitempty"`
+	RetryFailedTrials int       `json:"retry_failed_trials,omitempty"`
+	Trials            []Trial   `json:"trials"`
+	Started           time.Time `json:"started"`
+	Ended             time.Time `json:"ended"`
+	DurationS         float64   `json:"duration_s"`
 }
 
 // Trial is one trial in the record.
@@ -94,6 +99,11 @@ type Trial struct {
 	// the SLO (with --slo). Absent otherwise.
 	TokenLatencies *TokenFigures   `json:"token_latencies,omitempty"`
 	Goodput        *GoodputFigures `json:"goodput,omitempty"`
+	// RetryOf is the trial this one ran again (Config.Retry: it failed
+	// early); RetriedAs the trial that ran this one again, whose verdict
+	// the search took instead of this one's. 0: none.
+	RetryOf   int `json:"retry_of,omitempty"`
+	RetriedAs int `json:"retried_as,omitempty"`
 }
 
 // Percentiles are a trial's sample latencies in ms; FailedPercentile (-1)

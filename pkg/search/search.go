@@ -37,6 +37,12 @@ type Config struct {
 	// Judge labels how the trials are judged (the TrialRunner judges
 	// them); its zero value is the ruleset's (JudgedBy).
 	Judge Judge
+	// Retry runs again a trial that failed early and would bound the
+	// search from above (zero: never, today's search).
+	Retry Retry
+	// TrialWarmupMs labels the record with each trial's warm-up (the
+	// TrialRunner sends it).
+	TrialWarmupMs uint64
 }
 
 // Record and summary file names in a search's directory, and the record of
@@ -79,58 +85,15 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		res.GoodputPercent, res.SLO = c.Judge.GoodputPercent, &slo
 	}
 	res.Criterion = criterionText(res)
+	res.TrialWarmupMs, res.RetryFailedTrials = c.TrialWarmupMs, c.Retry.Times
+	sr := &searchRun{c: c, res: res, log: log, maxTrials: maxTrials}
 	var runErr error
-	for {
+	for runErr == nil && res.EndReason == "" {
 		step, ok := c.Planner.Next()
 		if !ok {
 			break
 		}
-		if len(res.Trials) >= maxTrials {
-			res.EndReason = fmt.Sprintf("stopped after %d trials (max trials) before the search converged", maxTrials)
-			break
-		}
-		req := TrialRequest{Index: len(res.Trials) + 1, Target: step.Target, Phase: step.Phase}
-		if c.Dir != "" {
-			req.Dir = filepath.Join(c.Dir, TrialDir(req.Index))
-		}
-		lo, hi := c.Planner.Bounds()
-		if c.Starting != nil {
-			c.Starting(req, lo, hi)
-		}
-		log.Info("trial starting", "trial", req.Index, "phase", string(req.Phase), "target", req.Target, "lower", lo, "upper", hi)
-		tr, err := c.Trials.RunTrial(ctx, req)
-		if err != nil {
-			runErr = fmt.Errorf("trial %d at %v: %w", req.Index, req.Target, err)
-			res.EndReason = "error: " + runErr.Error()
-			if ctx.Err() != nil {
-				res.EndReason = string(loadgen.StopCancelled)
-				if errors.Is(context.Cause(ctx), loadgen.ErrInterrupted) {
-					res.EndReason = string(loadgen.StopInterrupted)
-				}
-			}
-			break
-		}
-		c.Planner.Record(tr.Pass)
-		if a, ok := c.Planner.(achievedRecorder); ok {
-			a.RecordAchieved(req.Target, tr.Achieved)
-		}
-		t := trialRecord(req, tr)
-		if c.Dir != "" {
-			t.Dir = TrialDir(req.Index)
-		}
-		res.Trials = append(res.Trials, t)
-		res.Criterion = criterionText(res)
-		res.Lower, res.Upper = bracket(c.Planner)
-		log.Info("trial finished", "trial", t.Index, "target", t.Target, "pass", t.Pass, "verdict", t.Verdict,
-			"tail_latency_ms", t.TailLatencyMs, "early_verdict", t.EarlyVerdict)
-		if c.Dir != "" {
-			if err := writeJSON(filepath.Join(c.Dir, ResultFile), res); err != nil {
-				log.Warn("writing the search record", "error", err)
-			}
-		}
-		if c.Finished != nil {
-			c.Finished(t, res)
-		}
+		runErr = sr.step(ctx, step)
 	}
 	res.Ended = time.Now()
 	res.DurationS = res.Ended.Sub(res.Started).Seconds()
@@ -143,6 +106,100 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		}
 	}
 	return res, runErr
+}
+
+// searchRun is one search under way: the driver's state between steps.
+type searchRun struct {
+	c         Config
+	res       *Result
+	log       *slog.Logger
+	maxTrials int
+}
+
+// step runs the planner's step: one trial and, while it failed early and
+// would bound the search from above, its retries (Config.Retry); the
+// planner records the last attempt's verdict alone. An error, or max
+// trials, ends the search (res.EndReason says why).
+func (s *searchRun) step(ctx context.Context, step Step) error {
+	retryOf := 0
+	for attempt := 0; ; attempt++ {
+		if len(s.res.Trials) >= s.maxTrials {
+			s.res.EndReason = fmt.Sprintf("stopped after %d trials (max trials) before the search converged", s.maxTrials)
+			return nil
+		}
+		t, tr, err := s.trial(ctx, step, retryOf)
+		if err != nil {
+			return err
+		}
+		_, hi := s.c.Planner.Bounds()
+		retry := attempt < s.c.Retry.Times && len(s.res.Trials)+1 < s.maxTrials && s.c.Mode != ModeSweep &&
+			step.Target < hi && s.c.Retry.failedEarly(tr)
+		if retry {
+			t.RetriedAs = t.Index + 1
+			s.log.Info("trial failed early: running it again before it bounds the search", "trial", t.Index,
+				"target", t.Target, "run_s", tr.runDuration().Seconds(), "early_verdict", t.EarlyVerdict)
+			s.keep(t)
+			retryOf = t.Index
+			continue
+		}
+		s.c.Planner.Record(tr.Pass)
+		if a, ok := s.c.Planner.(achievedRecorder); ok {
+			a.RecordAchieved(step.Target, tr.Achieved)
+		}
+		s.keep(t)
+		return nil
+	}
+}
+
+// trial runs one trial of step (a retry of trial retryOf, 0: none) and
+// returns its record; an error (or ctx ended) sets the end reason.
+func (s *searchRun) trial(ctx context.Context, step Step, retryOf int) (Trial, TrialResult, error) {
+	c, res := s.c, s.res
+	req := TrialRequest{Index: len(res.Trials) + 1, Target: step.Target, Phase: step.Phase}
+	if c.Dir != "" {
+		req.Dir = filepath.Join(c.Dir, TrialDir(req.Index))
+	}
+	lo, hi := c.Planner.Bounds()
+	if c.Starting != nil {
+		c.Starting(req, lo, hi)
+	}
+	s.log.Info("trial starting", "trial", req.Index, "phase", string(req.Phase), "target", req.Target, "lower", lo, "upper", hi, "retry_of", retryOf)
+	tr, err := c.Trials.RunTrial(ctx, req)
+	if err != nil {
+		runErr := fmt.Errorf("trial %d at %v: %w", req.Index, req.Target, err)
+		res.EndReason = "error: " + runErr.Error()
+		if ctx.Err() != nil {
+			res.EndReason = string(loadgen.StopCancelled)
+			if errors.Is(context.Cause(ctx), loadgen.ErrInterrupted) {
+				res.EndReason = string(loadgen.StopInterrupted)
+			}
+		}
+		return Trial{}, tr, runErr
+	}
+	t := trialRecord(req, tr)
+	t.RetryOf = retryOf
+	if c.Dir != "" {
+		t.Dir = TrialDir(req.Index)
+	}
+	return t, tr, nil
+}
+
+// keep adds t to the record, writes search.json and tells Finished.
+func (s *searchRun) keep(t Trial) {
+	c, res := s.c, s.res
+	res.Trials = append(res.Trials, t)
+	res.Criterion = criterionText(res)
+	res.Lower, res.Upper = bracket(c.Planner)
+	s.log.Info("trial finished", "trial", t.Index, "target", t.Target, "pass", t.Pass, "verdict", t.Verdict,
+		"tail_latency_ms", t.TailLatencyMs, "early_verdict", t.EarlyVerdict)
+	if c.Dir != "" {
+		if err := writeJSON(filepath.Join(c.Dir, ResultFile), res); err != nil {
+			s.log.Warn("writing the search record", "error", err)
+		}
+	}
+	if c.Finished != nil {
+		c.Finished(t, res)
+	}
 }
 
 func bracket(p Planner) (float64, float64) {
@@ -191,12 +248,12 @@ func conclude(res *Result, o Outcome) {
 func checkPeak(res *Result, o Outcome) {
 	n := len(res.Trials)
 	if o.Verifying > 0 {
-		if o.Verifying > n {
+		if o.Verifying > len(lastDecisive(res.Trials, o.Verifying)) {
 			res.EndReason = "internal: more verifying runs than trials; no peak reported"
 			return
 		}
 		best := -1
-		for i := n - o.Verifying; i < n; i++ {
+		for _, i := range lastDecisive(res.Trials, o.Verifying) {
 			t := res.Trials[i]
 			if !t.Pass || t.Target != o.Peak || t.Phase != PhaseVerify {
 				res.EndReason = fmt.Sprintf("internal: verifying trial %d did not pass at %v; no peak reported", t.Index, o.Peak)

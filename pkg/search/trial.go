@@ -31,7 +31,10 @@ type TrialResult struct {
 	Achieved, Metric float64
 	TailLatency      time.Duration
 	Percentile       float64
-	Duration         time.Duration
+	// Duration is the whole trial's wall time; RunDuration its timed run's
+	// (the engine's duration: no connect, probe or warm-up), 0 if not known.
+	Duration    time.Duration
+	RunDuration time.Duration
 	// EarlyVerdict says why the trial was stopped before its end ("" if it
 	// was not).
 	EarlyVerdict string
@@ -127,7 +130,7 @@ func Passes(r *loadgen.Result) bool {
 // TrialResultOf is what the search takes from a finished run that lasted d,
 // judged by j.
 func TrialResultOf(r *loadgen.Result, d time.Duration, j Judge) TrialResult {
-	tr := TrialResult{Pass: j.Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d,
+	tr := TrialResult{Pass: j.Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d, RunDuration: time.Duration(r.DurationNs),
 		Criteria: &Criteria{LatencyMet: r.PerfConstraintsMet, EarlyStoppingMet: r.EarlyStoppingMet,
 			MinDurationMet: r.MinDurationMet, MinQueriesMet: r.MinQueriesMet, NoFailedSamples: r.NoFailedSamples}}
 	switch r.Scenario {
