@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -222,6 +223,22 @@ func TestConsoleRunsList(t *testing.T) {
 	}
 }
 
+// closedTarget is the URL of a loopback port that was just free (a
+// listener opened and closed): a run against it is refused, where a fixed
+// port might be served by something else on the machine.
+func closedTarget(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr
+}
+
 // consoleSpec is a Server run of the identity model at qps for
 // durationMs, judged at p90 (early stopping needs some 100 queries there,
 // p99 some 500) with a 2 s bound: the tests are of the pages, not of the
@@ -416,7 +433,7 @@ func TestConsoleSweepAndFailedPages(t *testing.T) {
 		t.Errorf("the run's page shows %d kinds of failure, the API %d (want some)", failures, len(ost.Failures))
 	}
 
-	failed := env.api.submit(t, consoleSpec("http://127.0.0.1:1", 20, 500))
+	failed := env.api.submit(t, consoleSpec(closedTarget(t), 20, 500))
 	fst := env.api.waitEnded(t, failed, 30*time.Second)
 	if fst.State != api.StateFailed || fst.Error == "" {
 		t.Fatalf("a run against a closed port: state %s, error %q; want failed with an error", fst.State, fst.Error)

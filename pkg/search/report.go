@@ -102,8 +102,8 @@ func writeRetries(w io.Writer, res *Result) {
 		if t.RetriedAs != 0 {
 			outcome = "failed again, and was run once more"
 		}
-		fmt.Fprintf(w, "Retry: trial %d at %s %s after %.1f s; trial %d ran it again and %s\n",
-			first.Index, fmtNum(first.Target), why, first.DurationS, t.Index, outcome)
+		fmt.Fprintf(w, "Retry: trial %d at %s %s after %.1f s of its timed run; trial %d ran it again and %s\n",
+			first.Index, fmtNum(first.Target), why, first.RunS, t.Index, outcome)
 		wrote = true
 	}
 	if wrote {

@@ -75,7 +75,10 @@ type Trial struct {
 	TailLatencyAnsweredMs *float64 `json:"tail_latency_answered_ms,omitempty"`
 	Percentile            float64  `json:"percentile"`
 	DurationS             float64  `json:"duration_s"`
-	EarlyVerdict          string   `json:"early_verdict,omitempty"`
+	// RunS is the trial's timed run (the engine's duration, without
+	// connecting or the warm-up): what a retry's "failed early" measures.
+	RunS         float64 `json:"run_s,omitempty"`
+	EarlyVerdict string  `json:"early_verdict,omitempty"`
 	// LatencyBoundMs is the latency constraint's bound at Percentile
 	// (Server).
 	LatencyBoundMs float64 `json:"latency_bound_ms,omitempty"`

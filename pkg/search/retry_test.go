@@ -62,11 +62,11 @@ func TestRetryRunsAnEarlyFailureAgain(t *testing.T) {
 		t.Errorf("retry_failed_trials %d in the record, want 1", res.RetryFailedTrials)
 	}
 	got, err := Load(dir)
-	if err != nil || got.Trials[1].RetriedAs != 3 || got.Trials[2].RetryOf != 2 {
+	if err != nil || got.Trials[1].RetriedAs != 3 || got.Trials[2].RetryOf != 2 || got.Trials[1].RunS != 0.1 {
 		t.Fatalf("search.json: %v, %+v", err, got)
 	}
 	sum, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
-	for _, want := range []string{"Retry: trial 2 at 200 stopped by its early verdict", "trial 3 ran it again and passed: the retry changed the outcome", "boundary, retry of 2"} {
+	for _, want := range []string{"Retry: trial 2 at 200 stopped by its early verdict after 0.1 s of its timed run", "trial 3 ran it again and passed: the retry changed the outcome", "boundary, retry of 2"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}
