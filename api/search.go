@@ -58,6 +58,9 @@ func (s Search) checkFields() error {
 	}
 	switch s.Mode {
 	case SearchFindPeak:
+		if err := s.checkStrategy(); err != nil {
+			return err
+		}
 		if len(s.Rates) > 0 {
 			return fieldErr("search.rates", "are a sweep's (mode %q); %s finds its own targets", SearchSweep, SearchFindPeak)
 		}
@@ -120,10 +123,26 @@ func (s Search) checkPeakKnobs() error {
 		set   bool
 	}{{"lower_qps", s.LowerQPS != 0}, {"upper_qps", s.UpperQPS != 0}, {"precision", s.Precision != 0},
 		{"verify_runs", s.VerifyRuns != 0}, {"delta", s.Delta != 0}, {"max_trials", s.MaxTrials != 0},
-		{"goodput_percent", s.GoodputPercent != 0}, {"retry_failed_trials", s.RetryFailedTrials != nil && *s.RetryFailedTrials != 0}} {
+		{"goodput_percent", s.GoodputPercent != 0}, {"retry_failed_trials", s.RetryFailedTrials != nil && *s.RetryFailedTrials != 0},
+		{"strategy", s.Strategy != ""}, {"scout_duration_ms", s.ScoutDurationMs != 0}} {
 		if k.set {
 			return fieldErr("search."+k.field, "is for mode %q; a sweep runs one trial per rate", SearchFindPeak)
 		}
 	}
 	return nil
+}
+
+// checkStrategy checks a find-peak's strategy, and that a scout duration
+// comes with the scout strategy.
+func (s Search) checkStrategy() error {
+	switch s.Strategy {
+	case "", SearchScout:
+		return nil
+	case SearchFull:
+		if s.ScoutDurationMs != 0 {
+			return fieldErr("search.scout_duration_ms", "is the scout strategy's; strategy %q runs every trial at full length", SearchFull)
+		}
+		return nil
+	}
+	return fieldErr("search.strategy", "%q is not %q (short trials scout, full-length ones verify) or %q (every trial at full length, as LoadGen)", s.Strategy, SearchScout, SearchFull)
 }

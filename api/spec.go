@@ -375,7 +375,21 @@ type Search struct {
 	// again up to this many times before its failure stands (absent: 1;
 	// 0: never; at most MaxRetryFailedTrials).
 	RetryFailedTrials *int `json:"retry_failed_trials,omitempty"`
+	// Strategy is a find-peak's: SearchScout (absent too) scouts the peak
+	// with short trials and verifies it at full length, SearchFull runs
+	// every trial at full length, as LoadGen's own search does.
+	Strategy string `json:"strategy,omitempty"`
+	// ScoutDurationMs is a scout trial's minimum duration (absent: 10% of
+	// the full trial's, and at least as long as the percentile's
+	// early-stopping minimum of queries takes at the trial's rate).
+	ScoutDurationMs uint64 `json:"scout_duration_ms,omitempty"`
 }
+
+// Search strategies of a find-peak (Search.Strategy).
+const (
+	SearchScout = "scout"
+	SearchFull  = "full"
+)
 
 // MaxRetryFailedTrials bounds Search.RetryFailedTrials: a server that
 // fails early that often is failing.

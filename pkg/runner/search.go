@@ -8,6 +8,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/search"
+	"github.com/netloadgen/netloadgen/pkg/stats"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -40,6 +41,13 @@ type Search struct {
 	// duration, and would so bound the search from above, again up to
 	// this many times before its failure stands (search.Retry; 0: never).
 	RetryFailed int
+	// TrialWarmupDefault, when set, warms each trial up for
+	// DefaultTrialWarmupMs of its own minimum duration (a scout trial's is
+	// short); TrialWarmupMs is then unused.
+	TrialWarmupDefault bool
+	// ScoutDuration is a scout trial's minimum duration with
+	// Options.Strategy search.StrategyScout (0: scoutLength's default).
+	ScoutDuration time.Duration
 }
 
 // MaxTrialWarmupMs caps the default trial warm-up: long enough for
@@ -52,10 +60,42 @@ func DefaultTrialWarmupMs(minDurationMs uint64) uint64 {
 	return min(MaxTrialWarmupMs, minDurationMs/10)
 }
 
+// DefaultScoutShare is a scout trial's default minimum duration as a share
+// of the full trial's.
+const DefaultScoutShare = 0.1
+
+// scoutLength is a scout trial's minimum duration, ls being the trial's
+// full-length settings: explicit when given, else DefaultScoutShare of the
+// full trial (the longer of the minimum duration and the minimum query
+// count at the trial's rate), and at least the time the percentile's
+// early-stopping minimum of queries takes at that rate, so that the short
+// trial's tail is an estimate LoadGen would make; never longer than the
+// full trial.
+func scoutLength(ls loadgen.Settings, explicit time.Duration) time.Duration {
+	rate, pct := ls.ServerTargetQPS, ls.ServerTargetLatencyPercentile
+	if ls.Scenario == trace.MultiStream {
+		rate, pct = ls.MultiStreamTargetQPS, ls.MultiStreamTargetLatencyPercentile
+	}
+	full := time.Duration(ls.MinDurationMs) * time.Millisecond
+	if rate > 0 {
+		full = max(full, seconds(float64(ls.MinQueryCount)/rate))
+	}
+	if explicit > 0 {
+		return min(explicit, full)
+	}
+	d := time.Duration(float64(full) * DefaultScoutShare)
+	if f, err := stats.NewMinPassingFinder(pct, stats.EarlyStoppingConfidence); err == nil && rate > 0 {
+		d = max(d, seconds(float64(f.MinQueries())/rate))
+	}
+	return min(d, full)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
 // retryWithin is "early" for search.Retry: a third of the minimum
 // duration (search.Retry says why).
 func retryWithin(ls loadgen.Settings) time.Duration {
-	return time.Duration(ls.MinDurationMs) * time.Millisecond / 3
+	return time.Duration(float64(time.Duration(ls.MinDurationMs)*time.Millisecond) * search.EarlyShare)
 }
 
 // SearchOptions observe a search.
@@ -106,13 +146,21 @@ func FindPeak(ctx context.Context, base Spec, s Search, o SearchOptions) (*searc
 	c := search.Config{
 		Planner: planner, Dir: base.OutDir, MaxTrials: s.MaxTrials, Logger: scr.Logger(o.Logger),
 		Trials: &networkTrials{Base: base, Options: o.Options, Observer: o.Observer, EarlyVerdict: s.EarlyVerdict, Judge: judge,
-			AtSpeed: speedsOnly(s), WarmupMs: s.TrialWarmupMs},
+			AtSpeed: speedsOnly(s), WarmupMs: s.TrialWarmupMs, WarmupDefault: s.TrialWarmupDefault, ScoutDuration: s.ScoutDuration},
 		Ruleset: string(base.Settings.Ruleset), Scenario: base.Settings.Scenario.String(), Algorithm: algo, Unit: unit,
 		Finished: o.Finished, Mode: mode, Judge: judge,
 		Retry:         search.Retry{Times: s.RetryFailed, Within: retryWithin(base.Settings)},
 		TrialWarmupMs: base.Settings.Engine.WarmupMs,
+		Strategy:      s.Options.Strategy,
+		MinDuration:   time.Duration(base.Settings.MinDurationMs) * time.Millisecond,
 	}
-	if s.TrialWarmupMs != nil {
+	if mode == search.ModeFindPeak && c.Strategy == "" {
+		c.Strategy = search.StrategyFull
+	}
+	switch {
+	case s.TrialWarmupDefault:
+		c.TrialWarmupMs = DefaultTrialWarmupMs(base.Settings.MinDurationMs)
+	case s.TrialWarmupMs != nil:
 		c.TrialWarmupMs = *s.TrialWarmupMs
 	}
 	if o.Starting != nil {

@@ -32,6 +32,12 @@ type networkTrials struct {
 	// WarmupMs, when set, replaces the base's engine.warmup_ms in every
 	// trial (Search.TrialWarmupMs).
 	WarmupMs *uint64
+	// WarmupDefault, when set, warms each trial up for
+	// DefaultTrialWarmupMs of its own minimum duration instead.
+	WarmupDefault bool
+	// ScoutDuration is a scout trial's minimum duration (0: scoutLength's
+	// default).
+	ScoutDuration time.Duration
 }
 
 // trialSpec is base with target applied: Server's target QPS, or
@@ -76,9 +82,18 @@ func (n *networkTrials) RunTrial(ctx context.Context, req search.TrialRequest) (
 		return search.TrialResult{}, err
 	}
 	spec.OutDir = req.Dir
-	if n.WarmupMs != nil {
+	if req.Scout {
+		// A short trial: its length alone, whatever the full trial's
+		// query count would ask.
+		spec.Settings.MinDurationMs = uint64(max(scoutLength(spec.Settings, n.ScoutDuration).Milliseconds(), 1))
+		spec.Settings.MinQueryCount = 1
+	}
+	switch {
+	case n.WarmupDefault:
 		// Each trial warms its own connections at its own rate: a
 		// transient of a cold start must not decide the search.
+		spec.Settings.Engine.WarmupMs = DefaultTrialWarmupMs(spec.Settings.MinDurationMs)
+	case n.WarmupMs != nil:
 		spec.Settings.Engine.WarmupMs = *n.WarmupMs
 	}
 	early := n.EarlyVerdict && n.Judge.By != search.JudgedByGoodput

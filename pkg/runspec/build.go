@@ -232,8 +232,17 @@ func buildSearch(sp *api.Search, bs builtShape, ls loadgen.Settings) *runner.Sea
 		MaxTrials:    sp.MaxTrials,
 		// No transient decides (issue 33): each trial warms up, and one
 		// that failed early runs once more before it bounds the search.
-		TrialWarmupMs: trialWarmup(sp, ls),
-		RetryFailed:   1,
+		RetryFailed: 1,
+	}
+	rs.TrialWarmupMs, rs.TrialWarmupDefault = trialWarmup(sp, ls)
+	if sp.Mode == api.SearchFindPeak {
+		// Scout short, verify at full length (issue 33), unless asked for
+		// LoadGen's own search.
+		rs.Options.Strategy = search.StrategyScout
+		if sp.Strategy == api.SearchFull {
+			rs.Options.Strategy = search.StrategyFull
+		}
+		rs.ScoutDuration = time.Duration(sp.ScoutDurationMs) * time.Millisecond
 	}
 	if sp.RetryFailedTrials != nil {
 		rs.RetryFailed = *sp.RetryFailedTrials
@@ -252,18 +261,15 @@ func buildSearch(sp *api.Search, bs builtShape, ls loadgen.Settings) *runner.Sea
 }
 
 // trialWarmup is the warm-up of each of a search's trials: the search's
-// own, else settings.warmup_ms when given (nil: the base's, kept), else
-// runner.DefaultTrialWarmupMs of the minimum duration.
-func trialWarmup(sp *api.Search, ls loadgen.Settings) *uint64 {
+// own, else settings.warmup_ms when given (nil, false: the base's, kept),
+// else the default (true): runner.DefaultTrialWarmupMs of each trial's
+// own minimum duration.
+func trialWarmup(sp *api.Search, ls loadgen.Settings) (*uint64, bool) {
 	if sp.TrialWarmupMs != nil {
 		w := *sp.TrialWarmupMs
-		return &w
+		return &w, false
 	}
-	if ls.Engine.WarmupMs > 0 {
-		return nil
-	}
-	w := runner.DefaultTrialWarmupMs(ls.MinDurationMs)
-	return &w
+	return nil, ls.Engine.WarmupMs == 0
 }
 
 // librarySize is the sample library's total and performance sample

@@ -27,6 +27,10 @@ type Options struct {
 	// trial passes when at least this percentage of its samples met the
 	// settings' SLO (JudgeFor).
 	GoodputPercent float64
+	// Strategy is StrategyFull ("" too: every trial full length) or
+	// StrategyScout (short trials bracket the peak, full-length ones
+	// verify it).
+	Strategy string
 }
 
 // Algorithm names.
@@ -44,8 +48,29 @@ const (
 	UnitSpeed = "x trace speed"
 )
 
-// Plan picks the algorithm for the settings' ruleset and scenario.
+// Plan picks the algorithm for the settings' ruleset and scenario, under
+// o.Strategy.
 func Plan(s loadgen.Settings, o Options) (p Planner, algorithm, unit string, err error) {
+	p, algorithm, unit, err = planFull(s, o)
+	if err != nil {
+		return nil, "", "", err
+	}
+	switch o.Strategy {
+	case "", StrategyFull:
+		return p, algorithm, unit, nil
+	case StrategyScout:
+		if algorithm != AlgoFindPeak {
+			// v0.5 verifies already: only its bracketing is scouted.
+			return scoutBoundary{p}, algorithm, unit, nil
+		}
+		p, err = NewScoutVerify(p, o.Precision)
+		return p, algorithm, unit, err
+	}
+	return nil, "", "", fmt.Errorf("%w: strategy %q is not %q or %q", ErrConfig, o.Strategy, StrategyScout, StrategyFull)
+}
+
+// planFull is the algorithm itself, every trial full length.
+func planFull(s loadgen.Settings, o Options) (p Planner, algorithm, unit string, err error) {
 	for _, v := range []float64{o.Start, o.Upper, o.Precision, o.Delta} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, "", "", fmt.Errorf("%w: search options must be finite and not negative", ErrConfig)

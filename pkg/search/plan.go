@@ -24,6 +24,9 @@ const (
 type Step struct {
 	Target float64 // QPS (Server) or samples per query (MultiStream)
 	Phase  Phase
+	// Scout asks for a short trial (the scout strategy's first stage);
+	// false for a full-length one.
+	Scout bool
 }
 
 // Outcome is how a search ended.

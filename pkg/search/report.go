@@ -74,6 +74,9 @@ func Summary(res *Result) string {
 	fmt.Fprintf(&b, "Bracket: [%s, %s)\n", fmtNum(res.Lower), upperText(res.Upper))
 	fmt.Fprintf(&b, "Ended: %s\n", res.EndReason)
 	fmt.Fprintf(&b, "Trials: %d; total time %.1f s\n", len(res.Trials), res.DurationS)
+	if l := strategyLine(res); l != "" {
+		fmt.Fprintln(&b, l)
+	}
 	return b.String()
 }
 
@@ -142,10 +145,41 @@ func writeTable(w io.Writer, res *Result) {
 // phaseCell is a trial's phase, with the trial it ran again when it is a
 // retry ("bisect, retry of 3").
 func phaseCell(t Trial) string {
-	if t.RetryOf != 0 {
-		return fmt.Sprintf("%s, retry of %d", t.Phase, t.RetryOf)
+	p := string(t.Phase)
+	if t.Stage == StageScout {
+		p = "scout " + p
 	}
-	return string(t.Phase)
+	if t.RetryOf != 0 {
+		return fmt.Sprintf("%s, retry of %d", p, t.RetryOf)
+	}
+	return p
+}
+
+// strategyLine is a scout search's stages, each with its trials and time,
+// beside what the timed runs of as many trials would have taken at full
+// length; "" for a full search.
+func strategyLine(res *Result) string {
+	if res.Strategy != StrategyScout {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Strategy: scout (short trials scout the peak, full-length ones verify it):")
+	for i, st := range res.Stages {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(&b, " %s %d %s in %.1f s", st.Stage, st.Trials, plural(st.Trials, "trial"), st.DurationS)
+	}
+	fmt.Fprintf(&b, ".\nTime: %.1f s spent; at full length, the timed runs alone of these %d trials would take %.1f s (%d × %.1f s minimum duration)",
+		res.DurationS, len(res.Trials), res.FullLengthS, len(res.Trials), res.MinDurationS)
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // failedTailMs is where a tail latency in ms is a failed sample's

@@ -49,18 +49,34 @@ type Result struct {
 	// TrialWarmupMs is each trial's warm-up before its timed run (0:
 	// none); RetryFailedTrials how many times a trial that failed early
 	// may run again (Config.Retry).
-	TrialWarmupMs     uint64    `json:"trial_warmup_ms,omitempty"`
-	RetryFailedTrials int       `json:"retry_failed_trials,omitempty"`
-	Trials            []Trial   `json:"trials"`
-	Started           time.Time `json:"started"`
-	Ended             time.Time `json:"ended"`
-	DurationS         float64   `json:"duration_s"`
+	TrialWarmupMs     uint64 `json:"trial_warmup_ms,omitempty"`
+	RetryFailedTrials int    `json:"retry_failed_trials,omitempty"`
+	// Strategy is StrategyFull or StrategyScout (absent from records
+	// written before strategies: full). Stages are a scout search's time
+	// in each stage; MinDurationS the full-length trial's minimum
+	// duration, and FullLengthS what the timed runs of as many trials
+	// would have taken at full length (trials × MinDurationS), beside
+	// DurationS, the time spent.
+	Strategy     string      `json:"strategy,omitempty"`
+	Stages       []StageTime `json:"stages,omitempty"`
+	MinDurationS float64     `json:"min_duration_s,omitempty"`
+	FullLengthS  float64     `json:"full_length_equivalent_s,omitempty"`
+	Trials       []Trial     `json:"trials"`
+	Started      time.Time   `json:"started"`
+	Ended        time.Time   `json:"ended"`
+	DurationS    float64     `json:"duration_s"`
 }
 
 // Trial is one trial in the record.
 type Trial struct {
-	Index         int     `json:"index"`
-	Phase         Phase   `json:"phase"`
+	Index int   `json:"index"`
+	Phase Phase `json:"phase"`
+	// Stage is the trial's stage in a scout search: StageScout, a short
+	// trial, or StageVerify, a full-length one (absent in a full search).
+	// MinDurationS is the minimum duration it ran with (absent where not
+	// known).
+	Stage         string  `json:"stage,omitempty"`
+	MinDurationS  float64 `json:"min_duration_s,omitempty"`
 	Target        float64 `json:"target"`
 	Dir           string  `json:"dir,omitempty"` // relative to the search's directory
 	Pass          bool    `json:"pass"`
@@ -107,6 +123,14 @@ type Trial struct {
 	// the search took instead of this one's. 0: none.
 	RetryOf   int `json:"retry_of,omitempty"`
 	RetriedAs int `json:"retried_as,omitempty"`
+}
+
+// StageTime is a scout search's stage: its trials and the wall time they
+// took.
+type StageTime struct {
+	Stage     string  `json:"stage"`
+	Trials    int     `json:"trials"`
+	DurationS float64 `json:"duration_s"`
 }
 
 // Percentiles are a trial's sample latencies in ms; FailedPercentile (-1)

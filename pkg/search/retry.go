@@ -22,9 +22,20 @@ type Retry struct {
 	Within time.Duration
 }
 
-// failedEarly reports that tr failed within r.Within of its timed run.
+// EarlyShare is "early" as a share of a trial's minimum duration: the
+// runner sets Retry.Within to it of the full length, and a trial that says
+// its own (a scout's, TrialResult.MinDuration) is early within this share
+// of that.
+const EarlyShare = 1.0 / 3
+
+// failedEarly reports that tr failed within r.Within of its timed run, or
+// within EarlyShare of a shorter minimum duration of its own.
 func (r Retry) failedEarly(tr TrialResult) bool {
-	return !tr.Pass && r.Within > 0 && tr.runDuration() < r.Within
+	within := r.Within
+	if own := time.Duration(float64(tr.MinDuration) * EarlyShare); own > 0 && own < within {
+		within = own
+	}
+	return !tr.Pass && within > 0 && tr.runDuration() < within
 }
 
 // runDuration is the trial's timed run (the wall time of the whole trial

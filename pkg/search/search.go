@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
@@ -43,6 +44,12 @@ type Config struct {
 	// TrialWarmupMs labels the record with each trial's warm-up (the
 	// TrialRunner sends it).
 	TrialWarmupMs uint64
+	// Strategy labels the record (the Planner carries it out: Plan);
+	// StrategyScout also stages the trials and holds the peak to a
+	// full-length trial. MinDuration is a full-length trial's, for the
+	// record's full-length equivalent.
+	Strategy    string
+	MinDuration time.Duration
 }
 
 // Record and summary file names in a search's directory, and the record of
@@ -86,6 +93,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	res.Criterion = criterionText(res)
 	res.TrialWarmupMs, res.RetryFailedTrials = c.TrialWarmupMs, c.Retry.Times
+	res.Strategy, res.MinDurationS = c.Strategy, c.MinDuration.Seconds()
 	sr := &searchRun{c: c, res: res, log: log, maxTrials: maxTrials}
 	var runErr error
 	for runErr == nil && res.EndReason == "" {
@@ -155,7 +163,13 @@ func (s *searchRun) step(ctx context.Context, step Step) error {
 // returns its record; an error (or ctx ended) sets the end reason.
 func (s *searchRun) trial(ctx context.Context, step Step, retryOf int) (Trial, TrialResult, error) {
 	c, res := s.c, s.res
-	req := TrialRequest{Index: len(res.Trials) + 1, Target: step.Target, Phase: step.Phase}
+	req := TrialRequest{Index: len(res.Trials) + 1, Target: step.Target, Phase: step.Phase, Scout: step.Scout}
+	if c.Strategy == StrategyScout {
+		req.Stage = StageVerify
+		if step.Scout {
+			req.Stage = StageScout
+		}
+	}
 	if c.Dir != "" {
 		req.Dir = filepath.Join(c.Dir, TrialDir(req.Index))
 	}
@@ -177,7 +191,7 @@ func (s *searchRun) trial(ctx context.Context, step Step, retryOf int) (Trial, T
 		return Trial{}, tr, runErr
 	}
 	t := trialRecord(req, tr)
-	t.RetryOf = retryOf
+	t.RetryOf, t.Stage = retryOf, req.Stage
 	if c.Dir != "" {
 		t.Dir = TrialDir(req.Index)
 	}
@@ -190,6 +204,7 @@ func (s *searchRun) keep(t Trial) {
 	res.Trials = append(res.Trials, t)
 	res.Criterion = criterionText(res)
 	res.Lower, res.Upper = bracket(c.Planner)
+	res.Stages, res.FullLengthS = stagesOf(res), float64(len(res.Trials))*res.MinDurationS
 	s.log.Info("trial finished", "trial", t.Index, "target", t.Target, "pass", t.Pass, "verdict", t.Verdict,
 		"tail_latency_ms", t.TailLatencyMs, "early_verdict", t.EarlyVerdict)
 	if c.Dir != "" {
@@ -215,6 +230,7 @@ func trialRecord(req TrialRequest, tr TrialResult) Trial {
 		Index: req.Index, Phase: req.Phase, Target: req.Target, Pass: tr.Pass, Verdict: tr.Verdict,
 		Achieved: tr.Achieved, Metric: tr.Metric, TailLatencyMs: float64(tr.TailLatency) / 1e6,
 		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), RunS: tr.RunDuration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
+		MinDurationS: tr.MinDuration.Seconds(),
 		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria, Latency: tr.Latency, OverBound: tr.OverBound,
 		TokenLatencies: tr.Tokens, Goodput: tr.Goodput,
 		LatencyAnswered: tr.LatencyAnswered, FailedSamples: tr.FailedSamples, TailLatencyAnsweredMs: answeredMs(tr.TailAnswered),
@@ -270,10 +286,30 @@ func checkPeak(res *Result, o Outcome) {
 		return
 	}
 	for i := n - 1; i >= 0; i-- {
-		if t := res.Trials[i]; t.Pass && t.Target == o.Peak {
+		// A scout search's peak is a full-length trial's, never a scout's.
+		if t := res.Trials[i]; t.Pass && t.Target == o.Peak && t.Stage != StageScout {
 			res.Found, res.Peak, res.PeakTrial, res.Reported = true, o.Peak, t.Index, t.Metric
 			return
 		}
 	}
 	res.EndReason = fmt.Sprintf("internal: no passing trial at %v; no peak reported", o.Peak)
+}
+
+// stagesOf is a scout search's time in each stage, in the order the stages
+// began; nil for a full search.
+func stagesOf(res *Result) []StageTime {
+	var out []StageTime
+	for _, t := range res.Trials {
+		if t.Stage == "" {
+			continue
+		}
+		i := slices.IndexFunc(out, func(s StageTime) bool { return s.Stage == t.Stage })
+		if i < 0 {
+			out = append(out, StageTime{Stage: t.Stage})
+			i = len(out) - 1
+		}
+		out[i].Trials++
+		out[i].DurationS += t.DurationS
+	}
+	return out
 }

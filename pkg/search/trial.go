@@ -14,6 +14,10 @@ type TrialRequest struct {
 	Index  int // from 1
 	Target float64
 	Phase  Phase
+	// Scout asks for a short trial (Step.Scout); Stage is the trial's
+	// stage in a scout search (StageScout, StageVerify; "" in a full one).
+	Scout bool
+	Stage string
 	// Dir is where the trial writes its logs ("" writes none).
 	Dir string
 }
@@ -35,6 +39,9 @@ type TrialResult struct {
 	// (the engine's duration: no connect, probe or warm-up), 0 if not known.
 	Duration    time.Duration
 	RunDuration time.Duration
+	// MinDuration is the minimum duration the trial was run with: a scout
+	// trial's is short (0: not known). A retry's "early" is a share of it.
+	MinDuration time.Duration
 	// EarlyVerdict says why the trial was stopped before its end ("" if it
 	// was not).
 	EarlyVerdict string
@@ -131,6 +138,7 @@ func Passes(r *loadgen.Result) bool {
 // judged by j.
 func TrialResultOf(r *loadgen.Result, d time.Duration, j Judge) TrialResult {
 	tr := TrialResult{Pass: j.Passes(r), Verdict: r.Validity, Achieved: r.CompletedSamplesPerSec, Duration: d, RunDuration: time.Duration(r.DurationNs),
+		MinDuration: time.Duration(r.Effective.MinDurationMs) * time.Millisecond,
 		Criteria: &Criteria{LatencyMet: r.PerfConstraintsMet, EarlyStoppingMet: r.EarlyStoppingMet,
 			MinDurationMet: r.MinDurationMet, MinQueriesMet: r.MinQueriesMet, NoFailedSamples: r.NoFailedSamples}}
 	switch r.Scenario {

@@ -59,7 +59,7 @@ func (f *MinPassingFinder) EstimateSelect(n int64, at func(k int64) time.Duratio
 // estimate is the estimate of n values but its value, and the index of
 // the value in ascending order (n − t).
 func (f *MinPassingFinder) estimate(n int64) (PercentileEstimate, int64) {
-	est := PercentileEstimate{Queries: n, MinQueries: f.loopMinPassing(1) + 1}
+	est := PercentileEstimate{Queries: n, MinQueries: f.MinQueries()}
 	if n < est.MinQueries {
 		return est, 0
 	}

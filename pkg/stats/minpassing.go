@@ -58,6 +58,11 @@ func NewMinPassingFinder(p, confidence float64) (*MinPassingFinder, error) {
 // Percentile returns the finder's percentile p.
 func (f *MinPassingFinder) Percentile() float64 { return f.p }
 
+// MinQueries is the fewest latencies an early-stopping estimate of the
+// percentile is made from (PercentileEstimate.MinQueries): 64 for p = 0.90,
+// 662 for p = 0.99.
+func (f *MinPassingFinder) MinQueries() int64 { return f.loopMinPassing(1) + 1 }
+
 // MinPassing returns h(t) for t ≥ 0 over-latency queries (h(t) for t < 0 is
 // h(0)), as a fresh LoadGen finder returns it. For p = 0.90, c = 0.99:
 // h(0) = 44, h(1) = 63, h(100) = 1146.
