@@ -230,7 +230,7 @@ func trialRecord(req TrialRequest, tr TrialResult) Trial {
 		Index: req.Index, Phase: req.Phase, Target: req.Target, Pass: tr.Pass, Verdict: tr.Verdict,
 		Achieved: tr.Achieved, Metric: tr.Metric, TailLatencyMs: float64(tr.TailLatency) / 1e6,
 		Percentile: tr.Percentile, DurationS: tr.Duration.Seconds(), RunS: tr.RunDuration.Seconds(), EarlyVerdict: tr.EarlyVerdict,
-		MinDurationS: tr.MinDuration.Seconds(),
+		MinDurationS:   tr.MinDuration.Seconds(),
 		LatencyBoundMs: float64(tr.LatencyBound) / 1e6, Criteria: tr.Criteria, Latency: tr.Latency, OverBound: tr.OverBound,
 		TokenLatencies: tr.Tokens, Goodput: tr.Goodput,
 		LatencyAnswered: tr.LatencyAnswered, FailedSamples: tr.FailedSamples, TailLatencyAnsweredMs: answeredMs(tr.TailAnswered),
