@@ -34,9 +34,10 @@ const DefaultVerifyStepShare = 0.01
 // scoutVerify is the scout strategy over loadgen6's FindPeakPerformance:
 // the inner planner's trials, all short, bracket and bisect the boundary;
 // then full-length trials verify from the scout's peak down. A failed
-// verification steps down by the step, doubling it at each further failure
-// (a scout fooled by a server that slows down after its first seconds may
-// be far above the peak); once one passes below a failed one by more than
+// verification steps down by the precision, doubling the step at each
+// further failure but never falling by more than half (a scout fooled by a
+// server that slows down after its first seconds may be far above the
+// peak); once one passes below a failed one by more than
 // the precision, full-length trials bisect between them. The peak is the
 // highest rate verified.
 type scoutVerify struct {
@@ -44,6 +45,7 @@ type scoutVerify struct {
 	precision float64 // 0: DefaultVerifyStepShare of the candidate
 	verifying bool
 	candidate float64
+	scouted   float64 // the scout's peak
 	step      float64 // the last step down; 0 before any
 	passed    float64 // highest verified; 0 before any
 	failed    float64 // lowest failed verification; +Inf before any
@@ -84,7 +86,7 @@ func (s *scoutVerify) Next() (Step, bool) {
 			s.end(false, 0, "scout: "+o.Reason)
 			return Step{}, false
 		}
-		s.verifying, s.candidate = true, o.Peak
+		s.verifying, s.candidate, s.scouted = true, o.Peak, o.Peak
 	}
 	return Step{Target: s.candidate, Phase: PhaseVerify}, true
 }
@@ -128,13 +130,19 @@ func (s *scoutVerify) stepDown() {
 	} else {
 		s.step *= 2
 	}
-	next := s.failed - s.step
-	if next <= 0 || next >= s.failed {
+	// Never more than a halving: the step grows faster than the rate
+	// falls.
+	next := max(s.failed-s.step, s.failed/2)
+	if next <= s.scouted/maxVerifyFall || next >= s.failed {
 		s.end(false, 0, fmt.Sprintf("no rate down to %v passed its full-length verification", s.failed))
 		return
 	}
 	s.candidate = next
 }
+
+// maxVerifyFall bounds the verification's fall: below the scout's peak by
+// this factor (ten halvings), the scout measured some other server.
+const maxVerifyFall = 1024
 
 // within reports that [lo, hi) is as narrow as the verification goes.
 func (s *scoutVerify) within(lo, hi float64) bool {

@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/netloadgen/netloadgen/pkg/genai"
+	"github.com/netloadgen/netloadgen/pkg/loadgen"
+	"github.com/netloadgen/netloadgen/pkg/search"
+	"github.com/netloadgen/netloadgen/pkg/sim"
+	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
+	"github.com/netloadgen/netloadgen/pkg/trace"
+)
+
+// scoutCase is one row of issue 33's benchmark: a sutproxy model of known
+// capacity, the base spec of a search against it and its truth.
+type scoutCase struct {
+	name  string
+	start func(t *testing.T) (base Spec, truth float64, o search.Options)
+}
+
+// scoutBenchMinMs is the benchmark's minimum duration (NLG_SCOUT_MIN_MS,
+// default 10 s): the full-length trial's, of which a scout is 10%.
+func scoutBenchMinMs(t *testing.T) uint64 {
+	v := os.Getenv("NLG_SCOUT_MIN_MS")
+	if v == "" {
+		return 10000
+	}
+	ms, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("NLG_SCOUT_MIN_MS: %v", err)
+	}
+	return ms
+}
+
+// queueCase is an M/D/c sutproxy model against its simulated truth.
+func queueCase(name, flag string, m queueModel, transport string, start float64) scoutCase {
+	return scoutCase{name, func(t *testing.T) (Spec, float64, search.Options) {
+		p := startProxy(t, flag)
+		s := serverSettings(t, loadgen.RulesetLoadGen6, scoutBenchMinMs(t))
+		s.ServerFindPeakQPSBoundaryStepSize = 1
+		truth := truthFor(t, s, m, 11)
+		return Spec{Target: targetOf(p, transport), Model: "m", Settings: s, TotalSamples: 1024, PerformanceSamples: 1024,
+			HTTPClient: os.Getenv("NLG_HTTP_CLIENT")}, truth, search.Options{Start: start, Precision: 0.02 * truth}
+	}}
+}
+
+// tokenCase is the simulated LLM under TTFT and TPOT bounds at p90 (the
+// token-bound truth of search_tokens_truth_test.go).
+func tokenCase(name string, api genai.API, ttft, tpot time.Duration) scoutCase {
+	return scoutCase{name, func(t *testing.T) (Spec, float64, search.Options) {
+		spec, err := sim.ParseModelFlag(truthLaw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity, err := sim.LLMCapacity(*spec.LLM, truthInput, truthOutput)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := loadgen.NewSettings(loadgen.RulesetLoadGen6, trace.Server, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At p90: the p99's early-stopping minimum, 662 queries, takes
+		// 5.6 s at the LLM's 118 QPS, so its scout trials would be as long
+		// as 56 s trials' tenth; p90's 64 take 0.5 s.
+		s.MinDurationMs, s.MinQueryCount, s.ServerTargetLatencyPercentile = scoutBenchMinMs(t), 1, 0.9
+		s.ServerTargetLatencyNs = 10e9
+		s.UseTokenLatencies, s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = true, uint64(ttft), uint64(tpot)
+		truth := tokenPeakTruth(t, s, *spec.LLM, capacity)
+		p := sutproxytest.Start(t, truthLaw)
+		transport := "http"
+		if api.GRPC() {
+			transport = "grpc"
+		}
+		prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 1024, Input: genai.Fixed(truthInput), Output: genai.Fixed(truthOutput), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Spec{Target: sutproxytest.Target(p, transport), Model: "truth", API: api, Settings: s, Prompts: prompts,
+			TotalSamples: 1024, PerformanceSamples: 1024}, truth, search.Options{Start: 40, Upper: math.Floor(capacity), Precision: 0.02 * truth}
+	}}
+}
+
+// Issue 33's benchmark: against models of known capacity, the scout
+// strategy finds the full search's peak within the search's precision (2%
+// of the truth here) in at most a third of its wall time, both measured
+// one after the other in one sitting, each with the defaults of a search
+// (trial warm-ups, one retry). bench/search-scout.sh; the table is in
+// bench/search-results.md.
+func TestScoutFindsTheFullPeakInAThird(t *testing.T) {
+	if os.Getenv(benchEnv) == "" {
+		t.Skip("set " + benchEnv + "=1 (bench/search-scout.sh)")
+	}
+	cases := []scoutCase{
+		queueCase("M/D/1 1ms http", "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1", queueModel{1, constantLaw(time.Millisecond)}, "http", 200),
+		queueCase("M/D/1 1ms grpc", "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1", queueModel{1, constantLaw(time.Millisecond)}, "grpc", 200),
+		queueCase("M/D/4 2ms http", "name=m,fn=echo,dims=16,max_batch=0,latency=constant:2ms,instances=4", queueModel{4, constantLaw(2 * time.Millisecond)}, "http", 400),
+		queueCase("M/D/4 2ms grpc", "name=m,fn=echo,dims=16,max_batch=0,latency=constant:2ms,instances=4", queueModel{4, constantLaw(2 * time.Millisecond)}, "grpc", 400),
+		tokenCase("LLM ttft-bound openai-chat", genai.APIOpenAIChat, 100*time.Millisecond, 40*time.Millisecond),
+		tokenCase("LLM ttft-bound kserve-stream", genai.APIKServeStream, 100*time.Millisecond, 40*time.Millisecond),
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base, truth, o := c.start(t)
+			results := map[string]*search.Result{}
+			for _, strategy := range []string{search.StrategyFull, search.StrategyScout} {
+				o := o
+				o.Strategy = strategy
+				base := base
+				base.OutDir = t.TempDir()
+				res, err := FindPeak(t.Context(), base, Search{Options: o, EarlyVerdict: true, TrialWarmupDefault: true, RetryFailed: 1}, SearchOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s %s:\n%s", c.name, strategy, search.Summary(res))
+				if !res.Found {
+					t.Fatalf("%s: no peak: %s", strategy, res.EndReason)
+				}
+				results[strategy] = res
+			}
+			full, scout := results[search.StrategyFull], results[search.StrategyScout]
+			ratio := scout.DurationS / full.DurationS
+			t.Logf("FIGURE scout %s: truth %.1f; full %.1f in %d trials %.1f s; scout %.1f in %s, %.1f s; ratio %.2f; |Δ| %.1f (precision %.1f)",
+				c.name, truth, full.Peak, len(full.Trials), full.DurationS, scout.Peak, stagesText(scout), scout.DurationS, ratio, math.Abs(scout.Peak-full.Peak), o.Precision)
+			if math.Abs(scout.Peak-full.Peak) > o.Precision {
+				t.Errorf("scout's peak %.1f, full's %.1f: more than the precision %.1f apart", scout.Peak, full.Peak, o.Precision)
+			}
+			if ratio > 1.0/3 {
+				t.Errorf("scout took %.1f s, full %.1f s: ratio %.2f, over a third", scout.DurationS, full.DurationS, ratio)
+			}
+		})
+	}
+}
+
+// stagesText is a scout search's stages as "8 scout + 2 verify trials".
+func stagesText(res *search.Result) string {
+	var out string
+	for i, st := range res.Stages {
+		if i > 0 {
+			out += " + "
+		}
+		out += fmt.Sprintf("%d %s", st.Trials, st.Stage)
+	}
+	return out + " trials"
+}
