@@ -3,6 +3,8 @@ package search
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -285,6 +287,46 @@ func TestRetryEarlyIsAShareOfTheTrialsOwnLength(t *testing.T) {
 	} {
 		if got := r.failedEarly(TrialResult{RunDuration: c.run, MinDuration: c.min}); got != c.want {
 			t.Errorf("failed after %v of a %v trial: early %v, want %v", c.run, c.min, got, c.want)
+		}
+	}
+}
+
+// With the warm-up and retry off, the full strategy is today's search:
+// for the same seeds (a flaky endpoint whose verdict near the peak is a
+// seeded draw per trial), its trials, peak and end are identical to
+// FindPeakPerformance's planner driven with nothing of issue 33.
+func TestFullStrategyIsTodaysSearch(t *testing.T) {
+	for seed := range uint64(20) {
+		flaky := func() TrialFunc {
+			rng := rand.New(rand.NewPCG(seed, 33))
+			return fakeTrials(func(r TrialRequest) bool {
+				if r.Scout {
+					t.Errorf("trial %d asked for a scout in a full search", r.Index)
+				}
+				// Certain far from 842, a coin within 5% of it.
+				return r.Target < 800 || (r.Target <= 884 && rng.IntN(2) == 0)
+			})
+		}
+		today, err := NewFindPeak(FindPeakConfig{Start: 100, StepSize: 1, Decimals: 1, Precision: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := settingsAt(t, 100)
+		s.ServerFindPeakQPSDecimalsOfPrecision = 1
+		full, _, _, err := Plan(s, Options{Precision: 5, Strategy: StrategyFull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Run(t.Context(), Config{Planner: today, Trials: flaky()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Run(t.Context(), Config{Planner: full, Trials: flaky(), Strategy: StrategyFull, Retry: Retry{Times: 0, Within: time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a.Trials, b.Trials) || a.Peak != b.Peak || a.Found != b.Found || a.EndReason != b.EndReason || b.Stages != nil {
+			t.Fatalf("seed %d: the full strategy changed the search:\n%+v\n%+v", seed, a, b)
 		}
 	}
 }
