@@ -77,6 +77,16 @@ func (p *findPeakFlags) search(early *bool) (*api.Search, error) {
 	return &s, nil
 }
 
+// trialPhase is a trial's phase as the progress lines name it: a scout
+// trial's is "scout bisect", as in the summary's table, so that a short
+// trial is not read as a full-length one.
+func trialPhase(r search.TrialRequest) string {
+	if r.Stage == search.StageScout {
+		return "scout " + string(r.Phase)
+	}
+	return string(r.Phase)
+}
+
 // runFindPeak runs a peak search or a sweep: each trial a full run with
 // its logs in --out/trial-NNN, the record in --out/search.json and the
 // table on stdout.
@@ -92,7 +102,7 @@ func runFindPeak(ctx context.Context, req runRequest, log *slog.Logger, stdout, 
 				fmt.Fprintf(stderr, "trial %d of %d: %g %s\n", r.Index, n, r.Target, unit)
 				return
 			}
-			fmt.Fprintf(stderr, "trial %d (%s): %g %s, bracket [%g, %g)\n", r.Index, r.Phase, r.Target, unit, lo, hi)
+			fmt.Fprintf(stderr, "trial %d (%s): %g %s, bracket [%g, %g)\n", r.Index, trialPhase(r), r.Target, unit, lo, hi)
 		},
 	})
 	if errors.Is(err, search.ErrConfig) && res == nil {

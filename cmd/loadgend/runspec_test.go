@@ -13,6 +13,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
+	"github.com/netloadgen/netloadgen/pkg/search"
 )
 
 // TestFlagsBuildWhatTheSpecBuilds: `loadgend run`'s flags and the daemon's
@@ -259,6 +260,24 @@ func TestSearchStrategyFlagErrorsNameTheFlag(t *testing.T) {
 		_, err := parseRunFlags(append([]string{"--target", "http://h:1", "--model", "m", "--out", t.TempDir()}, c.args...), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.flag) {
 			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.flag)
+		}
+	}
+}
+
+// The progress line names a scout trial's stage with its phase, as the
+// summary's table does; a verification and a full search's trial are
+// named by their phase alone.
+func TestTrialPhase(t *testing.T) {
+	for _, c := range []struct {
+		r    search.TrialRequest
+		want string
+	}{
+		{search.TrialRequest{Phase: search.PhaseBisect, Stage: search.StageScout}, "scout bisect"},
+		{search.TrialRequest{Phase: search.PhaseVerify, Stage: search.StageVerify}, "verify"},
+		{search.TrialRequest{Phase: search.PhaseBoundary}, "boundary"},
+	} {
+		if got := trialPhase(c.r); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
 		}
 	}
 }
