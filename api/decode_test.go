@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeProbeRequest(t *testing.T) {
@@ -131,6 +132,43 @@ func TestDurationFieldGivenAsText(t *testing.T) {
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v: want a FieldError on %s containing %q", c.body, err, c.field, c.want)
+		}
+	}
+}
+
+// A find-peak's strategy is scout or full; a scout length goes with the
+// scout strategy, within the daemon's duration limit; a sweep has neither.
+// Each refusal names its field.
+func TestSearchStrategy(t *testing.T) {
+	lim := Limits{AllowSearch: true, MaxDuration: time.Minute}
+	for _, c := range []struct {
+		name, search, field string // field "": accepted
+	}{
+		{"default", `{"mode": "find-peak"}`, ""},
+		{"scout with its length", `{"mode": "find-peak", "strategy": "scout", "scout_duration_ms": 2000}`, ""},
+		{"the default strategy with a length", `{"mode": "find-peak", "scout_duration_ms": 2000}`, ""},
+		{"full", `{"mode": "find-peak", "strategy": "full"}`, ""},
+		{"scout length at the limit", `{"mode": "find-peak", "scout_duration_ms": 60000}`, ""},
+		{"no such strategy", `{"mode": "find-peak", "strategy": "fast"}`, "search.strategy"},
+		{"a strategy's case", `{"mode": "find-peak", "strategy": "Full"}`, "search.strategy"},
+		{"scout length with full", `{"mode": "find-peak", "strategy": "full", "scout_duration_ms": 2000}`, "search.scout_duration_ms"},
+		{"scout length over the limit", `{"mode": "find-peak", "scout_duration_ms": 60001}`, "search.scout_duration_ms"},
+		{"a sweep's strategy", `{"mode": "sweep", "rates": [10], "strategy": "scout"}`, "search.strategy"},
+		{"a sweep's full strategy", `{"mode": "sweep", "rates": [10], "strategy": "full"}`, "search.strategy"},
+		{"a sweep's scout length", `{"mode": "sweep", "rates": [10], "scout_duration_ms": 2000}`, "search.scout_duration_ms"},
+		{"a scout length as text", `{"mode": "find-peak", "scout_duration_ms": "2s"}`, "search.scout_duration_ms"},
+		{"a negative scout length", `{"mode": "find-peak", "scout_duration_ms": -1}`, "search.scout_duration_ms"},
+	} {
+		body := `{"target": "http://h:1", "model": "m", "scenario": "Server", "search": ` + c.search + `}`
+		s, err := DecodeRunSpec(strings.NewReader(body), lim)
+		var fe *FieldError
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.field == "" && s.Search == nil:
+			t.Errorf("%s: no search decoded", c.name)
+		case c.field != "" && (!errors.As(err, &fe) || fe.Field != c.field):
+			t.Errorf("%s: got %v, want a FieldError on %s", c.name, err, c.field)
 		}
 	}
 }

@@ -38,6 +38,9 @@ func (s Search) check(scenario string, lim Limits) error {
 	if w := s.TrialWarmupMs; w != nil && *w > uint64(lim.MaxDuration.Milliseconds()) {
 		return fieldErr("search.trial_warmup_ms", "%d ms is over this daemon's limit of %d ms (%v)", *w, lim.MaxDuration.Milliseconds(), lim.MaxDuration)
 	}
+	if d := s.ScoutDurationMs; d > uint64(lim.MaxDuration.Milliseconds()) {
+		return fieldErr("search.scout_duration_ms", "%d ms is over this daemon's limit of %d ms (%v)", d, lim.MaxDuration.Milliseconds(), lim.MaxDuration)
+	}
 	if s.VerifyRuns < 0 || s.VerifyRuns > maxVerifyRuns {
 		return fieldErr("search.verify_runs", "must be in [0, %d], got %d", maxVerifyRuns, s.VerifyRuns)
 	}

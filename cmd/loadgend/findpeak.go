@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/runner"
@@ -27,6 +28,8 @@ const (
 type findPeakFlags struct {
 	s            api.Search
 	earlyVerdict bool
+	// scoutDuration is --scout-duration, which the spec takes in ms.
+	scoutDuration time.Duration
 }
 
 func addFindPeakFlags(f *specFlags) *findPeakFlags {
@@ -45,6 +48,14 @@ func addFindPeakFlags(f *specFlags) *findPeakFlags {
 	retry := new(int)
 	fs.IntVar(retry, "retry-failed-trials", 1, fmt.Sprintf("find-peak: run a trial that failed within a third of --min-duration-ms, and would so bound the search from above, again up to this many times before its failure stands (0: never, at most %d)", api.MaxRetryFailedTrials))
 	f.optional("retry-failed-trials", "search.retry_failed_trials", func() { p.s.RetryFailedTrials = retry })
+	// Set only when given, so that a spec without a strategy (the default,
+	// scout) comes back without one from the command line CommandLine
+	// writes.
+	strategy := new(string)
+	fs.StringVar(strategy, "search-strategy", api.SearchScout, fmt.Sprintf("find-peak: %q scouts the peak with short trials and verifies it with full-length ones (the peak is a rate whose full-length trial passed, in a fraction of the time); %q is LoadGen's own search, every trial at full length", api.SearchScout, api.SearchFull))
+	f.optional("search-strategy", "search.strategy", func() { p.s.Strategy = *strategy })
+	f.duration(&p.scoutDuration, "scout-duration", "search.scout_duration_ms",
+		"find-peak --search-strategy scout: a scout trial's minimum duration (default: 10% of the full trial's, and at least the time the latency percentile's early-stopping minimum of queries takes at the trial's rate; never longer than the full trial)")
 	for field, name := range map[string]string{"lower_qps": "search-start", "upper_qps": "search-upper", "precision": "search-precision",
 		"delta": "search-delta", "verify_runs": "verify-runs", "max_trials": "max-trials", "early_verdict": "trial-early-verdict",
 		"goodput_percent": "goodput"} {
@@ -55,11 +66,25 @@ func addFindPeakFlags(f *specFlags) *findPeakFlags {
 
 // search is the spec's search block; --early-verdict stops trials early
 // too, whatever --trial-early-verdict says.
-func (p *findPeakFlags) search(early *bool) *api.Search {
+func (p *findPeakFlags) search(early *bool) (*api.Search, error) {
 	s := p.s
 	ev := p.earlyVerdict || (early != nil && *early)
 	s.EarlyVerdict = &ev
-	return &s
+	if d := p.scoutDuration; d < 0 || d%time.Millisecond != 0 {
+		return nil, fmt.Errorf("--scout-duration: %v is not a whole, positive number of milliseconds (e.g. 2s or 500ms)", d)
+	}
+	s.ScoutDurationMs = uint64(p.scoutDuration / time.Millisecond)
+	return &s, nil
+}
+
+// trialPhase is a trial's phase as the progress lines name it: a scout
+// trial's is "scout bisect", as in the summary's table, so that a short
+// trial is not read as a full-length one.
+func trialPhase(r search.TrialRequest) string {
+	if r.Stage == search.StageScout {
+		return "scout " + string(r.Phase)
+	}
+	return string(r.Phase)
 }
 
 // runFindPeak runs a peak search or a sweep: each trial a full run with
@@ -77,7 +102,7 @@ func runFindPeak(ctx context.Context, req runRequest, log *slog.Logger, stdout, 
 				fmt.Fprintf(stderr, "trial %d of %d: %g %s\n", r.Index, n, r.Target, unit)
 				return
 			}
-			fmt.Fprintf(stderr, "trial %d (%s): %g %s, bracket [%g, %g)\n", r.Index, r.Phase, r.Target, unit, lo, hi)
+			fmt.Fprintf(stderr, "trial %d (%s): %g %s, bracket [%g, %g)\n", r.Index, trialPhase(r), r.Target, unit, lo, hi)
 		},
 	})
 	if errors.Is(err, search.ErrConfig) && res == nil {

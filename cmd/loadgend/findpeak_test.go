@@ -72,7 +72,8 @@ func TestFindPeakExitStatusAndFiles(t *testing.T) {
 // LoadGen's FindPeakPerformance does: trials of 200 ms meet the bound but
 // not early stopping, so the peak is an INVALID run. What loadgend prints
 // and search_summary.txt say both, and the exit status is still "peak
-// found".
+// found". The default strategy scouts 50 and 100 (trials 1 and 2) and
+// verifies 100 at full length (trial 3), the peak's trial.
 func TestFindPeakSaysWhatItJudgedBy(t *testing.T) {
 	p := startProxy(t, "name=fast,fn=echo,dims=16,max_batch=0,latency=constant:100us,instances=4")
 	dir := t.TempDir()
@@ -93,7 +94,7 @@ func TestFindPeakSaysWhatItJudgedBy(t *testing.T) {
 	for _, want := range []string{
 		"Trials judged by the latency constraint (p99 ≤ 100 ms) with no failed samples.",
 		"p99 ≤ 100 ms  early stopping  min duration  min queries  no failed  run verdict  search pass",
-		"scheduled samples/s, the figure to report (trial 2, asked 100 queries/s) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n",
+		"scheduled samples/s, the figure to report (trial 3, asked 100 queries/s) by the latency constraint (p99 ≤ 100 ms) with no failed samples; as a single run it is INVALID: early stopping not met\n",
 	} {
 		if !strings.Contains(string(file), want) {
 			t.Errorf("summary lacks %q:\n%s", want, file)
@@ -103,7 +104,8 @@ func TestFindPeakSaysWhatItJudgedBy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.JudgedBy != search.JudgedByLatency || res.PeakRunVerdict != "INVALID" || res.Trials[1].Criteria == nil || !res.Trials[1].Criteria.LatencyMet {
+	if res.JudgedBy != search.JudgedByLatency || res.PeakRunVerdict != "INVALID" || len(res.Trials) != 3 || res.PeakTrial != 3 ||
+		res.Trials[2].Stage != search.StageVerify || res.Trials[2].Criteria == nil || !res.Trials[2].Criteria.LatencyMet {
 		t.Errorf("search.json %+v", res)
 	}
 }

@@ -442,9 +442,14 @@ func (f *runFlags) runSpec() (api.RunSpec, runspec.Env, error) {
 	}
 	switch f.mode {
 	case modeFindPeak:
-		spec.Search = f.findPeak.search(spec.Overrides.EarlyVerdict)
+		s, err := f.findPeak.search(spec.Overrides.EarlyVerdict)
+		if err != nil {
+			return *spec, runspec.Env{}, err
+		}
+		spec.Search = s
 	case modeSweep:
-		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict", "goodput", "retry-failed-trials"} {
+		for _, name := range []string{"search-start", "search-upper", "search-precision", "search-delta", "verify-runs", "max-trials", "trial-early-verdict", "goodput", "retry-failed-trials",
+			"search-strategy", "scout-duration"} {
 			if f.set[name] {
 				return *spec, runspec.Env{}, fmt.Errorf("--%s: only with --mode find-peak; a sweep runs one trial per rate", name)
 			}

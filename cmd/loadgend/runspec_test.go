@@ -13,6 +13,7 @@ import (
 
 	"github.com/netloadgen/netloadgen/api"
 	"github.com/netloadgen/netloadgen/pkg/runspec"
+	"github.com/netloadgen/netloadgen/pkg/search"
 )
 
 // TestFlagsBuildWhatTheSpecBuilds: `loadgend run`'s flags and the daemon's
@@ -112,6 +113,15 @@ func TestFlagsBuildWhatTheSpecBuilds(t *testing.T) {
 		[]string{"--mode", "find-peak", "--target", "http://h:1", "--model", "m", "--trial-warmup-ms", "0", "--retry-failed-trials", "2"},
 		`{"target": "http://h:1", "model": "m", "scenario": "Server",
 		  "search": {"mode": "find-peak", "early_verdict": true, "trial_warmup_ms": 0, "retry_failed_trials": 2}}`,
+	}, {
+		"a peak search's strategy and scout length",
+		[]string{"--mode", "find-peak", "--target", "http://h:1", "--model", "m", "--search-strategy", "scout", "--scout-duration", "2.5s"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server",
+		  "search": {"mode": "find-peak", "early_verdict": true, "strategy": "scout", "scout_duration_ms": 2500}}`,
+	}, {
+		"LoadGen's own peak search",
+		[]string{"--mode", "find-peak", "--target", "http://h:1", "--model", "m", "--search-strategy", "full"},
+		`{"target": "http://h:1", "model": "m", "scenario": "Server", "search": {"mode": "find-peak", "early_verdict": true, "strategy": "full"}}`,
 	}, {
 		"a sweep's trial warm-up",
 		[]string{"--mode", "sweep", "--target", "http://h:1", "--model", "m", "--rates", "100", "--trial-warmup-ms", "250"},
@@ -227,6 +237,47 @@ func TestRetryFlagErrorsNameTheFlag(t *testing.T) {
 		_, err := parseRunFlags(append([]string{"--target", "http://h:1", "--model", "m", "--out", t.TempDir()}, args...), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "--retry-failed-trials") {
 			t.Errorf("%v: %v, want an error naming --retry-failed-trials", args, err)
+		}
+	}
+}
+
+// The scout strategy's flags are refused, naming the flag, when the value
+// is not one, when it contradicts --search-strategy full, and in a sweep.
+func TestSearchStrategyFlagErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--mode", "find-peak", "--search-strategy", "fast"}, "--search-strategy"},
+		{[]string{"--mode", "find-peak", "--search-strategy", "full", "--scout-duration", "2s"}, "--scout-duration"},
+		// flag's own parse error: "invalid value "2000" for flag -scout-duration".
+		{[]string{"--mode", "find-peak", "--scout-duration", "2000"}, "-scout-duration: a duration like 2s"},
+		{[]string{"--mode", "find-peak", "--scout-duration", "-2s"}, "--scout-duration"},
+		{[]string{"--mode", "find-peak", "--scout-duration", "1500us"}, "--scout-duration"},
+		{[]string{"--mode", "sweep", "--rates", "100", "--search-strategy", "full"}, "--search-strategy"},
+		{[]string{"--mode", "sweep", "--rates", "100", "--scout-duration", "1s"}, "--scout-duration"},
+	} {
+		_, err := parseRunFlags(append([]string{"--target", "http://h:1", "--model", "m", "--out", t.TempDir()}, c.args...), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.flag)
+		}
+	}
+}
+
+// The progress line names a scout trial's stage with its phase, as the
+// summary's table does; a verification and a full search's trial are
+// named by their phase alone.
+func TestTrialPhase(t *testing.T) {
+	for _, c := range []struct {
+		r    search.TrialRequest
+		want string
+	}{
+		{search.TrialRequest{Phase: search.PhaseBisect, Stage: search.StageScout}, "scout bisect"},
+		{search.TrialRequest{Phase: search.PhaseVerify, Stage: search.StageVerify}, "verify"},
+		{search.TrialRequest{Phase: search.PhaseBoundary}, "boundary"},
+	} {
+		if got := trialPhase(c.r); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
 		}
 	}
 }

@@ -135,6 +135,8 @@ var FlagTable = []Flag{
 	{"sweep-stop-saturated", "search.stop_saturated", KindBool},
 	{"trial-warmup-ms", "search.trial_warmup_ms", KindNumber},
 	{"retry-failed-trials", "search.retry_failed_trials", KindNumber},
+	{"search-strategy", "search.strategy", KindString},
+	{"scout-duration", "search.scout_duration_ms", KindDurationMs},
 	{"workers", "workers", KindNumber},
 	{"workers-wait-ms", "workers_wait_ms", KindNumber},
 	{"max-clock-uncertainty-ms", "max_clock_uncertainty_ms", KindNumber},

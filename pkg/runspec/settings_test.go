@@ -261,10 +261,10 @@ func TestRunnerSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// LoadGen's 600 s minimum: the warm-up's 1 s cap; one retry.
-	warm := uint64(runner.MaxTrialWarmupMs)
-	wantSearch := runner.Search{Options: search.Options{Start: 5, Upper: 50, Precision: 2, Delta: 0.05, VerifyRuns: 3}, EarlyVerdict: true, MaxTrials: 7,
-		TrialWarmupMs: &warm, RetryFailed: 1}
+	// Each trial warms up for 10% of its own minimum duration (at most 1 s);
+	// one retry; a find-peak scouts.
+	wantSearch := runner.Search{Options: search.Options{Start: 5, Upper: 50, Precision: 2, Delta: 0.05, VerifyRuns: 3, Strategy: search.StrategyScout},
+		EarlyVerdict: true, MaxTrials: 7, TrialWarmupDefault: true, RetryFailed: 1}
 	if r.Search == nil || !reflect.DeepEqual(*r.Search, wantSearch) {
 		t.Errorf("search %+v, want %+v (early verdicts on unless asked off)", r.Search, wantSearch)
 	}
@@ -273,7 +273,7 @@ func TestRunnerSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSearch = runner.Search{Rates: []float64{100, 200, 400}, StopSaturated: true, TrialWarmupMs: &warm}
+	wantSearch = runner.Search{Rates: []float64{100, 200, 400}, StopSaturated: true, TrialWarmupDefault: true}
 	if r.Search == nil || !reflect.DeepEqual(*r.Search, wantSearch) {
 		t.Errorf("sweep %+v, want %+v (early verdicts off unless asked on)", r.Search, wantSearch)
 	}
