@@ -43,6 +43,8 @@ type page struct {
 	// HasResult: a run has result.json (not only a search's record);
 	// Sweep: a run is a load sweep.
 	HasResult, Sweep bool
+	// Scout: a search's trials are marked by stage (scout, verify).
+	Scout bool
 }
 
 // figureTable compares the runs' figures: a row per figure, a cell per run.
@@ -116,6 +118,12 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 		}
 	}
 	for _, c := range trialCharts(runs) {
+		if c.staged() {
+			// A scout search's dots and squares need their key.
+			p.Trials = append(p.Trials, c.svg()+legend(c))
+			p.Scout = true
+			continue
+		}
 		p.Trials = append(p.Trials, c.svg())
 	}
 	// Rendered whole before writing: a template error leaves w untouched.
