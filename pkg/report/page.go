@@ -117,15 +117,7 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 			p.Lateness = cs[2].svg()
 		}
 	}
-	for _, c := range trialCharts(runs) {
-		if c.staged() {
-			// A scout search's dots and squares need their key.
-			p.Trials = append(p.Trials, c.svg()+legend(c))
-			p.Scout = true
-			continue
-		}
-		p.Trials = append(p.Trials, c.svg())
-	}
+	p.Trials, p.Scout = trialHTML(runs)
 	// Rendered whole before writing: a template error leaves w untouched.
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, p); err != nil {
@@ -176,3 +168,17 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"time":    fmtTime,
 	"pct":     pctLabel,
 }).Parse(pageHTML))
+
+// trialHTML draws the searches' trials charts; scout: a scout search's
+// stages are marked, and its dots and squares get their legend.
+func trialHTML(runs []*Run) (out []template.HTML, scout bool) {
+	for _, c := range trialCharts(runs) {
+		if c.staged() {
+			out = append(out, c.svg()+legend(c))
+			scout = true
+			continue
+		}
+		out = append(out, c.svg())
+	}
+	return out, scout
+}
