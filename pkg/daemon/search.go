@@ -25,7 +25,9 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 			// The status and the event stream's progress say which trial
 			// runs, and in a scout search which stage (issue 33 #4).
 			a.trial.Store(&api.SearchTrialProgress{Index: r.Index, Target: r.Target, Phase: string(r.Phase), Stage: r.Stage})
-			s.sums.setSearchStage(a.id, r.Stage)
+			if r.Stage != "" {
+				s.sums.setSearchStage(a.id, r.Stage)
+			}
 			if unit == search.UnitQPS {
 				if err := s.met.SetTargetQPS(r.Target); err != nil {
 					log.Warn("metrics", "error", err)
