@@ -197,8 +197,8 @@ func trialCharts(runs []*Run) []*chart {
 // search, the line through them all, then the scout trials as dots and the
 // verifying (full-length) ones as squares, each a legend entry of its own.
 func trialLines(name, color string, trials []search.Trial, scout bool) (ach, tail []line) {
-	a := line{Label: name, Color: color, Marker: !scout}
-	t := line{Label: name, Color: color, Marker: !scout}
+	a := line{Label: name, Color: color, Marker: !scout, Bare: scout}
+	t := line{Label: name, Color: color, Marker: !scout, Bare: scout}
 	sa := line{Label: name + " scout trials (short)", Color: color, Marker: true, NoLine: true, Stage: search.StageScout}
 	va := line{Label: name + " verify trials (full length)", Color: color, Marker: true, NoLine: true, Shape: shapeSquare, Stage: search.StageVerify}
 	st, vt := sa, va

@@ -41,6 +41,9 @@ type line struct {
 	Dash   string // stroke-dasharray; "" solid
 	Marker bool   // a dot at each point
 	NoLine bool   // dots alone
+	// Bare draws the line alone, never a marker, not even where a point
+	// stands alone: its points are other lines' markers.
+	Bare bool
 	// Shape is the marker's: "" a dot, shapeSquare a square. A line with
 	// a shape shows its marker in the legend, not a stroke.
 	Shape string
@@ -230,7 +233,7 @@ func writeLine(b *strings.Builder, l line, sx, sy func(float64) float64) {
 			}
 			fmt.Fprintf(b, ` points="%s"><title>%s</title></polyline>`, strings.Join(coords, " "), esc(l.Label))
 		}
-		if !l.Marker && len(seg) > 1 {
+		if l.Bare || (!l.Marker && len(seg) > 1) {
 			continue
 		}
 		for _, p := range seg {
