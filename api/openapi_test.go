@@ -141,6 +141,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"#/components/schemas/TrialTokenLatencies", TrialTokenLatencies{}},
 		{"#/components/schemas/TrialGoodput", TrialGoodput{}},
 		{"#/components/schemas/SearchStatus", SearchStatus{}},
+		{"#/components/schemas/SearchStage", SearchStage{}},
+		{"#/components/schemas/SearchTrialProgress", SearchTrialProgress{}},
 		{"#/components/schemas/RunList", RunList{}},
 		{"#/components/schemas/StateEvent", StateEvent{}},
 		{"#/components/schemas/ProbeRequest", ProbeRequest{}},

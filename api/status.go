@@ -276,6 +276,10 @@ type Progress struct {
 	// Tokens are a generative run's token figures so far; absent until a
 	// sample is answered with tokens, and for other runs.
 	Tokens *LiveTokens `json:"tokens,omitempty"`
+	// SearchTrial is the search's trial this progress is of (a search's
+	// run only): the event stream's progress says which trial, and in a
+	// scout search which stage, is running.
+	SearchTrial *SearchTrialProgress `json:"search_trial,omitempty"`
 }
 
 // LiveFailure is one kind of failure while the run goes: Failure without
@@ -369,6 +373,12 @@ type Trial struct {
 	DurationS float64 `json:"duration_s"`
 	// Phase says why the trial ran: base, boundary, bisect or verify.
 	Phase string `json:"phase,omitempty"`
+	// Stage is the trial's stage in a scout search (SearchStatus.Strategy
+	// "scout"): "scout", a short trial, or "verify", a full-length one;
+	// absent in a full search. MinDurationS is the minimum duration the
+	// trial ran with (absent where not known): a scout's is short.
+	Stage        string  `json:"stage,omitempty"`
+	MinDurationS float64 `json:"min_duration_s,omitempty"`
 	// Pass is the search's verdict on the trial (SearchStatus.JudgedBy),
 	// which may differ from Verdict: loadgen6 passes an INVALID run that
 	// meets the latency constraint.
@@ -479,6 +489,39 @@ type SearchStatus struct {
 	// failed yet).
 	Lower float64 `json:"lower"`
 	Upper float64 `json:"upper"`
+	// Strategy is "full" (every trial at full length, as LoadGen) or
+	// "scout" (short trials scout the peak, full-length ones verify it);
+	// absent for a search recorded before strategies: full.
+	Strategy string `json:"strategy,omitempty"`
+	// Stage is the stage of the scout search's trial running now
+	// ("scout" or "verify"; absent between trials, once the search has
+	// ended, and in a full search).
+	Stage string `json:"stage,omitempty"`
+	// Stages are a scout search's trials and time in each stage so far;
+	// MinDurationS a full-length trial's minimum duration, and
+	// FullLengthEquivalentS what the timed runs of as many trials would
+	// have taken at full length (trials × min_duration_s), to set beside
+	// the time the search took.
+	Stages                []SearchStage `json:"stages,omitempty"`
+	MinDurationS          float64       `json:"min_duration_s,omitempty"`
+	FullLengthEquivalentS float64       `json:"full_length_equivalent_s,omitempty"`
+}
+
+// SearchStage is one stage of a scout search: its trials so far and the
+// wall time they took.
+type SearchStage struct {
+	Stage     string  `json:"stage"`
+	Trials    int     `json:"trials"`
+	DurationS float64 `json:"duration_s"`
+}
+
+// SearchTrialProgress is the search trial a progress snapshot is of: its
+// index (from 1), target, phase and, in a scout search, stage.
+type SearchTrialProgress struct {
+	Index  int     `json:"index"`
+	Target float64 `json:"target"`
+	Phase  string  `json:"phase,omitempty"`
+	Stage  string  `json:"stage,omitempty"`
 }
 
 // RunList is GET /v1/runs: newest first.

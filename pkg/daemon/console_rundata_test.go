@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +85,90 @@ func TestConsoleTrialsChart(t *testing.T) {
 	}
 	if got.Links != 0 || got.Buttons != 12 {
 		t.Errorf("the trials table has %d links and %d file buttons, want none and 2 per trial", got.Links, got.Buttons)
+	}
+}
+
+// A scout search's trials as the run page draws them: the table has a
+// stage column (with each trial's minimum duration), the plots a series
+// per stage and phase (scouts apart from the verifications), the stages'
+// time is said; a full search's table has no stage column and its series
+// are its phases, as before. The live line names the running trial and
+// its stage (progress.search_trial), and is empty for a run that is no
+// search.
+func TestConsoleTrialsChartStages(t *testing.T) {
+	env := startConsole(t, nil)
+	tb := newTab(t, 0)
+	tb.run(chromedp.Navigate(env.base+"/ui/"), chromedp.WaitVisible("main[data-ready]", chromedp.ByQuery))
+	type shown struct {
+		Heads  []string `json:"heads"`
+		Stages []string `json:"stages"`
+		Charts []string `json:"charts"`
+		Points []string `json:"points"`
+		Note   string   `json:"note"`
+	}
+	var got struct {
+		Scout shown    `json:"scout"`
+		Full  shown    `json:"full"`
+		Live  []string `json:"live"`
+	}
+	tb.run(chromedp.Evaluate(`import('/ui/assets/run.js').then(async (m) => {
+		const trial = (index, phase, stage, target, min) => ({ index, run_id: 'r/trial-00' + index, phase, stage, min_duration_s: min, target,
+			achieved: target, tail_latency_ms: 5, percentile: 0.99, verdict: 'VALID', pass: true, failed_samples: 0 });
+		const show = async (st) => {
+			const box = m.trials(st);
+			document.querySelector('main').append(box);
+			await new Promise((r) => setTimeout(r, 0)); // the charts are drawn a microtask later
+			const out = { heads: [...box.querySelectorAll('#trials-table th')].map((e) => e.textContent),
+				stages: [...box.querySelectorAll('tr[data-trial] td.stage')].map((e) => e.textContent),
+				charts: [...box.querySelectorAll('.chart')].map((e) => e.getAttribute('aria-label')),
+				points: [...box.querySelectorAll('.chart')].map((e) => e.dataset.points),
+				note: (box.querySelector('#search-stages') || {}).textContent || '' };
+			box.remove();
+			return out;
+		};
+		const scout = await show({ id: 'r', state: 'done', search: { found: true, peak: 20, reported: 20, unit: 'queries/s', strategy: 'scout',
+			stages: [{ stage: 'scout', trials: 3, duration_s: 1.5 }, { stage: 'verify', trials: 2, duration_s: 10 }], full_length_equivalent_s: 25 },
+			trials: [trial(1, 'base', 'scout', 10, 0.5), trial(2, 'boundary', 'scout', 20, 0.5), trial(3, 'bisect', 'scout', 25, 0.5),
+				trial(4, 'verify', 'verify', 25, 5), trial(5, 'verify', 'verify', 20, 5)] });
+		const full = await show({ id: 'f', state: 'done', search: { found: true, peak: 20, reported: 20, unit: 'queries/s', strategy: 'full' },
+			trials: [trial(1, 'base', undefined, 10, 5), trial(2, 'boundary', undefined, 20, 5)] });
+		const live = [m.searchTrialText({ search_trial: { index: 2, target: 20, phase: 'boundary', stage: 'scout' } }),
+			m.searchTrialText({ search_trial: { index: 4, target: 25, phase: 'verify', stage: 'verify' } }),
+			m.searchTrialText({ search_trial: { index: 1, target: 10, phase: 'base' } }),
+			m.searchTrialText({ issued: 3 })];
+		return { scout, full, live };
+	})`, &got, awaitPromise))
+
+	s := got.Scout
+	if !slices.Contains(s.Heads, "Stage") {
+		t.Errorf("a scout search's trials table has no stage column: %q", s.Heads)
+	}
+	if w := []string{"scout (0.5 s)", "scout (0.5 s)", "scout (0.5 s)", "verify (5 s)", "verify (5 s)"}; !slices.Equal(s.Stages, w) {
+		t.Errorf("stages shown %q, want %q", s.Stages, w)
+	}
+	for _, c := range s.Charts {
+		if !strings.HasSuffix(c, ": scout base, scout boundary, scout bisect, verify") {
+			t.Errorf("a scout search's trials chart %q: want series scout base, scout boundary, scout bisect, verify", c)
+		}
+	}
+	if strings.Join(s.Points, ",") != "5,5" {
+		t.Errorf("the scout search's charts hold %v points, want every trial in each", s.Points)
+	}
+	if !strings.Contains(s.Note, "scout 3 trial(s) in 1.5 s; verify 2 trial(s) in 10 s") || !strings.Contains(s.Note, "25 s") {
+		t.Errorf("stages note %q", s.Note)
+	}
+	f := got.Full
+	if slices.Contains(f.Heads, "Stage") || len(f.Stages) != 0 || f.Note != "" {
+		t.Errorf("a full search shows stages: heads %q, stages %q, note %q", f.Heads, f.Stages, f.Note)
+	}
+	for _, c := range f.Charts {
+		if !strings.HasSuffix(c, ": base, boundary") {
+			t.Errorf("a full search's trials chart %q: want series base, boundary", c)
+		}
+	}
+	wantLive := []string{"Search trial 2 (boundary, scout: a short trial) at 20", "Search trial 4 (verify, verify: a full-length trial) at 25",
+		"Search trial 1 (base) at 10", ""}
+	if !slices.Equal(got.Live, wantLive) {
+		t.Errorf("live search trial lines %q, want %q", got.Live, wantLive)
 	}
 }

@@ -22,6 +22,12 @@ func (s *Service) runSearch(ctx context.Context, a *activeRun, base runner.Spec,
 		Options:  runner.Options{Logger: log, Started: func(r *loadgen.Run) { a.run.Store(r) }, Scraping: a.scraping, ServerQueue: a.noteServerQueue},
 		Observer: s.met.Observer(),
 		Starting: func(r search.TrialRequest, lo, hi float64, unit string) {
+			// The status and the event stream's progress say which trial
+			// runs, and in a scout search which stage (issue 33 #4).
+			a.trial.Store(&api.SearchTrialProgress{Index: r.Index, Target: r.Target, Phase: string(r.Phase), Stage: r.Stage})
+			if r.Stage != "" {
+				s.sums.setSearchStage(a.id, r.Stage)
+			}
 			if unit == search.UnitQPS {
 				if err := s.met.SetTargetQPS(r.Target); err != nil {
 					log.Warn("metrics", "error", err)
@@ -70,7 +76,7 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 		tr := api.Trial{
 			Index: t.Index, RunID: id + "/" + t.Dir, Target: t.Target, Achieved: t.Achieved,
 			TailLatencyMs: t.TailLatencyMs, Percentile: t.Percentile, Verdict: t.Verdict, DurationS: t.DurationS,
-			Phase: string(t.Phase), Pass: t.Pass, LatencyBoundMs: t.LatencyBoundMs,
+			Phase: string(t.Phase), Stage: t.Stage, MinDurationS: t.MinDurationS, Pass: t.Pass, LatencyBoundMs: t.LatencyBoundMs,
 		}
 		if l := t.Latency; l != nil {
 			tr.LatencyMs = &api.TrialLatency{P50: l.P50, P90: l.P90, P99: l.P99}
@@ -96,6 +102,10 @@ func searchStatus(res *search.Result, id string) ([]api.Trial, *api.SearchStatus
 		Mode: res.Mode, Algorithm: res.Algorithm, Unit: res.Unit, JudgedBy: res.JudgedBy, Criterion: res.Criterion,
 		GoodputPercent: res.GoodputPercent,
 		Ended:          !res.Ended.IsZero(), EndReason: res.EndReason, Found: res.Found, Lower: res.Lower, Upper: res.Upper,
+		Strategy: res.Strategy, MinDurationS: res.MinDurationS, FullLengthEquivalentS: res.FullLengthS,
+	}
+	for _, sg := range res.Stages {
+		st.Stages = append(st.Stages, api.SearchStage{Stage: sg.Stage, Trials: sg.Trials, DurationS: sg.DurationS})
 	}
 	if t, ok := res.PeakRecord(); ok {
 		st.Peak, st.Reported, st.Trial, st.TrialRunID = res.Peak, res.Reported, t.Index, id+"/"+t.Dir

@@ -24,7 +24,7 @@ func TestSearchStatusAndFiles(t *testing.T) {
 	_, base := startDaemon(t, nil)
 	body := fmt.Sprintf(`{"target":%q,"model":"identity","scenario":"Server",`+
 		`"settings":{"target_qps":50,"min_duration_ms":200,"min_query_count":1,"target_latency_ms":100,"latency_percentile":0.99},`+
-		`"search":{"mode":"find-peak","lower_qps":50,"upper_qps":100}}`, "http://"+sut.HTTPAddr())
+		`"search":{"mode":"find-peak","lower_qps":50,"upper_qps":100,"strategy":"full"}}`, "http://"+sut.HTTPAddr())
 	code, b := do(t, "POST", base+"/v1/runs", body)
 	var created api.RunCreated
 	if code != http.StatusAccepted || json.Unmarshal(b, &created) != nil {
@@ -39,7 +39,8 @@ func TestSearchStatusAndFiles(t *testing.T) {
 	want := api.SearchStatus{Mode: search.ModeFindPeak, Algorithm: search.AlgoFindPeak, Unit: "queries/s", JudgedBy: "latency_constraint",
 		Criterion: "the latency constraint (p99 ≤ 100 ms) with no failed samples", Ended: true, EndReason: s.EndReason,
 		Found: true, Peak: 100, Reported: s.Reported, Trial: 2, TrialRunID: id + "/trial-002",
-		PeakRunValidity: "INVALID", PeakRunNotMet: []string{"early stopping"}, Lower: 100}
+		PeakRunValidity: "INVALID", PeakRunNotMet: []string{"early stopping"}, Lower: 100,
+		Strategy: search.StrategyFull, MinDurationS: 0.2, FullLengthEquivalentS: 0.4}
 	if s.Reported <= 0 || !strings.Contains(s.EndReason, "upper limit") || fmt.Sprint(*s) != fmt.Sprint(want) {
 		t.Errorf("search\n got %+v\nwant %+v", *s, want)
 	}

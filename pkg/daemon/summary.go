@@ -162,6 +162,21 @@ func (c *summaries) setSearch(id string, res *search.Result) {
 	c.update(id, func(s *runSummary) { s.trials, s.search = trials, st })
 }
 
+// setSearchStage marks the stage of the search trial starting now on the
+// search's status (a status copied, as summaries are never changed); the
+// trial's end replaces the status with search.json's, which has none. No
+// status yet (the first trial): the progress's search_trial says it.
+func (c *summaries) setSearchStage(id, stage string) {
+	c.update(id, func(s *runSummary) {
+		if s.search == nil || s.search.Stage == stage {
+			return
+		}
+		st := *s.search
+		st.Stage = stage
+		s.search = &st
+	})
+}
+
 // listIndent is the indent of a run's status in writeJSON's answer to GET
 // /v1/runs: an element of the "runs" array, two levels down.
 const listIndent = "    "

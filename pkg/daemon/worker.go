@@ -38,6 +38,9 @@ type activeRun struct {
 	// serverQueue is the latest live figure of the server's statistics
 	// (nil: none yet, or not offered).
 	serverQueue atomic.Pointer[serverstats.Live]
+	// trial is the search trial running (nil: not a search, or none
+	// started yet), for the progress.
+	trial atomic.Pointer[api.SearchTrialProgress]
 }
 
 // stop ends the run as cancelled or interrupted. An interrupt is the
@@ -78,6 +81,10 @@ func (a *activeRun) progress() (api.Progress, bool) {
 		out.ServerMetrics = (*latest)()
 	}
 	a.addServerQueue(&out)
+	if t := a.trial.Load(); t != nil {
+		tr := *t
+		out.SearchTrial = &tr
+	}
 	return out, true
 }
 

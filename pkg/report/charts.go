@@ -172,27 +172,15 @@ func trialCharts(runs []*Run) []*chart {
 		ach.XLabel, ach.YLabel = "target ("+s.Unit+")", "achieved"
 		tail.XLabel, tail.YLabel = "target ("+s.Unit+")", "tail latency (ms)"
 		trials := slices.SortedStableFunc(slices.Values(s.Trials), func(a, b search.Trial) int { return cmp.Compare(a.Target, b.Target) })
-		a := line{Label: r.Name, Color: colorOf(i), Marker: true}
-		t := line{Label: r.Name, Color: colorOf(i), Marker: true}
+		as, ts := trialLines(r.Name, colorOf(i), trials, s.Strategy == search.StrategyScout)
+		ach.Lines = append(ach.Lines, as...)
+		tail.Lines = append(tail.Lines, ts...)
 		for _, tr := range trials {
-			verdict := "fail"
-			if tr.Pass {
-				verdict = "pass"
-			}
-			tailMs, tailText := trialTail(tr) // NaN: no answered latency to draw
-			if !math.IsNaN(tailMs) {
-				tailText = fmt.Sprintf("%.3f ms%s", tailMs, failedNote(tr))
-			}
-			note := fmt.Sprintf("trial %d, target %s: achieved %.1f, %s %s, %s", tr.Index, fmtNum(tr.Target), tr.Achieved, pctLabel(tr.Percentile), tailText, verdict)
-			a.Points = append(a.Points, pt{X: tr.Target, Y: tr.Achieved, Note: note, Empty: !tr.Pass})
-			t.Points = append(t.Points, pt{X: tr.Target, Y: tailMs, Note: note, Empty: !tr.Pass})
 			if b := tr.LatencyBoundMs; b > 0 && !bounds[b] {
 				bounds[b] = true
 				tail.HLines = append(tail.HLines, hline{Y: b, Label: fmt.Sprintf("bound %s ms", fmtNum(b)), Color: "#c00"})
 			}
 		}
-		ach.Lines = append(ach.Lines, a)
-		tail.Lines = append(tail.Lines, t)
 	}
 	if len(ach.Lines) == 0 {
 		return nil
@@ -202,6 +190,46 @@ func trialCharts(runs []*Run) []*chart {
 		tail.YLabel = "latency (ms)"
 	}
 	return []*chart{ach, tail}
+}
+
+// trialLines are a search's trials (in target order) on the achieved and
+// the tail-latency charts: one line with a dot per trial; for a scout
+// search, the line through them all, then the scout trials as dots and the
+// verifying (full-length) ones as squares, each a legend entry of its own.
+func trialLines(name, color string, trials []search.Trial, scout bool) (ach, tail []line) {
+	a := line{Label: name, Color: color, Marker: !scout, Bare: scout}
+	t := line{Label: name, Color: color, Marker: !scout, Bare: scout}
+	sa := line{Label: name + " scout trials (short)", Color: color, Marker: true, NoLine: true, Stage: search.StageScout}
+	va := line{Label: name + " verify trials (full length)", Color: color, Marker: true, NoLine: true, Shape: shapeSquare, Stage: search.StageVerify}
+	st, vt := sa, va
+	for _, tr := range trials {
+		verdict := "fail"
+		if tr.Pass {
+			verdict = "pass"
+		}
+		tailMs, tailText := trialTail(tr) // NaN: no answered latency to draw
+		if !math.IsNaN(tailMs) {
+			tailText = fmt.Sprintf("%.3f ms%s", tailMs, failedNote(tr))
+		}
+		stage := ""
+		if tr.Stage != "" {
+			stage = fmt.Sprintf(" (%s, %s s)", tr.Stage, fmtNum(tr.MinDurationS))
+		}
+		note := fmt.Sprintf("trial %d%s, target %s: achieved %.1f, %s %s, %s", tr.Index, stage, fmtNum(tr.Target), tr.Achieved, pctLabel(tr.Percentile), tailText, verdict)
+		pa, pt := pt{X: tr.Target, Y: tr.Achieved, Note: note, Empty: !tr.Pass}, pt{X: tr.Target, Y: tailMs, Note: note, Empty: !tr.Pass}
+		a.Points, t.Points = append(a.Points, pa), append(t.Points, pt)
+		switch {
+		case !scout:
+		case tr.Stage == search.StageVerify:
+			va.Points, vt.Points = append(va.Points, pa), append(vt.Points, pt)
+		default:
+			sa.Points, st.Points = append(sa.Points, pa), append(st.Points, pt)
+		}
+	}
+	if !scout {
+		return []line{a}, []line{t}
+	}
+	return []line{a, sa, va}, []line{t, st, vt}
 }
 
 // sweepLines are a sweep's p50 and p90 by rate, in rate order; a

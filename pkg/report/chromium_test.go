@@ -70,7 +70,7 @@ func browse(t *testing.T, page string) (dom string, console []string) {
 // script error, its charts are laid out, and the figures in the DOM
 // Chromium built equal result.json's.
 func TestChromium(t *testing.T) {
-	dirs := []string{copyRun(t, "server500"), copyRun(t, "server1500"), copyRun(t, "closed8"), copyRun(t, "peak"), copyRun(t, "sweep")}
+	dirs := []string{copyRun(t, "server500"), copyRun(t, "server1500"), copyRun(t, "closed8"), copyRun(t, "peak"), copyRun(t, "sweep"), scoutRun(t)}
 	editResult(t, dirs[0], func(m map[string]any) {
 		m["failures"] = []map[string]any{{"outcome": "error", "status": "HTTP 500", "count": 0, "example": "<b>x</b>"}}
 	})
@@ -89,6 +89,17 @@ func TestChromium(t *testing.T) {
 	}
 	if n, _ := strconv.Atoi(m[1]); n != charts || charts < 6 {
 		t.Errorf("%s of %d charts laid out with a size (want all, at least 6)", m[1], charts)
+	}
+	// The scout search's stages survive Chromium's parse: its squares in
+	// the trials charts, and the legend's key to them.
+	for id, scouts := range map[string]int{"trials-achieved": 5, "trials-tail": 4} { // trial 2's tail is a failed sample
+		svg := regexp.MustCompile(`(?s)<svg class="chart" data-chart="` + id + `".*?</svg>`).FindString(dom)
+		if n := strings.Count(svg, `data-trial-stage="verify"`); n != 1 || strings.Count(svg, `data-trial-stage="scout"`) != scouts {
+			t.Errorf("%s in the DOM: %d verify marks (want 1), %d scout (want %d)", id, n, strings.Count(svg, `data-trial-stage="scout"`), scouts)
+		}
+	}
+	if !strings.Contains(dom, `<li data-trial-stage="verify">`) {
+		t.Error("no legend entry for the verify trials in the DOM")
 	}
 	for _, d := range dirs[:3] {
 		name := filepath.Base(d)

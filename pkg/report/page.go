@@ -43,6 +43,8 @@ type page struct {
 	// HasResult: a run has result.json (not only a search's record);
 	// Sweep: a run is a load sweep.
 	HasResult, Sweep bool
+	// Scout: a search's trials are marked by stage (scout, verify).
+	Scout bool
 }
 
 // figureTable compares the runs' figures: a row per figure, a cell per run.
@@ -115,9 +117,7 @@ func Write(w io.Writer, runs []*Run, o Options) error {
 			p.Lateness = cs[2].svg()
 		}
 	}
-	for _, c := range trialCharts(runs) {
-		p.Trials = append(p.Trials, c.svg())
-	}
+	p.Trials, p.Scout = trialHTML(runs)
 	// Rendered whole before writing: a template error leaves w untouched.
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, p); err != nil {
@@ -168,3 +168,17 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"time":    fmtTime,
 	"pct":     pctLabel,
 }).Parse(pageHTML))
+
+// trialHTML draws the searches' trials charts; scout: a scout search's
+// stages are marked, and its dots and squares get their legend.
+func trialHTML(runs []*Run) (out []template.HTML, scout bool) {
+	for _, c := range trialCharts(runs) {
+		if c.staged() {
+			out = append(out, c.svg()+legend(c))
+			scout = true
+			continue
+		}
+		out = append(out, c.svg())
+	}
+	return out, scout
+}

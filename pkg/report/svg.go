@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,8 +41,21 @@ type line struct {
 	Dash   string // stroke-dasharray; "" solid
 	Marker bool   // a dot at each point
 	NoLine bool   // dots alone
+	// Bare draws the line alone, never a marker, not even where a point
+	// stands alone: its points are other lines' markers.
+	Bare bool
+	// Shape is the marker's: "" a dot, shapeSquare a square. A line with
+	// a shape shows its marker in the legend, not a stroke.
+	Shape string
+	// Stage is a scout search's trial stage its markers are (each marker's
+	// data-trial-stage; "" none).
+	Stage  string
 	Points []pt
 }
+
+// shapeSquare is a marker drawn as a square: a verified (full-length)
+// trial of a scout search, beside the scouts' dots.
+const shapeSquare = "square"
 
 type pt struct {
 	X, Y  float64
@@ -184,6 +198,11 @@ func (c *chart) svg() template.HTML {
 	return template.HTML(b.String())
 }
 
+// staged: some of the chart's lines are a scout search's stages.
+func (c *chart) staged() bool {
+	return slices.ContainsFunc(c.Lines, func(l line) bool { return l.Stage != "" })
+}
+
 // writeLine draws l as polylines broken where a point has no value (a
 // second without completions), with dots where asked for or where a point
 // stands alone.
@@ -214,7 +233,7 @@ func writeLine(b *strings.Builder, l line, sx, sy func(float64) float64) {
 			}
 			fmt.Fprintf(b, ` points="%s"><title>%s</title></polyline>`, strings.Join(coords, " "), esc(l.Label))
 		}
-		if !l.Marker && len(seg) > 1 {
+		if l.Bare || (!l.Marker && len(seg) > 1) {
 			continue
 		}
 		for _, p := range seg {
@@ -222,10 +241,24 @@ func writeLine(b *strings.Builder, l line, sx, sy func(float64) float64) {
 			if p.Empty {
 				fill = "#fff"
 			}
-			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"><title>%s</title></circle>`,
-				sx(p.X), sy(p.Y), esc(fill), esc(l.Color), esc(l.Label+": "+p.Note))
+			writeMarker(b, l, sx(p.X), sy(p.Y), fill, l.Label+": "+p.Note)
 		}
 	}
+}
+
+// writeMarker draws one of l's markers at (x, y), titled.
+func writeMarker(b *strings.Builder, l line, x, y float64, fill, title string) {
+	stage := ""
+	if l.Stage != "" {
+		stage = fmt.Sprintf(` data-trial-stage="%s"`, esc(l.Stage))
+	}
+	if l.Shape == shapeSquare {
+		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s" stroke="%s"%s><title>%s</title></rect>`,
+			x-4, y-4, esc(fill), esc(l.Color), stage, esc(title))
+		return
+	}
+	fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s"%s><title>%s</title></circle>`,
+		x, y, esc(fill), esc(l.Color), stage, esc(title))
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -291,6 +324,13 @@ func legend(c *chart) template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<ul class="series" data-legend="%s">`, esc(c.ID))
 	for _, l := range c.Lines {
+		if l.Shape != "" || l.Stage != "" {
+			// A line of markers alone: its key is its marker.
+			fmt.Fprintf(&b, `<li data-trial-stage="%s"><svg class="key" viewBox="0 0 28 10" width="28" height="10" aria-hidden="true">`, esc(l.Stage))
+			writeMarker(&b, line{Color: l.Color, Shape: l.Shape}, 14, 5, l.Color, l.Label)
+			fmt.Fprintf(&b, `</svg>%s</li>`, esc(l.Label))
+			continue
+		}
 		fmt.Fprintf(&b, `<li><svg class="key" viewBox="0 0 28 10" width="28" height="10" aria-hidden="true"><line x1="1" y1="5" x2="27" y2="5" stroke="%s" stroke-width="2"`, esc(l.Color))
 		if l.Dash != "" {
 			fmt.Fprintf(&b, ` stroke-dasharray="%s"`, esc(l.Dash))

@@ -3,7 +3,9 @@
 // different lengths overlay on one axis: their x values are merged).
 // With points: true the series are points, not lines, and every point is
 // kept, also where one series has two at one x (a search's trials that
-// repeat a target): each point gets its own row of the data.
+// repeat a target): each point gets its own row of the data; a series
+// with hollow: true draws its points hollow (a scout search's short
+// trials, beside the filled full-length ones).
 
 const COLOURS = ['#0b57d0', '#b3261e', '#0a6b2e', '#8a5300', '#6f2da8', '#00696f', '#5f6368'];
 
@@ -31,13 +33,14 @@ export function lineChart(container, { title, xLabel = 's', yLabel = '', series,
   const data = points ? perPoint(series) : merged(series);
   const w = width || Math.max(300, Math.min(container.clientWidth || 800, 1100));
   const look = points
-    ? (i) => ({ stroke: COLOURS[i % COLOURS.length], width: 0, paths: () => null, points: { show: true, size: 8, fill: COLOURS[i % COLOURS.length] } })
+    ? (i, s) => ({ stroke: COLOURS[i % COLOURS.length], width: 0, paths: () => null,
+      points: { show: true, size: 8, width: s.hollow ? 2 : 1, fill: s.hollow ? '#fff' : COLOURS[i % COLOURS.length] } })
     : (i) => ({ stroke: COLOURS[i % COLOURS.length], width: 1.5, spanGaps: true });
   const opts = {
     title, width: w, height,
     scales: { x: { time: false } },
     axes: [{ label: xLabel }, { label: yLabel }],
-    series: [{ label: xLabel }, ...series.map((s, i) => Object.assign({ label: s.label }, look(i)))],
+    series: [{ label: xLabel }, ...series.map((s, i) => Object.assign({ label: s.label }, look(i, s)))],
   };
   const wrap = document.createElement('div');
   wrap.className = 'chart';

@@ -60,16 +60,17 @@ function showLive(page) {
   const bar = el('progress', { id: 'run-progress', max: 1, value: 0, 'aria-labelledby': 'progress-label' });
   const cards = LIVE.map(([label]) => el('div', { class: 'card' }, el('div', { class: 'muted' }, label), el('div', { class: 'v', 'data-live': label }, '–')));
   const queued = el('p', { id: 'queue-position', role: 'status' });
+  const searchTrial = el('p', { id: 'search-trial', role: 'status', hidden: true });
   const charts = el('div', { id: 'live-charts' });
   const liveTokens = tokenCards();
   const liveFailures = failureKinds();
   const cancel = el('button', { type: 'button', id: 'cancel', class: 'danger', onclick: () => cancelRun(page, cancel) }, 'Cancel run');
   const msg = el('p', { id: 'cancel-status', role: 'status' });
   body.replaceChildren(el('div', { class: 'actions' }, cancel, msg), queued,
-    el('h2', { id: 'progress-label' }, 'Progress'), bar, el('div', { class: 'cards', id: 'live' }, cards),
+    el('h2', { id: 'progress-label' }, 'Progress'), searchTrial, bar, el('div', { class: 'cards', id: 'live' }, cards),
     liveTokens.box, liveFailures.box,
     el('p', { class: 'muted' }, 'The failures’ first messages and the report’s plots are shown once the run ends.'), charts);
-  page.live = { bar, cards, queued, charts, tokens: liveTokens, failures: liveFailures, t: [], el: [], done: [], qps: [], p50: [], p99: [], late: [], failed: [] };
+  page.live = { bar, cards, queued, searchTrial, charts, tokens: liveTokens, failures: liveFailures, t: [], el: [], done: [], qps: [], p50: [], p99: [], late: [], failed: [] };
   if (page.st.state === 'queued') queued.textContent = `Queued: ${page.st.queue_position ?? 0} run(s) ahead of it.`;
   if (page.st.progress) onProgress(page, page.st.progress);
   page.abort = new AbortController();
@@ -122,6 +123,9 @@ async function follow(page) {
 function onProgress(page, p) {
   const L = page.live;
   L.queued.textContent = '';
+  // A search's trial, and a scout search's stage: short or full length.
+  L.searchTrial.textContent = searchTrialText(p);
+  L.searchTrial.hidden = !L.searchTrial.textContent;
   L.cards.forEach((card, i) => { card.querySelector('[data-live]').textContent = LIVE[i][1](p); });
   const frac = p.planned_queries > 0 ? p.issued / p.planned_queries : (p.expected_end_s > 0 ? p.elapsed_s / p.expected_end_s : 0);
   L.bar.value = Math.max(0, Math.min(1, frac));
@@ -335,10 +339,25 @@ function trialFiles(st, t) {
     'aria-label': `trial ${t.index} ${n}`, onclick: getter(`/v1/runs/${enc(st.id)}/trials/${t.index}/files/${enc(n)}`, `${st.id}-trial-${t.index}-${n}`) }, n));
 }
 
+// trialKind is a trial's series in the trials plots: its phase, and in a
+// scout search "scout <phase>" for a short trial (a full-length one's
+// phase is verify), as search_summary.txt names them.
+const trialKind = (t) => (t.stage === 'scout' ? 'scout ' : '') + (t.phase || 'trial');
+
+// searchTrialText is the live line of a search's run: the trial running
+// and, in a scout search, its stage (progress.search_trial); '' for a run
+// that is no search.
+export function searchTrialText(p) {
+  const s = p && p.search_trial;
+  if (!s) return '';
+  const stage = s.stage === 'scout' ? ', scout: a short trial' : s.stage === 'verify' ? ', verify: a full-length trial' : '';
+  return `Search trial ${s.index} (${s.phase || 'trial'}${stage}) at ${num(s.target, 2)}`;
+}
+
 // trials: a search's or sweep's trials, as a table and as rate against
-// latency at the percentile: points, one series per phase, every trial
-// kept (a find-peak's verify repeats a target); a failed tail is said,
-// not plotted.
+// latency at the percentile: points, one series per phase (a scout
+// search's short trials apart, hollow), every trial kept (a find-peak's
+// verify repeats a target); a failed tail is said, not plotted.
 export function trials(st) {
   const ts = st.trials || [];
   if (!ts.length) return null;
@@ -347,18 +366,26 @@ export function trials(st) {
     box.append(el('p', {}, st.search.found ? `Peak: ${num(st.search.peak, 2)} ${st.search.unit} (reported ${num(st.search.reported, 2)}).` : 'No peak found.',
       ' ', st.search.criterion || ''));
   }
+  const staged = ts.some((t) => t.stage);
+  if (staged && st.search && st.search.stages) {
+    box.append(el('p', { id: 'search-stages' }, 'Scout search: ', st.search.stages.map((g) => `${g.stage} ${g.trials} trial(s) in ${num(g.duration_s, 1)} s`).join('; '),
+      st.search.full_length_equivalent_s ? ` (at full length, the timed runs of these trials would take ${num(st.search.full_length_equivalent_s, 1)} s).` : '.'));
+  }
   const tailText = (t) => (trialTail(t) === null ? (t.verdict ? 'failed' : '–') : ms(trialTail(t)));
+  const heads = ['#', 'Phase', ...(staged ? ['Stage'] : []), 'Target', 'Achieved', 'Tail latency', 'Failed samples', 'Verdict', 'Pass', 'Files'];
   box.append(el('div', { class: 'table-wrap' }, el('table', { id: 'trials-table' },
-    el('thead', {}, el('tr', {}, ['#', 'Phase', 'Target', 'Achieved', 'Tail latency', 'Failed samples', 'Verdict', 'Pass', 'Files'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('thead', {}, el('tr', {}, heads.map((h) => el('th', { scope: 'col' }, h)))),
     el('tbody', {}, ts.map((t) => el('tr', { 'data-trial': t.index },
       el('td', {}, String(t.index)),
-      el('td', {}, t.phase || '–'), el('td', {}, num(t.target, 2)), el('td', {}, num(t.achieved, 2)),
+      el('td', {}, t.phase || '–'),
+      ...(staged ? [el('td', { class: 'stage' }, t.stage ? `${t.stage} (${num(t.min_duration_s, 1)} s)` : '–')] : []),
+      el('td', {}, num(t.target, 2)), el('td', {}, num(t.achieved, 2)),
       el('td', { class: 'tail' }, tailText(t)), el('td', { class: 'failed' }, num(t.failed_samples, 0)), el('td', { class: 'verdict-' + (t.verdict || '') }, t.verdict || '–'), el('td', {}, t.pass ? 'pass' : 'fail'),
       el('td', { class: 'trial-files' }, t.verdict ? trialFiles(st, t) : '–')))))));
-  const phases = [...new Set(ts.map((t) => t.phase || 'trial'))];
-  const byPhase = (f) => phases.map((ph) => {
-    const mine = ts.filter((t) => (t.phase || 'trial') === ph && f(t) !== null);
-    return { label: ph, x: mine.map((t) => t.target), y: mine.map(f) };
+  const kinds = [...new Set(ts.map(trialKind))];
+  const byPhase = (f) => kinds.map((k) => {
+    const mine = ts.filter((t) => trialKind(t) === k && f(t) !== null);
+    return { label: k, x: mine.map((t) => t.target), y: mine.map(f), hollow: k.startsWith('scout ') };
   });
   queueMicrotask(() => {
     lineChart(box, { title: 'Trials: latency at the percentile against rate', xLabel: 'target', yLabel: 'ms', points: true, series: byPhase(trialTail) });
