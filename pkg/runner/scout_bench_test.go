@@ -12,7 +12,6 @@ import (
 	"github.com/netloadgen/netloadgen/pkg/loadgen"
 	"github.com/netloadgen/netloadgen/pkg/search"
 	"github.com/netloadgen/netloadgen/pkg/sim"
-	"github.com/netloadgen/netloadgen/pkg/sutproxy/sutproxytest"
 	"github.com/netloadgen/netloadgen/pkg/trace"
 )
 
@@ -69,24 +68,14 @@ func tokenCase(name string, api genai.API, ttft, tpot time.Duration) scoutCase {
 		// At p90: the p99's early-stopping minimum, 662 queries, takes
 		// 5.6 s at the LLM's 118 QPS, so its scout trials would be as long
 		// as 56 s trials' tenth; p90's 64 take 0.5 s. The trials are
-		// NLG_SCOUT_LLM_MIN_MS long (default 30 s): near its capacity the
-		// LLM's queue builds over seconds (a request takes 0.45 s), which
-		// a 1 s scout cannot see.
+		// NLG_SCOUT_LLM_MIN_MS long (default 30 s). Near its capacity the
+		// LLM's queue builds for as long as the load lasts, which a scout
+		// of a few seconds does not see (bench/search-results.md).
 		s.MinDurationMs, s.MinQueryCount, s.ServerTargetLatencyPercentile = scoutBenchMinMs(t, "NLG_SCOUT_LLM_MIN_MS", 30000), 1, 0.9
 		s.ServerTargetLatencyNs = 10e9
 		s.UseTokenLatencies, s.ServerTTFTLatencyNs, s.ServerTPOTLatencyNs = true, uint64(ttft), uint64(tpot)
 		truth := tokenPeakTruth(t, s, *spec.LLM, capacity)
-		p := sutproxytest.Start(t, truthLaw)
-		transport := "http"
-		if api.GRPC() {
-			transport = "grpc"
-		}
-		prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 1024, Input: genai.Fixed(truthInput), Output: genai.Fixed(truthOutput), Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Spec{Target: sutproxytest.Target(p, transport), Model: "truth", API: api, Settings: s, Prompts: prompts,
-			TotalSamples: 1024, PerformanceSamples: 1024}, truth, search.Options{Start: 40, Upper: math.Floor(capacity), Precision: 0.02 * truth}
+		return tokenTruthBase(t, s, api), truth, search.Options{Start: 40, Upper: math.Floor(capacity), Precision: 0.02 * truth}
 	}}
 }
 

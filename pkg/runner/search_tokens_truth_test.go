@@ -135,17 +135,8 @@ func TestTokenPeakWithinFivePercentOfTheTruth(t *testing.T) {
 // 1% of the truth.
 func tokenTruthSearch(t *testing.T, s loadgen.Settings, api genai.API, truth, capacity float64) *search.Result {
 	t.Helper()
-	p := sutproxytest.Start(t, truthLaw)
-	transport := "http"
-	if api.GRPC() {
-		transport = "grpc"
-	}
-	prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 1024, Input: genai.Fixed(truthInput), Output: genai.Fixed(truthOutput), Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := Spec{Target: sutproxytest.Target(p, transport), Model: "truth", API: api, Settings: s, Prompts: prompts,
-		TotalSamples: 1024, PerformanceSamples: 1024, OutDir: t.TempDir()}
+	base := tokenTruthBase(t, s, api)
+	base.OutDir = t.TempDir()
 	o := search.Options{Start: 40, Upper: math.Floor(capacity), Precision: 0.01 * truth}
 	res, err := FindPeak(t.Context(), base, Search{Options: o, EarlyVerdict: true}, SearchOptions{})
 	if err != nil {
@@ -176,4 +167,21 @@ func TestTokenTruthCurve(t *testing.T) {
 	if lowTPOT < 20*time.Millisecond || lowTTFT < 21*time.Millisecond {
 		t.Errorf("p99 at 20 QPS: TTFT %v TPOT %v, below the law's floor", lowTTFT, lowTPOT)
 	}
+}
+
+// tokenTruthBase is a run of s against sutproxy's simulated LLM (truthLaw)
+// over api, each request truthInput tokens in and truthOutput out.
+func tokenTruthBase(t testing.TB, s loadgen.Settings, api genai.API) Spec {
+	t.Helper()
+	p := sutproxytest.Start(t, truthLaw)
+	transport := "http"
+	if api.GRPC() {
+		transport = "grpc"
+	}
+	prompts, err := genai.NewSynthetic(genai.SyntheticOptions{Total: 1024, Input: genai.Fixed(truthInput), Output: genai.Fixed(truthOutput), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{Target: sutproxytest.Target(p, transport), Model: "truth", API: api, Settings: s, Prompts: prompts,
+		TotalSamples: 1024, PerformanceSamples: 1024}
 }
