@@ -103,6 +103,10 @@ func TestScoutFindsTheFullPeakInAThird(t *testing.T) {
 		queueCase("M/D/8 5ms grpc", md8, queueModel{8, constantLaw(5 * time.Millisecond)}, 50*time.Millisecond, "grpc", 400),
 		tokenCase("LLM ttft-bound openai-chat", genai.APIOpenAIChat, 100*time.Millisecond, 40*time.Millisecond),
 		tokenCase("LLM ttft-bound kserve-stream", genai.APIKServeStream, 100*time.Millisecond, 40*time.Millisecond),
+		// Bound by TPOT instead: the step time grows with the batch, a
+		// state the server reaches in a request's time, not a queue's.
+		tokenCase("LLM tpot-bound openai-chat", genai.APIOpenAIChat, time.Second, 26*time.Millisecond),
+		tokenCase("LLM tpot-bound kserve-stream", genai.APIKServeStream, time.Second, 26*time.Millisecond),
 	}
 	if os.Getenv("NLG_SCOUT_TIGHT") != "" {
 		const md1, md42 = "name=m,fn=echo,dims=16,max_batch=0,latency=constant:1ms,instances=1", "name=m,fn=echo,dims=16,max_batch=0,latency=constant:2ms,instances=4"
