@@ -139,14 +139,7 @@ func driftPeak(t testing.TB, s loadgen.Settings, m driftLaw, lo float64, warmup 
 	for ok(hi) {
 		lo, hi = hi, hi*2
 	}
-	for hi-lo > 0.001*lo {
-		if mid := lo + (hi-lo)/2; ok(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return bisectPeak(lo, hi, ok)
 }
 
 // The degrade model's truths: a trial shorter than degrade_after sees the

@@ -65,14 +65,7 @@ func tokenPeakTruth(t testing.TB, s loadgen.Settings, law sim.LLMSpec, hi float6
 	if !ok(lo) || ok(hi) {
 		t.Fatalf("the bounds do not bracket a peak in [%v, %v]", lo, hi)
 	}
-	for hi-lo > 0.001*lo {
-		if mid := lo + (hi-lo)/2; ok(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return bisectPeak(lo, hi, ok)
 }
 
 // The peak a token-latency search finds against sutproxy's simulated LLM

@@ -79,9 +79,14 @@ func truePeakSeeded(t testing.TB, s loadgen.Settings, m queueModel, seed uint64)
 	for tailLatencySeeded(t, s, m, hi, seed) <= bound {
 		lo, hi = hi, hi*2
 	}
+	return bisectPeak(lo, hi, func(q float64) bool { return tailLatencySeeded(t, s, m, q, seed) <= bound })
+}
+
+// bisectPeak narrows [lo, hi), lo passing and hi failing by ok, to 0.1% of
+// lo, and returns the highest rate that passed: every truth's bisection.
+func bisectPeak(lo, hi float64, ok func(float64) bool) float64 {
 	for hi-lo > 0.001*lo {
-		mid := lo + (hi-lo)/2
-		if tailLatencySeeded(t, s, m, mid, seed) <= bound {
+		if mid := lo + (hi-lo)/2; ok(mid) {
 			lo = mid
 		} else {
 			hi = mid
